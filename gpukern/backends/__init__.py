@@ -1,0 +1,130 @@
+"""Backend registry and selection.
+
+A backend turns a kernel variant into something that runs and moves data to and
+from its device.  Which one is used: ``gk.set_backend(name)``, else the
+``GPUKERN_BACKEND`` environment variable, else the best one available (CUDA, then
+OpenCL).  Backends are created lazily, once per process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import BackendError
+
+if TYPE_CHECKING:
+    from ..array import DeviceArray
+    from ..kernel import Variant
+    from .c import Dialect
+
+# name -> (module, class) ; order is the order of preference
+_BACKENDS = {"cuda": ("gpukern.backends.cuda", "CUDABackend"), "opencl": ("gpukern.backends.opencl", "OpenCLBackend")}
+_instances: dict[str, Backend] = {}
+_unavailable: dict[str, str] = {}
+_chosen: str | None = None
+
+
+class Backend:
+    """What every runtime backend provides."""
+
+    name: str
+    dialect: Dialect
+
+    def launch(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+        raise NotImplementedError
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        raise NotImplementedError
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        raise NotImplementedError
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        raise NotImplementedError
+
+    def timer(self) -> Any:
+        """A device event recorded now; ``elapsed(a, b)`` gives seconds between two."""
+        raise NotImplementedError
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        raise NotImplementedError
+
+    def device_name(self) -> str:
+        raise NotImplementedError
+
+
+def _create(name: str) -> Backend:
+    if name in _instances:
+        return _instances[name]
+    if name not in _BACKENDS:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
+    if name in _unavailable:
+        raise BackendError(f"backend {name!r} is not available: {_unavailable[name]}")
+    module, cls = _BACKENDS[name]
+    try:
+        backend = getattr(importlib.import_module(module), cls)()
+    except BackendError as e:
+        _unavailable[name] = str(e)
+        raise
+    except ImportError as e:
+        _unavailable[name] = f"{e}"
+        raise BackendError(f"backend {name!r} is not available: {e}") from None
+    _instances[name] = backend
+    return backend
+
+
+def available_backends() -> list[str]:
+    """Names of the backends that can run kernels on this machine, best first."""
+    out = []
+    for name in _BACKENDS:
+        try:
+            _create(name)
+        except BackendError:
+            continue
+        out.append(name)
+    return out
+
+
+def set_backend(name: str | None) -> None:
+    """Use backend ``name`` from now on (None: back to the environment / default choice)."""
+    global _chosen
+    if name is not None:
+        _create(name)
+    _chosen = name
+
+
+def get_backend(name: str | None = None) -> Backend:
+    """The backend ``name``, or the current one."""
+    name = name or _chosen or os.environ.get("GPUKERN_BACKEND") or None
+    if name:
+        return _create(name)
+    reasons = []
+    for candidate in _BACKENDS:
+        try:
+            return _create(candidate)
+        except BackendError as e:
+            reasons.append(str(e))
+    raise BackendError(
+        "no backend can run kernels here:\n  " + "\n  ".join(reasons)
+        + "\nInstall pyopencl and an OpenCL driver (on Debian: apt-get install pocl-opencl-icd), or pycuda with a GPU."
+    )
+
+
+def dialect(name: str) -> Dialect:
+    """The C dialect of a backend by name; needs no device (used to show and check source)."""
+    if name == "cuda":
+        from .cuda import CUDA
+
+        return CUDA
+    if name == "opencl":
+        from .opencl import OPENCL
+
+        return OPENCL
+    raise BackendError(f"no C dialect named {name!r}; choose 'cuda' or 'opencl'")

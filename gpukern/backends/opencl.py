@@ -1,0 +1,193 @@
+"""OpenCL C: the dialect table, and running kernels through pyopencl."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..array import DeviceArray
+from ..errors import BackendError, LaunchError
+from ..types import bool_, float32, float64, int32, int64, uint32
+from . import Backend
+from .c import Dialect
+
+_I = ("int32", "uint32")
+
+OPENCL = Dialect(
+    name="opencl",
+    kernel_prefix="__kernel",
+    func_prefix="",
+    types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
+    storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
+    global_ptr="__global {const}{T}* restrict {name}",
+    qualifiers={"shared": "__local ", "local": ""},
+    barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    specials={
+        "thread_idx": "get_local_id({d})", "block_idx": "get_group_id({d})", "block_dim": "get_local_size({d})",
+        "grid_dim": "get_num_groups({d})", "global_id": "get_global_id({d})",
+    },
+    int_suffix={int64: "L", uint32: "u"},
+    float_specials={
+        ("inf", float32): "INFINITY", ("nan", float32): "NAN",
+        ("inf", float64): "(double)INFINITY", ("nan", float64): "(double)NAN",
+    },
+    math={
+        ("*", "*"): "{name}({args})",
+        ("abs", "int32"): "(int)abs({0})", ("abs", "int64"): "(long)abs({0})", ("abs", "uint32"): "{0}",
+        ("abs", "float32"): "fabs({0})", ("abs", "float64"): "fabs({0})",
+        ("isnan", "*"): "(isnan({0}) != 0)", ("isinf", "*"): "(isinf({0}) != 0)",
+        ("isfinite", "*"): "(isfinite({0}) != 0)",
+    },
+    native_atomics={
+        **{("add", t): "atomic_add({p}, {0})" for t in _I},
+        **{("sub", t): "atomic_sub({p}, {0})" for t in _I},
+        **{("min", t): "atomic_min({p}, {0})" for t in _I},
+        **{("max", t): "atomic_max({p}, {0})" for t in _I},
+        **{("exch", t): "atomic_xchg({p}, {0})" for t in _I + ("float32",)},
+        ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})", ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
+    },
+    bits={float32: ("as_uint", "as_float")},
+    fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
+    pointer_spaces={"global": "__global ", "shared": "__local ", "local": ""},
+)
+
+
+class OpenCLBackend(Backend):
+    """Runs kernels on an OpenCL device (a GPU if there is one, else the first device).
+
+    ``GPUKERN_OPENCL_DEVICE=P:D`` picks device D of platform P.
+    """
+
+    name = "opencl"
+    dialect = OPENCL
+
+    def __init__(self) -> None:
+        try:
+            import pyopencl as cl
+        except ImportError:
+            raise BackendError("pyopencl is not installed (pip install 'gpukern[opencl]')") from None
+        self.cl = cl
+        self.device = self._pick_device(cl)
+        self.ctx = cl.Context([self.device])
+        self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        self.max_group = self.device.max_work_group_size
+        self.max_items = tuple(self.device.max_work_item_sizes)
+
+    @staticmethod
+    def _pick_device(cl: Any) -> Any:
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error as e:
+            raise BackendError(f"no OpenCL platform: {e}") from None
+        devices = []
+        for p in platforms:
+            try:
+                devices.append(p.get_devices())
+            except cl.Error:
+                devices.append([])
+        choice = os.environ.get("GPUKERN_OPENCL_DEVICE")
+        if choice:
+            try:
+                pi, di = (int(x) for x in choice.split(":"))
+                return devices[pi][di]
+            except (ValueError, IndexError):
+                raise BackendError(f"GPUKERN_OPENCL_DEVICE={choice!r} names no device (use PLATFORM:DEVICE indices)") from None
+        flat = [d for ds in devices for d in ds]
+        if not flat:
+            raise BackendError("no OpenCL device found (on Debian: apt-get install pocl-opencl-icd)")
+        gpus = [d for d in flat if d.type & cl.device_type.GPU]
+        return (gpus or flat)[0]
+
+    def device_name(self) -> str:
+        return f"{self.device.name.strip()} ({self.device.platform.name.strip()}, OpenCL)"
+
+    # ------------------------------------------------------------ compile
+    def compiled(self, variant: Any) -> Any:
+        knl = variant.compiled.get(self.name)
+        if knl is None:
+            src = variant.source(self.name)
+            try:
+                prg = self.cl.Program(self.ctx, src).build()
+            except self.cl.Error as e:
+                raise BackendError(
+                    f"the OpenCL compiler rejected the code generated for {variant.kernel.__name__} "
+                    f"(a gpukern bug; please report it):\n{e}\n--- source ---\n{src}"
+                ) from None
+            from .c import c_identifier
+
+            knl = variant.compiled[self.name] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
+        return knl
+
+    # ------------------------------------------------------------ launch
+    def launch(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+        from ..kernel import convert_scalar
+
+        cl = self.cl
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
+            raise LaunchError(
+                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
+                f"per block and {self.max_items} per dimension"
+            )
+        knl = self.compiled(variant)
+        cargs: list[Any] = []
+        copy_back: list[tuple[np.ndarray, Any]] = []
+        for p in variant.kernel_params:
+            a = args[p.arg_index]
+            if p.kind == "array":
+                cargs.append(self._buffer(a, p, copy_back if p.name in variant.written else None))
+            elif p.kind == "shape":
+                cargs.append(np.int64(a.shape[p.dim]))
+            else:
+                cargs.append(convert_scalar(a, p.type, p.name))
+        knl.set_args(*cargs)
+        gsize = tuple(g * b for g, b in zip(grid, block))
+        cl.enqueue_nd_range_kernel(self.queue, knl, gsize, block)
+        for host, buf in copy_back:
+            cl.enqueue_copy(self.queue, host, buf)
+        if copy_back:
+            self.queue.finish()
+
+    def _buffer(self, a: Any, p: Any, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+        if isinstance(a, DeviceArray):
+            if a.backend is not self:
+                raise LaunchError(f"argument {p.name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
+            return a.handle
+        mf = self.cl.mem_flags
+        if a.nbytes == 0:
+            return self.cl.Buffer(self.ctx, mf.READ_WRITE, 1)
+        buf = self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=a)
+        if copy_back is not None:
+            copy_back.append((a, buf))
+        return buf
+
+    # ------------------------------------------------------------ memory
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        mf = self.cl.mem_flags
+        if array.nbytes == 0:
+            buf = self.cl.Buffer(self.ctx, mf.READ_WRITE, 1)
+        else:
+            buf = self.cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=array)
+        return DeviceArray(self, buf, array.shape, array.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
+        return DeviceArray(self, self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, nbytes), shape, dtype)
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        out = np.empty(array.shape, array.dtype)
+        if out.nbytes:
+            self.cl.enqueue_copy(self.queue, out, array.handle)
+        return out
+
+    def synchronize(self) -> None:
+        self.queue.finish()
+
+    def timer(self) -> Any:
+        return self.cl.enqueue_marker(self.queue)
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        end.wait()
+        return (end.profile.end - start.profile.end) * 1e-9

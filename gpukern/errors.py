@@ -1,0 +1,79 @@
+"""The error hierarchy: everything a user can cause is a ``GpukernError``.
+
+Compile-time errors carry a source location and print like a compiler
+(``file:line:col: error: ...`` with the line and a caret) because that is what a
+kernel author needs to find the construct at fault.
+"""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in the user's Python source (1-based line, 0-based column)."""
+
+    filename: str
+    lineno: int
+    col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}:{self.col + 1}"
+
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.lineno).rstrip("\n")
+
+
+class GpukernError(Exception):
+    """Base of every error gpukern raises on purpose."""
+
+
+class CompileError(GpukernError):
+    """A kernel that cannot be compiled; knows where in the Python source."""
+
+    def __init__(self, message: str, loc: Loc | None = None, hint: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.hint = hint
+        self.filename = loc.filename if loc else None
+        self.lineno = loc.lineno if loc else None
+        self.col = loc.col if loc else None
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.loc is None:
+            text = f"error: {self.message}"
+        else:
+            text = f"{self.loc}: error: {self.message}"
+            line = self.loc.source_line()
+            if line:
+                text += f"\n    {line}\n    {' ' * self.loc.col}^"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class KernelSyntaxError(CompileError):
+    """A Python construct the kernel language does not support."""
+
+
+class KernelTypeError(CompileError):
+    """Mismatched, unknown or unsupported types in a kernel."""
+
+
+class KernelFault(GpukernError):
+    """A bug found while running a kernel (race, divergent barrier, bad index)."""
+
+
+class BarrierDivergenceError(CompileError, KernelFault):
+    """A barrier that not every thread of a block reaches."""
+
+
+class LaunchError(GpukernError):
+    """A launch that cannot run as asked: arguments, sizes, devices."""
+
+
+class BackendError(GpukernError):
+    """A backend that is missing, misconfigured, or whose compiler rejected our code."""

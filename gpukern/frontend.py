@@ -1,0 +1,1050 @@
+"""Python AST -> typed IR: one small visitor method per Python construct.
+
+Every expression evaluates to either a compile-time value (``Static``: a number, a
+module, an intrinsic, a ``@func``...) or a run-time IR expression.  Operations on
+``Static`` numbers are evaluated right here with Python/NumPy, so ``Const``
+parameters, module globals and single-assignment locals fold away and branches
+on them disappear; everything else becomes IR.
+
+Local variable types are the join of everything assigned to them.  Because a use
+may precede (in a loop) an assignment that widens the type, a function body is
+lowered repeatedly until the variable types stop changing; only the last pass's
+IR is kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import ir, lang, mathfuncs
+from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
+from .passes import finish_declarations, written_params
+from .source import ParsedFunction
+from .types import (
+    WEAK_FLOAT,
+    WEAK_INT,
+    ArrayType,
+    ScalarType,
+    Type,
+    WeakType,
+    bool_,
+    float64,
+    from_dtype,
+    int32,
+    int64,
+    join,
+    materialize,
+    promote,
+    python_type,
+    true_divide_type,
+)
+
+
+@dataclass(frozen=True)
+class Static:
+    """A value known at compile time."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class ShapeOf:
+    """``arr.shape`` before it is subscripted."""
+
+    array: ir.ArrayRef
+
+
+@dataclass(frozen=True)
+class Partial:
+    """``arr[i]`` of a multi-dimensional array, waiting for its remaining indices."""
+
+    array: ir.ArrayRef
+    indices: tuple[ir.Expr, ...]
+
+
+Value = Any  # Static | ir.Expr | ir.ArrayRef | ShapeOf | Partial | tuple
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, Static) and isinstance(v.value, (bool, int, float, np.bool_, np.number))
+
+
+def static_type(value: Any) -> Type:
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, int):
+        return WEAK_INT
+    if isinstance(value, float):
+        return WEAK_FLOAT
+    return from_dtype(value.dtype)
+
+
+_BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", operator.truediv), ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
+    ast.Pow: ("**", operator.pow), ast.LShift: ("<<", operator.lshift), ast.RShift: (">>", operator.rshift),
+    ast.BitAnd: ("&", operator.and_), ast.BitOr: ("|", operator.or_), ast.BitXor: ("^", operator.xor),
+}
+_CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt),
+    ast.GtE: (">=", operator.ge), ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
+}
+_INT_ONLY = {"<<", ">>", "&", "|", "^"}
+
+
+class DeviceFunction:
+    """A ``@func`` helper: callable from kernels and other helpers, specialised per call types."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._parsed: ParsedFunction | None = None
+
+    @property
+    def parsed(self) -> ParsedFunction:
+        if self._parsed is None:
+            from .source import parse_function
+
+            self._parsed = parse_function(self.fn)
+        return self._parsed
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<gpukern func {self.__name__}>"
+
+
+def func(fn: Any) -> DeviceFunction:
+    """Decorate a helper callable from kernels (``__device__`` in CUDA)."""
+    return DeviceFunction(fn)
+
+
+class Compiler:
+    """Lowers one kernel specialisation and the device functions it reaches."""
+
+    def __init__(self) -> None:
+        self.funcs: dict[tuple[Any, ...], ir.FuncDef] = {}
+        self.in_progress: set[tuple[Any, ...]] = set()
+
+    def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
+        kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
+        kernel.description = description
+        return ir.Program(kernel, self._reachable(kernel))
+
+    def device_function(self, df: DeviceFunction, args: list[Value], loc: Loc) -> ir.FuncDef:
+        parsed = df.parsed
+        params = [a.arg for a in parsed.tree.args.args]
+        if len(args) != len(params):
+            raise KernelTypeError(
+                f"{df.__name__}() takes {len(params)} argument(s) but {len(args)} were given", loc
+            )
+        bindings: dict[str, Value] = {}
+        key_parts: list[Any] = [id(df)]
+        for name, arg in zip(params, args):
+            if isinstance(arg, ir.ArrayRef):
+                bindings[name] = ir.ArrayRef(name, arg.type)
+                key_parts.append(arg.type)
+            elif isinstance(arg, ir.Expr):
+                bindings[name] = ir.Var(name, arg.type)
+                key_parts.append(arg.type)
+            elif isinstance(arg, Static):
+                bindings[name] = arg
+                key_parts.append(("static", type(arg.value), _hashable(arg.value)))
+            else:
+                raise KernelTypeError(f"cannot pass {describe(arg)} to {df.__name__}()", loc)
+        key = tuple(key_parts)
+        if key in self.funcs:
+            return self.funcs[key]
+        if key in self.in_progress:
+            raise KernelSyntaxError(f"{df.__name__}() calls itself; recursion is not supported on GPUs", loc)
+        self.in_progress.add(key)
+        try:
+            fd = FunctionLowering(self, parsed, bindings, is_kernel=False).run()
+        finally:
+            self.in_progress.discard(key)
+        self.funcs[key] = fd
+        return fd
+
+    @staticmethod
+    def _reachable(kernel: ir.FuncDef) -> list[ir.FuncDef]:
+        order: list[ir.FuncDef] = []
+
+        def visit(fd: ir.FuncDef) -> None:
+            for node in ir.walk_body(fd.body):
+                if isinstance(node, ir.Call) and node.func not in order:
+                    visit(node.func)
+                    order.append(node.func)
+
+        visit(kernel)
+        return order
+
+
+def _hashable(v: Any) -> Any:
+    try:
+        hash(v)
+        return v
+    except TypeError:
+        return id(v)
+
+
+def describe(v: Value) -> str:
+    """A user-facing description of a front-end value, for error messages."""
+    if isinstance(v, Static):
+        return f"the Python object {v.value!r}"
+    if isinstance(v, ir.ArrayRef):
+        return f"array {v.name!r} ({v.type!r})"
+    if isinstance(v, ir.Expr):
+        return f"a {v.type.name} value"
+    if isinstance(v, ShapeOf):
+        return f"{v.array.name}.shape"
+    if isinstance(v, Partial):
+        return f"a partly indexed array {v.array.name!r}"
+    return type(v).__name__
+
+
+def _assigned_names(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """Every (name, node) a statement tree binds by assignment or ``for``."""
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            targets = [node.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    yield n.id, node
+
+
+class FunctionLowering(ast.NodeVisitor):
+    """Lowers one function body; see the module docstring for the fixpoint on types."""
+
+    MAX_PASSES = 8
+
+    def __init__(self, compiler: Compiler, parsed: ParsedFunction, bindings: dict[str, Value], is_kernel: bool):
+        self.compiler = compiler
+        self.parsed = parsed
+        self.bindings = bindings
+        self.is_kernel = is_kernel
+        self.var_types: dict[str, Type] = {}
+        self.pinned: dict[str, ScalarType] = {}
+        self.ret_type: Type | None = None
+        self.returns_value: bool | None = None
+        self.static_names = self._single_assignment_names()
+        self.tmp_counter = 0
+
+    # ------------------------------------------------------------ driver
+    def run(self) -> ir.FuncDef:
+        tree = self.parsed.tree
+        self._check_signature(tree)
+        for _ in range(self.MAX_PASSES):
+            before = dict(self.var_types), self.ret_type
+            self.env: dict[str, Value] = dict(self.bindings)
+            self.arrays: list[ir.DeclArray] = []
+            self.loop_depth = 0
+            self.tmp_counter = 0
+            body = self.lower_block(tree.body)
+            if (dict(self.var_types), self.ret_type) == before:
+                break
+        else:  # pragma: no cover - the type lattice is finite and joins are monotone
+            raise KernelTypeError("variable types did not settle", self.parsed.loc(tree))
+        params = [self.bindings[a.arg] for a in tree.args.args if not isinstance(self.bindings[a.arg], Static)]
+        ret = None
+        if self.returns_value:
+            ret = materialize(self.ret_type) if self.ret_type is not None else None
+        fd = ir.FuncDef(
+            name=self.parsed.name, params=params, body=list(self.arrays) + body, ret=ret,
+            is_kernel=self.is_kernel, loc=self.parsed.loc(tree),
+        )
+        finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
+        fd.written = written_params(fd)
+        return fd
+
+    def _check_signature(self, tree: ast.FunctionDef) -> None:
+        a = tree.args
+        extra = a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults
+        if extra:
+            raise KernelSyntaxError(
+                "kernel and device function parameters must be plain positional names "
+                "(no defaults, *args, **kwargs or keyword-only parameters)", self.parsed.loc(tree)
+            )
+
+    def _single_assignment_names(self) -> set[str]:
+        """Locals bound exactly once, at the top level of the body: they may hold
+        compile-time values (constants, arrays, intrinsics) and fold like constants."""
+        counts: dict[str, int] = {}
+        for name, _ in _assigned_names(self.parsed.tree):
+            counts[name] = counts.get(name, 0) + 1
+        top: set[str] = set()
+        for stmt in self.parsed.tree.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                top.add(stmt.targets[0].id)
+        params = {a.arg for a in self.parsed.tree.args.args}
+        return {n for n in top if counts.get(n) == 1 and n not in params}
+
+    # ------------------------------------------------------------ helpers
+    def loc(self, node: ast.AST) -> Loc:
+        return self.parsed.loc(node)
+
+    def syntax_error(self, node: ast.AST, what: str, hint: str | None = None) -> KernelSyntaxError:
+        return KernelSyntaxError(what, self.loc(node), hint)
+
+    def type_error(self, node: ast.AST, what: str, hint: str | None = None) -> KernelTypeError:
+        return KernelTypeError(what, self.loc(node), hint)
+
+    def lower_block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        saved = getattr(self, "block", None)
+        self.block = out
+        try:
+            for s in stmts:
+                self.visit(s)
+        finally:
+            self.block = saved  # type: ignore[assignment]
+        return out
+
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.block.append(stmt)
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        name = type(node).__name__
+        nice = {
+            "ClassDef": "class definitions", "Try": "try/except", "TryStar": "try/except*", "Lambda": "lambda",
+            "ListComp": "list comprehensions", "SetComp": "set comprehensions", "DictComp": "dict comprehensions",
+            "GeneratorExp": "generator expressions", "Yield": "yield", "YieldFrom": "yield from",
+            "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
+            "Global": "global statements", "Nonlocal": "nonlocal statements", "Delete": "del",
+            "Raise": "raise", "Assert": "assert", "Import": "import", "ImportFrom": "import",
+            "List": "lists", "Dict": "dicts", "Set": "sets", "JoinedStr": "f-strings", "Await": "await",
+            "NamedExpr": "the := operator", "Starred": "starred expressions", "Slice": "slices",
+            "Match": "match statements", "AsyncFor": "async for", "AsyncWith": "async with",
+        }.get(name, name)
+        raise self.syntax_error(node, f"{nice} cannot be used in a kernel")
+
+    def type_of(self, v: Value) -> Type:
+        """The type a value has for promotion: weak for literals and literal-only locals."""
+        if isinstance(v, Static):
+            return static_type(v.value)
+        if isinstance(v, ir.Var) and isinstance(self.var_types.get(v.name), WeakType):
+            return self.var_types[v.name]
+        return v.type
+
+    def scalar(self, node: ast.AST, v: Value, what: str = "operand") -> Value:
+        """Check that ``v`` is a number (static or run-time); return it."""
+        if is_number(v) or isinstance(v, ir.Expr):
+            return v
+        raise self.type_error(node, f"{what} must be a number, not {describe(v)}")
+
+    def coerce(self, node: ast.AST, v: Value, t: ScalarType) -> ir.Expr:
+        """``v`` as an IR expression of type ``t`` (literal conversion or a cast)."""
+        if isinstance(v, Static):
+            return self.literal(node, v.value, t)
+        if v.type == t:
+            return v
+        return ir.Cast(v, t, loc=self.loc(node))
+
+    def literal(self, node: ast.AST, value: Any, t: ScalarType) -> ir.Lit:
+        if t == bool_:
+            return ir.Lit(bool(value), t, loc=self.loc(node))
+        if t.is_int:
+            if isinstance(value, (float, np.floating)):
+                if not float(value).is_integer():
+                    raise self.type_error(node, f"the float {value!r} cannot become {t.name} without a cast")
+            iv = int(value)
+            info = np.iinfo(t.dtype)
+            if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+                if not info.min <= iv <= info.max:
+                    raise self.type_error(node, f"the integer {iv} does not fit in {t.name}")
+            return ir.Lit(int(np.array(iv).astype(t.dtype)), t, loc=self.loc(node))
+        return ir.Lit(float(t.dtype.type(value)), t, loc=self.loc(node))
+
+    def materialized(self, node: ast.AST, v: Value) -> ir.Expr:
+        v = self.scalar(node, v)
+        if isinstance(v, Static):
+            return self.literal(node, v.value, materialize(static_type(v.value), v.value))
+        return v
+
+    def truth(self, node: ast.AST, v: Value) -> Value:
+        """Python truthiness: a bool expression (or a static bool)."""
+        if isinstance(v, Static):
+            return Static(bool(v.value))
+        v = self.scalar(node, v, "condition")
+        return v if v.type == bool_ else ir.Cast(v, bool_, loc=self.loc(node))
+
+    def tmp_var(self, base: str, t: ScalarType) -> ir.Var:
+        self.tmp_counter += 1
+        name = f"{base}.{self.tmp_counter}"
+        self.var_types[name] = t
+        return ir.Var(name, t)
+
+    # ------------------------------------------------------------ statements
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return  # docstring or comment string
+        v = self.visit(node.value)
+        if isinstance(v, ir.Expr):
+            self.emit(ir.ExprStmt(v, loc=self.loc(node)))
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.syntax_error(node, "only a plain name can be annotated")
+        ann = self.static_value(node.annotation)
+        t = ann if isinstance(ann, ScalarType) else python_type(ann)
+        if t is None:
+            raise self.type_error(node.annotation, f"{ast.unparse(node.annotation)} is not a scalar type")
+        name = node.target.id
+        if name in self.pinned and self.pinned[name] != t:
+            raise self.type_error(node, f"{name!r} is declared both {self.pinned[name].name} and {t.name}")
+        self.pinned[name] = t
+        self.static_names.discard(name)
+        self.var_types[name] = t
+        if node.value is not None:
+            self.assign(node.target, self.visit(node.value), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            current = self.visit_Name(node.target)
+            value = self.binop(node, type(node.op), current, self.visit(node.value))
+            self.assign(node.target, value, node)
+        elif isinstance(node.target, ast.Subscript):
+            array, indices = self.subscript_target(node.target)
+            current = self.load(node.target, array, indices)
+            value = self.binop(node, type(node.op), current, self.visit(node.value))
+            self.store(node, array, indices, value)
+        else:
+            raise self.syntax_error(node, "augmented assignment needs a name or an array element")
+
+    def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target, value, node)
+        elif isinstance(target, ast.Subscript):
+            array, indices = self.subscript_target(target)
+            self.store(node, array, indices, value)
+        elif isinstance(target, ast.Tuple):
+            values = value if isinstance(value, tuple) else None
+            if isinstance(value, Static) and isinstance(value.value, tuple):
+                values = tuple(Static(x) for x in value.value)
+            if values is None or len(values) != len(target.elts):
+                raise self.type_error(node, f"cannot unpack {describe(value)} into {len(target.elts)} names")
+            # Python evaluates the whole right side first: hold run-time values in temporaries.
+            held = []
+            for v in values:
+                if isinstance(v, ir.Expr) and not isinstance(v, ir.Lit):
+                    t = self.tmp_var("tmp", v.type)
+                    self.emit(ir.Assign(t, v, loc=self.loc(node)))
+                    held.append(t)
+                else:
+                    held.append(v)
+            for t, v in zip(target.elts, held):
+                self.assign(t, v, node)
+        else:
+            raise self.syntax_error(target, f"cannot assign to {ast.unparse(target)}")
+
+    def assign_name(self, target: ast.Name, value: Value, node: ast.AST) -> None:
+        name = target.id
+        if name in self.bindings and isinstance(self.bindings[name], (ir.ArrayRef, Static)):
+            raise self.type_error(target, f"cannot assign to parameter {name!r}, which is an array or a Const")
+        if name in self.static_names and not isinstance(value, ir.Expr):
+            if isinstance(value, ir.ArrayRef) and "." in value.name:
+                value.name = name  # a fresh shared()/local() array takes the user's name
+            self.env[name] = value  # compile-time value: folds wherever it is used
+            return
+        if not (is_number(value) or isinstance(value, ir.Expr)):
+            raise self.type_error(
+                node, f"cannot assign {describe(value)} to {name!r}",
+                "arrays, intrinsics and functions may only be bound once, at the top level of the kernel",
+            )
+        new_t = self.type_of(value)
+        if name in self.pinned:
+            t = self.pinned[name]
+            self.check_store_cast(node, new_t, t, f"variable {name!r}")
+        else:
+            t_join = join(self.var_types.get(name), new_t)
+            self.var_types[name] = t_join
+            t = materialize(t_join)
+        var = ir.Var(name, t, loc=self.loc(target))
+        self.env[name] = var
+        self.emit(ir.Assign(var, self.coerce(node, value, t), loc=self.loc(node)))
+
+    def check_store_cast(self, node: ast.AST, src: Type, dst: ScalarType, what: str) -> None:
+        """Stores follow NumPy's 'same_kind' casting: a float never silently becomes an int."""
+        if isinstance(src, WeakType):
+            ok = not (src.is_float and not dst.is_float) and not (dst == bool_)
+        else:
+            ok = bool(np.can_cast(src.dtype, dst.dtype, casting="same_kind"))
+        if not ok:
+            raise self.type_error(
+                node, f"cannot store a {src!r} value into {what} of type {dst.name}",
+                f"convert explicitly, e.g. {dst.name}(value)",
+            )
+
+    def subscript_target(self, node: ast.Subscript) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+        base = self.visit(node.value)
+        indices = self.index_list(node)
+        if isinstance(base, Partial):
+            return base.array, list(base.indices) + indices
+        if isinstance(base, ir.ArrayRef):
+            return base, indices
+        raise self.type_error(node, f"cannot assign into {describe(base)}")
+
+    def store(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
+        self.check_indices(node, array, indices)
+        value = self.scalar(node, value, "stored value")
+        elem = array.type.elem
+        self.check_store_cast(node, self.type_of(value), elem, f"array {array.name!r}")
+        self.emit(ir.Store(array, indices, self.coerce(node, value, elem), loc=self.loc(node)))
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.truth(node.test, self.visit(node.test))
+        if isinstance(cond, Static):
+            for s in node.body if cond.value else node.orelse:
+                self.visit(s)
+            return
+        then = self.lower_block(node.body)
+        orelse = self.lower_block(node.orelse)
+        self.emit(ir.If(cond, then, orelse, loc=self.loc(node)))
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.syntax_error(node, "while ... else is not supported")
+        cond = self.truth(node.test, self.visit(node.test))
+        if isinstance(cond, Static):
+            if not cond.value:
+                return
+            cond = ir.Lit(True, bool_, loc=self.loc(node.test))
+        self.loop_depth += 1
+        body = self.lower_block(node.body)
+        self.loop_depth -= 1
+        self.emit(ir.While(cond, body, loc=self.loc(node)))
+
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.syntax_error(node, "for ... else is not supported")
+        it = node.iter
+        if not (isinstance(it, ast.Call) and self.static_value(it.func, default=None) is range):
+            raise self.syntax_error(it, "a kernel can only loop over range(...)")
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.syntax_error(it, "range() takes 1 to 3 positional arguments")
+        if not isinstance(node.target, ast.Name):
+            raise self.syntax_error(node.target, "the loop variable must be a single name")
+        args = [self.scalar(a, self.visit(a), "range() argument") for a in it.args]
+        for a, v in zip(it.args, args):
+            t = self.type_of(v)
+            if not (isinstance(t, WeakType) and t.is_int) and not (isinstance(t, ScalarType) and t.is_int):
+                raise self.type_error(a, f"range() needs integers, not {t!r}")
+        start, stop, step = (Static(0), args[0], Static(1)) if len(args) == 1 else (
+            (args[0], args[1], Static(1)) if len(args) == 2 else tuple(args))
+        if isinstance(step, Static):
+            if step.value == 0:
+                raise self.type_error(it, "range() step must not be zero")
+            sign = 1 if step.value > 0 else -1
+        else:
+            sign = 0
+        name = node.target.id
+        self.static_names.discard(name)
+        t_join = self.var_types.get(name)
+        for v in (start, stop, step):
+            t_join = join(t_join, self.type_of(v))
+        if name in self.pinned:
+            t_join = self.pinned[name]
+        self.var_types[name] = t_join
+        t = materialize(t_join)
+        var = ir.Var(name, t, loc=self.loc(node.target))
+        self.env[name] = var
+        bounds = [self.coerce(a, v, t) for a, v in zip([node.iter] * 3, (start, stop, step))]
+        self.loop_depth += 1
+        body = self.lower_block(node.body)
+        self.loop_depth -= 1
+        # The bounds are evaluated once, as in Python: hold them in temporaries if the
+        # body could change what they read.
+        assigned = {s.target.name for s in ir.walk_body(body) if isinstance(s, ir.Assign)}
+        for i in (1, 2):
+            b = bounds[i]
+            reads = {n.name for n in ir.walk(b) if isinstance(n, ir.Var)}
+            impure = any(isinstance(n, (ir.Call, ir.Atomic, ir.Load)) for n in ir.walk(b))
+            if reads & assigned or impure:
+                holder = self.tmp_var(f"{name}.{'stop' if i == 1 else 'step'}", t)
+                self.emit(ir.Assign(holder, b, loc=self.loc(node)))
+                bounds[i] = holder
+        self.emit(ir.For(var, bounds[0], bounds[1], bounds[2], sign, body, loc=self.loc(node)))
+
+    def visit_Break(self, node: ast.Break) -> None:
+        self.emit(ir.Break(loc=self.loc(node)))
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        self.emit(ir.Continue(loc=self.loc(node)))
+
+    def visit_Return(self, node: ast.Return) -> None:
+        has_value = node.value is not None and not (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        )
+        if self.is_kernel and has_value:
+            raise self.syntax_error(node, "a kernel cannot return a value", "write results into an array")
+        if self.returns_value is not None and self.returns_value != has_value:
+            raise self.type_error(node, "a function must return a value on every return or on none")
+        self.returns_value = has_value
+        if not has_value:
+            self.emit(ir.Return(loc=self.loc(node)))
+            return
+        value = self.scalar(node, self.visit(node.value), "returned value")
+        self.ret_type = join(self.ret_type, self.type_of(value))
+        t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
+        self.emit(ir.Return(self.coerce(node, value, t), loc=self.loc(node)))
+
+    def visit_With(self, node: ast.With) -> None:
+        if len(node.items) != 1:
+            raise self.syntax_error(node, "only 'with superstep():' is supported in kernels")
+        item = node.items[0]
+        ctx = item.context_expr
+        if not (isinstance(ctx, ast.Call) and self.static_value(ctx.func, default=None) is lang.superstep):
+            raise self.syntax_error(node, "only 'with superstep():' is supported in kernels")
+        if ctx.args or ctx.keywords or item.optional_vars is not None:
+            raise self.syntax_error(node, "superstep() takes no arguments and binds no name")
+        for s in node.body:
+            self.visit(s)
+        self.emit(ir.Barrier(loc=self.loc(node)))
+
+    # ------------------------------------------------------------ expressions
+    def static_value(self, node: ast.AST, default: Any = ...) -> Any:
+        """The compile-time value of an expression, or ``default`` if it has none."""
+        try:
+            v = self.visit(node)
+        except CompileError:
+            if default is ...:
+                raise
+            return default
+        if isinstance(v, Static):
+            return v.value
+        if default is ...:
+            raise self.type_error(node, f"{ast.unparse(node)} must be a compile-time constant")
+        return default
+
+    def visit_Constant(self, node: ast.Constant) -> Value:
+        if isinstance(node.value, (bool, int, float)) or node.value is None:
+            return Static(node.value)
+        raise self.syntax_error(node, f"{type(node.value).__name__} literals cannot be used in a kernel")
+
+    def visit_Name(self, node: ast.Name) -> Value:
+        name = node.id
+        if name in self.env:
+            v = self.env[name]
+            return ir.Var(v.name, v.type, loc=self.loc(node)) if isinstance(v, ir.Var) else v
+        if name in self.var_types or name in self.bindings:
+            raise self.type_error(node, f"{name!r} is used before it is assigned")
+        found, value = self.parsed.resolve_global(name)
+        if not found:
+            raise self.type_error(node, f"name {name!r} is not defined")
+        return Static(value)
+
+    def visit_Tuple(self, node: ast.Tuple) -> Value:
+        values = tuple(self.visit(e) for e in node.elts)
+        if all(isinstance(v, Static) for v in values):
+            return Static(tuple(v.value for v in values))
+        return values
+
+    def visit_Attribute(self, node: ast.Attribute) -> Value:
+        base = self.visit(node.value)
+        attr = node.attr
+        if isinstance(base, Static):
+            obj = base.value
+            if isinstance(obj, lang.Dim3):
+                if attr not in ("x", "y", "z"):
+                    raise self.type_error(node, f"{obj.name} has only .x, .y and .z")
+                return ir.Special(obj.name, "xyz".index(attr), int32, loc=self.loc(node))
+            if not hasattr(obj, attr):
+                raise self.type_error(node, f"{ast.unparse(node.value)} has no attribute {attr!r}")
+            return Static(getattr(obj, attr))
+        if isinstance(base, ir.ArrayRef):
+            if attr == "shape":
+                return ShapeOf(base)
+            if attr == "ndim":
+                return Static(base.type.ndim)
+            raise self.type_error(node, f"arrays in kernels have .shape and .ndim, not .{attr}")
+        raise self.type_error(node, f"{describe(base)} has no attribute {attr!r}")
+
+    def visit_Subscript(self, node: ast.Subscript) -> Value:
+        base = self.visit(node.value)
+        if isinstance(base, ShapeOf):
+            d = self.static_value(node.slice)
+            arr = base.array
+            if not isinstance(d, int) or not -arr.type.ndim <= d < arr.type.ndim:
+                raise self.type_error(node, f"{arr.name}.shape has {arr.type.ndim} entries; index {d!r} is invalid")
+            d %= arr.type.ndim
+            if arr.type.shape is not None:
+                return Static(arr.type.shape[d])
+            return ir.Shape(arr, d, int64, loc=self.loc(node))
+        if isinstance(base, Static) and isinstance(base.value, tuple):
+            return Static(base.value[self.static_value(node.slice)])
+        if isinstance(base, (ir.ArrayRef, Partial)):
+            array = base if isinstance(base, ir.ArrayRef) else base.array
+            prior = list(base.indices) if isinstance(base, Partial) else []
+            indices = prior + self.index_list(node)
+            if len(indices) < array.type.ndim:
+                return Partial(array, tuple(indices))
+            return self.load(node, array, indices)
+        raise self.type_error(node, f"cannot index {describe(base)}")
+
+    def index_list(self, node: ast.Subscript) -> list[ir.Expr]:
+        sl = node.slice
+        elts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                raise self.syntax_error(e, "slices are not supported in kernels; index one element at a time")
+            v = self.scalar(e, self.visit(e), "array index")
+            t = self.type_of(v)
+            if not t.is_int:
+                raise self.type_error(e, f"array indices must be integers, not {t!r}", "convert with int32(...)")
+            out.append(self.materialized(e, v))
+        return out
+
+    def check_indices(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> None:
+        if len(indices) != array.type.ndim:
+            raise self.type_error(
+                node, f"{array.name!r} has {array.type.ndim} dimension(s) but {len(indices)} index(es) were given"
+            )
+        if array.type.shape is not None:
+            for d, (i, n) in enumerate(zip(indices, array.type.shape)):
+                if isinstance(i, ir.Lit) and not 0 <= i.value < n:
+                    raise self.type_error(node, f"index {i.value} is out of bounds for dimension {d} of size {n}")
+
+    def load(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> ir.Expr:
+        self.check_indices(node, array, indices)
+        return ir.Load(array, indices, array.type.elem, loc=self.loc(node))
+
+    def visit_BinOp(self, node: ast.BinOp) -> Value:
+        return self.binop(node, type(node.op), self.visit(node.left), self.visit(node.right))
+
+    def binop(self, node: ast.AST, op_type: type, left: Value, right: Value) -> Value:
+        if op_type not in _BINOPS:
+            raise self.syntax_error(node, "the @ operator is not supported in kernels")
+        op, fn = _BINOPS[op_type]
+        left, right = self.scalar(node, left), self.scalar(node, right)
+        lt, rt = self.type_of(left), self.type_of(right)
+        if op in _INT_ONLY and (lt.is_float or rt.is_float):
+            raise self.type_error(node, f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}")
+        if isinstance(left, Static) and isinstance(right, Static):
+            return self.fold(node, fn, left.value, right.value)
+        t = true_divide_type(lt, rt) if op == "/" else promote(lt, rt)
+        assert isinstance(t, ScalarType)
+        if op in ("<<", ">>") and t == bool_:
+            t = int64
+        if op == "**" and t.is_int and isinstance(right, Static):
+            if right.value < 0:
+                raise self.type_error(node, "integers cannot be raised to a negative power")
+        if op == "**" and isinstance(right, Static) and isinstance(left, ir.Var) and right.value in (2, 3):
+            x = self.coerce(node, left, t)
+            prod: ir.Expr = ir.BinOp("*", x, x, t, loc=self.loc(node))
+            return ir.BinOp("*", prod, x, t, loc=self.loc(node)) if right.value == 3 else prod
+        return ir.BinOp(op, self.coerce(node, left, t), self.coerce(node, right, t), t, loc=self.loc(node))
+
+    def fold(self, node: ast.AST, fn: Callable[..., Any], *values: Any) -> Static:
+        try:
+            with np.errstate(all="ignore"):
+                return Static(fn(*values))
+        except ZeroDivisionError:
+            raise self.type_error(node, "division by zero in a constant expression") from None
+        except (OverflowError, ValueError, TypeError) as e:
+            raise self.type_error(node, f"cannot evaluate constant expression: {e}") from None
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Value:
+        v = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            t = self.truth(node.operand, v)
+            return Static(not t.value) if isinstance(t, Static) else ir.Unary("not", t, bool_, loc=self.loc(node))
+        v = self.scalar(node, v)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        op = "-" if isinstance(node.op, ast.USub) else "~"
+        if isinstance(v, Static):
+            return self.fold(node, operator.neg if op == "-" else operator.invert, v.value)
+        if op == "~" and v.type.is_float:
+            raise self.type_error(node, f"the ~ operator needs an integer or bool, not {v.type.name}")
+        if op == "-" and v.type == bool_:
+            raise self.type_error(node, "cannot negate a bool", "use 'not'")
+        if op == "~" and v.type == bool_:
+            return ir.Unary("not", v, bool_, loc=self.loc(node))
+        return ir.Unary(op, v, v.type, loc=self.loc(node))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Value:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        result: Value = self.truth(node.values[0], self.visit(node.values[0]))
+        for operand in node.values[1:]:
+            if isinstance(result, Static):
+                if result.value == (op == "or"):
+                    return result  # short circuit at compile time
+                result = self.truth(operand, self.visit(operand))
+                continue
+            right = self.truth(operand, self.visit(operand))
+            if isinstance(right, Static):
+                if right.value == (op == "and"):
+                    continue  # x and True == x
+                return Static(op == "or") if self.pure(result) else ir.Logic(op, result, self.coerce(node, right, bool_), bool_, loc=self.loc(node))
+            result = ir.Logic(op, result, right, bool_, loc=self.loc(node))
+        return result
+
+    def pure(self, e: ir.Expr) -> bool:
+        return not any(isinstance(n, (ir.Call, ir.Atomic)) for n in ir.walk(e))
+
+    def visit_Compare(self, node: ast.Compare) -> Value:
+        operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        result: Value = Static(True)
+        for i, op_node in enumerate(node.ops):
+            if type(op_node) not in _CMPOPS:
+                raise self.syntax_error(node, f"the {type(op_node).__name__} comparison is not supported in kernels")
+            a, b = self.scalar(node, operands[i]), self.scalar(node, operands[i + 1])
+            if 0 < i < len(node.ops) and isinstance(a, ir.Expr) and not self.pure(a):
+                raise self.syntax_error(node, "a chained comparison's middle operand must not call functions or atomics")
+            op, fn = _CMPOPS[type(op_node)]
+            if isinstance(a, Static) and isinstance(b, Static):
+                part: Value = Static(bool(self.fold(node, fn, a.value, b.value).value))
+            else:
+                t = promote(self.type_of(a), self.type_of(b))
+                assert isinstance(t, ScalarType)
+                part = ir.Compare(op, self.coerce(node, a, t), self.coerce(node, b, t), bool_, loc=self.loc(node))
+            if isinstance(result, Static):
+                if not result.value:
+                    return result
+                result = part
+            elif isinstance(part, Static):
+                if not part.value:
+                    return Static(False)
+            else:
+                result = ir.Logic("and", result, part, bool_, loc=self.loc(node))
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Value:
+        cond = self.truth(node.test, self.visit(node.test))
+        if isinstance(cond, Static):
+            return self.visit(node.body if cond.value else node.orelse)
+        a = self.scalar(node.body, self.visit(node.body))
+        b = self.scalar(node.orelse, self.visit(node.orelse))
+        t = materialize(promote(self.type_of(a), self.type_of(b)))
+        return ir.Select(cond, self.coerce(node, a, t), self.coerce(node, b, t), t, loc=self.loc(node))
+
+    # ------------------------------------------------------------ calls
+    def visit_Call(self, node: ast.Call) -> Value:
+        callee = self.visit(node.func)
+        if not isinstance(callee, Static):
+            raise self.type_error(node, f"cannot call {describe(callee)}")
+        fn = callee.value
+        if any(isinstance(a, ast.Starred) for a in node.args):
+            raise self.syntax_error(node, "*args in calls are not supported in kernels")
+        name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
+        if node.keywords:
+            raise self.syntax_error(node, f"{name}() takes no keyword arguments in a kernel")
+        if isinstance(fn, lang.Intrinsic):
+            return getattr(self, f"call_{fn.name}")(node)
+        args = [self.visit(a) for a in node.args]
+        if isinstance(fn, DeviceFunction):
+            call_args = [self.materialize_arg(a, v) for a, v in zip(node.args, args)]
+            fd = self.compiler.device_function(fn, call_args, self.loc(node))
+            call_args = [a for a in call_args if not isinstance(a, Static)]
+            return ir.Call(fd, call_args, fd.ret, loc=self.loc(node))
+        if isinstance(fn, ScalarType) or python_type(fn) is not None:
+            return self.cast(node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
+        mf = mathfuncs.lookup(fn)
+        if mf is not None:
+            return self.math_call(node, mf, args)
+        if fn is abs:
+            return self.call_abs(node, args)
+        if fn in (min, max):
+            return self.min_max(node, fn, args)
+        if fn is len:
+            if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
+                raise self.type_error(node, "len() takes one array")
+            return self.visit_Subscript_shape(node, args[0], 0)
+        from .kernel import Kernel
+
+        if isinstance(fn, Kernel):
+            raise self.type_error(node, f"kernel {name!r} cannot be called from device code", "make it a @func")
+        if fn is range:
+            raise self.syntax_error(node, "range() can only be used as the iterable of a for loop")
+        if fn is builtins.print:
+            raise self.syntax_error(node, "print() is not supported in kernels")
+        raise self.type_error(
+            node, f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
+            "decorate helpers with @gk.func",
+        )
+
+    def materialize_arg(self, node: ast.AST, v: Value) -> Value:
+        if is_number(v):
+            return self.materialized(node, v)
+        return v
+
+    def visit_Subscript_shape(self, node: ast.AST, array: ir.ArrayRef, d: int) -> Value:
+        if array.type.shape is not None:
+            return Static(array.type.shape[d])
+        return ir.Shape(array, d, int64, loc=self.loc(node))
+
+    def nargs(self, node: ast.Call, n: int | tuple[int, ...], name: str) -> None:
+        ok = (n,) if isinstance(n, int) else n
+        if len(node.args) not in ok:
+            want = " or ".join(str(x) for x in ok)
+            raise self.type_error(node, f"{name}() takes {want} argument(s), {len(node.args)} given")
+
+    def cast(self, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
+        self.nargs(node, 1, t.name)
+        v = self.scalar(node, args[0], "cast argument")
+        if isinstance(v, Static):
+            with np.errstate(all="ignore"):
+                if t == bool_:
+                    return Static(bool(v.value))
+                if t.is_int and isinstance(v.value, float) and not np.isfinite(v.value):
+                    raise self.type_error(node, f"cannot convert {v.value} to {t.name}")
+                return Static(np.array(v.value).astype(t.dtype)[()])
+        return v if v.type == t else ir.Cast(v, t, loc=self.loc(node))
+
+    def math_call(self, node: ast.Call, mf: mathfuncs.MathFunc, args: list[Value]) -> Value:
+        self.nargs(node, mf.nargs, mf.name)
+        args = [self.scalar(node, a, f"{mf.name}() argument") for a in args]
+        types = [self.type_of(a) for a in args]
+        t = types[0]
+        for u in types[1:]:
+            t = promote(t, u)
+        if all(isinstance(a, Static) for a in args):
+            vals = [a.value for a in args]
+            if isinstance(t, WeakType):
+                vals = [float(v) for v in vals]
+            with np.errstate(all="ignore"):
+                out = mf.fold(*[np.float64(v) if isinstance(v, float) else v for v in vals])
+            out = np.asarray(out)[()]
+            if mf.predicate:
+                return Static(bool(out))
+            return Static(float(out) if isinstance(t, WeakType) else out)
+        ft = materialize(t) if t.is_float else float64  # NumPy: integers compute in float64
+        cargs = [self.coerce(node, a, ft) for a in args]
+        return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=self.loc(node))
+
+    def call_abs(self, node: ast.Call, args: list[Value]) -> Value:
+        self.nargs(node, 1, "abs")
+        v = self.scalar(node, args[0])
+        if isinstance(v, Static):
+            return self.fold(node, abs, v.value)
+        if v.type == bool_:
+            v = ir.Cast(v, int64, loc=self.loc(node))
+        return ir.MathCall("abs", [v], v.type, loc=self.loc(node))
+
+    def min_max(self, node: ast.Call, fn: Any, args: list[Value]) -> Value:
+        name = fn.__name__
+        if len(args) < 2:
+            raise self.type_error(node, f"{name}() in a kernel takes two or more numbers")
+        args = [self.scalar(node, a) for a in args]
+        result = args[0]
+        for b in args[1:]:
+            if isinstance(result, Static) and isinstance(b, Static):
+                result = self.fold(node, fn, result.value, b.value)
+                continue
+            t = materialize(promote(self.type_of(result), self.type_of(b)))
+            result = ir.MathCall(name, [self.coerce(node, result, t), self.coerce(node, b, t)], t, loc=self.loc(node))
+        return result
+
+    # ------------------------------------------------------------ intrinsics
+    def call_barrier(self, node: ast.Call) -> Value:
+        self.nargs(node, 0, "barrier")
+        self.emit(ir.Barrier(loc=self.loc(node)))
+        return Static(None)
+
+    def call_superstep(self, node: ast.Call) -> Value:
+        raise self.syntax_error(node, "superstep() is used as 'with superstep():'")
+
+    def call_global_id(self, node: ast.Call) -> Value:
+        self.nargs(node, 1, "global_id")
+        d = self.static_value(node.args[0])
+        if d not in (0, 1, 2):
+            raise self.type_error(node, f"global_id() takes a dimension 0, 1 or 2, not {d!r}")
+        return ir.Special("global_id", d, int32, loc=self.loc(node))
+
+    def call_shared(self, node: ast.Call) -> Value:
+        if not self.is_kernel:
+            raise self.syntax_error(
+                node, "shared() arrays must be declared in the kernel", "declare it in the kernel and pass it to the @func"
+            )
+        return self.declare_array(node, "shared")
+
+    def call_local(self, node: ast.Call) -> Value:
+        return self.declare_array(node, "local")
+
+    def declare_array(self, node: ast.Call, space: str) -> Value:
+        self.nargs(node, 2, space)
+        dtype = self.static_value(node.args[0], default=None)
+        elem = dtype if isinstance(dtype, ScalarType) else python_type(dtype)
+        if elem is None:
+            try:
+                elem = from_dtype(dtype)
+            except KernelTypeError:
+                raise self.type_error(node.args[0], f"{space}() needs an element type such as float32") from None
+        shape = self.static_value(node.args[1], default=None)
+        if shape is None:
+            raise self.type_error(
+                node.args[1], f"{space}() needs a compile-time shape",
+                "make the sizes Const[int] parameters or module-level constants",
+            )
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        if not shape or len(shape) > 3 or not all(isinstance(s, (int, np.integer)) and s > 0 for s in shape):
+            raise self.type_error(node.args[1], f"{space}() shape must be 1 to 3 positive integers, not {shape!r}")
+        shape = tuple(int(s) for s in shape)
+        # Declarations are hoisted to the top of the function (OpenCL requires it of
+        # __local arrays); the assignment that binds the array gives it its name.
+        self.tmp_counter += 1
+        ref = ir.ArrayRef(f"{space}.{self.tmp_counter}", ArrayType(elem, len(shape), space, shape), loc=self.loc(node))
+        self.arrays.append(ir.DeclArray(ref, loc=self.loc(node)))
+        return ref
+
+    def atomic(self, node: ast.Call, op: str) -> Value:
+        n = 4 if op == "cas" else 3
+        self.nargs(node, n, f"atomic_{op}")
+        array = self.visit(node.args[0])
+        if not isinstance(array, ir.ArrayRef):
+            raise self.type_error(node.args[0], f"atomic_{op}() needs an array, not {describe(array)}")
+        if array.type.space == "local":
+            raise self.type_error(node.args[0], "atomics work on global or shared arrays, not local() ones")
+        elem = array.type.elem
+        if elem.name not in ("int32", "uint32", "float32"):
+            raise self.type_error(node.args[0], f"atomics support int32, uint32 and float32 arrays, not {elem.name}")
+        idx_node = node.args[1]
+        fake = ast.Subscript(node.args[0], idx_node, ast.Load(), lineno=idx_node.lineno, col_offset=idx_node.col_offset)
+        indices = self.index_list(fake)
+        self.check_indices(node, array, indices)
+        operands = []
+        for a in node.args[2:]:
+            v = self.scalar(a, self.visit(a), f"atomic_{op}() operand")
+            self.check_store_cast(a, self.type_of(v), elem, f"array {array.name!r}")
+            operands.append(self.coerce(a, v, elem))
+        return ir.Atomic(op, array, indices, operands, elem, loc=self.loc(node))
+
+    def call_atomic_add(self, node: ast.Call) -> Value:
+        return self.atomic(node, "add")
+
+    def call_atomic_sub(self, node: ast.Call) -> Value:
+        return self.atomic(node, "sub")
+
+    def call_atomic_min(self, node: ast.Call) -> Value:
+        return self.atomic(node, "min")
+
+    def call_atomic_max(self, node: ast.Call) -> Value:
+        return self.atomic(node, "max")
+
+    def call_atomic_exch(self, node: ast.Call) -> Value:
+        return self.atomic(node, "exch")
+
+    def call_atomic_cas(self, node: ast.Call) -> Value:
+        return self.atomic(node, "cas")

@@ -1,0 +1,354 @@
+"""The typed IR between the Python front end and every consumer (C emitters, simulator).
+
+Small on purpose: a kernel is a tree of statements over typed expressions.  Memory
+spaces are part of array types and ``Barrier`` is a statement of its own, so
+consumers never have to rediscover them.  Every node keeps the Python source
+location it came from, for error messages and the line comments in generated C.
+Types here are always concrete (no weak literal types survive the front end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Loc
+from .types import ArrayType, ScalarType
+
+
+def _loc() -> Any:
+    return field(default=None, kw_only=True, compare=False, repr=False)
+
+
+class Node:
+    """Base of IR nodes; ``loc`` is where in the Python source it came from."""
+
+    loc: Loc | None
+
+
+# ---------------------------------------------------------------- expressions
+class Expr(Node):
+    type: ScalarType
+
+
+@dataclass(eq=False)
+class Lit(Expr):
+    """A literal of a concrete type (``value`` is a Python int/float/bool)."""
+
+    value: Any
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Var(Expr):
+    """A scalar local variable or scalar parameter; ``name`` is its Python name."""
+
+    name: str
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class ArrayRef(Node):
+    """An array: a parameter, a shared or local declaration, or a function parameter."""
+
+    name: str
+    type: ArrayType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Load(Expr):
+    """``array[indices]``: one index per dimension."""
+
+    array: ArrayRef
+    indices: list[Expr]
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class BinOp(Expr):
+    """Arithmetic or bitwise operation; both operands already have the operation's type
+    (shifts excepted: the right operand keeps its own integer type).
+
+    ``op`` is one of ``+ - * / // % ** << >> & | ^``; ``//`` and ``%`` mean Python's
+    floor semantics, which the emitters spell with helpers where C differs.
+    """
+
+    op: str
+    left: Expr
+    right: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Compare(Expr):
+    """``< <= > >= == !=`` on two operands of one type; the result is bool."""
+
+    op: str
+    left: Expr
+    right: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Logic(Expr):
+    """Short-circuit ``and``/``or`` on bool operands."""
+
+    op: str  # 'and' | 'or'
+    left: Expr
+    right: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    """``-``, ``~`` (on its own type) or ``not`` (bool)."""
+
+    op: str  # '-' | '~' | 'not'
+    operand: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Cast(Expr):
+    """Conversion of ``value`` to ``type`` (C conversion; bool means ``!= 0``)."""
+
+    value: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Select(Expr):
+    """``a if cond else b``: only the chosen operand is evaluated."""
+
+    cond: Expr
+    a: Expr
+    b: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class MathCall(Expr):
+    """A math intrinsic by its generic name (``sqrt``, ``atan2``, ``isnan``...)."""
+
+    name: str
+    args: list[Expr]
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Special(Expr):
+    """A thread-geometry value: ``thread_idx``, ``block_idx``, ``block_dim``,
+    ``grid_dim`` or ``global_id`` along dimension ``dim`` (0, 1, 2)."""
+
+    name: str
+    dim: int
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Shape(Expr):
+    """``array.shape[dim]`` of a global array (passed to the kernel as a parameter)."""
+
+    array: ArrayRef
+    dim: int
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Atomic(Expr):
+    """``atomic_<op>(array, index, *operands)``: returns the element's old value.
+
+    ``op`` is add, sub, min, max, exch or cas (cas takes compare then value).
+    """
+
+    op: str
+    array: ArrayRef
+    indices: list[Expr]
+    operands: list[Expr]
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A call of a device function (``@func``) specialised for these argument types.
+
+    Array arguments are ``ArrayRef``s; ``type`` is None for a function returning nothing.
+    """
+
+    func: FuncDef
+    args: list[Expr | ArrayRef]
+    type: ScalarType | None
+    loc: Loc | None = _loc()
+
+
+# ---------------------------------------------------------------- statements
+class Stmt(Node):
+    pass
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    """``target = value``; ``declare`` marks the assignment that also declares it."""
+
+    target: Var
+    value: Expr
+    declare: bool = False
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Store(Stmt):
+    array: ArrayRef
+    indices: list[Expr]
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class DeclArray(Stmt):
+    """Declaration of a shared or local (per-thread) array of static shape."""
+
+    array: ArrayRef
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr
+    then: list[Stmt]
+    orelse: list[Stmt]
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    """``for var in range(start, stop, step)``: bounds evaluated once, as in Python.
+
+    ``step_sign`` is +1 or -1 when the step is a compile-time constant, 0 when it is
+    only known at run time.  ``declare`` means the loop statement declares ``var``.
+    """
+
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    step_sign: int
+    body: list[Stmt]
+    declare: bool = True
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr
+    body: list[Stmt]
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Expr | None = None
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Barrier(Stmt):
+    """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``)."""
+
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+# ---------------------------------------------------------------- functions
+@dataclass(eq=False)
+class KernelParam:
+    """One C parameter of a kernel and which Python argument it is built from.
+
+    ``kind`` is 'array' (the data pointer), 'shape' (``array.shape[dim]``) or 'scalar'.
+    """
+
+    kind: str
+    name: str
+    arg_index: int
+    type: ScalarType | ArrayType
+    dim: int = 0
+
+
+@dataclass(eq=False)
+class FuncDef:
+    """A kernel or a device function specialised for one set of argument types.
+
+    ``locals`` are scalar variables declared at the top of the body (those not
+    declared where first assigned); ``params`` are Var or ArrayRef.
+    """
+
+    name: str
+    params: list[Var | ArrayRef]
+    body: list[Stmt]
+    ret: ScalarType | None
+    is_kernel: bool
+    locals: list[Var] = field(default_factory=list)
+    kernel_params: list[KernelParam] = field(default_factory=list)
+    written: set[str] = field(default_factory=set)
+    loc: Loc | None = None
+    description: str = ""
+
+
+@dataclass(eq=False)
+class Program:
+    """A kernel and the device functions it calls (callees first)."""
+
+    kernel: FuncDef
+    funcs: list[FuncDef]
+
+
+# ---------------------------------------------------------------- traversal
+def children(node: Any) -> Iterator[Any]:
+    """Direct sub-nodes of an IR node, statements and expressions alike."""
+    for value in vars(node).values():
+        if isinstance(value, Node):
+            yield value
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, Node))
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node under ``node`` (inclusive), depth first; does not enter callees."""
+    yield node
+    for child in children(node):
+        yield from walk(child)
+
+
+def walk_body(body: list[Stmt]) -> Iterator[Any]:
+    for stmt in body:
+        yield from walk(stmt)

@@ -1,0 +1,355 @@
+"""``@kernel``: specialisation on argument types and constants, and launching.
+
+A kernel is compiled once per *signature*: the element type and rank of each
+array argument, the type of each scalar, and the value of each ``Const``.  The
+typed IR of a signature is a ``Variant``; backends compile a variant's C source
+and keep the binary with it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import ir
+from .array import DeviceArray
+from .backends import dialect, get_backend
+from .backends.c import Emitter
+from .errors import CompileError, GpukernError, KernelTypeError, LaunchError, Loc
+from .frontend import Compiler, Static
+from .source import ParsedFunction, parse_function
+from .types import (
+    ANY_CONST,
+    ArrayType,
+    ConstType,
+    ScalarType,
+    _ArrayAnnotation,
+    _ConstAnnotation,
+    bool_,
+    float64,
+    from_dtype,
+    int64,
+    python_type,
+)
+
+_all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A kernel parameter as declared: 'array', 'scalar', 'const' or 'infer' (no annotation)."""
+
+    name: str
+    kind: str
+    type: Any = None
+
+
+@dataclass(eq=False)
+class Variant:
+    """One specialisation of a kernel: its IR, and its source per C dialect."""
+
+    kernel: Kernel
+    key: tuple[Any, ...]
+    program: ir.Program
+    arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
+    sources: dict[str, str] = field(default_factory=dict)
+    compiled: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kernel_params(self) -> list[ir.KernelParam]:
+        return self.program.kernel.kernel_params
+
+    @property
+    def written(self) -> set[str]:
+        return self.program.kernel.written
+
+    def source(self, backend: str) -> str:
+        if backend not in self.sources:
+            self.sources[backend] = Emitter(dialect(backend)).program(self.program)
+        return self.sources[backend]
+
+
+def _dims(value: Any, what: str) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        t = (int(value),)
+    elif isinstance(value, tuple) and 1 <= len(value) <= 3 and all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
+    ):
+        t = tuple(int(v) for v in value)
+    else:
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, not {value!r}")
+    if any(v <= 0 for v in t):
+        raise LaunchError(f"{what} must be positive in every dimension, not {value!r}")
+    return (t + (1, 1))[:3]  # type: ignore[return-value]
+
+
+class Launch:
+    """``kernel[grid, block]``: a configured launch, called with the kernel's arguments."""
+
+    __slots__ = ("kernel", "grid", "block")
+
+    def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int]):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+
+    def __call__(self, *args: Any, backend: str | None = None) -> None:
+        self.kernel.launch(self.grid, self.block, args, backend)
+
+
+class Kernel:
+    """A GPU kernel written as a restricted Python function (see ``gpukern.kernel``)."""
+
+    def __init__(self, fn: Any):
+        if not inspect.isfunction(fn):
+            raise KernelTypeError(f"@kernel decorates a function, not {fn!r}")
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._parsed: ParsedFunction | None = None
+        self._params: list[ParamSpec] | None = None
+        self.variants: dict[tuple[Any, ...], Variant] = {}
+        self._launches: dict[Any, Launch] = {}
+        _all_kernels.add(self)
+
+    def __repr__(self) -> str:
+        return f"<gpukern kernel {self.__name__}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise LaunchError(f"launch a kernel with a grid and block: {self.__name__}[grid, block](...)")
+
+    # ------------------------------------------------------------ declaration
+    @property
+    def parsed(self) -> ParsedFunction:
+        if self._parsed is None:
+            self._parsed = parse_function(self.fn)
+        return self._parsed
+
+    @property
+    def params(self) -> list[ParamSpec]:
+        if self._params is None:
+            self._params = [self._param_spec(name, p) for name, p in inspect.signature(self.fn).parameters.items()]
+        return self._params
+
+    def _param_spec(self, name: str, p: inspect.Parameter) -> ParamSpec:
+        ann = p.annotation
+        node = next((a for a in self.parsed.tree.args.args if a.arg == name), self.parsed.tree)
+        loc = self.parsed.loc(node)
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
+            raise KernelTypeError(
+                f"kernel parameter {name!r} must be a plain positional parameter without a default", loc
+            )
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, self.fn.__globals__, dict(self.parsed.closure))  # noqa: S307 - the user's own annotation
+            except Exception as e:
+                raise KernelTypeError(f"cannot evaluate the annotation of {name!r}: {e}", loc) from None
+        if ann is p.empty:
+            return ParamSpec(name, "infer")
+        if isinstance(ann, ArrayType):
+            return ParamSpec(name, "array", ann)
+        if ann is _ArrayAnnotation:
+            return ParamSpec(name, "infer_array")
+        if isinstance(ann, ScalarType) or python_type(ann) is not None:
+            return ParamSpec(name, "scalar", ann if isinstance(ann, ScalarType) else python_type(ann))
+        if isinstance(ann, ConstType):
+            return ParamSpec(name, "const", ann)
+        if ann is _ConstAnnotation:
+            return ParamSpec(name, "const", ANY_CONST)
+        try:
+            return ParamSpec(name, "scalar", from_dtype(ann))
+        except GpukernError:
+            raise KernelTypeError(
+                f"parameter {name!r} has annotation {ann!r}, which is not a kernel type",
+                loc, "use Array[float32], a scalar type such as int32, or Const[int]",
+            ) from None
+
+    # ------------------------------------------------------------ specialisation
+    def signature_of(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The specialisation key of a call: per parameter, what the variant depends on."""
+        params = self.params
+        if len(args) != len(params):
+            raise LaunchError(f"{self.__name__}() takes {len(params)} arguments but {len(args)} were given")
+        return tuple(self._arg_key(spec, a) for spec, a in zip(params, args))
+
+    def _arg_key(self, spec: ParamSpec, a: Any) -> Any:
+        kind = spec.kind
+        if kind == "array" or kind == "infer_array" or (kind == "infer" and _is_array(a)):
+            dtype, shape = _array_info(a, spec.name)
+            t = from_dtype(dtype, f" for argument {spec.name!r}") if kind != "array" else spec.type.elem
+            if kind == "array":
+                if dtype != t.dtype:
+                    raise LaunchError(
+                        f"argument {spec.name!r} must be an array of {t.name}, got {dtype}; "
+                        f"convert it with .astype(numpy.{t.name})"
+                    )
+                if len(shape) != spec.type.ndim:
+                    raise LaunchError(
+                        f"argument {spec.name!r} must have {spec.type.ndim} dimension(s), got shape {tuple(shape)}"
+                    )
+                return spec.type
+            if not 1 <= len(shape) <= 3:
+                raise LaunchError(f"argument {spec.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}")
+            return ArrayType(t, len(shape))
+        if kind == "scalar":
+            return spec.type
+        if kind == "const":
+            want = spec.type.py_type
+            ok = isinstance(a, (bool, int, float, np.number, np.bool_))
+            if want is int:
+                ok = isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+            elif want is float:
+                ok = isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
+            elif want is bool:
+                ok = isinstance(a, (bool, np.bool_))
+            if not ok:
+                kind_name = want.__name__ if want else "number"
+                raise LaunchError(f"argument {spec.name!r} is a Const[{kind_name}] and must be one, not {a!r}")
+            value = a.item() if isinstance(a, np.generic) else a
+            if want is float:
+                value = float(value)
+            return ("const", type(value), value)
+        # inferred scalar: the type NumPy gives the value
+        if isinstance(a, (bool, np.bool_)):
+            return bool_
+        if isinstance(a, (int, float)):
+            return int64 if isinstance(a, int) else float64
+        if isinstance(a, np.generic):
+            return from_dtype(a.dtype, f" for argument {spec.name!r}")
+        raise LaunchError(f"argument {spec.name!r}: cannot pass {type(a).__name__} to a kernel")
+
+    def variant(self, key: tuple[Any, ...]) -> Variant:
+        v = self.variants.get(key)
+        if v is None:
+            v = self.variants[key] = self._compile(key)
+        return v
+
+    def _compile(self, key: tuple[Any, ...]) -> Variant:
+        bindings: dict[str, Any] = {}
+        consts = []
+        for spec, k in zip(self.params, key):
+            if isinstance(k, ArrayType):
+                bindings[spec.name] = ir.ArrayRef(spec.name, k)
+            elif isinstance(k, ScalarType):
+                bindings[spec.name] = ir.Var(spec.name, k)
+            else:
+                bindings[spec.name] = Static(k[2])
+                consts.append(f"{spec.name}={k[2]!r}")
+        description = ", ".join([self.__name__] + consts)
+        program = Compiler().lower_kernel(self.parsed, bindings, description)
+        program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
+        return Variant(self, key, program, key)
+
+    # ------------------------------------------------------------ user API
+    def __getitem__(self, config: Any) -> Launch:
+        launch = self._launches.get(config) if isinstance(config, tuple) else None
+        if launch is not None:
+            return launch
+        if not isinstance(config, tuple) or len(config) != 2:
+            raise LaunchError(f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples")
+        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"))
+        if len(self._launches) < 256:
+            self._launches[config] = launch
+        return launch
+
+    def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], backend: str | None = None) -> None:
+        b = get_backend(backend)
+        variant = self.variant(self.signature_of(args))
+        b.launch(variant, grid, block, args)
+
+    def source(self, *args: Any, backend: str = "cuda") -> str:
+        """The generated C for the variant these arguments select ('cuda' or 'opencl').
+
+        ``args`` are example arguments as for a launch (arrays and scalars) or types:
+        an ``Array[...]``/scalar type stands for an argument of that type.
+        """
+        return self.variant(self.signature_of(tuple(_example(a) for a in args))).source(backend)
+
+
+class _TypeExample:
+    """Stands in for an argument of a given type when asking for source."""
+
+    def __init__(self, t: ArrayType | ScalarType):
+        self.t = t
+
+
+def _example(a: Any) -> Any:
+    if isinstance(a, ArrayType):
+        return np.empty((1,) * a.ndim, a.elem.dtype)
+    if isinstance(a, ScalarType):
+        return a.dtype.type(0)
+    return a
+
+
+def _is_array(a: Any) -> bool:
+    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__")
+
+
+def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
+    if isinstance(a, (np.ndarray, DeviceArray)):
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            raise LaunchError(
+                f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it"
+            )
+        return a.dtype, a.shape
+    raise LaunchError(f"argument {name!r} must be an array (NumPy or gpukern device array), not {type(a).__name__}")
+
+
+def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...]) -> list[ir.KernelParam]:
+    """The C parameters of a kernel: data pointers, the shapes the code needs, scalars."""
+    shapes_used: dict[str, set[int]] = {}
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Shape):
+            shapes_used.setdefault(n.array.name, set()).add(n.dim)
+        elif isinstance(n, ir.Call):
+            for a in n.args:
+                if isinstance(a, ir.ArrayRef) and a.type.space == "global":
+                    shapes_used.setdefault(a.name, set()).update(range(a.type.ndim))
+    out = []
+    for i, (spec, k) in enumerate(zip(specs, key)):
+        if isinstance(k, ArrayType):
+            out.append(ir.KernelParam("array", spec.name, i, k))
+            dims = shapes_used.get(spec.name, set()) | set(range(1, k.ndim))
+            out += [ir.KernelParam("shape", spec.name, i, k, d) for d in sorted(dims)]
+        elif isinstance(k, ScalarType):
+            out.append(ir.KernelParam("scalar", spec.name, i, k))
+    return out
+
+
+def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
+    """A scalar argument as the parameter's type, refusing lossy conversions."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if t == bool_:
+        if not isinstance(value, (bool, int)):
+            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
+        return np.uint8(bool(value))
+    if t.is_int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
+        info = np.iinfo(t.dtype)
+        if not info.min <= value <= info.max:
+            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
+        return t.dtype.type(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
+    return t.dtype.type(value)
+
+
+def kernel(fn: Any) -> Kernel:
+    """Decorate a Python function as a GPU kernel; launch it as ``k[grid, block](args)``."""
+    return Kernel(fn)
+
+
+def iter_kernels() -> Iterator[Kernel]:
+    """Every kernel defined in this process (used by the test suite to check CUDA output)."""
+    return iter(list(_all_kernels))
+
+
+__all__ = ["Kernel", "Launch", "Variant", "kernel", "iter_kernels", "convert_scalar", "CompileError", "Loc"]

@@ -1,0 +1,108 @@
+"""Passes over a lowered function's IR: where locals are declared, which arrays are written."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from . import ir
+
+
+def _var_refs(node: ir.Node) -> Counter[str]:
+    return Counter(n.name for n in ir.walk(node) if isinstance(n, ir.Var))
+
+
+def _hide_loop_counters(fd: ir.FuncDef) -> None:
+    """A loop variable used outside its loops, or assigned in its body, iterates
+    through a hidden counter: Python's loop variable keeps the last value it was
+    given, where C's would overshoot, and assigning it must not change the iteration."""
+    outside: set[str] = set()
+
+    def scan(stmts: list[ir.Stmt], loop_vars: tuple[str, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ir.For):
+                for e in (s.start, s.stop, s.step):
+                    scan_expr(e, loop_vars)
+                scan(s.body, loop_vars + (s.var.name,))
+            elif isinstance(s, ir.Assign):
+                if s.target.name in loop_vars:
+                    outside.add(s.target.name)  # assigned in its own loop
+                scan_expr(s, loop_vars)
+            else:
+                for child in ir.children(s):
+                    if isinstance(child, ir.Stmt):
+                        scan([child], loop_vars)
+                    else:
+                        scan_expr(child, loop_vars)
+
+    def scan_expr(e: ir.Node, loop_vars: tuple[str, ...]) -> None:
+        outside.update(n.name for n in ir.walk(e) if isinstance(n, ir.Var) and n.name not in loop_vars)
+
+    scan(fd.body, ())
+    for s in ir.walk_body(fd.body):
+        if isinstance(s, ir.For) and s.var.name in outside:
+            user = s.var
+            s.var = ir.Var(f"{user.name}.it", user.type, loc=user.loc)
+            s.body.insert(0, ir.Assign(user, s.var, loc=s.loc))
+
+
+def _child_blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(s, ir.If):
+        return [s.then, s.orelse]
+    if isinstance(s, (ir.For, ir.While)):
+        return [s.body]
+    return []
+
+
+def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
+    """Decide where each local is declared, so the C reads like hand-written code.
+
+    A variable is declared where it is first assigned, in the innermost block that
+    holds every use of it, when that assignment comes before any use in the block
+    (then each pass through the block assigns it before reading it).  Loop
+    variables are declared in their ``for`` header.  The rest are declared at the
+    top of the function.
+    """
+    _hide_loop_counters(fd)
+    total: Counter[str] = Counter()
+    for s in fd.body:
+        total += _var_refs(s)
+    for_vars = {s.var.name for s in ir.walk_body(fd.body) if isinstance(s, ir.For)}
+    top: dict[str, ir.Var] = {}
+
+    def place(name: str, block: list[ir.Stmt]) -> bool:
+        for s in block:
+            refs = _var_refs(s)
+            if not refs[name]:
+                continue
+            if isinstance(s, ir.Assign) and s.target.name == name and not _var_refs(s.value)[name]:
+                s.declare = True
+                return True
+            if refs[name] != total[name]:
+                return False
+            header = [e for e in ir.children(s) if not isinstance(e, ir.Stmt)]
+            if any(_var_refs(e)[name] for e in header):
+                return False
+            for child in _child_blocks(s):
+                inside = sum(_var_refs(c)[name] for c in child)
+                if inside == total[name]:
+                    return place(name, child)
+            return False
+        return False
+
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Var) and n.name not in param_names and n.name not in for_vars and n.name not in top:
+            top[n.name] = n
+    fd.locals = [v for name, v in top.items() if not place(name, fd.body)]
+
+
+def written_params(fd: ir.FuncDef) -> set[str]:
+    """Names of array parameters the function (or a callee) stores to or updates atomically."""
+    out: set[str] = set()
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, (ir.Store, ir.Atomic)):
+            out.add(n.array.name)
+        elif isinstance(n, ir.Call):
+            for param, arg in zip(n.func.params, n.args):
+                if isinstance(arg, ir.ArrayRef) and param.name in n.func.written:
+                    out.add(arg.name)
+    return out
