@@ -190,6 +190,8 @@ class Emitter:
     def line(self, depth: int, text: str, node: ir.Node) -> str:
         pad = "    " * depth
         src = node.loc.source_line().strip() if node.loc is not None else ""
+        # a trailing backslash would continue the C comment onto the next line
+        src = src.encode("ascii", "replace").decode().rstrip("\\ ")
         if src:
             return f"{pad}{text}  // {node.loc.lineno}: {src}"
         return f"{pad}{text}"

@@ -1,0 +1,64 @@
+"""Shared fixtures: the backends to run on, and the CUDA check of every kernel.
+
+Every kernel variant a test compiles also has its CUDA C compiled by
+``nvcc -cubin -arch=sm_90`` after the test (when nvcc is present), so the CUDA
+dialect is checked on machines without a GPU.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+import gpukern as gk
+from gpukern.backends.cuda import find_nvcc, nvcc_compile
+from gpukern.kernel import iter_kernels
+
+RUNTIME_BACKENDS = gk.available_backends()
+
+if os.environ.get("GPUKERN_REQUIRE_OPENCL") == "1" and "opencl" not in RUNTIME_BACKENDS:
+    raise pytest.UsageError("GPUKERN_REQUIRE_OPENCL=1 but no OpenCL device was found (install pocl-opencl-icd)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skipped cleanly without one)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if "cuda" in RUNTIME_BACKENDS:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=RUNTIME_BACKENDS or [pytest.param(None, marks=pytest.mark.skip(reason="no backend"))])
+def backend(request: pytest.FixtureRequest):
+    """Run the test once per runtime backend available here, with it selected."""
+    gk.set_backend(request.param)
+    try:
+        yield request.param
+    finally:
+        gk.set_backend(None)
+
+
+_NVCC = find_nvcc()
+_compiled: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def _cuda_source_compiles():
+    """After each test, nvcc-compile the CUDA C of every kernel variant not yet checked."""
+    yield
+    if _NVCC is None:
+        return
+    for k in iter_kernels():
+        for variant in list(k.variants.values()):
+            src = variant.source("cuda")
+            digest = hashlib.sha256(src.encode()).hexdigest()
+            if digest not in _compiled:
+                nvcc_compile(src, arch="sm_90")
+                _compiled.add(digest)
