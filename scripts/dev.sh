@@ -32,8 +32,11 @@ extras="opencl"
 [ "$what" = test ] && extras="opencl,test"
 stamp=".venv/.gpukern-$extras-$(cat setup.cfg | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e ".[$extras]"
+  echo "installing gpukern[$extras] into .venv..." >&2
+  if ! { .venv/bin/python -m pip install --upgrade pip && .venv/bin/python -m pip install -e ".[$extras]"; } \
+      >.venv/install.log 2>&1; then
+    cat .venv/install.log >&2; exit 1
+  fi
   touch "$stamp"
 fi
 

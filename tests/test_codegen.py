@@ -1,0 +1,107 @@
+"""The generated C: readable, folded, renamed where needed, and valid in both dialects."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, Const, barrier, float32, int32, kernel, shared, thread_idx
+
+SCALE = 3
+
+
+@kernel
+def scaled_copy(src: Array[float32], dst: Array[float32], n: int32, MODE: Const[int]):
+    i = gk.global_id(0)
+    if i < n:
+        if MODE == 0:
+            dst[i] = src[i] * SCALE
+        else:
+            dst[i] = src[i] - 1.0
+
+
+@kernel
+def reserved_names(out: Array[int32], n: int32):
+    int = gk.global_id(0)  # noqa: A001 - a C keyword as a Python name
+    half = int * 2
+    kernel = half + 1
+    if int < n:
+        out[int] = kernel
+
+
+@kernel
+def shared_reverse(a: Array[float32], TILE: Const[int]):
+    buf = shared(float32, TILE)
+    t = thread_idx.x
+    buf[t] = a[t]
+    barrier()
+    a[t] = buf[TILE - 1 - t]
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "opencl"])
+def test_const_branches_fold_and_constants_inline(dialect):
+    src0 = scaled_copy.source(Array[float32], Array[float32], int32, 0, backend=dialect)
+    src1 = scaled_copy.source(Array[float32], Array[float32], int32, 1, backend=dialect)
+    assert "* 3.0f" in src0 and "- 1.0f" not in src0
+    assert "- 1.0f" in src1 and "* 3.0f" not in src1
+    assert "MODE" not in src0.split("{", 1)[1].split("//")[0]  # no run-time parameter for a Const
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "opencl"])
+def test_reserved_words_are_renamed(dialect):
+    src = reserved_names.source(Array[int32], int32, backend=dialect)
+    code = "\n".join(line.split("//")[0] for line in src.splitlines())
+    assert re.search(r"\bint int_ = ", code)
+    assert re.search(r"\bint half_ = ", code)
+    assert re.search(r"\bint kernel_ = ", code)
+
+
+def test_reserved_words_run(backend):
+    out = np.zeros(50, np.int32)
+    reserved_names[1, 64](out, 50)
+    assert np.array_equal(out, np.arange(50) * 2 + 1)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "words"),
+    [("cuda", ["__shared__ float buf[8];", "__syncthreads();", "(int)threadIdx.x"]),
+     ("opencl", ["__local float buf[8];", "barrier(CLK_LOCAL_MEM_FENCE", "(int)get_local_id(0)"])],
+)
+def test_dialect_spellings(dialect, words):
+    src = shared_reverse.source(Array[float32], 8, backend=dialect)
+    for w in words:
+        assert w in src
+
+
+def test_python_lines_are_trailing_comments():
+    src = shared_reverse.source(Array[float32], 8, backend="cuda")
+    line = next(x for x in src.splitlines() if "buf[t] = a[t];" in x)
+    assert line.rstrip().endswith("buf[t] = a[t]")
+    assert re.search(r"// \d+: buf\[t\] = a\[t\]$", line)
+
+
+def test_read_only_arrays_are_const_restrict():
+    src = scaled_copy.source(Array[float32], Array[float32], int32, 0, backend="cuda")
+    assert "const float* __restrict__ src" in src
+    assert "float* __restrict__ dst" in src and "const float* __restrict__ dst" not in src
+
+
+def test_float_literals_round_trip():
+    @kernel
+    def lits(out: Array[float32], out64: Array[gk.float64]):
+        out[0] = 0.1
+        out[1] = 1e-30
+        out[2] = 3.4028234663852886e38
+        out64[0] = 0.1
+        out64[1] = 1e-300
+        out64[2] = 2.0 / 3.0
+
+    src = lits.source(Array[float32], Array[gk.float64], backend="cuda")
+    floats = re.findall(r"= (-?[0-9.e+-]+)f?;", src)
+    assert floats
+    for text in re.findall(r"= ([-0-9.e+]+f);", src):
+        assert np.float32(text[:-1]) in (np.float32(0.1), np.float32(1e-30), np.float32(3.4028234663852886e38))
+    assert "0.6666666666666666;" in src
