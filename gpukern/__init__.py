@@ -25,7 +25,7 @@ from .errors import (
     KernelTypeError,
     LaunchError,
 )
-from .frontend import DeviceFunction, func
+from .calls import DeviceFunction, func
 from .kernel import Kernel, kernel
 from .lang import (
     atomic_add,

@@ -817,7 +817,7 @@ def test_module_level_constants(backend):
     a = np.arange(10, dtype=np.float32) - 3
     out = np.zeros_like(a)
     k_module_consts[1, 16](a, out, 10)
-    np.testing.assert_array_equal(out, a * np.float32(MOD_K) + np.float32(MOD_F))
+    np.testing.assert_allclose(out, a * np.float32(MOD_K) + np.float32(MOD_F), rtol=1e-6)
     src = k_module_consts.source(a, a, 10, backend="opencl")
     assert "999" not in src  # folded: MOD_FLAG is False
     assert "double" not in src  # weak constants keep float32
@@ -838,7 +838,7 @@ def test_unannotated_scalars_specialise_like_numpy(backend):
     # Python float -> float64
     outf = np.zeros(8, np.float64)
     k_infer_scalars[1, 8](a, outf, 0.1, 1e-9)
-    np.testing.assert_array_equal(outf, a * np.float64(0.1) + 1e-9)
+    np.testing.assert_allclose(outf, a * np.float64(0.1) + 1e-9, rtol=1e-15)
     # NumPy scalars keep their dtype: int32 * int32 wraps
     outw = np.zeros(8, np.int64)
     k_infer_scalars[1, 8](a, outw, np.int32(2**30), np.int32(0))

@@ -323,9 +323,9 @@ class Emitter:
 
     def expr_BinOp(self, e: ir.BinOp) -> tuple[str, int]:
         t = e.type
-        if e.op == "//" and t.kind == "i":
+        if e.op == "//" and t.kind in "iu":
             return self.helper_call("floordiv", t, [e.left, e.right]), _ATOM
-        if e.op == "%" and t.kind in "if":
+        if e.op == "%" and t.kind in "iuf":
             return self.helper_call("mod", t, [e.left, e.right]), _ATOM
         if e.op == "//" and t.is_float:
             return self.math_text("floor", t, [f"{self.expr(e.left, 13)} / {self.expr(e.right, 14)}"]), _ATOM
@@ -418,18 +418,22 @@ class Emitter:
 
     def _helper(self, kind: str, t: ScalarType, name: str) -> str:
         T, pre = self.type(t), self.d.func_prefix
-        if kind == "floordiv":  # Python floors; C truncates.  x // 0 is 0, as in NumPy.
+        if kind == "floordiv" and t.kind == "u":  # x // 0 is 0, as in NumPy
+            body = "    return b == 0 ? 0 : a / b;"
+        elif kind == "floordiv":  # Python floors; C truncates.  x // 0 is 0, as in NumPy.
             body = (
-                f"    if (b == 0) return 0;\n    {T} q = a / b;\n"
+                f"    if (b == 0) return 0;\n    if (b == -1) return -a;  /* MIN / -1 would trap */\n    {T} q = a / b;\n"
                 f"    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n    return q;"
             )
         elif kind == "mod" and t.is_float:  # the result takes the divisor's sign
             fmod = self.math_text("fmod", t, ["a", "b"])
             body = f"    {T} r = {fmod};\n    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
-        elif kind == "mod":
-            body = "    if (b == 0) return 0;\n    " + (
-                f"{T} r = a % b;\n    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
-                if t.kind == "i" else "return a % b;"
+        elif kind == "mod" and t.kind == "u":
+            body = "    return b == 0 ? 0 : a % b;"
+        elif kind == "mod":  # Python's sign rule; x % 0 is 0 as in NumPy; MIN % -1 would trap
+            body = (
+                f"    if (b == 0 || b == -1) return 0;\n    {T} r = a % b;\n"
+                f"    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
             )
         elif kind == "ipow":  # exponentiation by squaring; wraps like NumPy
             body = f"    {T} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n        a *= a;\n        b >>= 1;\n    }}\n    return r;"
