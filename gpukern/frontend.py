@@ -652,8 +652,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             raise self.type_error(node, f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}")
         if isinstance(left, Static) and isinstance(right, Static):
             return self.fold(node, fn, left.value, right.value)
-        t = true_divide_type(lt, rt) if op == "/" else promote(lt, rt)
-        assert isinstance(t, ScalarType)
+        # two run-time values of literal-only locals compute at their materialised width
+        t = materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
         if op in ("<<", ">>") and t == bool_:
             t = int64
         if op == "**" and t.is_int and isinstance(right, Static):
@@ -726,8 +726,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             if isinstance(a, Static) and isinstance(b, Static):
                 part: Value = Static(bool(self.fold(node, fn, a.value, b.value).value))
             else:
-                t = promote(self.type_of(a), self.type_of(b))
-                assert isinstance(t, ScalarType)
+                t = materialize(promote(self.type_of(a), self.type_of(b)))
                 part = ir.Compare(op, self.coerce(node, a, t), self.coerce(node, b, t), bool_, loc=self.loc(node))
             if isinstance(result, Static):
                 if not result.value:

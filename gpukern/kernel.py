@@ -175,8 +175,11 @@ class Kernel:
         """The specialisation key of a call: per parameter, what the variant depends on."""
         params = self.params
         if len(args) != len(params):
-            raise LaunchError(f"{self.__name__}() takes {len(params)} arguments but {len(args)} were given")
-        return tuple(self._arg_key(spec, a) for spec, a in zip(params, args))
+            raise LaunchError(f"{self.__name__} takes {len(params)} arguments but {len(args)} were given")
+        try:
+            return tuple(self._arg_key(spec, a) for spec, a in zip(params, args))
+        except LaunchError as e:
+            raise LaunchError(f"{self.__name__}: {e}") from None
 
     def _arg_key(self, spec: ParamSpec, a: Any) -> Any:
         kind = spec.kind
@@ -270,13 +273,6 @@ class Kernel:
         an ``Array[...]``/scalar type stands for an argument of that type.
         """
         return self.variant(self.signature_of(tuple(_example(a) for a in args))).source(backend)
-
-
-class _TypeExample:
-    """Stands in for an argument of a given type when asking for source."""
-
-    def __init__(self, t: ArrayType | ScalarType):
-        self.t = t
 
 
 def _example(a: Any) -> Any:

@@ -70,7 +70,7 @@ class WeakType(Type):
         return self.kind == "i"
 
     def __repr__(self) -> str:
-        return "weak int" if self.kind == "i" else "weak float"
+        return "int literal" if self.kind == "i" else "float literal"
 
 
 float32 = ScalarType("float32", np.dtype(np.float32))

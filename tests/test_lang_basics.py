@@ -147,6 +147,34 @@ def test_int32_negative_floordiv_mod_table(backend):
         np.testing.assert_array_equal(md, np.remainder(a, b))
 
 
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_int_floordiv_mod_extremes(backend, dtype):
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    if np.dtype(dtype).kind == "u":
+        pairs = [(hi, hi), (hi - 1, hi), (5, hi), (hi, 2), (hi, 0), (0, hi), (hi, 1), (7, hi - 1)]
+    else:
+        pairs = [(lo, -1), (lo, 1), (lo, lo), (hi, lo), (lo, hi), (hi, -1), (-1, lo), (lo, 0), (lo, 2), (lo + 1, -2)]
+    a = np.array([p[0] for p in pairs], dtype)
+    b = np.array([p[1] for p in pairs], dtype)
+    fd, md = np.zeros_like(a), np.zeros_like(a)
+    k_divmod[1, 16](a, b, fd, md, a.size)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(fd, np.floor_divide(a, b))
+        np.testing.assert_array_equal(md, np.remainder(a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floordiv_mod_inexact_quotient(backend, dtype):
+    # 1.0 // 0.1 is 9.0 in Python and NumPy (floor(1.0 / 0.1) would be 10.0)
+    a = np.array([1.0, -1.0, 7.0, 0.7, 1e10, 5.5, -0.0], dtype)
+    b = np.array([0.1, 0.1, -0.7, 0.1, 3.3, -2.0, 3.0], dtype)
+    fd, md = np.zeros_like(a), np.zeros_like(a)
+    k_divmod[1, 8](a, b, fd, md, a.size)
+    np.testing.assert_array_equal(fd, np.floor_divide(a, b))
+    np.testing.assert_allclose(md, np.remainder(a, b), rtol=1e-6, atol=0)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @SETTINGS
 @given(n=st.integers(1, 70), seed=st.integers(0, 2**32 - 1))

@@ -33,11 +33,26 @@ RESERVED = frozenset(
     uchar ushort uint ulong size_t ptrdiff_t intptr_t uintptr_t
     threadIdx blockIdx blockDim gridDim warpSize device host shared managed
     barrier get_global_id get_local_id get_group_id get_local_size get_num_groups get_global_size
-    main printf malloc free memcpy memset assert abs fabs fabsf min max fmin fmax pow powf sqrt sqrtf
-    exp log sin cos tan floor ceil trunc fmod isnan isinf isfinite signbit INFINITY NAN
+    main printf malloc free memcpy memset assert INFINITY NAN HUGE_VALF HUGE_VAL MAXFLOAT
+    abs fabs min max fmin fmax fdim pow pown powr rootn sqrt rsqrt cbrt exp exp2 exp10 expm1 log log2 log10
+    log1p logb ilogb sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh sinpi cospi tanpi
+    asinpi acospi atanpi atan2pi sincos floor ceil trunc round rint nearbyint lround llround fmod remainder
+    remquo modf frexp ldexp scalbn nextafter copysign hypot erf erfc tgamma lgamma lgamma_r nan fma mad
+    isnan isinf isfinite isnormal signbit isequal isnotequal isgreater isgreaterequal isless islessequal
+    islessgreater isordered isunordered any all bitselect select shuffle shuffle2
+    clamp degrees radians mix sign smoothstep step cross dot distance length normalize fast_distance
+    fast_length fast_normalize abs_diff add_sat sub_sat hadd rhadd clz ctz popcount rotate upsample mad_hi
+    mad_sat mul_hi mad24 mul24 barrier mem_fence read_mem_fence write_mem_fence prefetch
+    wait_group_events get_work_dim get_global_offset get_enqueued_local_size
+    sqrtf expf logf sinf cosf tanf powf fabsf floorf ceilf fminf fmaxf fmodf truncf roundf rintf
+    exp2f expm1f log2f log10f log1pf asinf acosf atanf atan2f sinhf coshf tanhf asinhf acoshf atanhf
+    erff erfcf hypotf copysignf cbrtf rsqrtf llabs labs __syncthreads
     """.split()
 )
-_VECTOR = re.compile(r"^(u?(char|short|int|long)|float|double|half|bool)(2|3|4|8|16)$")
+_VECTOR = re.compile(
+    r"^(u?(char|short|int|long)|float|double|half|bool)(2|3|4|8|16)$"
+    r"|^(convert_|as_|vload|vstore|atomic_|atom_|native_|half_|get_|read_image|write_image|async_|sub_group|work_group)"
+)
 
 
 def c_identifier(name: str) -> str:
