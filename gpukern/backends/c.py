@@ -343,7 +343,7 @@ class Emitter:
         if e.op == "%" and t.kind in "iuf":
             return self.helper_call("mod", t, [e.left, e.right]), _ATOM
         if e.op == "//" and t.is_float:
-            return self.math_text("floor", t, [f"{self.expr(e.left, 13)} / {self.expr(e.right, 14)}"]), _ATOM
+            return self.helper_call("floordiv", t, [e.left, e.right]), _ATOM
         if e.op == "**":
             if t.is_float:
                 return self.math_text("pow", t, [self.expr(e.left), self.expr(e.right)]), _ATOM
@@ -433,7 +433,16 @@ class Emitter:
 
     def _helper(self, kind: str, t: ScalarType, name: str) -> str:
         T, pre = self.type(t), self.d.func_prefix
-        if kind == "floordiv" and t.kind == "u":  # x // 0 is 0, as in NumPy
+        if kind == "floordiv" and t.is_float:  # NumPy's algorithm: exact even when a / b rounds
+            m = {f: self.math_text(f, t, args) for f, args in
+                 (("fmod", ["a", "b"]), ("floor", ["d"]), ("copysign", [self.zero(t), "a / b"]))}
+            body = (
+                f"    if (b == 0) return a / b;\n    {T} r = {m['fmod']};\n    {T} d = (a - r) / b;\n"
+                f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
+                f"    if (d == 0) return {m['copysign']};\n"
+                f"    {T} f = {m['floor']};\n    return d - f > 0.5 ? f + 1 : f;"
+            )
+        elif kind == "floordiv" and t.kind == "u":  # x // 0 is 0, as in NumPy
             body = "    return b == 0 ? 0 : a / b;"
         elif kind == "floordiv":  # Python floors; C truncates.  x // 0 is 0, as in NumPy.
             body = (
@@ -442,7 +451,11 @@ class Emitter:
             )
         elif kind == "mod" and t.is_float:  # the result takes the divisor's sign
             fmod = self.math_text("fmod", t, ["a", "b"])
-            body = f"    {T} r = {fmod};\n    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
+            zero = self.math_text("copysign", t, [self.zero(t), "b"])
+            body = (
+                f"    {T} r = {fmod};\n    if (r == 0) return {zero};\n"
+                f"    if ((r < 0) != (b < 0)) r += b;\n    return r;"
+            )
         elif kind == "mod" and t.kind == "u":
             body = "    return b == 0 ? 0 : a % b;"
         elif kind == "mod":  # Python's sign rule; x % 0 is 0 as in NumPy; MIN % -1 would trap
