@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .array import DeviceArray, empty, to_device, zeros
 from .backends import available_backends, get_backend, set_backend
+from .cache import cache_info, clear_cache
 from .errors import (
     BackendError,
     BarrierDivergenceError,
@@ -53,7 +54,7 @@ __all__ = [
     "Array", "BackendError", "BarrierDivergenceError", "CompileError", "Const", "DeviceArray", "DeviceFunction",
     "GpukernError", "Kernel", "KernelFault", "KernelSyntaxError", "KernelTypeError", "LaunchError",
     "atomic_add", "atomic_cas", "atomic_exch", "atomic_max", "atomic_min", "atomic_sub", "available_backends",
-    "barrier", "benchmark", "block_dim", "block_idx", "bool_", "empty", "float32", "float64", "func", "get_backend",
+    "barrier", "benchmark", "cache_info", "clear_cache", "block_dim", "block_idx", "bool_", "empty", "float32", "float64", "func", "get_backend",
     "global_id", "grid_dim", "int32", "int64", "kernel", "local", "set_backend", "shared", "superstep",
     "synchronize", "thread_idx", "to_device", "uint32", "zeros",
 ]

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 
 import pytest
 
 import gpukern as gk
 from gpukern.backends.cuda import find_nvcc, nvcc_compile
 from gpukern.kernel import iter_kernels
+
+# A fresh binary cache for the session, so tests neither use nor litter the user's.
+os.environ.setdefault("GPUKERN_CACHE_DIR", tempfile.mkdtemp(prefix="gpukern-test-cache-"))
 
 RUNTIME_BACKENDS = gk.available_backends()
 

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..errors import BackendError, LaunchError
+from ..cache import binary_cache, make_key
 from ..types import bool_, float32, float64, int32, int64, uint32
 from . import Backend
-from .c import Dialect
+from .c import Dialect, c_identifier
 
 _I = ("int32", "uint32")
 
@@ -62,6 +63,7 @@ class OpenCLBackend(Backend):
 
     name = "opencl"
     dialect = OPENCL
+    build_options: list[str] = []
 
     def __init__(self) -> None:
         try:
@@ -105,20 +107,32 @@ class OpenCLBackend(Backend):
 
     # ------------------------------------------------------------ compile
     def compiled(self, variant: Any) -> Any:
+        """The variant's ``cl.Kernel``, built once per process; the program binary is cached."""
         knl = variant.compiled.get(self.name)
         if knl is None:
             src = variant.source(self.name)
+            dev = self.device
+            key = make_key(
+                source=src, backend=self.name, device=dev.name, driver=dev.driver_version,
+                platform=dev.platform.version, options=self.build_options, pyopencl=self.cl.VERSION_TEXT,
+            )
+            binary = binary_cache().get_or_compile(key, lambda: self._build_binary(variant, src), variant.kernel.__name__)
             try:
-                prg = self.cl.Program(self.ctx, src).build()
+                prg = self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options)
             except self.cl.Error as e:
-                raise BackendError(
-                    f"the OpenCL compiler rejected the code generated for {variant.kernel.__name__} "
-                    f"(a gpukern bug; please report it):\n{e}\n--- source ---\n{src}"
-                ) from None
-            from .c import c_identifier
-
+                raise BackendError(f"the OpenCL driver could not load a cached binary: {e}") from None
             knl = variant.compiled[self.name] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
         return knl
+
+    def _build_binary(self, variant: Any, src: str) -> bytes:
+        try:
+            prg = self.cl.Program(self.ctx, src).build(options=self.build_options)
+        except self.cl.Error as e:
+            raise BackendError(
+                f"the OpenCL compiler rejected the code generated for {variant.kernel.__name__} "
+                f"(a gpukern bug; please report it):\n{e}\n--- source ---\n{src}"
+            ) from None
+        return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
     def launch(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
