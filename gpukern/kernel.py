@@ -8,6 +8,7 @@ and keep the binary with it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from collections.abc import Iterator
@@ -67,6 +68,15 @@ class Variant:
     @property
     def written(self) -> set[str]:
         return self.program.kernel.written
+
+    @functools.cached_property
+    def shared_bytes(self) -> int:
+        """Static shared memory per block, in bytes."""
+        return sum(
+            int(np.prod(s.array.type.shape)) * s.array.type.elem.itemsize
+            for s in self.program.kernel.body
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared"
+        )
 
     def source(self, backend: str) -> str:
         if backend not in self.sources:
@@ -294,7 +304,13 @@ def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
                 f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it"
             )
         return a.dtype, a.shape
-    raise LaunchError(f"argument {name!r} must be an array (NumPy or gpukern device array), not {type(a).__name__}")
+    iface = getattr(a, "__cuda_array_interface__", None)
+    if iface is not None:
+        return np.dtype(iface["typestr"]), tuple(iface["shape"])
+    raise LaunchError(
+        f"argument {name!r} must be an array (NumPy, gpukern device array, or one with "
+        f"__cuda_array_interface__), not {type(a).__name__}"
+    )
 
 
 def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...]) -> list[ir.KernelParam]:

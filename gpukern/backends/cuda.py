@@ -1,19 +1,29 @@
-"""CUDA C: the dialect table, and compiling generated source with nvcc.
+"""CUDA C: the dialect table, compiling with nvcc, and running kernels through PyCUDA.
 
-Running CUDA kernels (through PyCUDA) comes with the CUDA runtime issue; today
-this module generates CUDA C and checks it with ``nvcc -cubin``.
+Generated CUDA C is compiled by nvcc to a cubin for the device's own architecture
+(cached, see ``gpukern.cache``), loaded from that binary, and launched through a
+plan made once per variant: PyCUDA's prepared calls, so the argument layout is
+decided once and not per launch.
 """
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import subprocess
 import tempfile
+from typing import Any
 
-from ..errors import BackendError
+import numpy as np
+
+from ..array import DeviceArray
+from ..cache import binary_cache, make_key
+from ..errors import BackendError, LaunchError
 from ..types import bool_, float32, float64, int32, int64, uint32
-from .c import Dialect
+from . import Backend
+from .c import Dialect, c_identifier
 
 _I = ("int32", "uint32")
 
@@ -82,18 +92,183 @@ def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()
             return f.read()
 
 
-class CUDABackend:
-    """Placeholder until kernels launch through PyCUDA: says why CUDA cannot run."""
+
+
+@functools.lru_cache(maxsize=None)
+def nvcc_version() -> str:
+    """nvcc's version banner (part of every cache key)."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return "none"
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "") -> bytes:
+    """The cubin of ``source`` for ``arch``, from the binary cache or compiled now."""
+    key = make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_version(), options=options)
+    return binary_cache().get_or_compile(key, lambda: nvcc_compile(source, arch, options), what)
+
+
+# struct-module codes of PyCUDA's prepared calls, per C parameter type
+_PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+
+
+def _cuda_array_pointer(a: Any, name: str) -> int:
+    """Device pointer of a CuPy/PyTorch/PyCUDA array, checked to be C-contiguous."""
+    iface = a.__cuda_array_interface__
+    strides = iface.get("strides")
+    if strides is not None:
+        itemsize = np.dtype(iface["typestr"]).itemsize
+        expect, acc = [], itemsize
+        for n in reversed(iface["shape"]):
+            expect.append(acc)
+            acc *= n
+        if tuple(strides) != tuple(reversed(expect)):
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
+    return int(iface["data"][0])
+
+
+class CUDABackend(Backend):
+    """Runs kernels on an NVIDIA GPU through PyCUDA.
+
+    Uses the current PyCUDA context if there is one (so arrays from CuPy or PyTorch
+    on that device work), else the primary context of device ``GPUKERN_DEVICE``
+    (default 0).
+    """
 
     name = "cuda"
     dialect = CUDA
+    options: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         try:
-            import pycuda.driver  # noqa: F401
+            import pycuda.driver as drv
         except ImportError:
             raise BackendError("pycuda is not installed (pip install 'gpukern[cuda]')") from None
-        raise BackendError(
-            "launching CUDA kernels through PyCUDA is not implemented in this version; "
-            "generate CUDA C with kernel.source(..., backend='cuda') or use the opencl backend"
-        )
+        except Exception as e:  # the driver library itself may be missing
+            raise BackendError(f"pycuda cannot load the CUDA driver: {e}") from None
+        self.drv = drv
+        try:
+            drv.init()
+            try:
+                ctx = drv.Context.get_current()
+            except (drv.Error, AttributeError):
+                ctx = None
+            if ctx is not None:
+                self.device = ctx.get_device()
+            else:
+                index = int(os.environ.get("GPUKERN_DEVICE", "0"))
+                if not 0 <= index < drv.Device.count():
+                    raise BackendError(f"GPUKERN_DEVICE={index} but there are {drv.Device.count()} CUDA devices")
+                self.device = drv.Device(index)
+                ctx = self.device.retain_primary_context()
+                ctx.push()
+                atexit.register(ctx.pop)
+            self.context = ctx
+        except drv.Error as e:
+            raise BackendError(f"no usable CUDA device: {e}") from None
+        if find_nvcc() is None:
+            raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
+        attr = drv.device_attribute
+        get = self.device.get_attribute
+        major, minor = self.device.compute_capability()
+        self.arch = f"sm_{major}{minor}"
+        self.max_group = get(attr.MAX_THREADS_PER_BLOCK)
+        self.max_items = (get(attr.MAX_BLOCK_DIM_X), get(attr.MAX_BLOCK_DIM_Y), get(attr.MAX_BLOCK_DIM_Z))
+        self.max_grid = (get(attr.MAX_GRID_DIM_X), get(attr.MAX_GRID_DIM_Y), get(attr.MAX_GRID_DIM_Z))
+        self.max_shared = get(attr.MAX_SHARED_MEMORY_PER_BLOCK)
+
+    def device_name(self) -> str:
+        return f"{self.device.name()} ({self.arch}, CUDA)"
+
+    # ------------------------------------------------------------ compile
+    def compiled(self, variant: Any) -> Any:
+        """The variant's prepared PyCUDA function (compiled or loaded from the cache once)."""
+        fn = variant.compiled.get(self.name)
+        if fn is None:
+            binary = cubin(variant.source(self.name), self.arch, self.options, variant.kernel.__name__)
+            module = self.drv.module_from_buffer(binary)
+            fn = module.get_function(c_identifier(variant.program.kernel.name))
+            fmt = "".join("P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name]
+                          for p in variant.kernel_params)
+            fn.prepare(fmt)
+            fn.gk_module = module  # keep the module alive as long as the function
+            fn.gk_shared = variant.shared_bytes
+            variant.compiled[self.name] = fn
+        return fn
+
+    # ------------------------------------------------------------ launch
+    def launch(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+        from ..kernel import convert_scalar
+
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
+            raise LaunchError(
+                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
+                f"per block and {self.max_items} per dimension"
+            )
+        if any(g > m for g, m in zip(grid, self.max_grid)):
+            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
+        if variant.shared_bytes > self.max_shared:
+            raise LaunchError(
+                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
+                f"this device allows {self.max_shared} per block"
+            )
+        fn = self.compiled(variant)
+        drv = self.drv
+        cargs: list[Any] = []
+        copy_back: list[tuple[np.ndarray, Any]] = []
+        for p in variant.kernel_params:
+            a = args[p.arg_index]
+            if p.kind == "array":
+                cargs.append(self._pointer(a, p, copy_back if p.name in variant.written else None))
+            elif p.kind == "shape":
+                cargs.append(a.shape[p.dim])
+            else:
+                cargs.append(convert_scalar(a, p.type, p.name))
+        fn.prepared_async_call(grid, block, None, *cargs)
+        for host, buf in copy_back:
+            drv.memcpy_dtoh(host, buf)
+
+    def _pointer(self, a: Any, p: Any, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+        if isinstance(a, DeviceArray):
+            if a.backend is not self:
+                raise LaunchError(f"argument {p.name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
+            return a.handle
+        if isinstance(a, np.ndarray):
+            buf = self.drv.mem_alloc(max(a.nbytes, 1))
+            if a.nbytes:
+                self.drv.memcpy_htod(buf, a)
+            if copy_back is not None and a.nbytes:
+                copy_back.append((a, buf))
+            return buf
+        return _cuda_array_pointer(a, p.name)
+
+    # ------------------------------------------------------------ memory
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        buf = self.drv.mem_alloc(max(array.nbytes, 1))
+        if array.nbytes:
+            self.drv.memcpy_htod(buf, array)
+        return DeviceArray(self, buf, array.shape, array.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
+        return DeviceArray(self, self.drv.mem_alloc(nbytes), shape, dtype)
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        out = np.empty(array.shape, array.dtype)
+        if out.nbytes:
+            self.drv.memcpy_dtoh(out, array.handle)
+        return out
+
+    def synchronize(self) -> None:
+        self.drv.Context.synchronize()
+
+    def timer(self) -> Any:
+        ev = self.drv.Event()
+        ev.record()
+        return ev
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        end.synchronize()
+        return start.time_till(end) * 1e-3
