@@ -164,6 +164,32 @@ def test_variable_type_is_join_of_assignments(backend):
         np.testing.assert_array_equal(out[2], (a * np.int32(65536)).astype(np.int64))
 
 
+@gk.kernel
+def k_wrap_then_widen(a: Array[int32], out: Array[int64, 2], n: int32):
+    i = global_id(0)
+    if i < n:
+        x = a[i]
+        out[0, i] = x * x  # int32 * int32 is int32: wraps, then widens
+        out[1, i] = a[i] * a[i]
+        out[2, i] = x + 2147483647
+        y = x * 65536
+        out[3, i] = y
+        out[4, i] = int64(x * 3)
+        out[5, i] = -x - 2
+
+
+def test_int32_wraps_before_widening(backend):
+    a = np.array([3, 46341, -50000, 2**31 - 1, -(2**31), 1 << 20], np.int32)
+    out = np.zeros((6, a.size), np.int64)
+    k_wrap_then_widen[1, 8](a, out, a.size)
+    with np.errstate(all="ignore"):
+        want = [a * a, a * a, a + np.int32(2147483647), a * np.int32(65536), a * np.int32(3), -a - np.int32(2)]
+    for k, w in enumerate(want):
+        assert w.dtype == np.int32
+        np.testing.assert_array_equal(out[k], w.astype(np.int64), err_msg=f"row {k}")
+    assert np.all((out >= -(2**31)) & (out < 2**31))  # every value is an int32
+
+
 # ---------------------------------------------------------------- type errors
 
 
