@@ -422,7 +422,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         self.emit(ir.Store(array, indices, self.coerce(node, value, elem), loc=self.loc(node)))
 
     def visit_If(self, node: ast.If) -> None:
-        cond = self.truth(node.test, self.visit(node.test))
+        cond = self.condition(node.test)
         if isinstance(cond, Static):
             for s in node.body if cond.value else node.orelse:
                 self.visit(s)
@@ -434,7 +434,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.syntax_error(node, "while ... else is not supported")
-        cond = self.truth(node.test, self.visit(node.test))
+        cond = self.condition(node.test)
         if isinstance(cond, Static):
             if not cond.value:
                 return
@@ -675,11 +675,10 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             raise self.type_error(node, f"cannot evaluate constant expression: {e}") from None
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Value:
-        v = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
-            t = self.truth(node.operand, v)
+            t = self.condition(node.operand)
             return Static(not t.value) if isinstance(t, Static) else ir.Unary("not", t, bool_, loc=self.loc(node))
-        v = self.scalar(node, v)
+        v = self.scalar(node, self.visit(node.operand))
         if isinstance(node.op, ast.UAdd):
             return v
         op = "-" if isinstance(node.op, ast.USub) else "~"
@@ -693,16 +692,39 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             return ir.Unary("not", v, bool_, loc=self.loc(node))
         return ir.Unary(op, v, v.type, loc=self.loc(node))
 
+    def condition(self, node: ast.expr) -> Value:
+        """An expression used for its truth (if, while, ternary test, not): bool or static bool."""
+        if isinstance(node, ast.BoolOp):
+            return self.bool_op(node, as_condition=True)
+        return self.truth(node, self.visit(node))
+
     def visit_BoolOp(self, node: ast.BoolOp) -> Value:
+        return self.bool_op(node, as_condition=False)
+
+    def bool_op_operand(self, node: ast.expr, as_condition: bool, op: str) -> Value:
+        if as_condition:
+            return self.condition(node)
+        v = self.visit(node)
+        if isinstance(v, Static) and isinstance(v.value, (bool, np.bool_)) or isinstance(v, ir.Expr) and v.type == bool_:
+            return v
+        raise self.type_error(
+            node, f"'{op}' on {describe(v)} would give one of the operands in Python, not a bool; "
+            "gpukern supports and/or on bools outside conditions",
+            "compare explicitly, e.g. (x != 0), or write 'x if x else y'",
+        )
+
+    def bool_op(self, node: ast.BoolOp, as_condition: bool) -> Value:
+        """Short-circuit and/or on truth values; outside a condition the operands must be bools,
+        since Python would return an operand rather than True/False."""
         op = "and" if isinstance(node.op, ast.And) else "or"
-        result: Value = self.truth(node.values[0], self.visit(node.values[0]))
+        result: Value = self.bool_op_operand(node.values[0], as_condition, op)
         for operand in node.values[1:]:
             if isinstance(result, Static):
-                if result.value == (op == "or"):
-                    return result  # short circuit at compile time
-                result = self.truth(operand, self.visit(operand))
+                if bool(result.value) == (op == "or"):
+                    return Static(bool(result.value))  # short circuit at compile time
+                result = self.bool_op_operand(operand, as_condition, op)
                 continue
-            right = self.truth(operand, self.visit(operand))
+            right = self.bool_op_operand(operand, as_condition, op)
             if isinstance(right, Static):
                 if right.value == (op == "and"):
                     continue  # x and True == x
@@ -723,8 +745,11 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             if 0 < i < len(node.ops) and isinstance(a, ir.Expr) and not self.pure(a):
                 raise self.syntax_error(node, "a chained comparison's middle operand must not call functions or atomics")
             op, fn = _CMPOPS[type(op_node)]
+            known = _compare_out_of_range(op, a, b)
             if isinstance(a, Static) and isinstance(b, Static):
                 part: Value = Static(bool(self.fold(node, fn, a.value, b.value).value))
+            elif known is not None and self.pure(a if isinstance(a, ir.Expr) else b):
+                part = Static(known)
             else:
                 t = materialize(promote(self.type_of(a), self.type_of(b)))
                 part = ir.Compare(op, self.coerce(node, a, t), self.coerce(node, b, t), bool_, loc=self.loc(node))
@@ -740,10 +765,25 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Value:
-        cond = self.truth(node.test, self.visit(node.test))
+        cond = self.condition(node.test)
         if isinstance(cond, Static):
             return self.visit(node.body if cond.value else node.orelse)
         a = self.scalar(node.body, self.visit(node.body))
         b = self.scalar(node.orelse, self.visit(node.orelse))
         t = materialize(promote(self.type_of(a), self.type_of(b)))
         return ir.Select(cond, self.coerce(node, a, t), self.coerce(node, b, t), t, loc=self.loc(node))
+
+
+def _compare_out_of_range(op: str, a: Value, b: Value) -> bool | None:
+    """NumPy 2 compares a typed integer with a Python int by value, even one outside the
+    type's range (``uint32 > -1`` is True); such comparisons are known at compile time."""
+    flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+    for const, x, o in ((b, a, op), (a, b, flip[op])):
+        if not (isinstance(const, Static) and type(const.value) is int and isinstance(x, ir.Expr) and x.type.is_int):
+            continue
+        info = np.iinfo(x.type.dtype)
+        if info.min <= const.value <= info.max:
+            return None
+        x_above = const.value < info.min  # then x > const for every x of the type
+        return {"==": False, "!=": True, ">": x_above, ">=": x_above, "<": not x_above, "<=": not x_above}[o]
+    return None

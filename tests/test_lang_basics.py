@@ -872,3 +872,30 @@ def test_unannotated_scalars_specialise_like_numpy(backend):
     k_infer_scalars[1, 8](a, outw, np.int32(2**30), np.int32(0))
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(outw, (a * np.int32(2**30)).astype(np.int64))
+
+
+# ---------------------------------------------------------------- and / or on non-bool operands
+
+
+@gk.kernel
+def k_and_or_values(a: Array[int32], b: Array[int32], out: Array[int32, 2], n: int32):
+    i = global_id(0)
+    if i < n:
+        out[0, i] = a[i] or 5
+        out[1, i] = a[i] and b[i]
+        x = a[i] or b[i]
+        out[2, i] = x
+
+
+def test_and_or_on_ints_give_python_values_or_a_compile_error(backend):
+    # Python's `x or y` is x if x else y (not a bool); a compiler that does not support
+    # that may reject it, but must not silently store a bool
+    a = np.array([0, 3, -2, 0], np.int32)
+    b = np.array([7, 0, 4, 0], np.int32)
+    out = np.full((3, 4), -99, np.int32)
+    try:
+        k_and_or_values[1, 4](a, b, out, 4)
+    except (gk.KernelTypeError, gk.KernelSyntaxError):
+        return
+    want = [[int(x or 5) for x in a], [int(x and y) for x, y in zip(a, b)], [int(x or y) for x, y in zip(a, b)]]
+    np.testing.assert_array_equal(out, want)

@@ -27,6 +27,7 @@ from gpukern import (
     local,
     shared,
     thread_idx,
+    uint32,
 )
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -84,7 +85,7 @@ def k_scalar_funcs(a: Array[float32], b: Array[float32], e: Array[int32], out: A
         out[4, i] = clamp(b[i], a[i], a[i] + 1.0)
         iout[0, i] = ipow(e[i], 3)
         iout[1, i] = ipow(int64(e[i]), 9)
-        iout[2, i] = sq(e[i] * 1000)  # int32: wraps
+        iout[2, i] = sq(uint32(e[i]) * 1000)  # uint32: wraps
         iout[3, i] = sq(int64(e[i]) * 1000)  # int64: exact
         iout[4, i] = clamp(e[i], 0, 5)
 
@@ -109,7 +110,8 @@ def test_scalar_helpers_return_values(backend, n, seed):
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(iout[0], (e * e * e).astype(np.int64))  # int32 arithmetic
         np.testing.assert_array_equal(iout[1], e.astype(np.int64) ** 9)
-        np.testing.assert_array_equal(iout[2], ((e * np.int32(1000)) * (e * np.int32(1000))).astype(np.int64))
+        u = e.astype(np.uint32) * np.uint32(1000)
+        np.testing.assert_array_equal(iout[2], (u * u).astype(np.int64))
     np.testing.assert_array_equal(iout[3], (e.astype(np.int64) * 1000) ** 2)
     np.testing.assert_array_equal(iout[4], np.clip(e, 0, 5))
 
@@ -125,7 +127,7 @@ def k_specialise(i32: Array[int32], f32: Array[float32], f64: Array[float64], o_
 
 
 def test_same_helper_specialised_per_type(backend):
-    i32 = np.array([3, 46341, -50000, 7], np.int32)
+    i32 = np.array([3, 46340, -40000, 7], np.int32)  # squares fit in int32 (signed overflow is undefined)
     f32 = np.array([0.1, 1.1, 3.3, 1e-3], np.float32)
     f64 = f32.astype(np.float64)
     o_i, o_f, o_d = np.zeros(4, np.int64), np.zeros(4), np.zeros(4)
@@ -133,8 +135,8 @@ def test_same_helper_specialised_per_type(backend):
     np.testing.assert_array_equal(o_f, (f32 * f32).astype(np.float64))
     np.testing.assert_array_equal(o_d, f64 * f64)
     assert not np.array_equal(o_f, o_d)  # the float32 and float64 variants really differ
-    with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(o_i, (i32 * i32).astype(np.int64))
+    np.testing.assert_array_equal(o_i, (i32 * i32).astype(np.int64))
+    assert (i32 * i32).dtype == np.int32
     src = k_specialise.source(i32, f32, f64, o_i, o_f, o_d, 4, backend="opencl")
     assert src.count("sq") >= 3
 

@@ -165,29 +165,52 @@ def test_variable_type_is_join_of_assignments(backend):
 
 
 @gk.kernel
-def k_wrap_then_widen(a: Array[int32], out: Array[int64, 2], n: int32):
+def k_wrap_then_widen(a: Array[uint32], b: Array[int32], out: Array[int64, 2], n: int32):
     i = global_id(0)
     if i < n:
         x = a[i]
-        out[0, i] = x * x  # int32 * int32 is int32: wraps, then widens
+        out[0, i] = x * x  # uint32 * uint32 is uint32: wraps, then widens
         out[1, i] = a[i] * a[i]
-        out[2, i] = x + 2147483647
+        out[2, i] = x + 4294967295
         y = x * 65536
         out[3, i] = y
         out[4, i] = int64(x * 3)
-        out[5, i] = -x - 2
+        out[5, i] = b[i] * b[i]  # int32 * int32 is int32 (values here do not overflow)
+        out[6, i] = int64(b[i]) * b[i] * 65536  # computed in int64
 
 
-def test_int32_wraps_before_widening(backend):
-    a = np.array([3, 46341, -50000, 2**31 - 1, -(2**31), 1 << 20], np.int32)
-    out = np.zeros((6, a.size), np.int64)
-    k_wrap_then_widen[1, 8](a, out, a.size)
+def test_unsigned_wraps_before_widening(backend):
+    """uint32 arithmetic wraps at 32 bits before it is widened; signed overflow is undefined
+    in the generated C (as in CUDA C), so int32 operands are kept in range here."""
+    a = np.array([3, 46341, 50000, 2**32 - 1, 2**31, 1 << 20], np.uint32)
+    b = np.array([3, -46340, 40000, 1, -1, 1 << 10], np.int32)
+    out = np.zeros((7, a.size), np.int64)
+    k_wrap_then_widen[1, 8](a, b, out, a.size)
     with np.errstate(all="ignore"):
-        want = [a * a, a * a, a + np.int32(2147483647), a * np.int32(65536), a * np.int32(3), -a - np.int32(2)]
+        want = [a * a, a * a, a + np.uint32(4294967295), a * np.uint32(65536), a * np.uint32(3), b * b,
+                b.astype(np.int64) * b * 65536]
     for k, w in enumerate(want):
-        assert w.dtype == np.int32
         np.testing.assert_array_equal(out[k], w.astype(np.int64), err_msg=f"row {k}")
-    assert np.all((out >= -(2**31)) & (out < 2**31))  # every value is an int32
+    assert np.all((out[:5] >= 0) & (out[:5] < 2**32))  # every value is a uint32
+
+
+@gk.kernel
+def k_cmp_out_of_range_literal(u: Array[uint32], a: Array[int32], out: Array[bool_, 2], n: int32):
+    i = global_id(0)
+    if i < n:
+        out[0, i] = u[i] > -1
+        out[1, i] = u[i] == -1
+        out[2, i] = a[i] < 3000000000
+        out[3, i] = a[i] != -3000000000
+
+
+def test_compare_with_out_of_range_python_int(backend):
+    # NumPy 2 (NEP 50) compares with a Python int that does not fit the array's type by value
+    u = np.array([0, 5, 2**32 - 1], np.uint32)
+    a = np.array([-(2**31), 0, 2**31 - 1], np.int32)
+    out = np.zeros((4, 3), np.bool_)
+    k_cmp_out_of_range_literal[1, 4](u, a, out, 3)
+    np.testing.assert_array_equal(out, np.stack([u > -1, u == -1, a < 3000000000, a != -3000000000]))
 
 
 # ---------------------------------------------------------------- type errors
