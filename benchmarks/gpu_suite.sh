@@ -13,7 +13,6 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 GPUKERN_CACHE_DIR=/tmp/gk-
   nvcc --version | tail -2; python3 --version
   python3 -c "import gpukern as gk; print('backends:', gk.available_backends()); print(gk.get_backend().device_name())"
 } 2>&1 | tee "$out/env.txt"
-python3 -m pytest -q -p no:cacheprovider -rs ${GK_TESTS:-tests} 2>&1 | tee "$out/tests.txt"
 for tile in 16 32; do
   python3 examples/matmul_tiled.py --size 2048 --tile $tile --naive 2>&1 | tee -a "$out/example.txt"
 done
@@ -23,3 +22,4 @@ except SystemExit: pass
 print("cache_info:", gk.cache_info())'
 rm -rf /tmp/gk-cache
 { echo "# first process (cold cache)"; python3 -c "$probe"; echo "# second process (warm disk cache)"; python3 -c "$probe"; } 2>&1 | tee "$out/cache.txt"
+python3 -m pytest -q -p no:cacheprovider -rs -p no:benchmark --durations=15 ${GK_TESTS:-tests} 2>&1 | tee "$out/tests.txt"

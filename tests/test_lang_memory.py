@@ -501,11 +501,15 @@ def test_atomic_exch(backend, dtype):
 def k_cas_counter(counter, got, n: int32):
     i = global_id(0)
     if i < n:
+        # the classic CAS loop: a failed CAS returns the value to retry with (a plain re-read
+        # could be served from a non-coherent cache on a GPU and spin forever)
+        old = atomic_add(counter, 0, 0)
         while True:
-            old = counter[0]
-            if atomic_cas(counter, 0, old, old + 1) == old:
+            seen = atomic_cas(counter, 0, old, old + 1)
+            if seen == old:
                 got[i] = old
                 break
+            old = seen
 
 
 @pytest.mark.parametrize("dtype", ATOMIC_DTYPES)
