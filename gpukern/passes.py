@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import ir
+from .types import int64
 
 
 def _var_refs(node: ir.Node) -> Counter[str]:
@@ -39,7 +40,19 @@ def _hide_loop_counters(fd: ir.FuncDef) -> None:
 
     scan(fd.body, ())
     for s in ir.walk_body(fd.body):
-        if isinstance(s, ir.For) and s.var.name in outside:
+        if not isinstance(s, ir.For):
+            continue
+        unit_step = isinstance(s.step, ir.Lit) and s.step.value in (1, -1)
+        if not unit_step and s.var.type.itemsize < 8:
+            # Python's range never overflows, but i += step can pass the type's limit near
+            # it: count in 64 bits (a unit step stops at ``stop`` and cannot overflow).
+            user, wide = s.var, int64
+            s.var = ir.Var(f"{user.name}.it", wide, loc=user.loc)
+            s.start, s.stop, s.step = (ir.Cast(e, wide, loc=e.loc) for e in (s.start, s.stop, s.step))
+            # declared here unless the name is also used outside its loops (then at the top)
+            declare = user.name not in outside
+            s.body.insert(0, ir.Assign(user, ir.Cast(s.var, user.type, loc=s.loc), declare, loc=s.loc))
+        elif s.var.name in outside:
             user = s.var
             s.var = ir.Var(f"{user.name}.it", user.type, loc=user.loc)
             s.body.insert(0, ir.Assign(user, s.var, loc=s.loc))

@@ -370,6 +370,10 @@ class Emitter:
         return f"{op}{inner}", _UNARY
 
     def expr_Cast(self, e: ir.Cast) -> tuple[str, int]:
+        if isinstance(e.value, ir.Lit) and e.type != bool_ and e.value.type != bool_:
+            with np.errstate(all="ignore"):
+                value = np.array(e.value.value, e.value.type.dtype).astype(e.type.dtype).item()
+            return self.expr_Lit(ir.Lit(value, e.type))
         if e.type == bool_:
             return f"{self.expr(e.value, _PREC['!='] + 1)} != {self.zero(e.value.type)}", _PREC["!="]
         return f"({self.type(e.type)}){self.expr(e.value, _UNARY)}", _UNARY
