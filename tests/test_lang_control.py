@@ -76,7 +76,7 @@ def k_range3(start: Array[int32], stop: Array[int32], step: Array[int32], out: A
         count = 0
         j = -999
         for j in range(start[i], stop[i], step[i]):
-            total += j * (count + 1)
+            total += int64(j) * (count + 1)  # int32 * int32 would overflow near the limits
             count += 1
         out[i, 0] = total
         out[i, 1] = count
