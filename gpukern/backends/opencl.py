@@ -145,6 +145,11 @@ class OpenCLBackend(Backend):
                 f"block {block} has {threads} threads; this device allows at most {self.max_group} "
                 f"per block and {self.max_items} per dimension"
             )
+        if variant.shared_bytes > self.device.local_mem_size:
+            raise LaunchError(
+                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
+                f"this device allows {self.device.local_mem_size} per block"
+            )
         knl = self.compiled(variant)
         cargs: list[Any] = []
         copy_back: list[tuple[np.ndarray, Any]] = []
