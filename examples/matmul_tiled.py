@@ -22,7 +22,9 @@ from gpukern import Array, Const, barrier, block_dim, block_idx, float32, global
 
 
 @kernel
-def matmul_tiled(a: Array[float32], b: Array[float32], c: Array[float32], m: int32, n: int32, k: int32, TILE: Const[int]):
+def matmul_tiled(
+    a: Array[float32], b: Array[float32], c: Array[float32], m: int32, n: int32, k: int32, TILE: Const[int]
+):
     """c (m x n) = a (m x k) @ b (k x n), all row-major, one TILE x TILE block of c per block."""
     tile_a = shared(float32, (TILE, TILE))
     tile_b = shared(float32, (TILE, TILE))
@@ -101,14 +103,18 @@ def main(argv: list[str] | None = None) -> int:
     tiled = matmul_tiled[grid, block]
     t_tiled = gk.benchmark(lambda: tiled(da, db, dc, n, n, n, tile), repeat=args.repeat, backend=args.backend)
     err = check("tiled")
-    print(f"tiled {tile}x{tile}: {t_tiled * 1e3:9.3f} ms  {flops / t_tiled / 1e9:8.2f} GFLOP/s  "
-          f"max rel. error vs NumPy {err:.1e}  OK")
+    print(
+        f"tiled {tile}x{tile}: {t_tiled * 1e3:9.3f} ms  {flops / t_tiled / 1e9:8.2f} GFLOP/s  "
+        f"max rel. error vs NumPy {err:.1e}  OK"
+    )
     if args.naive:
         naive = matmul_naive[grid, block]
         t_naive = gk.benchmark(lambda: naive(da, db, dc, n, n, n), repeat=args.repeat, backend=args.backend)
         err = check("naive")
-        print(f"naive      : {t_naive * 1e3:9.3f} ms  {flops / t_naive / 1e9:8.2f} GFLOP/s  "
-              f"max rel. error vs NumPy {err:.1e}  OK")
+        print(
+            f"naive      : {t_naive * 1e3:9.3f} ms  {flops / t_naive / 1e9:8.2f} GFLOP/s  "
+            f"max rel. error vs NumPy {err:.1e}  OK"
+        )
         print(f"speed-up of tiled over naive: {t_naive / t_tiled:.2f}x")
     return 0
 

@@ -1,14 +1,14 @@
 """gpukern: GPU kernels written as restricted Python, compiled to CUDA C and OpenCL C.
 
-    import gpukern as gk
+import gpukern as gk
 
-    @gk.kernel
-    def add(a: gk.Array[gk.float32], b: gk.Array[gk.float32], out: gk.Array[gk.float32], n: gk.int32):
-        i = gk.global_id(0)
-        if i < n:
-            out[i] = a[i] + b[i]
+@gk.kernel
+def add(a: gk.Array[gk.float32], b: gk.Array[gk.float32], out: gk.Array[gk.float32], n: gk.int32):
+    i = gk.global_id(0)
+    if i < n:
+        out[i] = a[i] + b[i]
 
-    add[blocks, threads](a, b, out, n)
+add[blocks, threads](a, b, out, n)
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from .array import DeviceArray, empty, to_device, zeros
 from .backends import available_backends, get_backend, set_backend
 from .cache import cache_info, clear_cache
+from .calls import DeviceFunction, func
 from .errors import (
     BackendError,
     BarrierDivergenceError,
@@ -26,7 +27,6 @@ from .errors import (
     KernelTypeError,
     LaunchError,
 )
-from .calls import DeviceFunction, func
 from .kernel import Kernel, kernel
 from .lang import (
     atomic_add,
@@ -51,10 +51,50 @@ from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "BackendError", "BarrierDivergenceError", "CompileError", "Const", "DeviceArray", "DeviceFunction",
-    "GpukernError", "Kernel", "KernelFault", "KernelSyntaxError", "KernelTypeError", "LaunchError",
-    "atomic_add", "atomic_cas", "atomic_exch", "atomic_max", "atomic_min", "atomic_sub", "available_backends",
-    "barrier", "benchmark", "cache_info", "clear_cache", "block_dim", "block_idx", "bool_", "empty", "float32", "float64", "func", "get_backend",
-    "global_id", "grid_dim", "int32", "int64", "kernel", "local", "set_backend", "shared", "superstep",
-    "synchronize", "thread_idx", "to_device", "uint32", "zeros",
+    "Array",
+    "BackendError",
+    "BarrierDivergenceError",
+    "CompileError",
+    "Const",
+    "DeviceArray",
+    "DeviceFunction",
+    "GpukernError",
+    "Kernel",
+    "KernelFault",
+    "KernelSyntaxError",
+    "KernelTypeError",
+    "LaunchError",
+    "atomic_add",
+    "atomic_cas",
+    "atomic_exch",
+    "atomic_max",
+    "atomic_min",
+    "atomic_sub",
+    "available_backends",
+    "barrier",
+    "benchmark",
+    "cache_info",
+    "clear_cache",
+    "block_dim",
+    "block_idx",
+    "bool_",
+    "empty",
+    "float32",
+    "float64",
+    "func",
+    "get_backend",
+    "global_id",
+    "grid_dim",
+    "int32",
+    "int64",
+    "kernel",
+    "local",
+    "set_backend",
+    "shared",
+    "superstep",
+    "synchronize",
+    "thread_idx",
+    "to_device",
+    "uint32",
+    "zeros",
 ]

@@ -165,7 +165,7 @@ class BinaryCache:
             return None
         if len(blob) >= _HEADER.size:
             magic, digest, length = _HEADER.unpack_from(blob)
-            payload = blob[_HEADER.size:]
+            payload = blob[_HEADER.size :]
             if magic == _MAGIC and length == len(payload) and hashlib.sha256(payload).digest() == digest:
                 return payload
         warnings.warn(f"gpukern: damaged cache entry {path} ignored; recompiling", CacheWarning, stacklevel=4)

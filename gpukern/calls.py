@@ -119,7 +119,6 @@ def describe(v: Value) -> str:
     return type(v).__name__
 
 
-
 class CallLowering:
     """Call lowering for ``FunctionLowering`` (which provides visit, coerce, errors...)."""
 
@@ -164,7 +163,8 @@ class CallLowering:
         if fn is builtins.print:
             raise self.syntax_error(node, "print() is not supported in kernels")
         raise self.type_error(
-            node, f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
+            node,
+            f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
             "decorate helpers with @gk.func",
         )
 
@@ -259,7 +259,9 @@ class CallLowering:
     def call_shared(self, node: ast.Call) -> Value:
         if not self.is_kernel:
             raise self.syntax_error(
-                node, "shared() arrays must be declared in the kernel", "declare it in the kernel and pass it to the @func"
+                node,
+                "shared() arrays must be declared in the kernel",
+                "declare it in the kernel and pass it to the @func",
             )
         return self.declare_array(node, "shared")
 
@@ -278,7 +280,8 @@ class CallLowering:
         shape = self.static_value(node.args[1], default=None)
         if shape is None:
             raise self.type_error(
-                node.args[1], f"{space}() needs a compile-time shape",
+                node.args[1],
+                f"{space}() needs a compile-time shape",
                 "make the sizes Const[int] parameters or module-level constants",
             )
         shape = shape if isinstance(shape, tuple) else (shape,)

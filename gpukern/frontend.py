@@ -41,14 +41,26 @@ from .types import (
 )
 
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub), ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv), ast.FloorDiv: ("//", operator.floordiv), ast.Mod: ("%", operator.mod),
-    ast.Pow: ("**", operator.pow), ast.LShift: ("<<", operator.lshift), ast.RShift: (">>", operator.rshift),
-    ast.BitAnd: ("&", operator.and_), ast.BitOr: ("|", operator.or_), ast.BitXor: ("^", operator.xor),
+    ast.Add: ("+", operator.add),
+    ast.Sub: ("-", operator.sub),
+    ast.Mult: ("*", operator.mul),
+    ast.Div: ("/", operator.truediv),
+    ast.FloorDiv: ("//", operator.floordiv),
+    ast.Mod: ("%", operator.mod),
+    ast.Pow: ("**", operator.pow),
+    ast.LShift: ("<<", operator.lshift),
+    ast.RShift: (">>", operator.rshift),
+    ast.BitAnd: ("&", operator.and_),
+    ast.BitOr: ("|", operator.or_),
+    ast.BitXor: ("^", operator.xor),
 }
 _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Lt: ("<", operator.lt), ast.LtE: ("<=", operator.le), ast.Gt: (">", operator.gt),
-    ast.GtE: (">=", operator.ge), ast.Eq: ("==", operator.eq), ast.NotEq: ("!=", operator.ne),
+    ast.Lt: ("<", operator.lt),
+    ast.LtE: ("<=", operator.le),
+    ast.Gt: (">", operator.gt),
+    ast.GtE: (">=", operator.ge),
+    ast.Eq: ("==", operator.eq),
+    ast.NotEq: ("!=", operator.ne),
 }
 _INT_ONLY = {"<<", ">>", "&", "|", "^"}
 
@@ -69,9 +81,7 @@ class Compiler:
         parsed = df.parsed
         params = [a.arg for a in parsed.tree.args.args]
         if len(args) != len(params):
-            raise KernelTypeError(
-                f"{df.__name__}() takes {len(params)} argument(s) but {len(args)} were given", loc
-            )
+            raise KernelTypeError(f"{df.__name__}() takes {len(params)} argument(s) but {len(args)} were given", loc)
         bindings: dict[str, Value] = {}
         key_parts: list[Any] = [id(df)]
         for name, arg in zip(params, args):
@@ -172,8 +182,12 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         if self.returns_value:
             ret = materialize(self.ret_type) if self.ret_type is not None else None
         fd = ir.FuncDef(
-            name=self.parsed.name, params=params, body=list(self.arrays) + body, ret=ret,
-            is_kernel=self.is_kernel, loc=self.parsed.loc(tree),
+            name=self.parsed.name,
+            params=params,
+            body=list(self.arrays) + body,
+            ret=ret,
+            is_kernel=self.is_kernel,
+            loc=self.parsed.loc(tree),
         )
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
         fd.written = written_params(fd)
@@ -185,7 +199,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         if extra:
             raise KernelSyntaxError(
                 "kernel and device function parameters must be plain positional names "
-                "(no defaults, *args, **kwargs or keyword-only parameters)", self.parsed.loc(tree)
+                "(no defaults, *args, **kwargs or keyword-only parameters)",
+                self.parsed.loc(tree),
             )
 
     def _single_assignment_names(self) -> set[str]:
@@ -228,15 +243,36 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> Any:
         name = type(node).__name__
         nice = {
-            "ClassDef": "class definitions", "Try": "try/except", "TryStar": "try/except*", "Lambda": "lambda",
-            "ListComp": "list comprehensions", "SetComp": "set comprehensions", "DictComp": "dict comprehensions",
-            "GeneratorExp": "generator expressions", "Yield": "yield", "YieldFrom": "yield from",
-            "FunctionDef": "nested function definitions", "AsyncFunctionDef": "async functions",
-            "Global": "global statements", "Nonlocal": "nonlocal statements", "Delete": "del",
-            "Raise": "raise", "Assert": "assert", "Import": "import", "ImportFrom": "import",
-            "List": "lists", "Dict": "dicts", "Set": "sets", "JoinedStr": "f-strings", "Await": "await",
-            "NamedExpr": "the := operator", "Starred": "starred expressions", "Slice": "slices",
-            "Match": "match statements", "AsyncFor": "async for", "AsyncWith": "async with",
+            "ClassDef": "class definitions",
+            "Try": "try/except",
+            "TryStar": "try/except*",
+            "Lambda": "lambda",
+            "ListComp": "list comprehensions",
+            "SetComp": "set comprehensions",
+            "DictComp": "dict comprehensions",
+            "GeneratorExp": "generator expressions",
+            "Yield": "yield",
+            "YieldFrom": "yield from",
+            "FunctionDef": "nested function definitions",
+            "AsyncFunctionDef": "async functions",
+            "Global": "global statements",
+            "Nonlocal": "nonlocal statements",
+            "Delete": "del",
+            "Raise": "raise",
+            "Assert": "assert",
+            "Import": "import",
+            "ImportFrom": "import",
+            "List": "lists",
+            "Dict": "dicts",
+            "Set": "sets",
+            "JoinedStr": "f-strings",
+            "Await": "await",
+            "NamedExpr": "the := operator",
+            "Starred": "starred expressions",
+            "Slice": "slices",
+            "Match": "match statements",
+            "AsyncFor": "async for",
+            "AsyncWith": "async with",
         }.get(name, name)
         raise self.syntax_error(node, f"{nice} cannot be used in a kernel")
 
@@ -378,7 +414,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             return
         if not (is_number(value) or isinstance(value, ir.Expr)):
             raise self.type_error(
-                node, f"cannot assign {describe(value)} to {name!r}",
+                node,
+                f"cannot assign {describe(value)} to {name!r}",
                 "arrays, intrinsics and functions may only be bound once, at the top level of the kernel",
             )
         new_t = self.type_of(value)
@@ -401,7 +438,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             ok = bool(np.can_cast(src.dtype, dst.dtype, casting="same_kind"))
         if not ok:
             raise self.type_error(
-                node, f"cannot store a {src!r} value into {what} of type {dst.name}",
+                node,
+                f"cannot store a {src!r} value into {what} of type {dst.name}",
                 f"convert explicitly, e.g. {dst.name}(value)",
             )
 
@@ -459,8 +497,11 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             t = self.type_of(v)
             if not (isinstance(t, WeakType) and t.is_int) and not (isinstance(t, ScalarType) and t.is_int):
                 raise self.type_error(a, f"range() needs integers, not {t!r}")
-        start, stop, step = (Static(0), args[0], Static(1)) if len(args) == 1 else (
-            (args[0], args[1], Static(1)) if len(args) == 2 else tuple(args))
+        start, stop, step = (
+            (Static(0), args[0], Static(1))
+            if len(args) == 1
+            else ((args[0], args[1], Static(1)) if len(args) == 2 else tuple(args))
+        )
         if isinstance(step, Static):
             if step.value == 0:
                 raise self.type_error(it, "range() step must not be zero")
@@ -502,9 +543,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         self.emit(ir.Continue(loc=self.loc(node)))
 
     def visit_Return(self, node: ast.Return) -> None:
-        has_value = node.value is not None and not (
-            isinstance(node.value, ast.Constant) and node.value.value is None
-        )
+        has_value = node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None)
         if self.is_kernel and has_value:
             raise self.syntax_error(node, "a kernel cannot return a value", "write results into an array")
         if self.returns_value is not None and self.returns_value != has_value:
@@ -705,10 +744,16 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         if as_condition:
             return self.condition(node)
         v = self.visit(node)
-        if isinstance(v, Static) and isinstance(v.value, (bool, np.bool_)) or isinstance(v, ir.Expr) and v.type == bool_:
+        if (
+            isinstance(v, Static)
+            and isinstance(v.value, (bool, np.bool_))
+            or isinstance(v, ir.Expr)
+            and v.type == bool_
+        ):
             return v
         raise self.type_error(
-            node, f"'{op}' on {describe(v)} would give one of the operands in Python, not a bool; "
+            node,
+            f"'{op}' on {describe(v)} would give one of the operands in Python, not a bool; "
             "gpukern supports and/or on bools outside conditions",
             "compare explicitly, e.g. (x != 0), or write 'x if x else y'",
         )
@@ -728,7 +773,11 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             if isinstance(right, Static):
                 if right.value == (op == "and"):
                     continue  # x and True == x
-                return Static(op == "or") if self.pure(result) else ir.Logic(op, result, self.coerce(node, right, bool_), bool_, loc=self.loc(node))
+                return (
+                    Static(op == "or")
+                    if self.pure(result)
+                    else ir.Logic(op, result, self.coerce(node, right, bool_), bool_, loc=self.loc(node))
+                )
             result = ir.Logic(op, result, right, bool_, loc=self.loc(node))
         return result
 
@@ -743,7 +792,9 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
                 raise self.syntax_error(node, f"the {type(op_node).__name__} comparison is not supported in kernels")
             a, b = self.scalar(node, operands[i]), self.scalar(node, operands[i + 1])
             if 0 < i < len(node.ops) and isinstance(a, ir.Expr) and not self.pure(a):
-                raise self.syntax_error(node, "a chained comparison's middle operand must not call functions or atomics")
+                raise self.syntax_error(
+                    node, "a chained comparison's middle operand must not call functions or atomics"
+                )
             op, fn = _CMPOPS[type(op_node)]
             known = _compare_out_of_range(op, a, b)
             if isinstance(a, Static) and isinstance(b, Static):

@@ -87,8 +87,10 @@ class Variant:
 def _dims(value: Any, what: str) -> tuple[int, int, int]:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         t = (int(value),)
-    elif isinstance(value, tuple) and 1 <= len(value) <= 3 and all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value
+    elif (
+        isinstance(value, tuple)
+        and 1 <= len(value) <= 3
+        and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)
     ):
         t = tuple(int(v) for v in value)
     else:
@@ -177,7 +179,8 @@ class Kernel:
         except GpukernError:
             raise KernelTypeError(
                 f"parameter {name!r} has annotation {ann!r}, which is not a kernel type",
-                loc, "use Array[float32], a scalar type such as int32, or Const[int]",
+                loc,
+                "use Array[float32], a scalar type such as int32, or Const[int]",
             ) from None
 
     # ------------------------------------------------------------ specialisation
@@ -208,7 +211,9 @@ class Kernel:
                     )
                 return spec.type
             if not 1 <= len(shape) <= 3:
-                raise LaunchError(f"argument {spec.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}")
+                raise LaunchError(
+                    f"argument {spec.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
+                )
             return ArrayType(t, len(shape))
         if kind == "scalar":
             return spec.type
@@ -271,7 +276,9 @@ class Kernel:
             self._launches[config] = launch
         return launch
 
-    def launch(self, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], backend: str | None = None) -> None:
+    def launch(
+        self, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], backend: str | None = None
+    ) -> None:
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
         b.launch(variant, grid, block, args)
@@ -300,9 +307,7 @@ def _is_array(a: Any) -> bool:
 def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
     if isinstance(a, (np.ndarray, DeviceArray)):
         if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-            raise LaunchError(
-                f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it"
-            )
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it")
         return a.dtype, a.shape
     iface = getattr(a, "__cuda_array_interface__", None)
     if iface is not None:

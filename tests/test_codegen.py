@@ -67,8 +67,10 @@ def test_reserved_words_run(backend):
 
 @pytest.mark.parametrize(
     ("dialect", "words"),
-    [("cuda", ["__shared__ float buf[8];", "__syncthreads();", "(int)threadIdx.x"]),
-     ("opencl", ["__local float buf[8];", "barrier(CLK_LOCAL_MEM_FENCE", "(int)get_local_id(0)"])],
+    [
+        ("cuda", ["__shared__ float buf[8];", "__syncthreads();", "(int)threadIdx.x"]),
+        ("opencl", ["__local float buf[8];", "barrier(CLK_LOCAL_MEM_FENCE", "(int)get_local_id(0)"]),
+    ],
 )
 def test_dialect_spellings(dialect, words):
     src = shared_reverse.source(Array[float32], 8, backend=dialect)

@@ -244,14 +244,14 @@ def k_pow_float(x, y, out: Array[float64, 2], n: int32):
     i = global_id(0)
     if i < n:
         v = x[i]
-        out[0, i] = v ** 2
-        out[1, i] = v ** 3
-        out[2, i] = v ** 0
-        out[3, i] = v ** -1
-        out[4, i] = v ** 0.5
+        out[0, i] = v**2
+        out[1, i] = v**3
+        out[2, i] = v**0
+        out[3, i] = v**-1
+        out[4, i] = v**0.5
         out[5, i] = v ** y[i]
         out[6, i] = x[i] ** 2
-        out[7, i] = v ** 1.5
+        out[7, i] = v**1.5
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -275,10 +275,10 @@ def k_pow_int(a, e, out_sq, out_cube, out_var, out_half: Array[float64], n: int3
     i = global_id(0)
     if i < n:
         v = a[i]
-        out_sq[i] = v ** 2
+        out_sq[i] = v**2
         out_cube[i] = a[i] ** 3
         out_var[i] = v ** e[i]
-        out_half[i] = v ** 0.5
+        out_half[i] = v**0.5
 
 
 @pytest.mark.parametrize("dtype", INT_DTYPES)
@@ -421,12 +421,14 @@ def test_chained_comparisons(backend, dtype, n, seed):
     lo[::4] = x[::4]
     out = np.zeros((4, n), np.bool_)
     k_chained[grid_for(n), BLOCK](x, lo, hi, out, n)
-    want = np.stack([
-        (lo <= x) & (x < hi),
-        (lo < x) & (x < hi) & (hi < 50),
-        (0 <= x) & (x <= 10),
-        (lo == x) & (x != hi),
-    ])
+    want = np.stack(
+        [
+            (lo <= x) & (x < hi),
+            (lo < x) & (x < hi) & (hi < 50),
+            (0 <= x) & (x <= 10),
+            (lo == x) & (x != hi),
+        ]
+    )
     np.testing.assert_array_equal(out, want)
 
 
@@ -453,16 +455,18 @@ def test_and_or_not(backend, n, seed):
     f = rng.integers(0, 2, size=n).astype(np.bool_)
     out = np.zeros((8, n), np.bool_)
     k_logic[grid_for(n), BLOCK](a, b, f, out, n)
-    want = np.stack([
-        (a > 0) & (b > 0),
-        (a > 0) | (b > 0),
-        ~(a > 0),
-        ~((a > 0) & (b < 0.5)) | f,
-        f & ~((a % 2 == 0) | (b > 1.0)),
-        ~f,
-        a == 0,
-        (b != 0) & (a != 0),
-    ])
+    want = np.stack(
+        [
+            (a > 0) & (b > 0),
+            (a > 0) | (b > 0),
+            ~(a > 0),
+            ~((a > 0) & (b < 0.5)) | f,
+            f & ~((a % 2 == 0) | (b > 1.0)),
+            ~f,
+            a == 0,
+            (b != 0) & (a != 0),
+        ]
+    )
     np.testing.assert_array_equal(out, want)
 
 
@@ -513,9 +517,20 @@ def test_unary_minus_invert(backend, dtype):
 
 
 @gk.kernel
-def k_casts(x: Array[float64], j: Array[int32], f32: Array[float32], i32: Array[int32], u32: Array[uint32],
-            i64: Array[int64], f64: Array[float64], b: Array[bool_], pint: Array[int32], pfloat: Array[float64],
-            wrap: Array[int64], n: int32):
+def k_casts(
+    x: Array[float64],
+    j: Array[int32],
+    f32: Array[float32],
+    i32: Array[int32],
+    u32: Array[uint32],
+    i64: Array[int64],
+    f64: Array[float64],
+    b: Array[bool_],
+    pint: Array[int32],
+    pfloat: Array[float64],
+    wrap: Array[int64],
+    n: int32,
+):
     i = global_id(0)
     if i < n:
         f32[i] = float32(x[i])
@@ -538,9 +553,15 @@ def test_casts(backend, n, seed):
     j = rng.integers(-5, 5, size=n).astype(np.int32)
     j[::3] = rng.integers(-(2**31), 2**31, size=len(j[::3]))
     outs = dict(
-        f32=np.zeros(n, np.float32), i32=np.zeros(n, np.int32), u32=np.zeros(n, np.uint32),
-        i64=np.zeros(n, np.int64), f64=np.zeros(n, np.float64), b=np.zeros(n, np.bool_),
-        pint=np.zeros(n, np.int32), pfloat=np.zeros(n, np.float64), wrap=np.zeros(n, np.int64),
+        f32=np.zeros(n, np.float32),
+        i32=np.zeros(n, np.int32),
+        u32=np.zeros(n, np.uint32),
+        i64=np.zeros(n, np.int64),
+        f64=np.zeros(n, np.float64),
+        b=np.zeros(n, np.bool_),
+        pint=np.zeros(n, np.int32),
+        pfloat=np.zeros(n, np.float64),
+        wrap=np.zeros(n, np.int64),
     )
     k_casts[grid_for(n), BLOCK](x, j, *outs.values(), n)
     np.testing.assert_array_equal(outs["f32"], x.astype(np.float32))
@@ -592,10 +613,22 @@ def _math_want(x, y):
     c = lambda v: dt.type(v)  # noqa: E731
     erf = NP_EQUIV["erf"]
     return [
-        np.sqrt(x), np.exp(x), np.log(x), np.sin(x), np.cos(x), np.tan(x), np.tanh(x),
-        np.floor(x * c(3.0) - c(4.0)), np.ceil(x * c(3.0) - c(4.0)), np.fabs(x - c(1.0)),
-        erf((x - c(1.0)).astype(np.float64)).astype(dt), np.log2(x), np.arctan(x),
-        np.power(x, y), np.arctan2(x - c(1.0), y), np.hypot(x, y),
+        np.sqrt(x),
+        np.exp(x),
+        np.log(x),
+        np.sin(x),
+        np.cos(x),
+        np.tan(x),
+        np.tanh(x),
+        np.floor(x * c(3.0) - c(4.0)),
+        np.ceil(x * c(3.0) - c(4.0)),
+        np.fabs(x - c(1.0)),
+        erf((x - c(1.0)).astype(np.float64)).astype(dt),
+        np.log2(x),
+        np.arctan(x),
+        np.power(x, y),
+        np.arctan2(x - c(1.0), y),
+        np.hypot(x, y),
     ]
 
 
@@ -748,11 +781,17 @@ def expected_geometry(grid, block):
     gz, gy, gx = np.meshgrid(np.arange(GZ), np.arange(GY), np.arange(GX), indexing="ij")
     gx, gy, gz = gx.ravel(), gy.ravel(), gz.ravel()
     cols = [
-        gx % block[0], gy % block[1], gz % block[2],
-        gx // block[0], gy // block[1], gz // block[2],
+        gx % block[0],
+        gy % block[1],
+        gz % block[2],
+        gx // block[0],
+        gy // block[1],
+        gz // block[2],
         *(np.full_like(gx, b) for b in block),
         *(np.full_like(gx, g) for g in grid),
-        gx, gy, gz,
+        gx,
+        gy,
+        gz,
     ]
     return np.stack(cols, axis=1).astype(np.int32)
 
@@ -762,7 +801,9 @@ def expected_geometry(grid, block):
     [(3, 4), ((5,), (7,)), ((2, 3), (4, 2)), ((3, 1), (1, 5)), ((2, 2, 3), (3, 2, 2)), ((1, 3, 2), (2, 1, 4))],
 )
 def test_thread_geometry(backend, grid, block):
-    want = expected_geometry(grid if isinstance(grid, tuple) else (grid,), block if isinstance(block, tuple) else (block,))
+    want = expected_geometry(
+        grid if isinstance(grid, tuple) else (grid,), block if isinstance(block, tuple) else (block,)
+    )
     out = np.full((want.shape[0], NCOLS), -1, np.int32)
     k_geometry[grid, block](out)
     np.testing.assert_array_equal(out, want)
@@ -793,7 +834,9 @@ def k_const(a: Array[float32], out: Array[float32], n: int32, S: Const[int], NEG
             out[i] = a[i] * S + F + 5555.0
 
 
-@pytest.mark.parametrize("S,NEG,F", [(1, False, 0.5), (3, False, 0.5), (3, True, 0.0), (-2, True, 1.25), (5, False, -2.0)])
+@pytest.mark.parametrize(
+    "S,NEG,F", [(1, False, 0.5), (3, False, 0.5), (3, True, 0.0), (-2, True, 1.25), (5, False, -2.0)]
+)
 def test_const_specialisation(backend, S, NEG, F):
     a = np.linspace(-4, 4, 40).astype(np.float32)
     out = np.zeros(40, np.float32)

@@ -56,8 +56,13 @@ def py_classify(v: float) -> int:
 
 
 @SETTINGS
-@given(xs=st.lists(st.sampled_from([-20.0, -10.0, -3.5, 0.0, 3.0, 5.0, 5.5, 10.0, 12.0]) | st.floats(-30, 30, width=32),
-                   min_size=1, max_size=70))
+@given(
+    xs=st.lists(
+        st.sampled_from([-20.0, -10.0, -3.5, 0.0, 3.0, 5.0, 5.5, 10.0, 12.0]) | st.floats(-30, 30, width=32),
+        min_size=1,
+        max_size=70,
+    )
+)
 def test_if_elif_else(backend, xs):
     x = np.array(xs, np.float32)
     out = np.full(x.size, -1, np.int32)
@@ -92,8 +97,11 @@ def py_range3(a, b, s):
 
 
 @SETTINGS
-@given(st.lists(st.tuples(st.integers(-40, 40), st.integers(-40, 40), st.integers(-7, 7).filter(bool)),
-                min_size=1, max_size=70))
+@given(
+    st.lists(
+        st.tuples(st.integers(-40, 40), st.integers(-40, 40), st.integers(-7, 7).filter(bool)), min_size=1, max_size=70
+    )
+)
 def test_for_runtime_start_stop_step(backend, triples):
     start, stop, step = (np.array(c, np.int32) for c in zip(*triples))
     out = np.zeros((len(triples), 3), np.int64)
@@ -102,8 +110,20 @@ def test_for_runtime_start_stop_step(backend, triples):
 
 
 def test_for_runtime_step_edges(backend):
-    triples = [(0, 10, 1), (10, 0, -1), (0, 10, -1), (10, 0, 1), (5, 5, 1), (5, 5, -1), (0, 10, 3), (10, -10, -3),
-               (-5, 6, 11), (-5, 6, 12), (3, 4, 100), (4, 3, -100)]
+    triples = [
+        (0, 10, 1),
+        (10, 0, -1),
+        (0, 10, -1),
+        (10, 0, 1),
+        (5, 5, 1),
+        (5, 5, -1),
+        (0, 10, 3),
+        (10, -10, -3),
+        (-5, 6, 11),
+        (-5, 6, 12),
+        (3, 4, 100),
+        (4, 3, -100),
+    ]
     start, stop, step = (np.array(c, np.int32) for c in zip(*triples))
     out = np.zeros((len(triples), 3), np.int64)
     k_range3[1, 16](start, stop, step, out, len(triples))
@@ -113,8 +133,14 @@ def test_for_runtime_step_edges(backend):
 def test_for_range_near_int32_limits(backend):
     # the loop must stop even when start + step would overflow int32
     imax, imin = 2**31 - 1, -(2**31)
-    triples = [(imax - 5, imax, 2), (imax - 3, imax, 1), (imin + 5, imin, -2), (imin + 2, imin, -1),
-               (imax - 10, imax, 7), (imin + 10, imin, -7)]
+    triples = [
+        (imax - 5, imax, 2),
+        (imax - 3, imax, 1),
+        (imin + 5, imin, -2),
+        (imin + 2, imin, -1),
+        (imax - 10, imax, 7),
+        (imin + 10, imin, -7),
+    ]
     start, stop, step = (np.array(c, np.int32) for c in zip(*triples))
     out = np.zeros((len(triples), 3), np.int64)
     k_range3[1, 8](start, stop, step, out, len(triples))
@@ -154,8 +180,11 @@ def py_range_forms(n):
         s2 = (s2 * 3 + j) & 0xFFFFFFFF
     s2 = s2 - (1 << 32) if s2 >= 1 << 31 else s2
     return [
-        sum(range(n)), sum(j * j for j in range(3, n)), s2,
-        sum(j for j in range(20, 0, -3) if j < n), sum(j + 100 for j in range(-n, n, 4)),
+        sum(range(n)),
+        sum(j * j for j in range(3, n)),
+        s2,
+        sum(j for j in range(20, 0, -3) if j < n),
+        sum(j + 100 for j in range(-n, n, 4)),
     ]
 
 
@@ -551,16 +580,26 @@ def py_augassign(a, b):
 
     x = w(a + b)
     o = [x]
-    x = w(x - 3 * b); o.append(x)  # noqa: E702
-    x = w(x * b); o.append(x)  # noqa: E702
-    x = x // b if b != 0 else 0; o.append(x)  # noqa: E702
-    x %= 7; o.append(x)  # noqa: E702
-    x = w(x << 3); o.append(x)  # noqa: E702
-    x >>= 1; o.append(x)  # noqa: E702
-    x |= 0x30; o.append(x)  # noqa: E702
-    x &= 0x3C; o.append(x)  # noqa: E702
-    x ^= a; o.append(x)  # noqa: E702
-    x = w(x**2); o.append(x)  # noqa: E702
+    x = w(x - 3 * b)
+    o.append(x)  # noqa: E702
+    x = w(x * b)
+    o.append(x)  # noqa: E702
+    x = x // b if b != 0 else 0
+    o.append(x)  # noqa: E702
+    x %= 7
+    o.append(x)  # noqa: E702
+    x = w(x << 3)
+    o.append(x)  # noqa: E702
+    x >>= 1
+    o.append(x)  # noqa: E702
+    x |= 0x30
+    o.append(x)  # noqa: E702
+    x &= 0x3C
+    o.append(x)  # noqa: E702
+    x ^= a
+    o.append(x)  # noqa: E702
+    x = w(x**2)
+    o.append(x)  # noqa: E702
     o.append((5 + a) * 3)
     return o
 

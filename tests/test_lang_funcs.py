@@ -74,8 +74,9 @@ def poly3(x):
 
 
 @gk.kernel
-def k_scalar_funcs(a: Array[float32], b: Array[float32], e: Array[int32], out: Array[float32, 2],
-                   iout: Array[int64, 2], n: int32):
+def k_scalar_funcs(
+    a: Array[float32], b: Array[float32], e: Array[int32], out: Array[float32, 2], iout: Array[int64, 2], n: int32
+):
     i = global_id(0)
     if i < n:
         out[0, i] = sq(a[i])
@@ -117,8 +118,15 @@ def test_scalar_helpers_return_values(backend, n, seed):
 
 
 @gk.kernel
-def k_specialise(i32: Array[int32], f32: Array[float32], f64: Array[float64], o_i: Array[int64],
-                 o_f: Array[float64], o_d: Array[float64], n: int32):
+def k_specialise(
+    i32: Array[int32],
+    f32: Array[float32],
+    f64: Array[float64],
+    o_i: Array[int64],
+    o_f: Array[float64],
+    o_d: Array[float64],
+    n: int32,
+):
     i = global_id(0)
     if i < n:
         o_i[i] = sq(i32[i])  # int32 variant (wraps)
@@ -294,8 +302,14 @@ def bump(counts, k, i):
 
 
 @gk.kernel
-def k_short_circuit(a: Array[int32], counts: Array[int32, 2], res: Array[bool_, 2], tickets: Array[int32],
-                    counter: Array[int32], n: int32):
+def k_short_circuit(
+    a: Array[int32],
+    counts: Array[int32, 2],
+    res: Array[bool_, 2],
+    tickets: Array[int32],
+    counter: Array[int32],
+    n: int32,
+):
     i = global_id(0)
     if i < n:
         # the helper is only called when the left operand does not decide the result

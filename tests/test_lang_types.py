@@ -90,8 +90,15 @@ def test_weak_literals_keep_float32(backend):
 
 
 @gk.kernel
-def k_int_promotion(a: Array[int32], b: Array[uint32], c: Array[int64], out: Array[int64, 2], fo: Array[float64],
-                    f: Array[float32], n: int32):
+def k_int_promotion(
+    a: Array[int32],
+    b: Array[uint32],
+    c: Array[int64],
+    out: Array[int64, 2],
+    fo: Array[float64],
+    f: Array[float32],
+    n: int32,
+):
     i = global_id(0)
     if i < n:
         out[0, i] = a[i] + b[i]  # int64
@@ -117,8 +124,15 @@ def test_int32_uint32_promote_to_int64(backend, n, seed):
     fo = np.zeros(n, np.float64)
     k_int_promotion[grid_for(n), 32](a, b, c, out, fo, f, n)
     with np.errstate(all="ignore"):
-        want = [a + b, a * b, b - a, (a + 1).astype(np.int64), (b + 1).astype(np.int64), c + b,
-                (b * b).astype(np.int64)]
+        want = [
+            a + b,
+            a * b,
+            b - a,
+            (a + 1).astype(np.int64),
+            (b + 1).astype(np.int64),
+            c + b,
+            (b * b).astype(np.int64),
+        ]
     assert (a + b).dtype == np.int64
     for k, w in enumerate(want):
         np.testing.assert_array_equal(out[k], w, err_msg=f"row {k}")
@@ -187,8 +201,15 @@ def test_unsigned_wraps_before_widening(backend):
     out = np.zeros((7, a.size), np.int64)
     k_wrap_then_widen[1, 8](a, b, out, a.size)
     with np.errstate(all="ignore"):
-        want = [a * a, a * a, a + np.uint32(4294967295), a * np.uint32(65536), a * np.uint32(3), b * b,
-                b.astype(np.int64) * b * 65536]
+        want = [
+            a * a,
+            a * a,
+            a + np.uint32(4294967295),
+            a * np.uint32(65536),
+            a * np.uint32(3),
+            b * b,
+            b.astype(np.int64) * b * 65536,
+        ]
     for k, w in enumerate(want):
         np.testing.assert_array_equal(out[k], w.astype(np.int64), err_msg=f"row {k}")
     assert np.all((out[:5] >= 0) & (out[:5] < 2**32))  # every value is a uint32
@@ -338,8 +359,25 @@ def k_reserved(kernel: Array[float32], out: Array[float32], double: int32, half:
         barrier_ = 2
         gk_tmp = 1
         __x = 2
-        out[i] = float + int + local + register + auto + char + signed + unsigned + constant + this + blockIdx + \
-            printf + float4 + size_t + barrier_ + gk_tmp + __x
+        out[i] = (
+            float
+            + int
+            + local
+            + register
+            + auto
+            + char
+            + signed
+            + unsigned
+            + constant
+            + this
+            + blockIdx
+            + printf
+            + float4
+            + size_t
+            + barrier_
+            + gk_tmp
+            + __x
+        )
 
 
 def test_reserved_c_words_as_names(backend):
@@ -357,8 +395,25 @@ def test_reserved_c_words_as_names(backend):
     this = (4 + 1) * 2
     block_idx = i + 1
     printf = 10.0
-    want = (kern * np.float32(3.0) + int_ + local + register + 1.5 + 2 + signed + unsigned + constant + this
-            + block_idx + printf + 0.5 + 4 + 2 + 1 + 2)
+    want = (
+        kern * np.float32(3.0)
+        + int_
+        + local
+        + register
+        + 1.5
+        + 2
+        + signed
+        + unsigned
+        + constant
+        + this
+        + block_idx
+        + printf
+        + 0.5
+        + 4
+        + 2
+        + 1
+        + 2
+    )
     np.testing.assert_allclose(out, want.astype(np.float32), rtol=1e-6)
 
 
@@ -366,8 +421,17 @@ def test_reserved_c_words_as_names(backend):
 def test_reserved_names_renamed_in_source(lang):
     src = k_reserved.source(Array[float32], Array[float32], int32, float32, backend=lang)
     src = "\n".join(line.split("//")[0] for line in src.splitlines())  # drop the Python-line comments
-    for pattern in (r"\bkernel\b", r"\bhalf\b", r"\bint double\b", r"\bint int\b", r"\bfloat float\b",
-                    r"\bint local\b", r"\bfloat auto\b", r"\bint this\b", r"\bint new\b"):
+    for pattern in (
+        r"\bkernel\b",
+        r"\bhalf\b",
+        r"\bint double\b",
+        r"\bint int\b",
+        r"\bfloat float\b",
+        r"\bint local\b",
+        r"\bfloat auto\b",
+        r"\bint this\b",
+        r"\bint new\b",
+    ):
         assert re.search(pattern, src) is None, pattern
 
 
@@ -395,8 +459,16 @@ def test_good_launch_runs(backend):
 @pytest.mark.parametrize(
     "case",
     [
-        "too_few", "too_many", "dtype", "ndim", "noncontig", "not_array", "const_float_for_int",
-        "const_int_for_bool", "scalar_float_for_int", "scalar_overflow",
+        "too_few",
+        "too_many",
+        "dtype",
+        "ndim",
+        "noncontig",
+        "not_array",
+        "const_float_for_int",
+        "const_int_for_bool",
+        "scalar_float_for_int",
+        "scalar_overflow",
     ],
 )
 def test_launch_errors(backend, case):
@@ -425,8 +497,9 @@ def test_launch_errors(backend, case):
         k_launch[1, 4](*args)
 
 
-@pytest.mark.parametrize("grid,block", [(0, 4), (1, 0), (-1, 4), ((2, 0), (4, 1)), (1, (4, -2)), ((1, 1, 1, 1), 4),
-                                         (1.5, 4), (1, "4")])
+@pytest.mark.parametrize(
+    "grid,block", [(0, 4), (1, 0), (-1, 4), ((2, 0), (4, 1)), (1, (4, -2)), ((1, 1, 1, 1), 4), (1.5, 4), (1, "4")]
+)
 def test_bad_grid_or_block(backend, grid, block):
     with pytest.raises(gk.LaunchError):
         k_launch[grid, block](*_good_args())

@@ -15,8 +15,9 @@ SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 
 
 @gk.kernel
-def matmul_tiled(a: Array[float32], b: Array[float32], c: Array[float32], m: int32, n: int32, k: int32,
-                 TILE: Const[int]):
+def matmul_tiled(
+    a: Array[float32], b: Array[float32], c: Array[float32], m: int32, n: int32, k: int32, TILE: Const[int]
+):
     tile_a = shared(float32, (TILE, TILE))
     tile_b = shared(float32, (TILE, TILE))
     tx = thread_idx.x
@@ -133,8 +134,14 @@ def test_matmul_tiled_edge_shapes(backend, tile, m, n, k):
 
 
 @SETTINGS
-@given(m=dims, n=dims, k=dims, seed=st.integers(0, 2**32 - 1), bx=st.sampled_from([4, 8, 16]),
-       by=st.sampled_from([1, 4, 8]))
+@given(
+    m=dims,
+    n=dims,
+    k=dims,
+    seed=st.integers(0, 2**32 - 1),
+    bx=st.sampled_from([4, 8, 16]),
+    by=st.sampled_from([1, 4, 8]),
+)
 def test_matmul_naive_vs_numpy(backend, m, n, k, seed, bx, by):
     a, b, ref = _operands(m, n, k, seed)
     c = np.full(m * n, np.nan, np.float32)

@@ -34,7 +34,9 @@ class Backend:
     name: str
     dialect: Dialect
 
-    def launch(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+    def launch(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+    ) -> None:
         raise NotImplementedError
 
     def to_device(self, array: np.ndarray) -> DeviceArray:
@@ -112,7 +114,8 @@ def get_backend(name: str | None = None) -> Backend:
         except BackendError as e:
             reasons.append(str(e))
     raise BackendError(
-        "no backend can run kernels here:\n  " + "\n  ".join(reasons)
+        "no backend can run kernels here:\n  "
+        + "\n  ".join(reasons)
         + "\nInstall pyopencl and an OpenCL driver (on Debian: apt-get install pocl-opencl-icd), or pycuda with a GPU."
     )
 

@@ -87,8 +87,24 @@ class Dialect:
 
 
 _PREC = {
-    "||": 4, "&&": 5, "|": 6, "^": 7, "&": 8, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
-    "<<": 11, ">>": 11, "+": 12, "-": 12, "*": 13, "/": 13, "%": 13,
+    "||": 4,
+    "&&": 5,
+    "|": 6,
+    "^": 7,
+    "&": 8,
+    "==": 9,
+    "!=": 9,
+    "<": 10,
+    "<=": 10,
+    ">": 10,
+    ">=": 10,
+    "<<": 11,
+    ">>": 11,
+    "+": 12,
+    "-": 12,
+    "*": 13,
+    "/": 13,
+    "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
 _COMPOUND = {"+", "-", "*", "/", "<<", ">>", "&", "|", "^"}
@@ -153,7 +169,9 @@ class Emitter:
 
     def _reserve_names(self, fd: ir.FuncDef) -> None:
         taken = set(self.func_names.values())
-        pyname_nodes = [p for p in fd.params] + [n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef))]
+        pyname_nodes = [p for p in fd.params] + [
+            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef))
+        ]
         for node in pyname_nodes:
             if node.name in self.names:
                 continue
@@ -221,7 +239,12 @@ class Emitter:
         target, v = self.name(s.target.name), s.value
         if s.declare:
             return [self.line(depth, f"{self.type(s.target.type)} {target} = {self.expr(v)};", s)]
-        if isinstance(v, ir.BinOp) and v.op in _COMPOUND and isinstance(v.left, ir.Var) and v.left.name == s.target.name:
+        if (
+            isinstance(v, ir.BinOp)
+            and v.op in _COMPOUND
+            and isinstance(v.left, ir.Var)
+            and v.left.name == s.target.name
+        ):
             return [self.line(depth, f"{target} {v.op}= {self.expr(v.right)};", s)]  # x = x + y -> x += y
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
@@ -393,8 +416,10 @@ class Emitter:
 
     def math_text(self, name: str, t: ScalarType, args: list[str]) -> str:
         fmt = (
-            self.d.math.get((name, t.name)) or self.d.math.get((name, "*"))
-            or self.d.math.get(("*", t.name)) or self.d.math[("*", "*")]
+            self.d.math.get((name, t.name))
+            or self.d.math.get((name, "*"))
+            or self.d.math.get(("*", t.name))
+            or self.d.math[("*", "*")]
         )
         return fmt.format(*args, name=name, args=", ".join(args))
 
@@ -406,7 +431,7 @@ class Emitter:
 
     def expr_Call(self, e: ir.Call) -> tuple[str, int]:
         args: list[str] = []
-        for param, a in zip(e.func.params, e.args):
+        for a in e.args:
             if isinstance(a, ir.ArrayRef):
                 args.append(self.name(a.name))
                 if a.type.space == "global":
@@ -438,8 +463,10 @@ class Emitter:
     def _helper(self, kind: str, t: ScalarType, name: str) -> str:
         T, pre = self.type(t), self.d.func_prefix
         if kind == "floordiv" and t.is_float:  # NumPy's algorithm: exact even when a / b rounds
-            m = {f: self.math_text(f, t, args) for f, args in
-                 (("fmod", ["a", "b"]), ("floor", ["d"]), ("copysign", [self.zero(t), "a / b"]))}
+            m = {
+                f: self.math_text(f, t, args)
+                for f, args in (("fmod", ["a", "b"]), ("floor", ["d"]), ("copysign", [self.zero(t), "a / b"]))
+            }
             body = (
                 f"    if (b == 0) return a / b;\n    {T} r = {m['fmod']};\n    {T} d = (a - r) / b;\n"
                 f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
@@ -450,7 +477,8 @@ class Emitter:
             body = "    return b == 0 ? 0 : a / b;"
         elif kind == "floordiv":  # Python floors; C truncates.  x // 0 is 0, as in NumPy.
             body = (
-                f"    if (b == 0) return 0;\n    if (b == -1) return -a;  /* MIN / -1 would trap */\n    {T} q = a / b;\n"
+                f"    if (b == 0) return 0;\n"
+                f"    if (b == -1) return -a;  /* MIN / -1 would trap */\n    {T} q = a / b;\n"
                 f"    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n    return q;"
             )
         elif kind == "mod" and t.is_float:  # the result takes the divisor's sign
@@ -468,7 +496,10 @@ class Emitter:
                 f"    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
             )
         elif kind == "ipow":  # exponentiation by squaring; wraps like NumPy
-            body = f"    {T} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n        a *= a;\n        b >>= 1;\n    }}\n    return r;"
+            body = (
+                f"    {T} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
+                "        a *= a;\n        b >>= 1;\n    }\n    return r;"
+            )
         elif kind in ("min", "max"):  # Python's min/max: the first argument wins ties and NaNs
             op = "<" if kind == "min" else ">"
             body = f"    return b {op} a ? b : a;"
@@ -500,4 +531,3 @@ class Emitter:
             f"        seen = {call};\n    }} while (seen != assumed);\n"
             f"    return {from_bits}(seen);\n}}"
         )
-

@@ -31,27 +31,45 @@ CUDA = Dialect(
     name="cuda",
     kernel_prefix='extern "C" __global__',
     func_prefix="static __device__ inline ",
-    types={bool_: "bool", int32: "int", uint32: "unsigned int", int64: "long long", float32: "float", float64: "double"},
+    types={
+        bool_: "bool",
+        int32: "int",
+        uint32: "unsigned int",
+        int64: "long long",
+        float32: "float",
+        float64: "double",
+    },
     storage_types={},
     global_ptr="{const}{T}* __restrict__ {name}",
     qualifiers={"shared": "__shared__ ", "local": ""},
     barrier="__syncthreads();",
     specials={
-        "thread_idx": "threadIdx.{c}", "block_idx": "blockIdx.{c}", "block_dim": "blockDim.{c}",
-        "grid_dim": "gridDim.{c}", "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
+        "thread_idx": "threadIdx.{c}",
+        "block_idx": "blockIdx.{c}",
+        "block_dim": "blockDim.{c}",
+        "grid_dim": "gridDim.{c}",
+        "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
     },
     int_suffix={int64: "LL", uint32: "u"},
     float_specials={
-        ("inf", float32): "__int_as_float(0x7f800000)", ("nan", float32): "__int_as_float(0x7fc00000)",
+        ("inf", float32): "__int_as_float(0x7f800000)",
+        ("nan", float32): "__int_as_float(0x7fc00000)",
         ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
         ("nan", float64): "__longlong_as_double(0x7ff8000000000000LL)",
     },
     math={
-        ("*", "float32"): "{name}f({args})", ("*", "*"): "{name}({args})",
-        ("abs", "int32"): "abs({0})", ("abs", "int64"): "llabs({0})", ("abs", "uint32"): "{0}",
-        ("abs", "float32"): "fabsf({0})", ("abs", "float64"): "fabs({0})",
-        ("min", "*"): "min({0}, {1})", ("max", "*"): "max({0}, {1})",
-        ("isnan", "*"): "isnan({0})", ("isinf", "*"): "isinf({0})", ("isfinite", "*"): "isfinite({0})",
+        ("*", "float32"): "{name}f({args})",
+        ("*", "*"): "{name}({args})",
+        ("abs", "int32"): "abs({0})",
+        ("abs", "int64"): "llabs({0})",
+        ("abs", "uint32"): "{0}",
+        ("abs", "float32"): "fabsf({0})",
+        ("abs", "float64"): "fabs({0})",
+        ("min", "*"): "min({0}, {1})",
+        ("max", "*"): "max({0}, {1})",
+        ("isnan", "*"): "isnan({0})",
+        ("isinf", "*"): "isinf({0})",
+        ("isfinite", "*"): "isfinite({0})",
     },
     native_atomics={
         **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
@@ -60,7 +78,8 @@ CUDA = Dialect(
         **{("min", t): "atomicMin({p}, {0})" for t in _I},
         **{("max", t): "atomicMax({p}, {0})" for t in _I},
         **{("exch", t): "atomicExch({p}, {0})" for t in _I + ("float32",)},
-        ("cas", "int32"): "atomicCAS({p}, {0}, {1})", ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
+        ("cas", "int32"): "atomicCAS({p}, {0}, {1})",
+        ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
     },
     bits={float32: ("__float_as_uint", "__uint_as_float")},
 )
@@ -92,9 +111,7 @@ def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()
             return f.read()
 
 
-
-
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def nvcc_version() -> str:
     """nvcc's version banner (part of every cache key)."""
     nvcc = find_nvcc()
@@ -189,8 +206,10 @@ class CUDABackend(Backend):
             binary = cubin(variant.source(self.name), self.arch, self.options, variant.kernel.__name__)
             module = self.drv.module_from_buffer(binary)
             fn = module.get_function(c_identifier(variant.program.kernel.name))
-            fmt = "".join("P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name]
-                          for p in variant.kernel_params)
+            fmt = "".join(
+                "P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name]
+                for p in variant.kernel_params
+            )
             fn.prepare(fmt)
             fn.gk_module = module  # keep the module alive as long as the function
             fn.gk_shared = variant.shared_bytes
@@ -198,7 +217,9 @@ class CUDABackend(Backend):
         return fn
 
     # ------------------------------------------------------------ launch
-    def launch(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+    def launch(
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+    ) -> None:
         from ..kernel import convert_scalar
 
         threads = block[0] * block[1] * block[2]

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ..array import DeviceArray
-from ..errors import BackendError, LaunchError
 from ..cache import binary_cache, make_key
+from ..errors import BackendError, LaunchError
 from ..types import bool_, float32, float64, int32, int64, uint32
 from . import Backend
 from .c import Dialect, c_identifier
@@ -26,19 +26,28 @@ OPENCL = Dialect(
     qualifiers={"shared": "__local ", "local": ""},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
     specials={
-        "thread_idx": "get_local_id({d})", "block_idx": "get_group_id({d})", "block_dim": "get_local_size({d})",
-        "grid_dim": "get_num_groups({d})", "global_id": "get_global_id({d})",
+        "thread_idx": "get_local_id({d})",
+        "block_idx": "get_group_id({d})",
+        "block_dim": "get_local_size({d})",
+        "grid_dim": "get_num_groups({d})",
+        "global_id": "get_global_id({d})",
     },
     int_suffix={int64: "L", uint32: "u"},
     float_specials={
-        ("inf", float32): "INFINITY", ("nan", float32): "NAN",
-        ("inf", float64): "(double)INFINITY", ("nan", float64): "(double)NAN",
+        ("inf", float32): "INFINITY",
+        ("nan", float32): "NAN",
+        ("inf", float64): "(double)INFINITY",
+        ("nan", float64): "(double)NAN",
     },
     math={
         ("*", "*"): "{name}({args})",
-        ("abs", "int32"): "(int)abs({0})", ("abs", "int64"): "(long)abs({0})", ("abs", "uint32"): "{0}",
-        ("abs", "float32"): "fabs({0})", ("abs", "float64"): "fabs({0})",
-        ("isnan", "*"): "(isnan({0}) != 0)", ("isinf", "*"): "(isinf({0}) != 0)",
+        ("abs", "int32"): "(int)abs({0})",
+        ("abs", "int64"): "(long)abs({0})",
+        ("abs", "uint32"): "{0}",
+        ("abs", "float32"): "fabs({0})",
+        ("abs", "float64"): "fabs({0})",
+        ("isnan", "*"): "(isnan({0}) != 0)",
+        ("isinf", "*"): "(isinf({0}) != 0)",
         ("isfinite", "*"): "(isfinite({0}) != 0)",
     },
     native_atomics={
@@ -47,7 +56,8 @@ OPENCL = Dialect(
         **{("min", t): "atomic_min({p}, {0})" for t in _I},
         **{("max", t): "atomic_max({p}, {0})" for t in _I},
         **{("exch", t): "atomic_xchg({p}, {0})" for t in _I + ("float32",)},
-        ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})", ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
+        ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})",
+        ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
     },
     bits={float32: ("as_uint", "as_float")},
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
@@ -95,7 +105,9 @@ class OpenCLBackend(Backend):
                 pi, di = (int(x) for x in choice.split(":"))
                 return devices[pi][di]
             except (ValueError, IndexError):
-                raise BackendError(f"GPUKERN_OPENCL_DEVICE={choice!r} names no device (use PLATFORM:DEVICE indices)") from None
+                raise BackendError(
+                    f"GPUKERN_OPENCL_DEVICE={choice!r} names no device (use PLATFORM:DEVICE indices)"
+                ) from None
         flat = [d for ds in devices for d in ds]
         if not flat:
             raise BackendError("no OpenCL device found (on Debian: apt-get install pocl-opencl-icd)")
@@ -113,10 +125,17 @@ class OpenCLBackend(Backend):
             src = variant.source(self.name)
             dev = self.device
             key = make_key(
-                source=src, backend=self.name, device=dev.name, driver=dev.driver_version,
-                platform=dev.platform.version, options=self.build_options, pyopencl=self.cl.VERSION_TEXT,
+                source=src,
+                backend=self.name,
+                device=dev.name,
+                driver=dev.driver_version,
+                platform=dev.platform.version,
+                options=self.build_options,
+                pyopencl=self.cl.VERSION_TEXT,
             )
-            binary = binary_cache().get_or_compile(key, lambda: self._build_binary(variant, src), variant.kernel.__name__)
+            binary = binary_cache().get_or_compile(
+                key, lambda: self._build_binary(variant, src), variant.kernel.__name__
+            )
             try:
                 prg = self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options)
             except self.cl.Error as e:
@@ -135,7 +154,9 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
-    def launch(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]) -> None:
+    def launch(
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+    ) -> None:
         from ..kernel import convert_scalar
 
         cl = self.cl
