@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..array import DeviceArray
 from ..errors import BackendError
 
 if TYPE_CHECKING:
-    from ..array import DeviceArray
     from ..kernel import Variant
     from .c import Dialect
 
@@ -29,10 +29,65 @@ _chosen: str | None = None
 
 
 class Backend:
-    """What every runtime backend provides."""
+    """What every runtime backend provides.
+
+    A backend sets ``max_group`` (threads per block), ``max_items`` (per dimension),
+    ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
+    and implements ``device_pointer`` for the arrays it accepts.
+    """
 
     name: str
     dialect: Dialect
+    max_group: int
+    max_items: tuple[int, ...]
+    max_grid: tuple[int, ...] = (2**31 - 1, 2**31 - 1, 2**31 - 1)
+    max_shared: int
+
+    def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+        """Refuse, before anything runs, a launch the device cannot take."""
+        from ..errors import LaunchError
+
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
+            raise LaunchError(
+                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
+                f"per block and {self.max_items} per dimension"
+            )
+        if any(g > m for g, m in zip(grid, self.max_grid)):
+            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
+        if variant.shared_bytes > self.max_shared:
+            raise LaunchError(
+                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
+                f"this device allows {self.max_shared} per block"
+            )
+
+    def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
+        """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
+        from ..kernel import convert_scalar
+
+        cargs: list[Any] = []
+        copy_back: list[tuple[np.ndarray, Any]] = []
+        for p in variant.kernel_params:
+            a = args[p.arg_index]
+            if p.kind == "array":
+                cargs.append(self.device_pointer(a, p.name, copy_back if p.name in variant.written else None))
+            elif p.kind == "shape":
+                cargs.append(np.int64(a.shape[p.dim]))
+            else:
+                cargs.append(convert_scalar(a, p.type, p.name))
+        return cargs, copy_back
+
+    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+        """The device memory of array argument ``a``; a NumPy array is copied in (and noted
+        in ``copy_back`` when the kernel writes it)."""
+        raise NotImplementedError
+
+    def _own(self, a: DeviceArray, name: str) -> Any:
+        from ..errors import LaunchError
+
+        if a.backend is not self:
+            raise LaunchError(f"argument {name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
+        return a.handle
 
     def launch(
         self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]

@@ -220,42 +220,16 @@ class CUDABackend(Backend):
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:
-        from ..kernel import convert_scalar
-
-        threads = block[0] * block[1] * block[2]
-        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
-            raise LaunchError(
-                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
-                f"per block and {self.max_items} per dimension"
-            )
-        if any(g > m for g, m in zip(grid, self.max_grid)):
-            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
-        if variant.shared_bytes > self.max_shared:
-            raise LaunchError(
-                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
-                f"this device allows {self.max_shared} per block"
-            )
+        self.check_limits(variant, grid, block)
         fn = self.compiled(variant)
-        drv = self.drv
-        cargs: list[Any] = []
-        copy_back: list[tuple[np.ndarray, Any]] = []
-        for p in variant.kernel_params:
-            a = args[p.arg_index]
-            if p.kind == "array":
-                cargs.append(self._pointer(a, p, copy_back if p.name in variant.written else None))
-            elif p.kind == "shape":
-                cargs.append(a.shape[p.dim])
-            else:
-                cargs.append(convert_scalar(a, p.type, p.name))
+        cargs, copy_back = self.pack_args(variant, args)
         fn.prepared_async_call(grid, block, None, *cargs)
         for host, buf in copy_back:
-            drv.memcpy_dtoh(host, buf)
+            self.drv.memcpy_dtoh(host, buf)
 
-    def _pointer(self, a: Any, p: Any, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
         if isinstance(a, DeviceArray):
-            if a.backend is not self:
-                raise LaunchError(f"argument {p.name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
-            return a.handle
+            return self._own(a, name)
         if isinstance(a, np.ndarray):
             buf = self.drv.mem_alloc(max(a.nbytes, 1))
             if a.nbytes:
@@ -263,7 +237,7 @@ class CUDABackend(Backend):
             if copy_back is not None and a.nbytes:
                 copy_back.append((a, buf))
             return buf
-        return _cuda_array_pointer(a, p.name)
+        return _cuda_array_pointer(a, name)
 
     # ------------------------------------------------------------ memory
     def to_device(self, array: np.ndarray) -> DeviceArray:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
-from ..errors import BackendError, LaunchError
+from ..errors import BackendError
 from ..types import bool_, float32, float64, int32, int64, uint32
 from . import Backend
 from .c import Dialect, c_identifier
@@ -86,6 +86,7 @@ class OpenCLBackend(Backend):
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.max_group = self.device.max_work_group_size
         self.max_items = tuple(self.device.max_work_item_sizes)
+        self.max_shared = self.device.local_mem_size
 
     @staticmethod
     def _pick_device(cl: Any) -> Any:
@@ -157,44 +158,20 @@ class OpenCLBackend(Backend):
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:
-        from ..kernel import convert_scalar
-
-        cl = self.cl
-        threads = block[0] * block[1] * block[2]
-        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
-            raise LaunchError(
-                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
-                f"per block and {self.max_items} per dimension"
-            )
-        if variant.shared_bytes > self.device.local_mem_size:
-            raise LaunchError(
-                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
-                f"this device allows {self.device.local_mem_size} per block"
-            )
+        self.check_limits(variant, grid, block)
         knl = self.compiled(variant)
-        cargs: list[Any] = []
-        copy_back: list[tuple[np.ndarray, Any]] = []
-        for p in variant.kernel_params:
-            a = args[p.arg_index]
-            if p.kind == "array":
-                cargs.append(self._buffer(a, p, copy_back if p.name in variant.written else None))
-            elif p.kind == "shape":
-                cargs.append(np.int64(a.shape[p.dim]))
-            else:
-                cargs.append(convert_scalar(a, p.type, p.name))
+        cargs, copy_back = self.pack_args(variant, args)
         knl.set_args(*cargs)
         gsize = tuple(g * b for g, b in zip(grid, block))
-        cl.enqueue_nd_range_kernel(self.queue, knl, gsize, block)
+        self.cl.enqueue_nd_range_kernel(self.queue, knl, gsize, block)
         for host, buf in copy_back:
-            cl.enqueue_copy(self.queue, host, buf)
+            self.cl.enqueue_copy(self.queue, host, buf)
         if copy_back:
             self.queue.finish()
 
-    def _buffer(self, a: Any, p: Any, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
         if isinstance(a, DeviceArray):
-            if a.backend is not self:
-                raise LaunchError(f"argument {p.name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
-            return a.handle
+            return self._own(a, name)
         mf = self.cl.mem_flags
         if a.nbytes == 0:
             return self.cl.Buffer(self.ctx, mf.READ_WRITE, 1)
