@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", type=int, default=1024, help="n for an n x n x n product (default 1024)")
     p.add_argument("--tile", type=int, default=16, choices=(8, 16, 32), help="tile edge (default 16)")
-    p.add_argument("--backend", choices=("cuda", "opencl"), help="default: the best available")
+    p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--naive", action="store_true", help="also run the naive kernel and show the speed-up")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported")
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     n, tile = args.size, args.tile
 
     if args.show_source:
-        dialect = args.backend or "cuda"
+        dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"
         types = (Array[float32], Array[float32], Array[float32], int32, int32, int32, tile)
         print(matmul_tiled.source(*types, backend=dialect))
         if args.naive:
@@ -78,15 +78,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     try:
-        backend = gk.get_backend(args.backend)
+        if args.backend:
+            gk.set_backend(args.backend)
+        backend = gk.get_backend()
     except gk.GpukernError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
     b = rng.standard_normal((n, n), dtype=np.float32)
-    da, db = gk.to_device(a.ravel(), args.backend), gk.to_device(b.ravel(), args.backend)
-    dc = gk.empty(n * n, np.float32, args.backend)
+    da, db = gk.to_device(a.ravel()), gk.to_device(b.ravel())
+    dc = gk.empty(n * n, np.float32)
     grid, block = ((n + tile - 1) // tile, (n + tile - 1) // tile), (tile, tile)
     flops = 2.0 * n**3
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -101,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"device: {backend.device_name()}  backend: {backend.name}  size: {n}x{n}x{n}")
     tiled = matmul_tiled[grid, block]
-    t_tiled = gk.benchmark(lambda: tiled(da, db, dc, n, n, n, tile), repeat=args.repeat, backend=args.backend)
+    t_tiled = gk.benchmark(lambda: tiled(da, db, dc, n, n, n, tile), repeat=args.repeat)
     err = check("tiled")
     print(
         f"tiled {tile}x{tile}: {t_tiled * 1e3:9.3f} ms  {flops / t_tiled / 1e9:8.2f} GFLOP/s  "
@@ -109,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.naive:
         naive = matmul_naive[grid, block]
-        t_naive = gk.benchmark(lambda: naive(da, db, dc, n, n, n), repeat=args.repeat, backend=args.backend)
+        t_naive = gk.benchmark(lambda: naive(da, db, dc, n, n, n), repeat=args.repeat)
         err = check("naive")
         print(
             f"naive      : {t_naive * 1e3:9.3f} ms  {flops / t_naive / 1e9:8.2f} GFLOP/s  "

@@ -21,11 +21,13 @@ from .errors import (
     BackendError,
     BarrierDivergenceError,
     CompileError,
+    DataRaceError,
     GpukernError,
     KernelFault,
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
+    OutOfBoundsError,
 )
 from .kernel import Kernel, kernel
 from .lang import (
@@ -55,6 +57,8 @@ __all__ = [
     "BackendError",
     "BarrierDivergenceError",
     "CompileError",
+    "DataRaceError",
+    "OutOfBoundsError",
     "Const",
     "DeviceArray",
     "DeviceFunction",

@@ -30,8 +30,8 @@ class GpukernError(Exception):
     """Base of every error gpukern raises on purpose."""
 
 
-class CompileError(GpukernError):
-    """A kernel that cannot be compiled; knows where in the Python source."""
+class LocatedError(GpukernError):
+    """An error at a place in the user's Python source, printed like a compiler's."""
 
     def __init__(self, message: str, loc: Loc | None = None, hint: str | None = None):
         self.message = message
@@ -55,6 +55,10 @@ class CompileError(GpukernError):
         return text
 
 
+class CompileError(LocatedError):
+    """A kernel that cannot be compiled; knows where in the Python source."""
+
+
 class KernelSyntaxError(CompileError):
     """A Python construct the kernel language does not support."""
 
@@ -63,12 +67,20 @@ class KernelTypeError(CompileError):
     """Mismatched, unknown or unsupported types in a kernel."""
 
 
-class KernelFault(GpukernError):
+class KernelFault(LocatedError):
     """A bug found while running a kernel (race, divergent barrier, bad index)."""
 
 
 class BarrierDivergenceError(CompileError, KernelFault):
-    """A barrier that not every thread of a block reaches."""
+    """A barrier that not every thread of a block reaches (found statically or by the simulator)."""
+
+
+class DataRaceError(KernelFault):
+    """Two threads of a block touch one shared-memory element between barriers, one writing."""
+
+
+class OutOfBoundsError(KernelFault):
+    """An index outside a global, shared or local array."""
 
 
 class LaunchError(GpukernError):

@@ -110,8 +110,9 @@ class Launch:
         self.grid = grid
         self.block = block
 
-    def __call__(self, *args: Any, backend: str | None = None) -> None:
-        self.kernel.launch(self.grid, self.block, args, backend)
+    def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None) -> None:
+        """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
+        self.kernel.launch(self.grid, self.block, args, backend, check)
 
 
 class Kernel:
@@ -277,11 +278,21 @@ class Kernel:
         return launch
 
     def launch(
-        self, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...], backend: str | None = None
+        self,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        backend: str | None = None,
+        check: bool | None = None,
     ) -> None:
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
-        b.launch(variant, grid, block, args)
+        if check is None:
+            b.launch(variant, grid, block, args)
+        elif b.name == "sim":
+            b.launch(variant, grid, block, args, check=check)
+        else:
+            raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
 
     def source(self, *args: Any, backend: str = "cuda") -> str:
         """The generated C for the variant these arguments select ('cuda' or 'opencl').

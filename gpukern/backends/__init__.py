@@ -22,7 +22,11 @@ if TYPE_CHECKING:
     from .c import Dialect
 
 # name -> (module, class) ; order is the order of preference
-_BACKENDS = {"cuda": ("gpukern.backends.cuda", "CUDABackend"), "opencl": ("gpukern.backends.opencl", "OpenCLBackend")}
+_BACKENDS = {
+    "cuda": ("gpukern.backends.cuda", "CUDABackend"),
+    "opencl": ("gpukern.backends.opencl", "OpenCLBackend"),
+    "sim": ("gpukern.backends.sim", "SimBackend"),  # always works: NumPy only
+}
 _instances: dict[str, Backend] = {}
 _unavailable: dict[str, str] = {}
 _chosen: str | None = None

@@ -1,0 +1,621 @@
+"""A CPU simulator that runs the typed IR with NumPy and finds kernel bugs.
+
+Every thread of the grid is one *lane* of a NumPy array, and all lanes advance
+together through the kernel, statement by statement; divergent control flow
+runs a statement under a mask of the lanes that take it.  So a kernel costs a
+few NumPy operations per executed statement, not a Python loop per thread.
+Lanes are ordered block by block (lane = block * threads_per_block + thread).
+
+With checking on (the default; ``check=False`` or ``GPUKERN_SIM_CHECK=0`` turns it
+off) the simulator raises, at the statement that does it:
+
+- ``OutOfBoundsError``: an index outside a global, shared or local array;
+- ``DataRaceError``: two threads of a block touching one shared-memory element
+  between two barriers, at least one writing;
+- ``BarrierDivergenceError``: a barrier reached by some live threads of a block
+  but not all.
+
+Arithmetic keeps the kernel's types (float32 stays float32), so results match
+the GPU backends within float rounding, and exactly for integer kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import ir
+from ..array import DeviceArray
+from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, OutOfBoundsError
+from ..kernel import convert_scalar
+from . import Backend
+
+_ERF = np.vectorize(math.erf, otypes=[np.float64])
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
+_MATH = {
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "fabs": np.fabs,
+    "atan2": np.arctan2,
+    "pow": np.power,
+    "fmod": np.fmod,
+    "copysign": np.copysign,
+    "hypot": np.hypot,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "isfinite": np.isfinite,
+    "abs": np.abs,
+}
+_ARITH = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.remainder,
+    "<<": np.left_shift,
+    ">>": np.right_shift,
+    "&": np.bitwise_and,
+    "|": np.bitwise_or,
+    "^": np.bitwise_xor,
+}
+_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
+
+
+@dataclass
+class _Memory:
+    """One array's storage, and (for shared memory) who touched each element this epoch."""
+
+    name: str
+    space: str
+    data: np.ndarray  # global: the array; shared: (blocks, *shape); local: (lanes, *shape)
+    shape: tuple[int, ...]  # the shape the kernel indexes
+    writer: np.ndarray | None = None  # shared: thread (in block) that wrote, -1 none
+    reader: np.ndarray | None = None  # shared: a thread that read, -1 none
+    readers_many: np.ndarray | None = None  # shared: read by two or more threads
+    where: dict[str, Any] = field(default_factory=dict)  # 'w'/'r' -> loc of the last access
+
+
+class _Return(Exception):
+    pass
+
+
+class _Frame:
+    """A function activation: its variables and which lanes have returned."""
+
+    def __init__(self, lanes: int):
+        self.vars: dict[str, np.ndarray] = {}
+        self.arrays: dict[str, _Memory] = {}
+        self.returned = np.zeros(lanes, bool)
+        self.ret: np.ndarray | None = None
+
+
+class _Run:
+    """One launch: the lanes, the memories, and the statement interpreter."""
+
+    def __init__(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], check: bool):
+        self.variant = variant
+        self.kname = variant.kernel.__name__
+        self.check = check
+        self.grid, self.block = grid, block
+        self.tpb = block[0] * block[1] * block[2]
+        self.nblocks = grid[0] * grid[1] * grid[2]
+        self.lanes = self.tpb * self.nblocks
+        lane = np.arange(self.lanes, dtype=np.int64)
+        self.block_of = lane // self.tpb
+        t = lane % self.tpb
+        b = self.block_of
+        self.tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+        self.bid = (b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]))
+        self.thread_in_block = t
+        self.specials = {
+            "thread_idx": [x.astype(np.int32) for x in self.tid],
+            "block_idx": [x.astype(np.int32) for x in self.bid],
+            "block_dim": [np.int32(n) for n in block],
+            "grid_dim": [np.int32(n) for n in grid],
+        }
+        self.specials["global_id"] = [(self.bid[d] * block[d] + self.tid[d]).astype(np.int32) for d in range(3)]
+        self.all = np.ones(self.lanes, bool)
+        self.frames: list[_Frame] = []
+        self.breaks: list[np.ndarray] = []
+        self.continues: list[np.ndarray] = []
+
+    # ------------------------------------------------------------ errors
+    def who(self, lane: int) -> str:
+        b = tuple(int(x[lane]) for x in self.bid)
+        t = tuple(int(x[lane]) for x in self.tid)
+        return f"block {b}, thread {t}"
+
+    def fault(self, cls: type, message: str, node: ir.Node) -> Exception:
+        return cls(f"in kernel {self.kname}: {message}", node.loc)
+
+    # ------------------------------------------------------------ memory
+    def memory_for_param(self, ref: ir.ArrayRef, data: np.ndarray) -> _Memory:
+        return _Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+
+    def declare(self, ref: ir.ArrayRef) -> _Memory:
+        t = ref.type
+        shape = t.shape or ()
+        rows = self.nblocks if t.space == "shared" else self.lanes
+        data = np.zeros((rows, *shape), t.elem.dtype)
+        if t.space == "shared":
+            # fill with NaN/garbage-like values would hide nothing: zeros, but reads of
+            # never-written shared memory are a race-free bug we do not report
+            mem = _Memory(ref.name, "shared", data, shape)
+            if self.check:
+                mem.writer = np.full((rows, *shape), -1, np.int64)
+                mem.reader = np.full((rows, *shape), -1, np.int64)
+                mem.readers_many = np.zeros((rows, *shape), bool)
+            return mem
+        return _Memory(ref.name, "local", data, shape)
+
+    def locate(self, mem: _Memory, idx: list[np.ndarray], lanes: np.ndarray, node: ir.Node) -> tuple:
+        """The NumPy index into ``mem.data`` for active ``lanes`` (bounds checked)."""
+        idx = [np.broadcast_to(i, (self.lanes,))[lanes].astype(np.int64, copy=False) for i in idx]
+        if not self.check:  # unchecked: a bad index wraps rather than crash the interpreter
+            idx = [i % n if n else i * 0 for i, n in zip(idx, mem.shape)]
+        else:
+            for d, (i, n) in enumerate(zip(idx, mem.shape)):
+                bad = (i < 0) | (i >= n)
+                if bad.any():
+                    k = int(np.argmax(bad))
+                    lane = int(lanes[k])
+                    full = tuple(int(x[k]) for x in idx)
+                    raise self.fault(
+                        OutOfBoundsError,
+                        f"index {full} is out of bounds for {mem.space} array {mem.name!r} of shape {mem.shape} "
+                        f"(dimension {d}) in {self.who(lane)}",
+                        node,
+                    )
+        if mem.space == "global":
+            return (np.ravel_multi_index(tuple(idx), mem.shape),) if len(idx) > 1 else (idx[0],)
+        row = self.block_of[lanes] if mem.space == "shared" else lanes
+        return (row, *idx)
+
+    def track(self, mem: _Memory, where: tuple, lanes: np.ndarray, write: bool, node: ir.Node) -> None:
+        """Race bookkeeping for a shared-memory access by ``lanes`` (one statement)."""
+        if mem.writer is None:
+            return
+        t = self.thread_in_block[lanes]
+        prev_w = mem.writer[where]
+        other_writer = (prev_w >= 0) & (prev_w != t)
+        if write:
+            prev_r = mem.reader[where]
+            other_reader = mem.readers_many[where] | ((prev_r >= 0) & (prev_r != t))
+            clash = other_writer | other_reader
+            kind = "written" if other_writer.any() else "read"
+        else:
+            clash = other_writer
+            kind = "written"
+        if clash.any():
+            k = int(np.argmax(clash))
+            self.race(mem, where, lanes, k, node, f"{kind} by another thread since the last barrier", prev_w, t)
+        # two threads of one block in this very statement
+        flat = np.ravel_multi_index(tuple(np.asarray(w) for w in where), mem.writer.shape)
+        order = np.argsort(flat, kind="stable")
+        same = flat[order][1:] == flat[order][:-1]
+        distinct = t[order][1:] != t[order][:-1]
+        dup = same & distinct
+        if write and dup.any():
+            k = int(order[1:][np.argmax(dup)])
+            self.race(mem, where, lanes, k, node, "written by two threads in one statement", None, t)
+        if write:
+            mem.writer[where] = t
+            mem.where["w"] = node.loc
+        else:
+            prev_r = mem.reader[where]
+            many = (prev_r >= 0) & (prev_r != t)
+            mem.readers_many[where] |= many
+            if dup.any():
+                mem.readers_many.reshape(-1)[flat[order][1:][dup]] = True
+            mem.reader[where] = np.where(prev_r >= 0, prev_r, t)
+            mem.where["r"] = node.loc
+
+    def race(
+        self, mem: _Memory, where: tuple, lanes: np.ndarray, k: int, node: ir.Node, what: str, prev: Any, t: np.ndarray
+    ) -> None:
+        lane = int(lanes[k])
+        index = tuple(int(np.asarray(w)[k]) for w in where[1:])
+        other = ""
+        if prev is not None and int(prev[k]) >= 0 and int(prev[k]) != int(t[k]):
+            p = int(prev[k])
+            other = f" (thread {(p % self.block[0], (p // self.block[0]) % self.block[1], p // (self.block[0] * self.block[1]))})"
+        earlier = mem.where.get("w" if "written" in what else "r")
+        at = f", earlier access at line {earlier.lineno}" if earlier is not None else ""
+        raise self.fault(
+            DataRaceError,
+            f"data race on shared array {mem.name!r}{list(index)}: accessed by {self.who(lane)} after it was "
+            f"{what}{other}{at}; put a barrier() between the two accesses",
+            node,
+        )
+
+    def reset_epoch(self, blocks: np.ndarray) -> None:
+        for mem in self.frames[0].arrays.values():
+            if mem.writer is not None:
+                mem.writer[blocks] = -1
+                mem.reader[blocks] = -1
+                mem.readers_many[blocks] = False
+                mem.where.clear()
+
+    # ------------------------------------------------------------ statements
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def active(self, mask: np.ndarray) -> np.ndarray:
+        m = mask & ~self.frame.returned
+        if self.breaks:
+            m &= ~self.breaks[-1] & ~self.continues[-1]
+        return m
+
+    def run_block(self, stmts: list[ir.Stmt], mask: np.ndarray) -> None:
+        for s in stmts:
+            m = self.active(mask)
+            if not m.any():
+                return
+            getattr(self, f"s_{type(s).__name__}")(s, m)
+
+    def s_DeclArray(self, s: ir.DeclArray, m: np.ndarray) -> None:
+        if s.array.name not in self.frame.arrays:
+            self.frame.arrays[s.array.name] = self.declare(s.array)
+
+    def assign(self, var: ir.Var, value: Any, m: np.ndarray) -> None:
+        """Variables are whole-grid arrays, never changed in place (so sharing one is safe)."""
+        value = np.broadcast_to(np.asarray(value).astype(var.type.dtype, copy=False), (self.lanes,))
+        old = self.frame.vars.get(var.name)
+        if m.all():
+            self.frame.vars[var.name] = value
+        else:
+            self.frame.vars[var.name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
+
+    def s_Assign(self, s: ir.Assign, m: np.ndarray) -> None:
+        self.assign(s.target, self.eval(s.value, m), m)
+
+    def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
+        value = self.eval(s.value, m)
+        idx = [self.eval(i, m) for i in s.indices]
+        mem = self.memory(s.array)
+        lanes = np.nonzero(m)[0]
+        where = self.locate(mem, idx, lanes, s)
+        if mem.space == "shared" and self.check:
+            self.track(mem, where, lanes, True, s)
+        mem.data[where] = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))[lanes]
+
+    def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
+        self.eval(s.value, m)
+
+    def s_If(self, s: ir.If, m: np.ndarray) -> None:
+        c = np.broadcast_to(self.eval(s.cond, m), (self.lanes,)).astype(bool)
+        self.run_block(s.then, m & c)
+        if s.orelse:
+            self.run_block(s.orelse, m & ~c)
+
+    def loop(self, body: list[ir.Stmt], m: np.ndarray, cond: Any, step: Any = None) -> None:
+        self.breaks.append(np.zeros(self.lanes, bool))
+        self.continues.append(np.zeros(self.lanes, bool))
+        try:
+            while True:
+                live = m & ~self.breaks[-1] & ~self.frame.returned
+                c = live & cond(live)
+                if not c.any():
+                    return
+                self.continues[-1][:] = False
+                self.run_block(body, c)
+                if step is not None:
+                    step(c & ~self.breaks[-1] & ~self.frame.returned)
+        finally:
+            self.breaks.pop()
+            self.continues.pop()
+
+    def s_For(self, s: ir.For, m: np.ndarray) -> None:
+        start = self.eval(s.start, m)
+        stop = np.broadcast_to(self.eval(s.stop, m), (self.lanes,))
+        step = np.broadcast_to(self.eval(s.step, m), (self.lanes,))
+        self.assign(s.var, start, m)
+        var = s.var.name
+
+        def cond(live: np.ndarray) -> np.ndarray:
+            v = self.frame.vars[var]
+            if s.step_sign > 0:
+                return v < stop
+            if s.step_sign < 0:
+                return v > stop
+            return np.where(step > 0, v < stop, v > stop)
+
+        def advance(lanes: np.ndarray) -> None:
+            v = self.frame.vars[var]
+            with np.errstate(all="ignore"):
+                self.frame.vars[var] = np.where(lanes, v + step.astype(v.dtype), v)
+
+        self.loop(s.body, m, cond, advance)
+
+    def s_While(self, s: ir.While, m: np.ndarray) -> None:
+        self.loop(s.body, m, lambda live: np.broadcast_to(self.eval(s.cond, live), (self.lanes,)).astype(bool))
+
+    def s_Break(self, s: ir.Break, m: np.ndarray) -> None:
+        self.breaks[-1] |= m
+
+    def s_Continue(self, s: ir.Continue, m: np.ndarray) -> None:
+        self.continues[-1] |= m
+
+    def s_Return(self, s: ir.Return, m: np.ndarray) -> None:
+        f = self.frame
+        if s.value is not None:
+            v = np.broadcast_to(self.eval(s.value, m), (self.lanes,))
+            f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
+        f.returned |= m
+
+    def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
+        arrived = np.bincount(self.block_of[m], minlength=self.nblocks)
+        if self.check:
+            live = np.bincount(self.block_of[~self.frames[0].returned], minlength=self.nblocks)
+            bad = (arrived > 0) & (arrived < live)
+            if bad.any():
+                b = int(np.argmax(bad))
+                in_block = self.block_of == b
+                missing = np.nonzero(in_block & ~m & ~self.frames[0].returned)[0]
+                here = np.nonzero(in_block & m)[0]
+                raise self.fault(
+                    BarrierDivergenceError,
+                    f"barrier reached by {int(arrived[b])} of the {int(live[b])} live threads of block "
+                    f"{tuple(int(x[here[0]]) for x in self.bid)} (e.g. {self.who(int(here[0]))} arrived, "
+                    f"{self.who(int(missing[0]))} did not)",
+                    s,
+                )
+            self.reset_epoch(np.nonzero(arrived > 0)[0])
+
+    # ------------------------------------------------------------ expressions
+    def memory(self, ref: ir.ArrayRef) -> _Memory:
+        return self.frame.arrays[ref.name]
+
+    def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
+        return getattr(self, f"e_{type(e).__name__}")(e, m)
+
+    def e_Lit(self, e: ir.Lit, m: np.ndarray) -> Any:
+        return e.type.dtype.type(e.value)
+
+    def e_Var(self, e: ir.Var, m: np.ndarray) -> Any:
+        return self.frame.vars[e.name]
+
+    def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
+        mem = self.memory(e.array)
+        idx = [self.eval(i, m) for i in e.indices]
+        lanes = np.nonzero(m)[0]
+        where = self.locate(mem, idx, lanes, e)
+        if mem.space == "shared" and self.check:
+            self.track(mem, where, lanes, False, e)
+        out = np.zeros(self.lanes, mem.data.dtype)
+        out[lanes] = mem.data[where]
+        return out
+
+    def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
+        a, b = self.eval(e.left, m), self.eval(e.right, m)
+        dt = e.type.dtype
+        with np.errstate(all="ignore"):
+            if e.op == "**":
+                if e.type.is_int:  # exponentiation by squaring, as the C helper: x ** negative is 1
+                    b = np.asarray(b)
+                    return np.where(b < 0, dt.type(1), np.power(a, np.maximum(b, 0), dtype=dt)).astype(dt)
+                return np.power(a, b, dtype=dt)
+            if e.op in ("//", "%") and e.type.is_int:
+                return _ARITH[e.op](a, b, dtype=dt)  # NumPy: x // 0 and x % 0 give 0, as our C helpers
+            if e.op in ("<<", ">>"):
+                return _ARITH[e.op](np.asarray(a, dt), np.asarray(b).astype(dt)).astype(dt, copy=False)
+            return _ARITH[e.op](a, b, dtype=dt)
+
+    def e_Compare(self, e: ir.Compare, m: np.ndarray) -> Any:
+        return _CMP[e.op](self.eval(e.left, m), self.eval(e.right, m))
+
+    def e_Logic(self, e: ir.Logic, m: np.ndarray) -> Any:
+        left = np.broadcast_to(self.eval(e.left, m), (self.lanes,))
+        if e.op == "and":
+            return left & np.broadcast_to(self.eval(e.right, m & left), (self.lanes,))
+        return left | np.broadcast_to(self.eval(e.right, m & ~left), (self.lanes,))
+
+    def e_Unary(self, e: ir.Unary, m: np.ndarray) -> Any:
+        v = self.eval(e.operand, m)
+        with np.errstate(all="ignore"):
+            if e.op == "not":
+                return np.logical_not(v)
+            if e.op == "-":
+                return np.negative(v, dtype=e.type.dtype)
+            return np.invert(v, dtype=e.type.dtype)
+
+    def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:
+        v = np.asarray(self.eval(e.value, m))
+        if e.type.dtype == np.bool_:
+            return v != 0
+        with np.errstate(all="ignore"):
+            return v.astype(e.type.dtype)
+
+    def e_Select(self, e: ir.Select, m: np.ndarray) -> Any:
+        c = np.broadcast_to(self.eval(e.cond, m), (self.lanes,)).astype(bool)
+        a = self.eval(e.a, m & c)
+        b = self.eval(e.b, m & ~c)
+        return np.where(c, a, b).astype(e.type.dtype, copy=False)
+
+    def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
+        args = [self.eval(a, m) for a in e.args]
+        with np.errstate(all="ignore"):
+            if e.name in ("min", "max"):  # Python's: the first argument wins ties and NaNs
+                a, b = args
+                return np.where(b < a if e.name == "min" else b > a, b, a).astype(e.type.dtype, copy=False)
+            if e.name in ("erf", "erfc"):
+                return (_ERF if e.name == "erf" else _ERFC)(args[0]).astype(e.type.dtype)
+            out = _MATH[e.name](*args)
+        return out if e.type.dtype == np.bool_ else np.asarray(out).astype(e.type.dtype, copy=False)
+
+    def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
+        return self.specials[e.name][e.dim]
+
+    def e_Shape(self, e: ir.Shape, m: np.ndarray) -> Any:
+        return np.int64(self.memory(e.array).shape[e.dim])
+
+    def e_Atomic(self, e: ir.Atomic, m: np.ndarray) -> Any:
+        """Atomics take effect one lane at a time, in lane order (one order a GPU may pick)."""
+        mem = self.memory(e.array)
+        idx = [self.eval(i, m) for i in e.indices]
+        ops = [np.broadcast_to(self.eval(o, m), (self.lanes,)) for o in e.operands]
+        lanes = np.nonzero(m)[0]
+        where = self.locate(mem, idx, lanes, e)
+        out = np.zeros(self.lanes, mem.data.dtype)
+        flat_data = mem.data.reshape(-1)
+        flat = np.ravel_multi_index(tuple(np.asarray(w) for w in where), mem.data.shape) if len(where) > 1 else where[0]
+        vals = [o[lanes] for o in ops]
+        if e.op in ("add", "sub"):
+            v = vals[0] if e.op == "add" else np.negative(vals[0])
+            order = np.argsort(flat, kind="stable")
+            f, v = flat[order], v[order].astype(mem.data.dtype)
+            first = np.ones(len(f), bool)
+            first[1:] = f[1:] != f[:-1]
+            group_start = np.maximum.accumulate(np.where(first, np.arange(len(f)), 0))
+            with np.errstate(all="ignore"):
+                incl = _segmented_cumsum(v, first, group_start)
+                old = flat_data[f] + (incl - v)
+                olds = np.empty(len(f), mem.data.dtype)
+                olds[order] = old
+                last = np.ones(len(f), bool)
+                last[:-1] = f[1:] != f[:-1]
+                flat_data[f[last]] = flat_data[f[last]] + incl[last]
+            out[lanes] = olds
+            return out
+        for j, (k, lane) in enumerate(zip(flat, lanes)):
+            cur = flat_data[k]
+            out[lane] = cur
+            a = vals[0][j]
+            if e.op == "min":
+                flat_data[k] = a if a < cur else cur
+            elif e.op == "max":
+                flat_data[k] = a if a > cur else cur
+            elif e.op == "exch":
+                flat_data[k] = a
+            elif e.op == "cas":  # compares bit patterns, as the float CAS of the C backends
+                if np.asarray(cur).view(np.uint32) == np.asarray(a, cur.dtype).view(np.uint32):
+                    flat_data[k] = vals[1][j]
+        return out
+
+    def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
+        frame = _Frame(self.lanes)
+        for p, a in zip(e.func.params, e.args):
+            if isinstance(a, ir.ArrayRef):
+                frame.arrays[p.name] = self.memory(a)
+            else:
+                frame.vars[p.name] = np.broadcast_to(np.asarray(self.eval(a, m), p.type.dtype), (self.lanes,)).copy()
+        frame.returned = ~m
+        self.frames.append(frame)
+        saved = self.breaks, self.continues
+        self.breaks, self.continues = [], []
+        try:
+            self.run_block(e.func.body, m)
+        finally:
+            self.frames.pop()
+            self.breaks, self.continues = saved
+        if e.type is None:
+            return None
+        return frame.ret if frame.ret is not None else np.zeros(self.lanes, e.type.dtype)
+
+
+def _segmented_cumsum(v: np.ndarray, first: np.ndarray, group_start: np.ndarray) -> np.ndarray:
+    """Inclusive running sums that restart where ``first`` is set (values sorted by group)."""
+    c = np.cumsum(v, dtype=v.dtype)
+    base = np.where(group_start > 0, c[np.maximum(group_start - 1, 0)], 0).astype(v.dtype)
+    return c - base
+
+
+class SimBackend(Backend):
+    """Runs kernels on the CPU with NumPy, checking for races, divergent barriers and bad indices."""
+
+    name = "sim"
+    dialect = None  # type: ignore[assignment]
+    max_group = 1024
+    max_items = (1024, 1024, 64)
+    max_shared = 48 * 1024
+
+    def __init__(self) -> None:
+        self.check = os.environ.get("GPUKERN_SIM_CHECK", "1") not in ("0", "false", "no")
+
+    def device_name(self) -> str:
+        return "gpukern simulator (CPU, NumPy)" + ("" if self.check else ", checks off")
+
+    def launch(
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        check: bool | None = None,
+    ) -> None:
+        self.check_limits(variant, grid, block)
+        run = _Run(variant, grid, block, self.check if check is None else check)
+        frame = _Frame(run.lanes)
+        run.frames.append(frame)
+        fd = variant.program.kernel
+        position = {spec.name: i for i, spec in enumerate(variant.kernel.params)}
+        copy_back: list[tuple[np.ndarray, np.ndarray]] = []
+        for p in fd.params:
+            a = args[position[p.name]]
+            if isinstance(p, ir.ArrayRef):
+                data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
+                frame.arrays[p.name] = run.memory_for_param(p, data)
+            else:
+                v = convert_scalar(a, p.type, p.name)
+                frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
+        with np.errstate(all="ignore"):
+            run.run_block(fd.body, run.all)
+        for host, data in copy_back:
+            host[...] = data
+
+    def host_view(self, a: Any, name: str, copy_back: list | None) -> np.ndarray:
+        if isinstance(a, DeviceArray):
+            self._own(a, name)
+            return a.handle
+        if isinstance(a, np.ndarray):
+            data = a.copy()  # the kernel works on a copy, as on a device; written arrays come back
+            if copy_back is not None:
+                copy_back.append((a, data))
+            return data
+        raise LaunchError(f"argument {name!r}: the simulator takes NumPy or its own device arrays")
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        return DeviceArray(self, array.copy(), array.shape, array.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        return DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        return array.handle.copy()
+
+    def synchronize(self) -> None:
+        pass
+
+    def timer(self) -> Any:
+        return time.perf_counter()
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        return end - start
