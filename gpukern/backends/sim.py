@@ -100,10 +100,8 @@ class _Memory:
     reader: np.ndarray | None = None  # shared: a thread that read, -1 none
     readers_many: np.ndarray | None = None  # shared: read by two or more threads
     where: dict[str, Any] = field(default_factory=dict)  # 'w'/'r' -> loc of the last access
-
-
-class _Return(Exception):
-    pass
+    dirty: bool = False  # written since the last barrier
+    pending_reads: list[tuple[np.ndarray, np.ndarray, Any]] = field(default_factory=list)
 
 
 class _Frame:
@@ -133,7 +131,7 @@ class _Run:
         b = self.block_of
         self.tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
         self.bid = (b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]))
-        self.thread_in_block = t
+        self.thread_in_block = t.astype(np.int16)
         self.specials = {
             "thread_idx": [x.astype(np.int32) for x in self.tid],
             "block_idx": [x.astype(np.int32) for x in self.bid],
@@ -142,6 +140,8 @@ class _Run:
         }
         self.specials["global_id"] = [(self.bid[d] * block[d] + self.tid[d]).astype(np.int32) for d in range(3)]
         self.all = np.ones(self.lanes, bool)
+        self.lane_ids = lane
+        self.bases: dict[tuple[int, bool], np.ndarray] = {}
         self.frames: list[_Frame] = []
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
@@ -160,108 +160,153 @@ class _Run:
         return _Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
 
     def declare(self, ref: ir.ArrayRef) -> _Memory:
+        """A shared array (one row per block) or local array (one row per lane), stored flat."""
         t = ref.type
         shape = t.shape or ()
         rows = self.nblocks if t.space == "shared" else self.lanes
-        data = np.zeros((rows, *shape), t.elem.dtype)
-        if t.space == "shared":
-            # fill with NaN/garbage-like values would hide nothing: zeros, but reads of
-            # never-written shared memory are a race-free bug we do not report
-            mem = _Memory(ref.name, "shared", data, shape)
-            if self.check:
-                mem.writer = np.full((rows, *shape), -1, np.int64)
-                mem.reader = np.full((rows, *shape), -1, np.int64)
-                mem.readers_many = np.zeros((rows, *shape), bool)
-            return mem
-        return _Memory(ref.name, "local", data, shape)
+        size = int(np.prod(shape))
+        mem = _Memory(ref.name, t.space, np.zeros(rows * size, t.elem.dtype), shape)
+        if t.space == "shared" and self.check:
+            mem.writer = np.full(rows * size, -1, np.int16)  # thread in block: < 1024
+            mem.reader = np.full(rows * size, -1, np.int16)
+            mem.readers_many = np.zeros(rows * size, bool)
+        return mem
 
-    def locate(self, mem: _Memory, idx: list[np.ndarray], lanes: np.ndarray, node: ir.Node) -> tuple:
-        """The NumPy index into ``mem.data`` for active ``lanes`` (bounds checked)."""
-        idx = [np.broadcast_to(i, (self.lanes,))[lanes].astype(np.int64, copy=False) for i in idx]
-        if not self.check:  # unchecked: a bad index wraps rather than crash the interpreter
-            idx = [i % n if n else i * 0 for i, n in zip(idx, mem.shape)]
-        else:
+    def locate(self, mem: _Memory, idx: list[np.ndarray], lanes: np.ndarray, node: ir.Node) -> np.ndarray:
+        """Flat positions in ``mem.data`` of the element each active lane indexes (bounds checked)."""
+        full = len(lanes) == self.lanes  # every lane active: no gathers needed
+        wide = mem.data.size >= 2**31 or any(np.asarray(i).dtype.itemsize > 4 for i in idx)
+        itype = np.int64 if wide else np.int32
+        idx = [
+            (np.broadcast_to(i, (self.lanes,)) if full else np.broadcast_to(i, (self.lanes,))[lanes]).astype(
+                itype, copy=False
+            )
+            for i in idx
+        ]
+        if self.check:
+            unsigned = np.uint64 if wide else np.uint32
             for d, (i, n) in enumerate(zip(idx, mem.shape)):
-                bad = (i < 0) | (i >= n)
+                bad = i.view(unsigned) >= n  # negative indices are huge as unsigned
                 if bad.any():
                     k = int(np.argmax(bad))
-                    lane = int(lanes[k])
                     full = tuple(int(x[k]) for x in idx)
                     raise self.fault(
                         OutOfBoundsError,
                         f"index {full} is out of bounds for {mem.space} array {mem.name!r} of shape {mem.shape} "
-                        f"(dimension {d}) in {self.who(lane)}",
+                        f"(dimension {d}) in {self.who(int(lanes[k]))}",
                         node,
                     )
+        flat = idx[0]
+        for i, n in zip(idx[1:], mem.shape[1:]):
+            flat = flat * n + i
         if mem.space == "global":
-            return (np.ravel_multi_index(tuple(idx), mem.shape),) if len(idx) > 1 else (idx[0],)
-        row = self.block_of[lanes] if mem.space == "shared" else lanes
-        return (row, *idx)
+            return flat
+        size = int(np.prod(mem.shape))
+        if mem.space == "shared":
+            base = self.block_base(size, wide)
+        else:
+            base = self.lane_ids.astype(itype) * size
+        return (base if full else base[lanes]) + flat
 
-    def track(self, mem: _Memory, where: tuple, lanes: np.ndarray, write: bool, node: ir.Node) -> None:
-        """Race bookkeeping for a shared-memory access by ``lanes`` (one statement)."""
+    def block_base(self, size: int, wide: bool) -> np.ndarray:
+        """Per lane, where its block's row of a shared array of ``size`` elements starts."""
+        key = (size, wide)
+        base = self.bases.get(key)
+        if base is None:
+            base = self.bases[key] = self.block_of.astype(np.int64 if wide else np.int32) * size
+        return base
+
+    def track(self, mem: _Memory, where: np.ndarray, lanes: np.ndarray, write: bool, node: ir.Node) -> None:
+        """Race bookkeeping for one statement's shared-memory access by ``lanes``.
+
+        Per element and epoch (between barriers) the memory keeps the thread that wrote it,
+        a thread that read it, and whether two or more threads read it.
+        """
         if mem.writer is None:
             return
-        t = self.thread_in_block[lanes]
+        t = self.thread_in_block if len(lanes) == self.lanes else self.thread_in_block[lanes]
+        if not write:
+            # a read races only with a write of this epoch; who read matters only if a write
+            # follows before the barrier, so reads are filed and examined only then
+            if mem.dirty:
+                prev_w = mem.writer[where]
+                other_writer = (prev_w >= 0) & (prev_w != t)
+                if other_writer.any():
+                    k = int(np.argmax(other_writer))
+                    self.race(mem, where, lanes, k, node, "written by another thread since the last barrier", prev_w, t)
+            mem.pending_reads.append((where, t, node.loc))
+            return
+        self.file_reads(mem)
         prev_w = mem.writer[where]
         other_writer = (prev_w >= 0) & (prev_w != t)
-        if write:
-            prev_r = mem.reader[where]
-            other_reader = mem.readers_many[where] | ((prev_r >= 0) & (prev_r != t))
-            clash = other_writer | other_reader
-            kind = "written" if other_writer.any() else "read"
-        else:
-            clash = other_writer
-            kind = "written"
+        prev_r = mem.reader[where]
+        clash = other_writer | mem.readers_many[where] | ((prev_r >= 0) & (prev_r != t))
         if clash.any():
             k = int(np.argmax(clash))
+            kind = "written" if other_writer[k] else "read"
             self.race(mem, where, lanes, k, node, f"{kind} by another thread since the last barrier", prev_w, t)
-        # two threads of one block in this very statement
-        flat = np.ravel_multi_index(tuple(np.asarray(w) for w in where), mem.writer.shape)
-        order = np.argsort(flat, kind="stable")
-        same = flat[order][1:] == flat[order][:-1]
-        distinct = t[order][1:] != t[order][:-1]
-        dup = same & distinct
-        if write and dup.any():
-            k = int(order[1:][np.argmax(dup)])
-            self.race(mem, where, lanes, k, node, "written by two threads in one statement", None, t)
-        if write:
-            mem.writer[where] = t
-            mem.where["w"] = node.loc
-        else:
+        mem.writer[where] = t
+        if len(where) > 1:  # two threads of one block writing one element in this statement
+            again = mem.writer[where] != t
+            if again.any():
+                k = int(np.argmax(again))
+                self.race(mem, where, lanes, k, node, "written by two threads at once", mem.writer[where], t)
+        mem.where["w"] = node.loc
+        mem.dirty = True
+
+    @staticmethod
+    def file_reads(mem: _Memory) -> None:
+        """Record the pending reads: per element, a thread that read it and whether several did."""
+        for where, t, loc in mem.pending_reads:
             prev_r = mem.reader[where]
-            many = (prev_r >= 0) & (prev_r != t)
-            mem.readers_many[where] |= many
-            if dup.any():
-                mem.readers_many.reshape(-1)[flat[order][1:][dup]] = True
-            mem.reader[where] = np.where(prev_r >= 0, prev_r, t)
-            mem.where["r"] = node.loc
+            mem.reader[where] = t
+            many = (mem.reader[where] != t) | ((prev_r >= 0) & (prev_r != t))
+            if many.any():
+                mem.readers_many[where[many]] = True
+            mem.where["r"] = loc
+        mem.pending_reads.clear()
 
     def race(
-        self, mem: _Memory, where: tuple, lanes: np.ndarray, k: int, node: ir.Node, what: str, prev: Any, t: np.ndarray
+        self, mem: _Memory, where: np.ndarray, lanes: np.ndarray, k: int, node: ir.Node, what: str, prev: Any, t: Any
     ) -> None:
         lane = int(lanes[k])
-        index = tuple(int(np.asarray(w)[k]) for w in where[1:])
+        size = int(np.prod(mem.shape))
+        index = [int(x) for x in np.unravel_index(int(where[k]) % size, mem.shape)]
         other = ""
         if prev is not None and int(prev[k]) >= 0 and int(prev[k]) != int(t[k]):
-            p = int(prev[k])
-            other = f" (thread {(p % self.block[0], (p // self.block[0]) % self.block[1], p // (self.block[0] * self.block[1]))})"
+            p, (bx, by, _) = int(prev[k]), self.block
+            other = f" (by thread {(p % bx, (p // bx) % by, p // (bx * by))})"
         earlier = mem.where.get("w" if "written" in what else "r")
         at = f", earlier access at line {earlier.lineno}" if earlier is not None else ""
         raise self.fault(
             DataRaceError,
-            f"data race on shared array {mem.name!r}{list(index)}: accessed by {self.who(lane)} after it was "
+            f"data race on shared array {mem.name!r}{index}: accessed by {self.who(lane)} after it was "
             f"{what}{other}{at}; put a barrier() between the two accesses",
             node,
         )
 
     def reset_epoch(self, blocks: np.ndarray) -> None:
+        """A barrier in ``blocks``: their shared memory starts a new epoch."""
+        everyone = len(blocks) == self.nblocks
         for mem in self.frames[0].arrays.values():
-            if mem.writer is not None:
-                mem.writer[blocks] = -1
-                mem.reader[blocks] = -1
-                mem.readers_many[blocks] = False
-                mem.where.clear()
+            if mem.writer is None:
+                continue
+            if everyone:
+                mem.pending_reads.clear()
+                mem.writer.fill(-1)
+                mem.reader.fill(-1)
+                mem.readers_many.fill(False)
+                mem.dirty = False
+            else:  # other blocks are between barriers: keep their history
+                self.file_reads(mem)
+                rows = (self.nblocks, -1)
+                mem.writer.reshape(rows)[blocks] = -1
+                mem.reader.reshape(rows)[blocks] = -1
+                mem.readers_many.reshape(rows)[blocks] = False
+            mem.where.clear()
+
+    def lanes_of(self, m: np.ndarray) -> np.ndarray:
+        return self.lane_ids if m.all() else np.nonzero(m)[0]
 
     # ------------------------------------------------------------ statements
     @property
@@ -301,11 +346,12 @@ class _Run:
         value = self.eval(s.value, m)
         idx = [self.eval(i, m) for i in s.indices]
         mem = self.memory(s.array)
-        lanes = np.nonzero(m)[0]
+        lanes = self.lanes_of(m)
         where = self.locate(mem, idx, lanes, s)
         if mem.space == "shared" and self.check:
             self.track(mem, where, lanes, True, s)
-        mem.data[where] = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))[lanes]
+        value = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))
+        self.access(mem, where, s, value if len(lanes) == self.lanes else value[lanes])
 
     def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
         self.eval(s.value, m)
@@ -406,13 +452,31 @@ class _Run:
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
         mem = self.memory(e.array)
         idx = [self.eval(i, m) for i in e.indices]
-        lanes = np.nonzero(m)[0]
+        lanes = self.lanes_of(m)
         where = self.locate(mem, idx, lanes, e)
         if mem.space == "shared" and self.check:
             self.track(mem, where, lanes, False, e)
+        values = self.access(mem, where, e)
+        if len(lanes) == self.lanes:
+            return values
         out = np.zeros(self.lanes, mem.data.dtype)
-        out[lanes] = mem.data[where]
+        out[lanes] = values
         return out
+
+    def access(self, mem: _Memory, where: np.ndarray, node: ir.Node, value: Any = None) -> Any:
+        """Read (or write ``value`` to) ``mem`` at ``where``; unchecked bad indices still fail cleanly."""
+        try:
+            if value is None:
+                return mem.data[where]
+            mem.data[where] = value
+        except IndexError:
+            raise self.fault(
+                OutOfBoundsError,
+                f"an index is out of bounds for {mem.space} array {mem.name!r} "
+                "(run with checks on to see which thread and index)",
+                node,
+            ) from None
+        return None
 
     def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
         a, b = self.eval(e.left, m), self.eval(e.right, m)
@@ -482,11 +546,10 @@ class _Run:
         mem = self.memory(e.array)
         idx = [self.eval(i, m) for i in e.indices]
         ops = [np.broadcast_to(self.eval(o, m), (self.lanes,)) for o in e.operands]
-        lanes = np.nonzero(m)[0]
+        lanes = self.lanes_of(m)
         where = self.locate(mem, idx, lanes, e)
         out = np.zeros(self.lanes, mem.data.dtype)
-        flat_data = mem.data.reshape(-1)
-        flat = np.ravel_multi_index(tuple(np.asarray(w) for w in where), mem.data.shape) if len(where) > 1 else where[0]
+        flat_data, flat = mem.data, where
         vals = [o[lanes] for o in ops]
         if e.op in ("add", "sub"):
             v = vals[0] if e.op == "add" else np.negative(vals[0])
