@@ -56,3 +56,19 @@ def test_matmul_example_detects_wrong_results(backend, monkeypatch, capsys):
     with pytest.raises(SystemExit):
         matmul_example.main(["--size", "40", "--repeat", "1"])
     assert "WRONG" in capsys.readouterr().err
+
+
+def test_matmul_example_runs_with_only_numpy():
+    """With neither pycuda nor pyopencl importable, the simulator is the default backend."""
+    import subprocess
+
+    code = (
+        "import sys, runpy; sys.modules['pyopencl'] = None; sys.modules['pycuda'] = None; "
+        "sys.argv = ['matmul_tiled.py', '--size', '48', '--repeat', '1']; "
+        f"runpy.run_path({str(EXAMPLES / 'matmul_tiled.py')!r}, run_name='__main__')"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    env.pop("GPUKERN_BACKEND", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "backend: sim" in proc.stdout and "OK" in proc.stdout
