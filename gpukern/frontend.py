@@ -24,6 +24,7 @@ import numpy as np
 from . import ir, lang
 from .calls import CallLowering, DeviceFunction, Partial, ShapeOf, Static, Value, describe, is_number, static_type
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
+from .checks import check_barriers, check_definite_assignment
 from .passes import finish_declarations, written_params
 from .source import ParsedFunction
 from .types import (
@@ -189,6 +190,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             is_kernel=self.is_kernel,
             loc=self.parsed.loc(tree),
         )
+        check_definite_assignment(fd)
+        check_barriers(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
         fd.written = written_params(fd)
         return fd

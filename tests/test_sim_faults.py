@@ -137,20 +137,44 @@ def divergent(x: Array[float32]):
     x[global_id(0)] += 1.0
 
 
-def test_barrier_inside_thread_dependent_if():
+def test_barrier_inside_thread_dependent_if_is_rejected_before_running():
     x = np.zeros(64, np.float32)
     with pytest.raises(gk.BarrierDivergenceError) as info:
         divergent[2, 32](x)
     e = info.value
     assert e.lineno == line_of(divergent, "# DIVERGENT")
-    assert "16 of the 32" in str(e) and "block (0, 0, 0)" in str(e)
-    assert isinstance(e, gk.KernelFault)
+    assert "depends on the thread" in str(e) and isinstance(e, gk.KernelFault) and isinstance(e, gk.CompileError)
+    assert not x.any()  # nothing ran
 
 
-def test_barrier_reached_by_all_live_threads_is_fine():
+@gk.func
+def sync_upper_half(x, i):
+    if thread_idx.x < 16:
+        return  # these threads go on without waiting
+    barrier()  # HALF
+    x[i] += 1.0
+
+
+@kernel
+def divergent_at_run_time(x: Array[float32]):
+    sync_upper_half(x, global_id(0))
+
+
+def test_barrier_reached_by_half_a_block_is_found_by_the_simulator():
     x = np.zeros(64, np.float32)
-    divergent[2, 16](x)  # a block of 16: every thread takes the branch
-    np.testing.assert_array_equal(x[:32], np.ones(32))
+    with pytest.raises(gk.BarrierDivergenceError) as info:
+        divergent_at_run_time[2, 32](x)
+    e = info.value
+    assert e.lineno == line_of(sync_upper_half, "# HALF")
+    msg = str(e)
+    assert "16 of the 32" in msg and "block (0, 0, 0)" in msg and "thread (16, 0, 0) arrived" in msg
+    assert "thread (0, 0, 0) did not" in msg
+
+
+def test_barrier_reached_by_no_thread_of_a_block_is_fine():
+    x = np.zeros(32, np.float32)
+    divergent_at_run_time[2, 16](x)  # blocks of 16: every thread returns before the barrier
+    assert not x.any()
 
 
 @kernel

@@ -147,6 +147,9 @@ class _Run:
         self.continues: list[np.ndarray] = []
 
     # ------------------------------------------------------------ errors
+    def _tid(self, lane: int) -> tuple[int, ...]:
+        return tuple(int(x[lane]) for x in self.tid)
+
     def who(self, lane: int) -> str:
         b = tuple(int(x[lane]) for x in self.bid)
         t = tuple(int(x[lane]) for x in self.tid)
@@ -430,8 +433,8 @@ class _Run:
                 raise self.fault(
                     BarrierDivergenceError,
                     f"barrier reached by {int(arrived[b])} of the {int(live[b])} live threads of block "
-                    f"{tuple(int(x[here[0]]) for x in self.bid)} (e.g. {self.who(int(here[0]))} arrived, "
-                    f"{self.who(int(missing[0]))} did not)",
+                    f"{tuple(int(x[here[0]]) for x in self.bid)}: thread {self._tid(int(here[0]))} arrived, "
+                    f"thread {self._tid(int(missing[0]))} did not",
                     s,
                 )
             self.reset_epoch(np.nonzero(arrived > 0)[0])

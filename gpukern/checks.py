@@ -1,0 +1,215 @@
+"""Static checks on a lowered function: definite assignment and barrier divergence.
+
+Both run on the typed IR, after the front end has folded constants, so a branch on a
+``Const`` that disappeared cannot cause a false alarm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from . import ir
+from .errors import BarrierDivergenceError, KernelTypeError
+
+# ---------------------------------------------------------------- definite assignment
+
+
+def _reads(e: ir.Node) -> Iterator[ir.Var]:
+    return (n for n in ir.walk(e) if isinstance(n, ir.Var))
+
+
+def check_definite_assignment(fd: ir.FuncDef) -> None:
+    """Every read of a local must follow an assignment on every path to it, as Python requires
+    (Python raises UnboundLocalError; C would read garbage)."""
+    params = {p.name for p in fd.params}
+    breaks: list[list[set[str]]] = []
+
+    def check(e: ir.Node, defined: set[str]) -> None:
+        for v in _reads(e):
+            if v.name not in defined and "." not in v.name:
+                raise KernelTypeError(
+                    f"{v.name!r} may be used before it is assigned: not every path to here assigns it",
+                    v.loc,
+                    f"assign {v.name} before the branch or loop that sets it",
+                )
+
+    def meet(a: set[str] | None, b: set[str] | None) -> set[str] | None:
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a & b
+
+    def block(stmts: list[ir.Stmt], defined: set[str] | None) -> set[str] | None:
+        for s in stmts:
+            if defined is None:  # unreachable: after return/break/continue
+                return None
+            defined = stmt(s, defined)
+        return defined
+
+    def stmt(s: ir.Stmt, d: set[str]) -> set[str] | None:
+        if isinstance(s, ir.Assign):
+            check(s.value, d)
+            return d | {s.target.name}
+        if isinstance(s, ir.If):
+            check(s.cond, d)
+            return meet(block(s.then, set(d)), block(s.orelse, set(d)))
+        if isinstance(s, ir.For):
+            for e in (s.start, s.stop, s.step):
+                check(e, d)
+            breaks.append([])
+            block(s.body, d | {s.var.name})
+            breaks.pop()
+            return d  # the body may run zero times
+        if isinstance(s, ir.While):
+            check(s.cond, d)
+            breaks.append([])
+            block(s.body, set(d))
+            exits = breaks.pop()
+            if isinstance(s.cond, ir.Lit) and s.cond.value:  # while True: left only by break
+                out: set[str] | None = None
+                for b in exits:
+                    out = meet(out, b)
+                return out
+            return d
+        if isinstance(s, ir.Break):
+            if breaks:
+                breaks[-1].append(set(d))
+            return None
+        if isinstance(s, (ir.Continue, ir.Return)):
+            if isinstance(s, ir.Return) and s.value is not None:
+                check(s.value, d)
+            return None
+        for child in ir.children(s):
+            check(child, d)
+        return d
+
+    block(fd.body, set(params))
+
+
+# ---------------------------------------------------------------- barrier divergence
+
+_THREAD = {"thread_idx", "global_id"}
+
+
+def has_barrier(fd: ir.FuncDef) -> bool:
+    """Whether a function (or one it calls) contains a barrier."""
+    return any(
+        isinstance(n, ir.Barrier) or (isinstance(n, ir.Call) and has_barrier(n.func)) for n in ir.walk_body(fd.body)
+    )
+
+
+def _reads_thread_state(fd: ir.FuncDef) -> bool:
+    """Whether a function's result may differ between threads for the same arguments."""
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Atomic)):
+            return True
+        if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+            return True
+    return False
+
+
+class _Uniformity:
+    """Which values may differ between the threads of a block ('varying')."""
+
+    def __init__(self, fd: ir.FuncDef):
+        self.varying: set[str] = set()
+        self.varying_loops: set[int] = set()
+        while True:  # to a fixpoint: loops carry values around
+            before = (set(self.varying), set(self.varying_loops))
+            self.block(fd.body, False)
+            if (self.varying, self.varying_loops) == before:
+                break
+
+    def expr(self, e: ir.Node) -> bool:
+        for n in ir.walk(e):
+            if isinstance(n, ir.Special) and n.name in _THREAD:
+                return True
+            if isinstance(n, (ir.Load, ir.Atomic)):
+                return True
+            if isinstance(n, ir.Var) and n.name in self.varying:
+                return True
+            if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+                return True
+        return False
+
+    def block(self, stmts: list[ir.Stmt], ctx: bool) -> None:
+        for s in stmts:
+            self.stmt(s, ctx)
+
+    def stmt(self, s: ir.Stmt, ctx: bool) -> None:
+        if isinstance(s, ir.Assign):
+            if ctx or self.expr(s.value):
+                self.varying.add(s.target.name)
+        elif isinstance(s, ir.If):
+            inner = ctx or self.expr(s.cond)
+            self.block(s.then, inner)
+            self.block(s.orelse, inner)
+        elif isinstance(s, (ir.For, ir.While)):
+            if isinstance(s, ir.For):
+                inner = ctx or any(self.expr(e) for e in (s.start, s.stop, s.step))
+                if inner:
+                    self.varying.add(s.var.name)
+            else:
+                inner = ctx or self.expr(s.cond)
+            if id(s) in self.varying_loops:
+                inner = True
+            if not inner and self.exits_early(s.body):
+                self.varying_loops.add(id(s))
+                inner = True
+                if isinstance(s, ir.For):
+                    self.varying.add(s.var.name)
+            self.block(s.body, inner)
+
+    def exits_early(self, body: list[ir.Stmt]) -> bool:
+        """A break or continue (of this loop) under thread-dependent control."""
+
+        def scan(stmts: list[ir.Stmt], ctx: bool) -> bool:
+            for s in stmts:
+                if isinstance(s, (ir.Break, ir.Continue)) and ctx:
+                    return True
+                if isinstance(s, ir.If) and scan(s.then + s.orelse, ctx or self.expr(s.cond)):
+                    return True
+            return False
+
+        return scan(body, False)
+
+
+def check_barriers(fd: ir.FuncDef) -> None:
+    """Reject a barrier (or a call of a function with one) under thread-dependent control flow:
+    some threads of the block would wait at it forever, or pass different barriers."""
+    u = _Uniformity(fd)
+
+    def block(stmts: list[ir.Stmt], why: ir.Node | None) -> None:
+        for s in stmts:
+            if isinstance(s, ir.Barrier) and why is not None:
+                raise _divergence(s, why, "this barrier() is")
+            for n in ir.children(s):
+                if not isinstance(n, ir.Stmt):
+                    for c in ir.walk(n):
+                        if isinstance(c, ir.Call) and has_barrier(c.func) and why is not None:
+                            raise _divergence(c, why, f"{c.func.name}() contains a barrier and is called")
+            if isinstance(s, ir.If):
+                inner = why or (s if u.expr(s.cond) else None)
+                block(s.then, inner)
+                block(s.orelse, inner)
+            elif isinstance(s, ir.For):
+                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
+                block(s.body, why or (s if varying else None))
+            elif isinstance(s, ir.While):
+                varying = id(s) in u.varying_loops or u.expr(s.cond)
+                block(s.body, why or (s if varying else None))
+
+    block(fd.body, None)
+
+
+def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:
+    kind = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}[type(why)]
+    line = why.loc.lineno if why.loc else "?"
+    return BarrierDivergenceError(
+        f"{what} inside {kind} (line {line}) whose condition depends on the thread "
+        "(thread_idx, global_id, a value loaded from memory, or something computed from them), "
+        "so some threads of a block would not reach it",
+        at.loc,
+        "move the barrier out of the branch or loop so that every thread of the block reaches it",
+    )

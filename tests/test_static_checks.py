@@ -1,0 +1,154 @@
+"""Static checks in the front end: barrier divergence and definite assignment."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, Const, barrier, block_idx, float32, global_id, int32, kernel, shared, thread_idx
+
+
+def line_of(k, text: str) -> int:
+    lines, first = inspect.getsourcelines(k.fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def compile_error(k, *types):
+    with pytest.raises(gk.CompileError) as info:
+        k.source(*types, backend="cuda")
+    return info.value
+
+
+# ---------------------------------------------------------------- barrier divergence
+@kernel
+def barrier_under_loaded_value(x: Array[float32]):
+    if x[0] > 0.0:
+        barrier()  # B1
+
+
+@kernel
+def barrier_in_thread_loop(x: Array[float32]):
+    for i in range(thread_idx.x):
+        barrier()  # B2
+        x[i] = 1.0
+
+
+@kernel
+def barrier_after_thread_break(x: Array[float32], n: int32):
+    for i in range(n):
+        if thread_idx.x == i:
+            break
+        barrier()  # B3
+
+
+@kernel
+def barrier_under_derived_value(x: Array[float32]):
+    t = thread_idx.x * 2 + 1
+    u = t
+    if u > 5:
+        barrier()  # B4
+
+
+@gk.func
+def sync():
+    barrier()
+
+
+@kernel
+def func_with_barrier_under_thread_branch(x: Array[float32]):
+    if global_id(0) < 3:
+        sync()  # B5
+
+
+@pytest.mark.parametrize(
+    ("k", "mark"),
+    [
+        (barrier_under_loaded_value, "# B1"),
+        (barrier_in_thread_loop, "# B2"),
+        (barrier_after_thread_break, "# B3"),
+        (barrier_under_derived_value, "# B4"),
+        (func_with_barrier_under_thread_branch, "# B5"),
+    ],
+)
+def test_divergent_barriers_are_rejected(k, mark):
+    types = [Array[float32]] + ([int32] if len(k.params) > 1 else [])
+    e = compile_error(k, *types)
+    assert isinstance(e, gk.BarrierDivergenceError)
+    assert e.lineno == line_of(k, mark)
+    assert "depends on the thread" in str(e) and "hint:" in str(e)
+
+
+@kernel
+def uniform_barriers(x: Array[float32], n: int32, FLAG: Const[bool]):
+    s = shared(float32, 64)
+    t = thread_idx.x
+    if block_idx.x < 2:  # uniform within a block
+        s[t] = 1.0
+        barrier()
+    for i in range(n):  # uniform loop over a parameter
+        barrier()
+    if FLAG:
+        barrier()
+    k = 0
+    while k < n:
+        k += 1
+        barrier()
+    x[global_id(0)] = s[63 - t] + float32(k)
+
+
+def test_uniform_conditions_accept_barriers(backend):
+    x = np.zeros(128, np.float32)
+    uniform_barriers[2, 64](x, 3, True)
+    np.testing.assert_array_equal(x, np.full(128, 4.0, np.float32))
+
+
+# ---------------------------------------------------------------- definite assignment
+@kernel
+def maybe_unassigned(out: Array[int32]):
+    if thread_idx.x > 0:
+        y = 1
+    out[0] = y  # D1
+
+
+@kernel
+def loop_var_after_empty_loop(out: Array[int32], n: int32):
+    for j in range(n):
+        pass
+    out[0] = j  # D2
+
+
+@kernel
+def assigned_on_every_path(out: Array[int32], n: int32):
+    if n > 0:
+        y = 1
+    else:
+        y = 2
+    while True:
+        z = y * 3
+        break
+    for j in range(n):
+        if j == 2:
+            w = j
+            break
+    else_value = -1
+    out[global_id(0)] = y + z + else_value
+
+
+@pytest.mark.parametrize(
+    ("k", "mark", "name"), [(maybe_unassigned, "# D1", "'y'"), (loop_var_after_empty_loop, "# D2", "'j'")]
+)
+def test_reads_before_assignment_are_type_errors(k, mark, name):
+    types = [Array[int32]] + ([int32] if len(k.params) > 1 else [])
+    e = compile_error(k, *types)
+    assert isinstance(e, gk.KernelTypeError)
+    assert e.lineno == line_of(k, mark)
+    assert name in str(e) and "before it is assigned" in str(e)
+
+
+def test_assigned_on_every_path_compiles_and_runs(backend):
+    out = np.zeros(4, np.int32)
+    assigned_on_every_path[1, 4](out, 3)
+    np.testing.assert_array_equal(out, np.full(4, 1 + 3 - 1))
