@@ -23,8 +23,8 @@ import numpy as np
 
 from . import ir, lang
 from .calls import CallLowering, DeviceFunction, Partial, ShapeOf, Static, Value, describe, is_number, static_type
-from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .checks import check_barriers, check_definite_assignment
+from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .passes import finish_declarations, written_params
 from .source import ParsedFunction
 from .types import (
