@@ -69,16 +69,18 @@ class Backend:
         """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
         from ..kernel import convert_scalar
 
-        cargs: list[Any] = []
+        params = variant.kernel_params
+        # scalars first: a bad one must fail before any array is copied to the device
+        cargs: list[Any] = [
+            convert_scalar(args[p.arg_index], p.type, p.name) if p.kind == "scalar" else None for p in params
+        ]
         copy_back: list[tuple[np.ndarray, Any]] = []
-        for p in variant.kernel_params:
+        for i, p in enumerate(params):
             a = args[p.arg_index]
             if p.kind == "array":
-                cargs.append(self.device_pointer(a, p.name, copy_back if p.name in variant.written else None))
+                cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None)
             elif p.kind == "shape":
-                cargs.append(np.int64(a.shape[p.dim]))
-            else:
-                cargs.append(convert_scalar(a, p.type, p.name))
+                cargs[i] = np.int64(a.shape[p.dim])
         return cargs, copy_back
 
     def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
