@@ -96,6 +96,48 @@ class BinaryCache:
             self._write(key, data)
         return data
 
+    def load_or_build(
+        self,
+        key: str,
+        compile: Callable[[], bytes],
+        load: Callable[[bytes], Any],
+        rejected: tuple[type[BaseException], ...],
+        what: str = "",
+    ) -> Any:
+        """``load(binary)`` of the cached or freshly compiled binary.  A cached binary that the
+        driver rejects (``rejected`` exceptions) is reported once, dropped and rebuilt."""
+        fresh = False
+
+        def build() -> bytes:
+            nonlocal fresh
+            fresh = True
+            return compile()
+
+        data = self.get_or_compile(key, build, what)
+        try:
+            return load(data)
+        except rejected as e:
+            if fresh:
+                raise
+            warnings.warn(
+                f"gpukern: the driver rejected the cached binary of {what or 'a kernel'} ({e}); rebuilding it",
+                CacheWarning,
+                stacklevel=3,
+            )
+            log.debug("cache: miss, driver rejected the entry %s", self._path(key))
+            self.discard(key)
+            return load(self.get_or_compile(key, compile, what))
+
+    def discard(self, key: str) -> None:
+        """Forget one entry, in memory and on disk."""
+        with self._lock:
+            self.memory.pop(key, None)
+            if self.disk:
+                try:
+                    os.unlink(self._path(key))
+                except OSError:
+                    pass
+
     def info(self) -> dict[str, Any]:
         entries, size = 0, 0
         if self.disk and os.path.isdir(self.directory):

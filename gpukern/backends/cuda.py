@@ -120,9 +120,13 @@ def nvcc_version() -> str:
     return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
 
 
+def _cubin_key(source: str, arch: str, options: tuple[str, ...]) -> str:
+    return make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_version(), options=tuple(options))
+
+
 def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "") -> bytes:
     """The cubin of ``source`` for ``arch``, from the binary cache or compiled now."""
-    key = make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_version(), options=options)
+    key = _cubin_key(source, arch, options)
     return binary_cache().get_or_compile(key, lambda: nvcc_compile(source, arch, options), what)
 
 
@@ -203,8 +207,14 @@ class CUDABackend(Backend):
         """The variant's prepared PyCUDA function (compiled or loaded from the cache once)."""
         fn = variant.compiled.get(self.name)
         if fn is None:
-            binary = cubin(variant.source(self.name), self.arch, self.options, variant.kernel.__name__)
-            module = self.drv.module_from_buffer(binary)
+            src = variant.source(self.name)
+            module = binary_cache().load_or_build(
+                _cubin_key(src, self.arch, self.options),
+                lambda: nvcc_compile(src, self.arch, self.options),
+                self.drv.module_from_buffer,
+                (self.drv.Error,),
+                variant.kernel.__name__,
+            )
             fn = module.get_function(c_identifier(variant.program.kernel.name))
             fmt = "".join(
                 "P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name]

@@ -134,13 +134,13 @@ class OpenCLBackend(Backend):
                 options=self.build_options,
                 pyopencl=self.cl.VERSION_TEXT,
             )
-            binary = binary_cache().get_or_compile(
-                key, lambda: self._build_binary(variant, src), variant.kernel.__name__
+            prg = binary_cache().load_or_build(
+                key,
+                lambda: self._build_binary(variant, src),
+                lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options),
+                (self.cl.Error,),
+                variant.kernel.__name__,
             )
-            try:
-                prg = self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options)
-            except self.cl.Error as e:
-                raise BackendError(f"the OpenCL driver could not load a cached binary: {e}") from None
             knl = variant.compiled[self.name] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
         return knl
 

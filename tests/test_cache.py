@@ -1,0 +1,778 @@
+"""The compiled-binary cache: hits and misses (on every key part), corruption recovery,
+concurrent writers in several real processes, unusable directories, GPUKERN_NO_CACHE,
+clearing, a second process loading from disk, and its debug log.
+
+Tested on OpenCL (PoCL here and in CI) and with the CUDA compile step alone (nvcc, no GPU).
+Every test works in its own directory; the session's process cache is put back afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, Const, cache, float32, int32
+from gpukern.backends import cuda as cuda_mod
+from gpukern.backends import get_backend
+from gpukern.backends.opencl import OpenCLBackend
+from gpukern.cache import BinaryCache, CacheWarning, make_key
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"
+HEADER = struct.Struct("<8s32sQ")
+MAGIC = b"GPUKERN1"
+HAVE_NVCC = cuda_mod.find_nvcc() is not None
+needs_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
+needs_opencl = pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
+N = 1000
+
+
+@gk.kernel
+def scale(a: Array[float32], out: Array[float32], n: int32, K: Const[int]):
+    i = gk.global_id(0)
+    if i < n:
+        out[i] = a[i] * K
+
+
+# ---------------------------------------------------------------- helpers
+@pytest.fixture(autouse=True)
+def _restore_process_cache():
+    """Put the session's process cache (its directory and disk setting) and backend choice back."""
+    before = cache.binary_cache()
+    directory, disk = before.directory, before.disk
+    yield
+    cache.reset_cache(directory, disk)
+    gk.set_backend(None)
+
+
+class Counter:
+    """A compile function that counts its calls."""
+
+    def __init__(self, payload: bytes = b"\x7fELF pretend binary " * 8):
+        self.payload = payload
+        self.calls = 0
+
+    def __call__(self) -> bytes:
+        self.calls += 1
+        return self.payload
+
+
+def bins(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.bin")) if directory.is_dir() else []
+
+
+def temp_leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith(".tmp-")) if directory.is_dir() else []
+
+
+def read_valid_entry(path: Path) -> bytes:
+    """The payload of an entry, after checking its header and checksum ourselves."""
+    blob = path.read_bytes()
+    assert len(blob) >= HEADER.size, f"{path.name} is shorter than a header"
+    magic, digest, length = HEADER.unpack_from(blob)
+    payload = blob[HEADER.size :]
+    assert magic == MAGIC
+    assert length == len(payload)
+    assert hashlib.sha256(payload).digest() == digest
+    return payload
+
+
+def corrupt(path: Path, how: str) -> None:
+    blob = bytearray(path.read_bytes())
+    if how == "truncate_payload":
+        path.write_bytes(bytes(blob[: HEADER.size + (len(blob) - HEADER.size) // 2]))
+    elif how == "truncate_header":
+        path.write_bytes(bytes(blob[: HEADER.size - 5]))
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "flip_payload":
+        blob[HEADER.size + (len(blob) - HEADER.size) // 3] ^= 0x40
+        path.write_bytes(bytes(blob))
+    elif how == "flip_checksum":
+        blob[8 + 3] ^= 0x01
+        path.write_bytes(bytes(blob))
+    elif how == "bad_magic":
+        blob[0:8] = b"GPUKERN0"
+        path.write_bytes(bytes(blob))
+    elif how == "bad_length":
+        blob[40:48] = (len(blob) - HEADER.size + 1).to_bytes(8, "little")
+        path.write_bytes(bytes(blob))
+    elif how == "appended":
+        path.write_bytes(bytes(blob) + b"\0")
+    elif how == "garbage":
+        path.write_bytes(os.urandom(len(blob)))
+    else:  # pragma: no cover
+        raise AssertionError(how)
+
+
+CORRUPTIONS = [
+    "truncate_payload",
+    "truncate_header",
+    "empty",
+    "flip_payload",
+    "flip_checksum",
+    "bad_magic",
+    "bad_length",
+    "appended",
+    "garbage",
+]
+
+
+def cache_warnings(record: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, CacheWarning)]
+
+
+class recording:
+    """``with recording() as rec:`` every warning, none filtered as already shown."""
+
+    def __enter__(self) -> list[warnings.WarningMessage]:
+        self._cm = warnings.catch_warnings(record=True)
+        rec = self._cm.__enter__()
+        warnings.simplefilter("always")
+        return rec
+
+    def __exit__(self, *exc: object) -> None:
+        self._cm.__exit__(*exc)
+
+
+def run_scale(k: int, fresh: bool = True) -> None:
+    """Launch ``scale`` on OpenCL and check the result; ``fresh`` drops the built kernels first,
+    so the launch goes back to the binary cache."""
+    if fresh:
+        scale.variants.clear()
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+    scale[(N + 63) // 64, 64](a, out, N, k, backend="opencl")
+    np.testing.assert_array_equal(out, a * k)
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Counts real OpenCL builds from source (``OpenCLBackend._build_binary``)."""
+    counter = Counter()
+    original = OpenCLBackend._build_binary
+
+    def counting(self, variant, src):
+        counter.calls += 1
+        return original(self, variant, src)
+
+    monkeypatch.setattr(OpenCLBackend, "_build_binary", counting)
+    return counter
+
+
+@pytest.fixture
+def nvcc_runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
+    """Counts real nvcc compiles (``gpukern.backends.cuda.nvcc_compile``)."""
+    counter = Counter()
+    original = cuda_mod.nvcc_compile
+
+    def counting(*args, **kwargs):
+        counter.calls += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(cuda_mod, "nvcc_compile", counting)
+    return counter
+
+
+def cuda_source(k: int) -> str:
+    return scale.source(Array[float32], Array[float32], int32, k, backend="cuda")
+
+
+def subprocess_env(cache_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["GPUKERN_CACHE_DIR"] = str(cache_dir)
+    env.pop("GPUKERN_NO_CACHE", None)
+    env.pop("GPUKERN_BACKEND", None)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def run_worker(mode: str, cache_dir: Path) -> dict:
+    proc = subprocess.run(
+        [sys.executable, str(WORKER), mode], env=subprocess_env(cache_dir), capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- hit and miss (BinaryCache itself)
+def test_memory_hit_compiles_once(tmp_path: Path):
+    c = BinaryCache(str(tmp_path / "cache"))
+    comp = Counter()
+    key = make_key(source="x", backend="test")
+    assert c.get_or_compile(key, comp) == comp.payload
+    assert c.get_or_compile(key, comp) == comp.payload
+    assert comp.calls == 1
+    info = c.info()
+    assert (info["hits"], info["misses"], info["disk_loads"], info["memory_entries"]) == (1, 1, 0, 1)
+    assert info["entries"] == 1 and info["bytes"] == HEADER.size + len(comp.payload)
+    assert info["dir"] == str(tmp_path / "cache")
+    [entry] = bins(tmp_path / "cache")
+    assert entry.name == key + ".bin"
+    assert read_valid_entry(entry) == comp.payload
+
+
+def test_disk_hit_in_a_fresh_cache(tmp_path: Path):
+    d = tmp_path / "cache"
+    key = make_key(source="y", backend="test")
+    first = Counter(b"payload-\x00\x01\x02" * 100)
+    BinaryCache(str(d)).get_or_compile(key, first)
+    assert first.calls == 1
+
+    c = BinaryCache(str(d))
+    second = Counter(b"must not be used")
+    assert c.get_or_compile(key, second) == first.payload
+    assert second.calls == 0
+    info = c.info()
+    assert (info["hits"], info["misses"], info["disk_loads"]) == (1, 0, 1)
+    # now from memory: disk_loads stays
+    assert c.get_or_compile(key, second) == first.payload
+    info = c.info()
+    assert (info["hits"], info["misses"], info["disk_loads"]) == (2, 0, 1)
+    assert second.calls == 0
+
+
+def test_distinct_keys_are_distinct_entries(tmp_path: Path):
+    c = BinaryCache(str(tmp_path / "cache"))
+    a, b = Counter(b"AAAA"), Counter(b"BBBB")
+    ka, kb = make_key(source="a"), make_key(source="b")
+    assert c.get_or_compile(ka, a) == b"AAAA"
+    assert c.get_or_compile(kb, b) == b"BBBB"
+    assert c.get_or_compile(ka, b) == b"AAAA"
+    assert (a.calls, b.calls) == (1, 1)
+    assert c.info()["entries"] == 2
+    assert temp_leftovers(tmp_path / "cache") == []
+
+
+def test_readers_never_see_half_an_entry(tmp_path: Path):
+    """Threads that keep deleting, rewriting and reading one big entry: every read finds it whole
+    (or absent), never damaged, because entries are renamed into place."""
+    d = tmp_path / "cache"
+    key = make_key(source="atomic")
+    payload = os.urandom(1 << 21)
+    errors: list[BaseException] = []
+
+    def hammer() -> None:
+        try:
+            for _ in range(25):
+                try:
+                    os.unlink(d / (key + ".bin"))
+                except FileNotFoundError:
+                    pass
+                assert BinaryCache(str(d)).get_or_compile(key, Counter(payload)) == payload
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    with recording() as rec:
+        threads = [threading.Thread(target=hammer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert cache_warnings(rec) == []
+    assert temp_leftovers(d) == []
+    [entry] = bins(d)
+    assert read_valid_entry(entry) == payload
+
+
+# ---------------------------------------------------------------- make_key
+OPENCL_PARTS = dict(
+    source="__kernel void f() {}",
+    backend="opencl",
+    device="dev",
+    driver="1.0",
+    platform="OpenCL 3.0 X",
+    options=[],
+    pyopencl="2026.1",
+)
+
+
+def test_make_key_is_stable_and_order_independent():
+    k = make_key(**OPENCL_PARTS)
+    assert len(k) == 64 and int(k, 16) >= 0
+    assert make_key(**dict(reversed(list(OPENCL_PARTS.items())))) == k
+    assert make_key(**OPENCL_PARTS) == k
+
+
+@pytest.mark.parametrize(
+    "part,other",
+    [
+        ("source", "__kernel void f() { }"),
+        ("backend", "cuda"),
+        ("device", "dev2"),
+        ("driver", "1.1"),
+        ("platform", "OpenCL 3.0 Y"),
+        ("options", ["-cl-fast-relaxed-math"]),
+        ("pyopencl", "2026.2"),
+    ],
+)
+def test_make_key_changes_with_every_opencl_part(part: str, other: object):
+    assert make_key(**{**OPENCL_PARTS, part: other}) != make_key(**OPENCL_PARTS)
+
+
+def test_make_key_changes_with_an_extra_part_and_gpukern_version(monkeypatch: pytest.MonkeyPatch):
+    k = make_key(**OPENCL_PARTS)
+    assert make_key(**OPENCL_PARTS, extra=1) != k
+    monkeypatch.setattr(gk, "__version__", gk.__version__ + ".post1")
+    assert make_key(**OPENCL_PARTS) != k
+
+
+@needs_opencl
+def test_make_key_changes_with_the_real_device_parts():
+    """The parts the OpenCL backend really uses, each replaced in turn."""
+    gk.set_backend("opencl")
+    b = get_backend("opencl")
+    dev = b.device
+    real = dict(
+        source="s",
+        backend="opencl",
+        device=dev.name,
+        driver=dev.driver_version,
+        platform=dev.platform.version,
+        options=b.build_options,
+        pyopencl=b.cl.VERSION_TEXT,
+    )
+    base = make_key(**real)
+    keys = {make_key(**{**real, part: str(value) + " (other)"}) for part, value in real.items()}
+    assert base not in keys and len(keys) == len(real)
+
+
+# ---------------------------------------------------------------- CUDA compile step: every key part
+@pytest.fixture(scope="module")
+def cubin_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache directory holding the cubin of ``scale`` (K=2) for sm_80, compiled once by nvcc."""
+    if not HAVE_NVCC:
+        pytest.skip("nvcc is not installed")
+    d = tmp_path_factory.mktemp("cubin-seed") / "cache"
+    before = cache.binary_cache()
+    try:
+        cache.reset_cache(str(d))
+        binary = cuda_mod.cubin(cuda_source(2), "sm_80")
+        assert binary[:4] == b"\x7fELF"
+    finally:
+        cache.reset_cache(before.directory, before.disk)
+    assert len(bins(d)) == 1
+    return d
+
+
+@pytest.fixture
+def cubin_cache(cubin_seed: Path, tmp_path: Path) -> Path:
+    d = tmp_path / "cache"
+    shutil.copytree(cubin_seed, d)
+    cache.reset_cache(str(d))
+    return d
+
+
+@needs_nvcc
+def test_cubin_same_parts_hit(cubin_cache: Path, nvcc_runs: Counter):
+    seeded = read_valid_entry(bins(cubin_cache)[0])
+    assert cuda_mod.cubin(cuda_source(2), "sm_80") == seeded  # from disk
+    assert cuda_mod.cubin(cuda_source(2), "sm_80", ()) == seeded  # from memory
+    assert nvcc_runs.calls == 0
+    info = gk.cache_info()
+    assert (info["hits"], info["misses"], info["disk_loads"], info["entries"]) == (2, 0, 1, 1)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("part", ["source", "arch", "options", "nvcc", "gpukern"])
+def test_cubin_misses_on_every_key_part(
+    part: str, cubin_seed: Path, cubin_cache: Path, nvcc_runs: Counter, monkeypatch: pytest.MonkeyPatch
+):
+    source, arch, options = cuda_source(2), "sm_80", ()
+    if part == "source":
+        source = cuda_source(3)
+    elif part == "arch":
+        arch = "sm_90"
+    elif part == "options":
+        options = ("-lineinfo",)
+    elif part == "nvcc":
+        real = cuda_mod.nvcc_version()
+        monkeypatch.setattr(cuda_mod, "nvcc_version", lambda: real + "\nCuda compilation tools, release 99.9")
+    elif part == "gpukern":
+        monkeypatch.setattr(gk, "__version__", "999.0.0")
+    binary = cuda_mod.cubin(source, arch, options)
+    assert binary[:4] == b"\x7fELF"
+    assert nvcc_runs.calls == 1
+    info = gk.cache_info()
+    assert (info["misses"], info["hits"], info["disk_loads"], info["entries"]) == (1, 0, 0, 2)
+    # the same changed parts again: a hit, no second compile
+    assert cuda_mod.cubin(source, arch, options) == binary
+    assert nvcc_runs.calls == 1
+    # and the new entry is what a fresh process would load
+    seeded = {p.name for p in bins(cubin_seed)}
+    [new] = [p for p in bins(cubin_cache) if p.name not in seeded]
+    assert read_valid_entry(new) == binary
+
+
+# ---------------------------------------------------------------- OpenCL: hit, miss, key parts
+@needs_opencl
+def test_opencl_hit_miss_and_disk_load(tmp_path: Path, builds: Counter):
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    info = gk.cache_info()
+    assert builds.calls == 1 and (info["misses"], info["hits"], info["entries"]) == (1, 0, 1)
+
+    run_scale(2, fresh=False)  # the built kernel is reused; the cache is not even consulted
+    assert builds.calls == 1 and gk.cache_info()["hits"] == 0
+
+    run_scale(2)  # a fresh variant: a memory hit
+    info = gk.cache_info()
+    assert builds.calls == 1 and (info["misses"], info["hits"], info["disk_loads"]) == (1, 1, 0)
+
+    cache.reset_cache(str(d))  # as a new process would: loaded from disk, not built
+    run_scale(2)
+    info = gk.cache_info()
+    assert builds.calls == 1 and (info["misses"], info["hits"], info["disk_loads"]) == (0, 1, 1)
+    read_valid_entry(bins(d)[0])
+
+
+@needs_opencl
+def test_opencl_source_change_misses(tmp_path: Path, builds: Counter):
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    run_scale(3)  # a different Const value: different OpenCL C
+    assert builds.calls == 2 and len(bins(d)) == 2
+    run_scale(2)
+    run_scale(3)
+    info = gk.cache_info()
+    assert builds.calls == 2 and (info["misses"], info["hits"]) == (2, 2)
+
+
+@needs_opencl
+def test_opencl_build_options_change_misses(tmp_path: Path, builds: Counter, monkeypatch: pytest.MonkeyPatch):
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    monkeypatch.setattr(OpenCLBackend, "build_options", ["-DGPUKERN_CACHE_TEST=1"])
+    run_scale(2)
+    assert builds.calls == 2 and len(bins(d)) == 2
+    monkeypatch.setattr(OpenCLBackend, "build_options", [])
+    run_scale(2)
+    info = gk.cache_info()
+    assert builds.calls == 2 and (info["misses"], info["hits"]) == (2, 1)
+
+
+@needs_opencl
+def test_opencl_gpukern_version_change_misses(tmp_path: Path, builds: Counter, monkeypatch: pytest.MonkeyPatch):
+    cache.reset_cache(str(tmp_path / "cache"))
+    run_scale(2)
+    monkeypatch.setattr(gk, "__version__", "999.0.0")
+    run_scale(2)
+    assert builds.calls == 2 and len(bins(tmp_path / "cache")) == 2
+
+
+# ---------------------------------------------------------------- corruption
+@pytest.mark.parametrize("how", CORRUPTIONS)
+def test_damaged_entry_warns_once_and_is_rewritten(tmp_path: Path, how: str):
+    d = tmp_path / "cache"
+    key = make_key(source=how)
+    payload = bytes(range(256)) * 4
+    BinaryCache(str(d)).get_or_compile(key, Counter(payload))
+    [entry] = bins(d)
+    corrupt(entry, how)
+
+    c = BinaryCache(str(d))
+    comp = Counter(payload)
+    with recording() as rec:
+        assert c.get_or_compile(key, comp) == payload
+        assert c.get_or_compile(key, comp) == payload  # then from memory, silently
+    assert len(cache_warnings(rec)) == 1, cache_warnings(rec)
+    assert "damaged" in cache_warnings(rec)[0]
+    assert comp.calls == 1
+    assert c.info()["misses"] == 1
+    assert read_valid_entry(entry) == payload
+    assert temp_leftovers(d) == []
+
+    # the rewritten entry serves the next process without a warning
+    fresh = BinaryCache(str(d))
+    with recording() as rec:
+        assert fresh.get_or_compile(key, Counter(b"unused")) == payload
+    assert cache_warnings(rec) == [] and fresh.info()["disk_loads"] == 1
+
+
+@needs_opencl
+@pytest.mark.parametrize("how", ["truncate_payload", "flip_payload", "garbage"])
+def test_opencl_runs_from_a_corrupted_cache(tmp_path: Path, builds: Counter, how: str):
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    [entry] = bins(d)
+    corrupt(entry, how)
+
+    cache.reset_cache(str(d))
+    with recording() as rec:
+        run_scale(2)
+    assert len(cache_warnings(rec)) == 1, cache_warnings(rec)
+    assert builds.calls == 2
+    read_valid_entry(entry)
+
+    cache.reset_cache(str(d))
+    with recording() as rec:
+        run_scale(2)
+    assert cache_warnings(rec) == [] and builds.calls == 2 and gk.cache_info()["disk_loads"] == 1
+
+
+@needs_opencl
+def test_opencl_recovers_from_a_checksummed_entry_the_driver_rejects(tmp_path: Path, builds: Counter):
+    """An entry with a valid header but a payload the driver cannot load (written by a broken
+    writer, or by a driver build that reports the same version) must not break every later
+    launch: like any damaged entry, it is reported once and rebuilt."""
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    [entry] = bins(d)
+    junk = b"this is not an OpenCL program binary" * 8
+    entry.write_bytes(HEADER.pack(MAGIC, hashlib.sha256(junk).digest(), len(junk)) + junk)
+
+    cache.reset_cache(str(d))
+    with recording() as rec:
+        run_scale(2)  # observed: BackendError "the OpenCL driver could not load a cached binary"
+    assert len(cache_warnings(rec)) == 1
+    assert builds.calls == 2
+    assert read_valid_entry(entry) != junk
+
+
+# ---------------------------------------------------------------- concurrent writers
+def _run_concurrently(mode: str, cache_dir: Path, tmp_path: Path, n: int = 4) -> list[dict]:
+    go = tmp_path / "go"
+    readies = [tmp_path / f"ready-{i}" for i in range(n)]
+    env = subprocess_env(cache_dir)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), mode, str(go), str(r)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for r in readies
+    ]
+    try:
+        deadline = time.monotonic() + 120
+        while not all(r.exists() for r in readies):
+            dead = [p.returncode for p in procs if p.poll() is not None]
+            assert not dead, f"a worker exited before the start: {dead}"
+            assert time.monotonic() < deadline, "workers never became ready"
+            time.sleep(0.01)
+        go.touch()  # all start compiling at once
+        outs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    reports = []
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    return reports
+
+
+def _check_single_valid_entry(cache_dir: Path, reports: list[dict]) -> None:
+    assert all(r["correct"] for r in reports), reports
+    assert len({r["pid"] for r in reports}) == len(reports)
+    for r in reports:  # each process compiled it or loaded it, once, and never saw a damaged entry
+        assert r["cache_warnings"] == [], r
+        assert r["cache"]["misses"] + r["cache"]["disk_loads"] == 1, r
+        assert r["cache"]["dir"] == str(cache_dir)
+    entries = bins(cache_dir)
+    assert len(entries) == 1, [p.name for p in entries]
+    read_valid_entry(entries[0])
+    assert temp_leftovers(cache_dir) == []
+    assert sorted(p.name for p in cache_dir.iterdir()) == [entries[0].name]
+
+
+@needs_opencl
+def test_concurrent_writers_opencl(tmp_path: Path):
+    d = tmp_path / "cache"
+    reports = _run_concurrently("opencl", d, tmp_path)
+    _check_single_valid_entry(d, reports)
+    # and the entry they left is what the next process loads
+    again = run_worker("opencl", d)
+    assert again["correct"] and again["cache"]["disk_loads"] == 1 and again["cache"]["misses"] == 0
+
+
+@needs_nvcc
+def test_concurrent_writers_cubin(tmp_path: Path):
+    d = tmp_path / "cache"
+    reports = _run_concurrently("cubin", d, tmp_path)
+    _check_single_valid_entry(d, reports)
+    assert len({r["size"] for r in reports}) == 1
+    payload = read_valid_entry(bins(d)[0])
+    assert payload[:4] == b"\x7fELF" and len(payload) == reports[0]["size"]
+
+
+# ---------------------------------------------------------------- second process loads from disk
+@needs_opencl
+def test_second_process_loads_from_disk(tmp_path: Path):
+    d = tmp_path / "cache"
+    first = run_worker("opencl", d)
+    assert first["correct"] and first["cache_warnings"] == []
+    assert (first["cache"]["misses"], first["cache"]["disk_loads"], first["cache"]["entries"]) == (1, 0, 1)
+    second = run_worker("opencl", d)
+    assert second["correct"]
+    assert second["cache"]["misses"] == 0 and second["cache"]["disk_loads"] >= 1
+    assert second["cache"]["entries"] == 1
+
+
+# ---------------------------------------------------------------- unusable directory
+@pytest.mark.parametrize("where", ["through_a_file", "is_a_file"])
+def test_unusable_directory_degrades_to_memory(tmp_path: Path, where: str):
+    afile = tmp_path / "afile"
+    afile.write_text("not a directory")
+    d = afile / "cache" if where == "through_a_file" else afile
+    c = BinaryCache(str(d))
+    one, two = Counter(b"one"), Counter(b"two")
+    with recording() as rec:
+        assert c.get_or_compile(make_key(source="1"), one) == b"one"
+        assert c.get_or_compile(make_key(source="2"), two) == b"two"
+        assert c.get_or_compile(make_key(source="1"), one) == b"one"
+    assert len(cache_warnings(rec)) == 1, cache_warnings(rec)
+    assert (one.calls, two.calls) == (1, 1)
+    info = c.info()
+    assert info["dir"] is None and info["entries"] == 0 and info["memory_entries"] == 2
+    assert (info["hits"], info["misses"]) == (1, 2)
+    assert afile.read_text() == "not a directory"
+
+
+@needs_opencl
+def test_unusable_directory_opencl_still_runs(tmp_path: Path, builds: Counter):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    cache.reset_cache(str(afile / "cache"))
+    with recording() as rec:
+        run_scale(2)
+        run_scale(3)
+        run_scale(2)
+    assert len(cache_warnings(rec)) == 1, cache_warnings(rec)
+    assert builds.calls == 2
+    info = gk.cache_info()
+    assert info["dir"] is None and info["entries"] == 0 and info["hits"] == 1
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_directory_is_created_private(tmp_path: Path, umask: int):
+    d = tmp_path / "deep" / "er" / "cache"
+    old = os.umask(umask)
+    try:
+        BinaryCache(str(d)).get_or_compile(make_key(source="mode"), Counter())
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert len(bins(d)) == 1
+
+
+# ---------------------------------------------------------------- environment, clear, info
+def test_cache_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GPUKERN_CACHE_DIR", str(tmp_path / "envcache"))
+    monkeypatch.delenv("GPUKERN_NO_CACHE", raising=False)
+    cache.reset_cache()
+    assert gk.cache_info()["dir"] == str(tmp_path / "envcache")
+    cache.binary_cache().get_or_compile(make_key(source="env"), Counter())
+    assert len(bins(tmp_path / "envcache")) == 1
+
+
+@needs_opencl
+def test_no_cache_env_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: Counter):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("GPUKERN_CACHE_DIR", str(d))
+    monkeypatch.setenv("GPUKERN_NO_CACHE", "1")
+    cache.reset_cache()
+    with recording() as rec:
+        run_scale(2)
+        run_scale(2)
+        assert cache.binary_cache().get_or_compile(make_key(source="nc"), Counter(b"nc")) == b"nc"
+    assert cache_warnings(rec) == []
+    assert not d.exists()
+    info = gk.cache_info()
+    assert info["dir"] is None and info["entries"] == 0
+    assert builds.calls == 1 and info["hits"] == 1 and info["disk_loads"] == 0  # memory still works
+
+
+def test_no_cache_env_zero_keeps_the_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    d = tmp_path / "cache"
+    monkeypatch.setenv("GPUKERN_CACHE_DIR", str(d))
+    monkeypatch.setenv("GPUKERN_NO_CACHE", "0")
+    cache.reset_cache()
+    cache.binary_cache().get_or_compile(make_key(source="z"), Counter())
+    assert len(bins(d)) == 1
+
+
+@needs_opencl
+def test_clear_cache_empties_memory_and_disk(tmp_path: Path, builds: Counter):
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    cache.binary_cache().get_or_compile(make_key(source="other"), Counter())
+    info = gk.cache_info()
+    assert {"dir", "entries", "bytes", "hits", "misses"} <= set(info)
+    assert info["entries"] == 2 and info["bytes"] == sum(p.stat().st_size for p in bins(d)) > 0
+    assert info["memory_entries"] == 2
+    (d / ".tmp-stale").write_bytes(b"half an entry")
+
+    gk.clear_cache()
+    info = gk.cache_info()
+    assert (info["entries"], info["bytes"], info["memory_entries"]) == (0, 0, 0)
+    assert list(d.iterdir()) == []
+    run_scale(2)  # built again, as nothing is left
+    assert builds.calls == 2 and len(bins(d)) == 1
+    assert gk.clear_cache is cache.clear_cache and gk.cache_info is cache.cache_info
+
+
+# ---------------------------------------------------------------- logging
+def test_debug_log_says_compile_load_and_why(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    key = make_key(source="log")
+    BinaryCache(str(d)).get_or_compile(key, Counter(), what="logged_kernel")
+    text = caplog.text
+    assert "compiling logged_kernel" in text
+    assert "miss, no entry" in text and key + ".bin" in text
+
+    caplog.clear()
+    BinaryCache(str(d)).get_or_compile(key, Counter(), what="logged_kernel")
+    assert "loaded logged_kernel from" in caplog.text and "compiling" not in caplog.text
+
+    caplog.clear()
+    corrupt(bins(d)[0], "flip_payload")
+    with recording():
+        BinaryCache(str(d)).get_or_compile(key, Counter(), what="logged_kernel")
+    assert "miss, damaged entry" in caplog.text and "compiling logged_kernel" in caplog.text
+
+    caplog.clear()
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with recording():
+        BinaryCache(str(afile / "cache")).get_or_compile(key, Counter(), what="logged_kernel")
+    assert "cannot write the cache directory" in caplog.text
+
+
+@needs_opencl
+def test_debug_log_names_the_opencl_kernel(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    run_scale(2)
+    assert "compiling scale" in caplog.text
+    caplog.clear()
+    cache.reset_cache(str(d))
+    run_scale(2)
+    assert "loaded scale from" in caplog.text and str(d) in caplog.text
