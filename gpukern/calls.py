@@ -272,11 +272,15 @@ class CallLowering:
         self.nargs(node, 2, space)
         dtype = self.static_value(node.args[0], default=None)
         elem = dtype if isinstance(dtype, ScalarType) else python_type(dtype)
-        if elem is None:
+        if elem is None and (isinstance(dtype, np.dtype) or isinstance(dtype, type) and issubclass(dtype, np.generic)):
             try:
                 elem = from_dtype(dtype)
             except KernelTypeError:
-                raise self.type_error(node.args[0], f"{space}() needs an element type such as float32") from None
+                elem = None
+        if elem is None:
+            raise self.type_error(
+                node.args[0], f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}"
+            )
         shape = self.static_value(node.args[1], default=None)
         if shape is None:
             raise self.type_error(

@@ -548,7 +548,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         has_value = node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None)
         if self.is_kernel and has_value:
-            raise self.syntax_error(node, "a kernel cannot return a value", "write results into an array")
+            raise self.type_error(node, "a kernel cannot return a value", "write results into an array")
         if self.returns_value is not None and self.returns_value != has_value:
             raise self.type_error(node, "a function must return a value on every return or on none")
         self.returns_value = has_value
@@ -643,7 +643,14 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
                 return Static(arr.type.shape[d])
             return ir.Shape(arr, d, int64, loc=self.loc(node))
         if isinstance(base, Static) and isinstance(base.value, tuple):
-            return Static(base.value[self.static_value(node.slice)])
+            i = self.static_value(node.slice)
+            if (
+                not isinstance(i, (int, np.integer))
+                or isinstance(i, bool)
+                or not -len(base.value) <= i < len(base.value)
+            ):
+                raise self.type_error(node, f"index {i!r} is not valid for a tuple of {len(base.value)} items")
+            return Static(base.value[i])
         if isinstance(base, (ir.ArrayRef, Partial)):
             array = base if isinstance(base, ir.ArrayRef) else base.array
             prior = list(base.indices) if isinstance(base, Partial) else []

@@ -21,7 +21,7 @@ from . import ir
 from .array import DeviceArray
 from .backends import dialect, get_backend
 from .backends.c import Emitter
-from .errors import CompileError, GpukernError, KernelTypeError, LaunchError, Loc
+from .errors import CompileError, GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, Loc
 from .frontend import Compiler, Static
 from .source import ParsedFunction, parse_function
 from .types import (
@@ -155,7 +155,7 @@ class Kernel:
         node = next((a for a in self.parsed.tree.args.args if a.arg == name), self.parsed.tree)
         loc = self.parsed.loc(node)
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
-            raise KernelTypeError(
+            raise KernelSyntaxError(
                 f"kernel parameter {name!r} must be a plain positional parameter without a default", loc
             )
         if isinstance(ann, str):
@@ -199,7 +199,10 @@ class Kernel:
         kind = spec.kind
         if kind == "array" or kind == "infer_array" or (kind == "infer" and _is_array(a)):
             dtype, shape = _array_info(a, spec.name)
-            t = from_dtype(dtype, f" for argument {spec.name!r}") if kind != "array" else spec.type.elem
+            try:
+                t = from_dtype(dtype, f" for argument {spec.name!r}") if kind != "array" else spec.type.elem
+            except KernelTypeError as e:
+                raise LaunchError(e.message) from None
             if kind == "array":
                 if dtype != t.dtype:
                     raise LaunchError(
@@ -240,7 +243,10 @@ class Kernel:
         if isinstance(a, (int, float)):
             return int64 if isinstance(a, int) else float64
         if isinstance(a, np.generic):
-            return from_dtype(a.dtype, f" for argument {spec.name!r}")
+            try:
+                return from_dtype(a.dtype, f" for argument {spec.name!r}")
+            except KernelTypeError as e:
+                raise LaunchError(e.message) from None
         raise LaunchError(f"argument {spec.name!r}: cannot pass {type(a).__name__} to a kernel")
 
     def variant(self, key: tuple[Any, ...]) -> Variant:
@@ -267,14 +273,20 @@ class Kernel:
 
     # ------------------------------------------------------------ user API
     def __getitem__(self, config: Any) -> Launch:
-        launch = self._launches.get(config) if isinstance(config, tuple) else None
+        try:
+            launch = self._launches.get(config)
+        except TypeError:  # unhashable: a list or an array; _dims explains what is wanted
+            launch = None
         if launch is not None:
             return launch
         if not isinstance(config, tuple) or len(config) != 2:
             raise LaunchError(f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples")
         launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"))
         if len(self._launches) < 256:
-            self._launches[config] = launch
+            try:
+                self._launches[config] = launch
+            except TypeError:
+                pass
         return launch
 
     def launch(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,12 @@ class ParsedFunction:
 def parse_function(fn: Any) -> ParsedFunction:
     """Parse ``fn``'s source; line and column numbers point into the real file."""
     filename = inspect.getsourcefile(fn) or "<unknown>"
+    if fn.__name__ == "<lambda>":
+        line = fn.__code__.co_firstlineno
+        col = max(linecache.getline(filename, line).find("lambda"), 0)
+        raise KernelSyntaxError(
+            "a kernel or device function must be a def function, not a lambda", Loc(filename, line, col)
+        )
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
@@ -47,7 +54,14 @@ def parse_function(fn: Any) -> ParsedFunction:
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(text.splitlines()[0]) - len(dedented.splitlines()[0])
-    module = ast.parse(dedented)
+    try:
+        module = ast.parse(dedented)
+    except SyntaxError as e:  # e.g. a lambda inside a larger expression: its lines alone do not parse
+        raise KernelSyntaxError(
+            f"cannot parse the source of {getattr(fn, '__name__', fn)!r} on its own: {e.msg}",
+            Loc(filename, first, 0),
+            "define kernels and device functions with def at the top level of a module or function",
+        ) from None
     for node in ast.walk(module):
         if hasattr(node, "lineno"):
             node.lineno += first - 1
@@ -57,9 +71,10 @@ def parse_function(fn: Any) -> ParsedFunction:
                 node.end_col_offset += indent
     tree = module.body[0]
     if not isinstance(tree, ast.FunctionDef):
+        what = "an async function" if isinstance(tree, ast.AsyncFunctionDef) else "not a plain function definition"
         raise KernelSyntaxError(
-            f"{getattr(fn, '__name__', fn)!r} is not a plain function definition",
-            Loc(filename, first, 0),
+            f"{getattr(fn, '__name__', fn)!r} is {what}; kernels are plain def functions",
+            Loc(filename, getattr(tree, "lineno", first), getattr(tree, "col_offset", 0)),
         )
     closure = {}
     if fn.__closure__:

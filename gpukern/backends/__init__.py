@@ -70,6 +70,10 @@ class Backend:
         from ..kernel import convert_scalar
 
         params = variant.kernel_params
+        for p in params:  # nothing is copied before every argument is known to be usable
+            a = args[p.arg_index]
+            if p.kind == "array" and isinstance(a, DeviceArray):
+                self._own(a, p.name)
         # scalars first: a bad one must fail before any array is copied to the device
         cargs: list[Any] = [
             convert_scalar(args[p.arg_index], p.type, p.name) if p.kind == "scalar" else None for p in params
