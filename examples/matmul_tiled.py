@@ -65,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--naive", action="store_true", help="also run the naive kernel and show the speed-up")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
+    p.add_argument(
+        "--profile", action="store_true", help="count memory traffic on the simulator (with --naive: both) and exit"
+    )
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported")
     args = p.parse_args(argv)
     n, tile = args.size, args.tile
@@ -76,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.naive:
             print(matmul_naive.source(*types[:-1], backend=dialect))
         return 0
+
+    if args.profile:
+        return profile(n, tile, args.naive)
 
     try:
         if args.backend:
@@ -118,6 +124,28 @@ def main(argv: list[str] | None = None) -> int:
             f"max rel. error vs NumPy {err:.1e}  OK"
         )
         print(f"speed-up of tiled over naive: {t_naive / t_tiled:.2f}x")
+    return 0
+
+
+def profile(n: int, tile: int, naive: bool) -> int:
+    """Profile the kernels' memory traffic on the simulator (any machine) and print the reports."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n * n, dtype=np.float32)
+    b = rng.standard_normal(n * n, dtype=np.float32)
+    c = np.zeros(n * n, np.float32)
+    grid, block = ((n + tile - 1) // tile, (n + tile - 1) // tile), (tile, tile)
+    tiled = gk.profile(matmul_tiled[grid, block], a, b, c, n, n, n, tile)
+    print(tiled)
+    print(tiled.source_view())
+    if naive:
+        plain = gk.profile(matmul_naive[grid, block], a, b, c, n, n, n)
+        print(plain)
+        print(plain.source_view())
+        t, p = tiled.total, plain.total
+        print(
+            f"naive / tiled: {p.global_load_elems / t.global_load_elems:.2f}x the global load requests (elements), "
+            f"{p.global_load_sectors / t.global_load_sectors:.2f}x the sectors moved (TILE = {tile})"
+        )
     return 0
 
 

@@ -47,6 +47,7 @@ from .lang import (
     superstep,
     thread_idx,
 )
+from .profile import ProfileReport, profile
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 
@@ -59,6 +60,8 @@ __all__ = [
     "CompileError",
     "DataRaceError",
     "OutOfBoundsError",
+    "ProfileReport",
+    "profile",
     "Const",
     "DeviceArray",
     "DeviceFunction",

@@ -72,3 +72,11 @@ def test_matmul_example_runs_with_only_numpy():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "backend: sim" in proc.stdout and "OK" in proc.stdout
+
+
+def test_matmul_example_profile(capsys):
+    assert matmul_example.main(["--profile", "--naive", "--size", "64", "--tile", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "profile of matmul_tiled" in out and "profile of matmul_naive" in out
+    assert "naive / tiled: 8.00x the global load requests" in out
+    assert "acc += tile_a[ty, i] * tile_b[i, tx]" in out  # the source view

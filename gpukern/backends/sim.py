@@ -143,6 +143,7 @@ class _Run:
         self.lane_ids = lane
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
         self.frames: list[_Frame] = []
+        self.prof: Any = None  # a gpukern.profile.Profiler when profiling
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
 
@@ -353,6 +354,8 @@ class _Run:
         where = self.locate(mem, idx, lanes, s)
         if mem.space == "shared" and self.check:
             self.track(mem, where, lanes, True, s)
+        if self.prof is not None:
+            self.profile_access(mem, where, lanes, True, s)
         value = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))
         self.access(mem, where, s, value if len(lanes) == self.lanes else value[lanes])
 
@@ -421,6 +424,8 @@ class _Run:
         f.returned |= m
 
     def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
+        if self.prof is not None:
+            self.prof.barrier(s.loc, self.lanes_of(m))
         arrived = np.bincount(self.block_of[m], minlength=self.nblocks)
         if self.check:
             live = np.bincount(self.block_of[~self.frames[0].returned], minlength=self.nblocks)
@@ -459,12 +464,21 @@ class _Run:
         where = self.locate(mem, idx, lanes, e)
         if mem.space == "shared" and self.check:
             self.track(mem, where, lanes, False, e)
+        if self.prof is not None:
+            self.profile_access(mem, where, lanes, False, e)
         values = self.access(mem, where, e)
         if len(lanes) == self.lanes:
             return values
         out = np.zeros(self.lanes, mem.data.dtype)
         out[lanes] = values
         return out
+
+    def profile_access(self, mem: _Memory, where: np.ndarray, lanes: np.ndarray, write: bool, node: ir.Node) -> None:
+        itemsize = mem.data.dtype.itemsize
+        if mem.space == "global":
+            self.prof.global_access(node.loc, lanes, where, itemsize, write)
+        elif mem.space == "shared":
+            self.prof.shared_access(node.loc, lanes, where % int(np.prod(mem.shape)), itemsize, write)
 
     def access(self, mem: _Memory, where: np.ndarray, node: ir.Node, value: Any = None) -> Any:
         """Read (or write ``value`` to) ``mem`` at ``where``; unchecked bad indices still fail cleanly."""
@@ -483,6 +497,8 @@ class _Run:
 
     def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
         a, b = self.eval(e.left, m), self.eval(e.right, m)
+        if self.prof is not None and e.type.is_float and e.op in ("+", "-", "*", "/"):
+            self.prof.flops(e.loc, int(np.count_nonzero(m)))
         dt = e.type.dtype
         with np.errstate(all="ignore"):
             if e.op == "**":
@@ -529,6 +545,8 @@ class _Run:
 
     def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
         args = [self.eval(a, m) for a in e.args]
+        if self.prof is not None and e.type.is_float:
+            self.prof.flops(e.loc, int(np.count_nonzero(m)))
         with np.errstate(all="ignore"):
             if e.name in ("min", "max"):  # Python's: the first argument wins ties and NaNs
                 a, b = args
@@ -636,9 +654,13 @@ class SimBackend(Backend):
         block: tuple[int, int, int],
         args: tuple[Any, ...],
         check: bool | None = None,
+        profiler: Any = None,
     ) -> None:
         self.check_limits(variant, grid, block)
         run = _Run(variant, grid, block, self.check if check is None else check)
+        if profiler is not None:
+            run.prof = profiler
+            profiler.start(run)
         frame = _Frame(run.lanes)
         run.frames.append(frame)
         fd = variant.program.kernel
