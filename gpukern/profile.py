@@ -29,6 +29,8 @@ import numpy as np
 from .errors import Loc
 
 COUNTERS = (
+    "global_load_requests",
+    "global_store_requests",
     "global_load_elems",
     "global_load_bytes",
     "global_load_sectors",
@@ -50,6 +52,8 @@ COUNTERS = (
 class LineCounts:
     """Counters for one Python source line (or the whole kernel)."""
 
+    global_load_requests: int = 0  # warp-wide load instructions (one per warp with a thread taking part)
+    global_store_requests: int = 0
     global_load_elems: int = 0
     global_load_bytes: int = 0
     global_load_sectors: int = 0
@@ -225,14 +229,17 @@ class Profiler:
         first = byte // self.sector_bytes
         last = (byte + itemsize - 1) // self.sector_bytes
         if np.array_equal(first, last):
-            sectors = int(self._distinct_per_row(self._rows(lanes, first, 1)).sum())
+            rows = self._rows(lanes, first, 1)
         else:
-            sectors = int(self._distinct_per_row(self._rows(lanes, np.stack([first, last], 1), 2)).sum())
+            rows = self._rows(lanes, np.stack([first, last], 1), 2)
+        sectors = int(self._distinct_per_row(rows).sum())
         if write:
+            c.global_store_requests += len(rows)
             c.global_store_elems += n
             c.global_store_bytes += n * itemsize
             c.global_store_sectors += sectors
         else:
+            c.global_load_requests += len(rows)
             c.global_load_elems += n
             c.global_load_bytes += n * itemsize
             c.global_load_sectors += sectors
