@@ -204,7 +204,7 @@ class Profiler:
     def _rows(self, lanes: np.ndarray, values: np.ndarray, per_lane: int) -> np.ndarray:
         """Values per warp: a (warps touched, warp_size * per_lane) array, -1 where no thread."""
         if len(lanes) == self.run.lanes and self.run.tpb % self.warp_size == 0:  # every warp full: a reshape
-            return np.asarray(values, np.int64).reshape(-1, self.warp_size * per_lane)
+            return np.asarray(values).reshape(-1, self.warp_size * per_lane)
         warps = self.warp_of[lanes]  # ascending, since lanes are
         first = np.ones(len(warps), bool)
         first[1:] = warps[1:] != warps[:-1]
@@ -217,14 +217,30 @@ class Profiler:
 
     @staticmethod
     def _distinct_per_row(rows: np.ndarray) -> np.ndarray:
+        """Distinct values >= 0 per row.  Rows in ascending order (coalesced and broadcast
+        accesses: most of them) are counted without sorting."""
+        d = np.diff(rows, axis=1)
+        if len(rows) and d.min(initial=0) >= 0 and rows[:, 0].min() >= 0:  # all rows ascending
+            return np.count_nonzero(d, axis=1) + 1
+        ordered = (d >= 0).all(axis=1) & (rows[:, 0] >= 0)
+        out = np.empty(len(rows), np.int64)
+        out[ordered] = (d[ordered] > 0).sum(axis=1) + 1
+        out[~ordered] = Profiler._distinct_sorted(rows[~ordered])
+        return out
+
+    @staticmethod
+    def _distinct_sorted(rows: np.ndarray) -> np.ndarray:
         s = np.sort(rows, axis=1)
         new = np.ones(s.shape, bool)
         new[:, 1:] = s[:, 1:] != s[:, :-1]
         return (new & (s >= 0)).sum(axis=1)
 
     def global_access(self, loc: Loc | None, lanes: np.ndarray, flat: np.ndarray, itemsize: int, write: bool) -> None:
-        c = self.at(loc)
         n = len(lanes)
+        if self.sector_bytes % itemsize == 0:  # elements never straddle sectors
+            rows = self._rows(lanes, flat // (self.sector_bytes // itemsize), 1)
+            self._count_global(loc, rows, n, itemsize, write)
+            return
         byte = flat.astype(np.int64) * itemsize
         first = byte // self.sector_bytes
         last = (byte + itemsize - 1) // self.sector_bytes
@@ -232,6 +248,10 @@ class Profiler:
             rows = self._rows(lanes, first, 1)
         else:
             rows = self._rows(lanes, np.stack([first, last], 1), 2)
+        self._count_global(loc, rows, n, itemsize, write)
+
+    def _count_global(self, loc: Loc | None, rows: np.ndarray, n: int, itemsize: int, write: bool) -> None:
+        c = self.at(loc)
         sectors = int(self._distinct_per_row(rows).sum())
         if write:
             c.global_store_requests += len(rows)
@@ -248,13 +268,16 @@ class Profiler:
         """``offset``: element offsets within the block's shared array (arrays start on bank 0)."""
         c = self.at(loc)
         per = max(itemsize // self.bank_bytes, 1)
-        word0 = offset.astype(np.int64) * itemsize // self.bank_bytes
+        word0 = offset if itemsize == self.bank_bytes else offset.astype(np.int64) * itemsize // self.bank_bytes
         words = word0[:, None] + np.arange(per)[None, :] if per > 1 else word0
         rows = self._rows(lanes, words, per)
         # Quick answer for most accesses: a warp whose words all lie within `banks` consecutive
         # words (a broadcast, a row, a column of a small tile) needs one wavefront.
         hi = rows.max(axis=1)
-        lo = np.where(rows >= 0, rows, hi[:, None]).min(axis=1)
+        lo = rows.min(axis=1)
+        partial = lo < 0
+        if partial.any():
+            lo[partial] = np.where(rows[partial] >= 0, rows[partial], hi[partial, None]).min(axis=1)
         slow = hi - lo >= self.banks
         wavefronts = np.ones(len(rows), np.int64)
         if slow.any():
@@ -272,6 +295,7 @@ class Profiler:
 
     def _wavefronts(self, rows: np.ndarray) -> np.ndarray:
         """Per warp (row of word addresses, -1 for no thread): the most distinct words in one bank."""
+        rows = rows.astype(np.int64, copy=False)
         key = np.where(rows >= 0, (rows % self.banks) * (1 << 40) + rows, -1)
         s = np.sort(key, axis=1)
         new = np.ones(s.shape, bool)

@@ -1,0 +1,78 @@
+"""What profiling costs: the simulator's time with ``gk.profile`` against a plain simulator launch.
+
+    python benchmarks/profile_overhead.py [--size 256] [--repeat 3]
+
+Both run with the simulator's checks off (``gk.profile``'s default), on the same random data,
+each timed as the median of ``--repeat`` runs after one warm-up; the profiled run's output is
+checked against NumPy.  The goal: profiling costs at most 3x the plain run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import pathlib
+import statistics
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import gpukern as gk  # noqa: E402
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("matmul_tiled_example", ROOT / "examples" / "matmul_tiled.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--size", type=int, default=256)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    n = args.size
+    mm = _example()
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n * n, dtype=np.float32)
+    b = rng.standard_normal(n * n, dtype=np.float32)
+    ref = a.reshape(n, n).astype(np.float64) @ b.reshape(n, n)
+    gk.set_backend("sim")
+    print(f"{'kernel':<18} {'plain s':>9} {'profiled s':>11} {'ratio':>7}")
+    worst = 0.0
+    for name, tile in (("tiled 8", 8), ("tiled 16", 16), ("tiled 32", 32), ("naive 16", 16)):
+        grid = ((n + tile - 1) // tile,) * 2
+        c = np.zeros(n * n, np.float32)
+        if name.startswith("naive"):
+            launch, extra = mm.matmul_naive[grid, (tile, tile)], ()
+        else:
+            launch, extra = mm.matmul_tiled[grid, (tile, tile)], (tile,)
+        plain = median_time(lambda: launch(a, b, c, n, n, n, *extra, check=False), args.repeat)
+        profiled = median_time(lambda: gk.profile(launch, a, b, c, n, n, n, *extra), args.repeat)
+        err = np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max()
+        if not err < 1e-4:
+            print(f"{name}: WRONG result ({err:.1e})")
+            return 1
+        worst = max(worst, profiled / plain)
+        print(f"{name:<18} {plain:>9.3f} {profiled:>11.3f} {profiled / plain:>6.2f}x")
+    print(f"worst ratio {worst:.2f}x: goal (<= 3x) {'met' if worst <= 3 else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
