@@ -62,8 +62,9 @@ def main() -> int:
             launch, extra = mm.matmul_naive[grid, (tile, tile)], ()
         else:
             launch, extra = mm.matmul_tiled[grid, (tile, tile)], (tile,)
-        plain = median_time(lambda: launch(a, b, c, n, n, n, *extra, check=False), args.repeat)
-        profiled = median_time(lambda: gk.profile(launch, a, b, c, n, n, n, *extra), args.repeat)
+        run_args = (a, b, c, n, n, n, *extra)
+        plain = median_time(lambda launch=launch, run_args=run_args: launch(*run_args, check=False), args.repeat)
+        profiled = median_time(lambda launch=launch, run_args=run_args: gk.profile(launch, *run_args), args.repeat)
         err = np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max()
         if not err < 1e-4:
             print(f"{name}: WRONG result ({err:.1e})")

@@ -53,6 +53,8 @@ from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 
 __version__ = "0.1.0"
 
+from . import testing  # noqa: E402 - test helpers; Hypothesis is imported only when they are used
+
 __all__ = [
     "Array",
     "BackendError",
@@ -100,6 +102,7 @@ __all__ = [
     "shared",
     "superstep",
     "synchronize",
+    "testing",
     "thread_idx",
     "to_device",
     "uint32",
