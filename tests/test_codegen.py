@@ -107,3 +107,17 @@ def test_float_literals_round_trip():
     for text in re.findall(r"= ([-0-9.e+]+f);", src):
         assert np.float32(text[:-1]) in (np.float32(0.1), np.float32(1e-30), np.float32(3.4028234663852886e38))
     assert "0.6666666666666666;" in src
+
+
+@kernel
+def abs_of_unsigned_sum(x: Array[gk.uint32], out: Array[float32]):
+    i = gk.global_id(0)
+    a = x[i]
+    out[i] = float(abs(a + a))  # abs of an unsigned value is spelt as the value itself
+
+
+def test_unsigned_abs_keeps_its_parentheses(backend):
+    x = np.array([4294967295, 7], np.uint32)
+    out = np.zeros(2, np.float32)
+    abs_of_unsigned_sum[1, 2](x, out)
+    np.testing.assert_array_equal(out, np.abs(x + x).astype(np.float32))

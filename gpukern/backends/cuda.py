@@ -62,7 +62,7 @@ CUDA = Dialect(
         ("*", "*"): "{name}({args})",
         ("abs", "int32"): "abs({0})",
         ("abs", "int64"): "llabs({0})",
-        ("abs", "uint32"): "{0}",
+        ("abs", "uint32"): "({0})",
         ("abs", "float32"): "fabsf({0})",
         ("abs", "float64"): "fabs({0})",
         ("min", "*"): "min({0}, {1})",

@@ -43,7 +43,7 @@ OPENCL = Dialect(
         ("*", "*"): "{name}({args})",
         ("abs", "int32"): "(int)abs({0})",
         ("abs", "int64"): "(long)abs({0})",
-        ("abs", "uint32"): "{0}",
+        ("abs", "uint32"): "({0})",
         ("abs", "float32"): "fabs({0})",
         ("abs", "float64"): "fabs({0})",
         ("isnan", "*"): "(isnan({0}) != 0)",
