@@ -498,7 +498,7 @@ class Emitter:
         elif kind == "ipow":  # exponentiation by squaring; wraps like NumPy
             body = (
                 f"    {T} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
-                "        a *= a;\n        b >>= 1;\n    }\n    return r;"
+                "        b >>= 1;\n        if (b) a *= a;  /* no square beyond the last bit */\n    }\n    return r;"
             )
         elif kind in ("min", "max"):  # Python's min/max: the first argument wins ties and NaNs
             op = "<" if kind == "min" else ">"
