@@ -201,3 +201,24 @@ def test_matmul_tiled_2d_source_spelling():
     ocl = matmul_tiled_2d.source(*args, backend="opencl")
     assert "__shared__" in cuda and "__syncthreads()" in cuda
     assert "__local" in ocl and "barrier(" in ocl
+
+
+@settings(max_examples=12, deadline=None)
+@given(data=st.data())
+def test_tiled_2d_matches_numpy_on_every_backend(data):
+    """The same property through gpukern.testing: awkward sizes, every available backend,
+    the simulator's race and bounds checks on."""
+    from gpukern import testing as gkt
+
+    m, k, n = (data.draw(gkt.sizes(1, 70, tile=8)) for _ in range(3))
+    values = gkt.arrays(np.float32, (m, k), op="dot", terms=k)
+    a = data.draw(values)
+    b = data.draw(gkt.arrays(np.float32, (k, n), op="dot", terms=k))
+    grid = ((n + 7) // 8, (m + 7) // 8)
+    gkt.assert_kernel_matches(
+        matmul_tiled_2d[grid, (8, 8)],
+        lambda a, b, c, tile: {"c": a.astype(np.float64) @ b},
+        [a, b, np.zeros((m, n), np.float32), 8],
+        rtol=1e-4,
+        atol=1e-4,
+    )
