@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -121,3 +122,30 @@ def test_unsigned_abs_keeps_its_parentheses(backend):
     out = np.zeros(2, np.float32)
     abs_of_unsigned_sum[1, 2](x, out)
     np.testing.assert_array_equal(out, np.abs(x + x).astype(np.float32))
+
+
+@kernel
+def special_constants(f: Array[float32], d: Array[gk.float64]):
+    f[0] = math.inf
+    f[1] = -math.inf
+    f[2] = math.nan
+    f[3] = 1e-45  # the smallest float32 subnormal
+    f[4] = 3.4028234663852886e38
+    f[5] = 0.1
+    d[0] = math.inf
+    d[1] = -math.inf
+    d[2] = math.nan
+    d[3] = 5e-324
+    d[4] = 1.7976931348623157e308
+    d[5] = 0.1
+
+
+def test_special_constants_round_trip(backend):
+    f, d = np.zeros(6, np.float32), np.zeros(6, np.float64)
+    special_constants[1, 1](f, d)
+    want_f = np.array([np.inf, -np.inf, np.nan, 1e-45, 3.4028234663852886e38, 0.1], np.float32)
+    want_d = np.array([np.inf, -np.inf, np.nan, 5e-324, 1.7976931348623157e308, 0.1])
+    assert np.isnan(f[2]) and np.isnan(d[2])
+    mask = np.arange(6) != 2
+    assert f[mask].tobytes() == want_f[mask].tobytes()  # bit for bit
+    assert d[mask].tobytes() == want_d[mask].tobytes()
