@@ -12,6 +12,7 @@ import os
 import tempfile
 
 import pytest
+from hypothesis import settings
 
 import gpukern as gk
 from gpukern.backends.cuda import cubin, find_nvcc
@@ -21,6 +22,12 @@ from gpukern.kernel import iter_kernels
 os.environ.setdefault("GPUKERN_CACHE_DIR", tempfile.mkdtemp(prefix="gpukern-test-cache-"))
 
 RUNTIME_BACKENDS = gk.available_backends()
+
+# In CI, property tests and the fuzzer draw the same examples every run (a failure there is
+# then reproducible, and a landing never depends on luck); elsewhere they explore afresh.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 if os.environ.get("GPUKERN_REQUIRE_OPENCL") == "1" and "opencl" not in RUNTIME_BACKENDS:
     raise pytest.UsageError("GPUKERN_REQUIRE_OPENCL=1 but no OpenCL device was found (install pocl-opencl-icd)")
