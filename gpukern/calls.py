@@ -153,7 +153,7 @@ class CallLowering:
         if fn is len:
             if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
                 raise self.type_error(node, "len() takes one array")
-            return self.visit_Subscript_shape(node, args[0], 0)
+            return self.shape_entry(node, args[0], 0)
         from .kernel import Kernel
 
         if isinstance(fn, Kernel):
@@ -173,7 +173,8 @@ class CallLowering:
             return self.materialized(node, v)
         return v
 
-    def visit_Subscript_shape(self, node: ast.AST, array: ir.ArrayRef, d: int) -> Value:
+    def shape_entry(self, node: ast.AST, array: ir.ArrayRef, d: int) -> Value:
+        """``array.shape[d]``: a constant for shared/local arrays, a kernel parameter otherwise."""
         if array.type.shape is not None:
             return Static(array.type.shape[d])
         return ir.Shape(array, d, int64, loc=self.loc(node))

@@ -638,10 +638,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             arr = base.array
             if not isinstance(d, int) or not -arr.type.ndim <= d < arr.type.ndim:
                 raise self.type_error(node, f"{arr.name}.shape has {arr.type.ndim} entries; index {d!r} is invalid")
-            d %= arr.type.ndim
-            if arr.type.shape is not None:
-                return Static(arr.type.shape[d])
-            return ir.Shape(arr, d, int64, loc=self.loc(node))
+            return self.shape_entry(node, arr, d % arr.type.ndim)
         if isinstance(base, Static) and isinstance(base.value, tuple):
             i = self.static_value(node.slice)
             if (

@@ -21,7 +21,7 @@ from . import ir
 from .array import DeviceArray
 from .backends import dialect, get_backend
 from .backends.c import Emitter
-from .errors import CompileError, GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, Loc
+from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler, Static
 from .source import ParsedFunction, parse_function
 from .types import (
@@ -392,4 +392,4 @@ def iter_kernels() -> Iterator[Kernel]:
     return iter(list(_all_kernels))
 
 
-__all__ = ["Kernel", "Launch", "Variant", "kernel", "iter_kernels", "convert_scalar", "CompileError", "Loc"]
+__all__ = ["Kernel", "Launch", "Variant", "iter_kernels", "kernel"]

@@ -161,10 +161,6 @@ def true_divide_type(a: Type, b: Type) -> Type:
     return t if t.is_float else float64
 
 
-def is_numeric(t: Type) -> bool:
-    return isinstance(t, (ScalarType, WeakType))
-
-
 class _ArrayAnnotation:
     """``Array[T]`` / ``Array[T, ndim]``: a C-contiguous global-memory array parameter."""
 
