@@ -362,26 +362,6 @@ def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...])
     return out
 
 
-def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
-    """A scalar argument as the parameter's type, refusing lossy conversions."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if t == bool_:
-        if not isinstance(value, (bool, int)):
-            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
-        return np.uint8(bool(value))
-    if t.is_int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
-        info = np.iinfo(t.dtype)
-        if not info.min <= value <= info.max:
-            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
-        return t.dtype.type(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
-    return t.dtype.type(value)
-
-
 def kernel(fn: Any) -> Kernel:
     """Decorate a Python function as a GPU kernel; launch it as ``k[grid, block](args)``."""
     return Kernel(fn)

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..array import DeviceArray
-from ..errors import BackendError
+from ..errors import BackendError, LaunchError
+from ..types import ScalarType, bool_
 
 if TYPE_CHECKING:
     from ..kernel import Variant
@@ -49,8 +50,6 @@ class Backend:
 
     def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
         """Refuse, before anything runs, a launch the device cannot take."""
-        from ..errors import LaunchError
-
         threads = block[0] * block[1] * block[2]
         if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
             raise LaunchError(
@@ -67,8 +66,6 @@ class Backend:
 
     def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
         """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
-        from ..kernel import convert_scalar
-
         params = variant.kernel_params
         for p in params:  # nothing is copied before every argument is known to be usable
             a = args[p.arg_index]
@@ -93,8 +90,6 @@ class Backend:
         raise NotImplementedError
 
     def _own(self, a: DeviceArray, name: str) -> Any:
-        from ..errors import LaunchError
-
         if a.backend is not self:
             raise LaunchError(f"argument {name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
         return a.handle
@@ -125,6 +120,26 @@ class Backend:
 
     def device_name(self) -> str:
         raise NotImplementedError
+
+
+def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
+    """A scalar argument as the parameter's type, refusing lossy conversions."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if t == bool_:
+        if not isinstance(value, (bool, int)):
+            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
+        return np.uint8(bool(value))
+    if t.is_int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
+        info = np.iinfo(t.dtype)
+        if not info.min <= value <= info.max:
+            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
+        return t.dtype.type(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
+    return t.dtype.type(value)
 
 
 def _create(name: str) -> Backend:

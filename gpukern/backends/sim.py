@@ -32,8 +32,7 @@ import numpy as np
 from .. import ir
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, OutOfBoundsError
-from ..kernel import convert_scalar
-from . import Backend
+from . import Backend, convert_scalar
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 _ERFC = np.vectorize(math.erfc, otypes=[np.float64])
