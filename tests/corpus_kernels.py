@@ -788,7 +788,7 @@ def fill_inferred(out, v):
     out[global_id(0)] = v
 
 
-BIG = 512 * 1024  # float32 elements: 2 MiB of shared memory
+BIG = 4 * 1024 * 1024  # float32 elements: 16 MiB of shared memory (PoCL offers its L2 size, 2 MiB or more)
 
 
 @gk.kernel
