@@ -27,6 +27,7 @@ from .errors import (
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
+    MisalignedAccessError,
     OutOfBoundsError,
 )
 from .kernel import Kernel, kernel
@@ -42,10 +43,14 @@ from .lang import (
     block_idx,
     global_id,
     grid_dim,
+    launch_bounds,
     local,
     shared,
     superstep,
     thread_idx,
+    unroll,
+    vload,
+    vstore,
 )
 from .profile import ProfileReport, profile
 from .timing import benchmark, synchronize
@@ -73,6 +78,7 @@ __all__ = [
     "KernelSyntaxError",
     "KernelTypeError",
     "LaunchError",
+    "MisalignedAccessError",
     "atomic_add",
     "atomic_cas",
     "atomic_exch",
@@ -97,6 +103,7 @@ __all__ = [
     "int32",
     "int64",
     "kernel",
+    "launch_bounds",
     "local",
     "set_backend",
     "shared",
@@ -106,5 +113,8 @@ __all__ = [
     "thread_idx",
     "to_device",
     "uint32",
+    "unroll",
+    "vload",
+    "vstore",
     "zeros",
 ]

@@ -300,6 +300,82 @@ class CallLowering:
         self.arrays.append(ir.DeclArray(ref, loc=self.loc(node)))
         return ref
 
+    def call_unroll(self, node: ast.Call) -> Value:
+        raise self.syntax_error(node, "unroll() can only be the iterable of a for loop: for i in unroll(range(n))")
+
+    def call_launch_bounds(self, node: ast.Call) -> Value:
+        self.nargs(node, (1, 2), "launch_bounds")
+        if not self.is_kernel:
+            raise self.syntax_error(node, "launch_bounds() belongs in the kernel, not in a @func")
+        bounds = tuple(self.static_value(a) for a in node.args)
+        if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b > 0 for b in bounds):
+            raise self.type_error(node, f"launch_bounds() takes positive integers, not {bounds!r}")
+        bounds = tuple(int(b) for b in bounds)
+        if self.launch_bounds not in (None, bounds):
+            raise self.type_error(node, f"launch_bounds{bounds} contradicts launch_bounds{self.launch_bounds}")
+        self.launch_bounds = bounds
+        return Static(None)
+
+    def vector_access(self, node: ast.Call, what: str) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+        """The array and indices of vload/vstore's first two arguments (index: int or tuple)."""
+        array = self.visit(node.args[0])
+        if not isinstance(array, ir.ArrayRef):
+            raise self.type_error(node.args[0], f"{what}() needs an array, not {describe(array)}")
+        idx_node = node.args[1]
+        fake = ast.Subscript(node.args[0], idx_node, ast.Load(), lineno=idx_node.lineno, col_offset=idx_node.col_offset)
+        indices = self.index_list(fake)
+        self.check_indices(node, array, indices)
+        return array, indices
+
+    def check_vector(self, node: ast.Call, array: ir.ArrayRef, indices: list[ir.Expr], width: Any, what: str) -> int:
+        elem = array.type.elem
+        if width not in (2, 4) or isinstance(width, bool):
+            raise self.type_error(node, f"{what}() moves 2 or 4 elements at a time, not {width!r}")
+        if elem == bool_ or elem.itemsize * width > 16:
+            raise self.type_error(
+                node, f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, and no bools"
+            )
+        last = indices[-1]
+        if isinstance(last, ir.Lit):
+            if last.value % width:
+                raise self.type_error(
+                    node, f"{what}() at index {last.value}, which is not a multiple of {width} (misaligned)"
+                )
+            if array.type.shape is not None and last.value + width > array.type.shape[-1]:
+                raise self.type_error(
+                    node,
+                    f"{what}() of elements {last.value}..{last.value + width - 1} is out of bounds "
+                    f"for dimension {array.type.ndim - 1} of size {array.type.shape[-1]}",
+                )
+        return int(width)
+
+    def call_vload(self, node: ast.Call) -> Value:
+        self.nargs(node, 3, "vload")
+        array, indices = self.vector_access(node, "vload")
+        width = self.check_vector(node, array, indices, self.static_value(node.args[2]), "vload")
+        self.tmp_counter += 1
+        name = f"{array.name}.v{self.tmp_counter}"
+        self.emit(ir.VecLoad(name, array, indices, width, loc=self.loc(node)))
+        return tuple(ir.Lane(name, k, array.type.elem, loc=self.loc(node)) for k in range(width))
+
+    def call_vstore(self, node: ast.Call) -> Value:
+        self.nargs(node, 3, "vstore")
+        array, indices = self.vector_access(node, "vstore")
+        values = self.visit(node.args[2])
+        if isinstance(values, Static) and isinstance(values.value, tuple):
+            values = tuple(Static(v) for v in values.value)
+        if not isinstance(values, tuple):
+            raise self.type_error(node.args[2], f"vstore() stores a tuple of values, not {describe(values)}")
+        self.check_vector(node, array, indices, len(values), "vstore")
+        elem = array.type.elem
+        out = []
+        for v in values:
+            v = self.scalar(node.args[2], v, "stored value")
+            self.check_store_cast(node, self.type_of(v), elem, f"array {array.name!r}")
+            out.append(self.coerce(node, v, elem))
+        self.emit(ir.VecStore(array, indices, out, loc=self.loc(node)))
+        return Static(None)
+
     def atomic(self, node: ast.Call, op: str) -> Value:
         n = 4 if op == "cas" else 3
         self.nargs(node, n, f"atomic_{op}")

@@ -102,7 +102,7 @@ def has_barrier(fd: ir.FuncDef) -> bool:
 def _reads_thread_state(fd: ir.FuncDef) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
-        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Atomic)):
+        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Lane, ir.Atomic)):
             return True
         if isinstance(n, ir.Call) and _reads_thread_state(n.func):
             return True
@@ -125,7 +125,7 @@ class _Uniformity:
         for n in ir.walk(e):
             if isinstance(n, ir.Special) and n.name in _THREAD:
                 return True
-            if isinstance(n, (ir.Load, ir.Atomic)):
+            if isinstance(n, (ir.Load, ir.Lane, ir.Atomic)):
                 return True
             if isinstance(n, ir.Var) and n.name in self.varying:
                 return True

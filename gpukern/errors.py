@@ -83,6 +83,10 @@ class OutOfBoundsError(KernelFault):
     """An index outside a global, shared or local array."""
 
 
+class MisalignedAccessError(KernelFault):
+    """A vector access (vload/vstore of n elements) at an index that is not a multiple of n."""
+
+
 class LaunchError(GpukernError):
     """A launch that cannot run as asked: arguments, sizes, devices."""
 

@@ -162,6 +162,8 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         self.returns_value: bool | None = None
         self.static_names = self._single_assignment_names()
         self.tmp_counter = 0
+        self.block_vectors: set[str] = set()  # names of vloads that went out of scope
+        self.launch_bounds: tuple[int, ...] | None = None
 
     # ------------------------------------------------------------ driver
     def run(self) -> ir.FuncDef:
@@ -189,6 +191,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             ret=ret,
             is_kernel=self.is_kernel,
             loc=self.parsed.loc(tree),
+            launch_bounds=self.launch_bounds,
         )
         check_definite_assignment(fd)
         check_barriers(fd)
@@ -232,12 +235,17 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
     def lower_block(self, stmts: list[ast.stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         saved = getattr(self, "block", None)
+        vectors = {n: v for n, v in self.env.items() if isinstance(v, tuple)}
         self.block = out
         try:
             for s in stmts:
                 self.visit(s)
         finally:
             self.block = saved  # type: ignore[assignment]
+        # a vector loaded in this block is a C variable of this block: it does not outlive it
+        for n in [n for n, v in self.env.items() if isinstance(v, tuple) and vectors.get(n) is not v]:
+            del self.env[n]
+            self.block_vectors.add(n)
         return out
 
     def emit(self, stmt: ir.Stmt) -> None:
@@ -395,7 +403,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             # Python evaluates the whole right side first: hold run-time values in temporaries.
             held = []
             for v in values:
-                if isinstance(v, ir.Expr) and not isinstance(v, ir.Lit):
+                if isinstance(v, ir.Expr) and not isinstance(v, (ir.Lit, ir.Lane)):  # a Lane cannot change
                     t = self.tmp_var("tmp", v.type)
                     self.emit(ir.Assign(t, v, loc=self.loc(node)))
                     held.append(t)
@@ -414,6 +422,9 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             if isinstance(value, ir.ArrayRef) and "." in value.name:
                 value.name = name  # a fresh shared()/local() array takes the user's name
             self.env[name] = value  # compile-time value: folds wherever it is used
+            return
+        if isinstance(value, tuple) and all(is_number(v) or isinstance(v, (ir.Lane, ir.Lit)) for v in value):
+            self.env[name] = value  # a vload's result: its lanes never change, so uses read them directly
             return
         if not (is_number(value) or isinstance(value, ir.Expr)):
             raise self.type_error(
@@ -489,13 +500,20 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         if node.orelse:
             raise self.syntax_error(node, "for ... else is not supported")
         it = node.iter
+        unrolled = isinstance(it, ast.Call) and self.static_value(it.func, default=None) is lang.unroll
+        if unrolled:
+            if len(it.args) != 1 or it.keywords:
+                raise self.syntax_error(it, "unroll() takes one range(...)", "write: for i in unroll(range(n))")
+            it = it.args[0]
         if not (isinstance(it, ast.Call) and self.static_value(it.func, default=None) is range):
-            raise self.syntax_error(it, "a kernel can only loop over range(...)")
+            raise self.syntax_error(it, "a kernel can only loop over range(...) or unroll(range(...))")
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.syntax_error(it, "range() takes 1 to 3 positional arguments")
         if not isinstance(node.target, ast.Name):
             raise self.syntax_error(node.target, "the loop variable must be a single name")
         args = [self.scalar(a, self.visit(a), "range() argument") for a in it.args]
+        if unrolled:
+            return self.unroll_loop(node, it, args)
         for a, v in zip(it.args, args):
             t = self.type_of(v)
             if not (isinstance(t, WeakType) and t.is_int) and not (isinstance(t, ScalarType) and t.is_int):
@@ -538,6 +556,37 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
                 self.emit(ir.Assign(holder, b, loc=self.loc(node)))
                 bounds[i] = holder
         self.emit(ir.For(var, bounds[0], bounds[1], bounds[2], sign, body, loc=self.loc(node)))
+
+    MAX_UNROLL = 4096
+
+    def unroll_loop(self, node: ast.For, it: ast.Call, args: list[Value]) -> None:
+        """``for i in unroll(range(...))``: the body once per value, with ``i`` a constant in each
+        copy, so indices fold and nvcc keeps ``local`` arrays indexed by ``i`` in registers."""
+        if not all(isinstance(a, Static) for a in args):
+            bad = next(a for a, v in zip(it.args, args) if not isinstance(v, Static))
+            raise self.type_error(
+                bad,
+                f"unroll() needs compile-time range bounds; {ast.unparse(bad)} is known only at run time",
+                "make it a Const[int] parameter or a module-level constant, or loop with plain range()",
+            )
+        try:
+            values = range(*(a.value for a in args))
+        except (TypeError, ValueError) as e:
+            raise self.type_error(it, f"invalid range() for unroll(): {e}") from None
+        if len(values) > self.MAX_UNROLL:
+            raise self.type_error(
+                it, f"unroll() of {len(values)} iterations (at most {self.MAX_UNROLL})", "loop with plain range()"
+            )
+        for s in node.body:
+            for n in ast.walk(s):
+                if isinstance(n, (ast.Break, ast.Continue)):
+                    raise self.syntax_error(n, "break and continue cannot be used in an unrolled loop")
+        name = node.target.id
+        self.static_names.discard(name)
+        for v in values:
+            self.env[name] = Static(v)
+            for s in node.body:
+                self.visit(s)
 
     def visit_Break(self, node: ast.Break) -> None:
         self.emit(ir.Break(loc=self.loc(node)))
@@ -600,6 +649,12 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             return ir.Var(v.name, v.type, loc=self.loc(node)) if isinstance(v, ir.Var) else v
         if name in self.var_types or name in self.bindings:
             raise self.type_error(node, f"{name!r} is used before it is assigned")
+        if name in self.block_vectors:
+            raise self.type_error(
+                node,
+                f"{name!r} holds a vload() made inside an if or loop body and is used after it",
+                f"use it inside that body, or unpack it there into variables: x, y, z, w = {name}",
+            )
         found, value = self.parsed.resolve_global(name)
         if not found:
             raise self.type_error(node, f"name {name!r} is not defined")
@@ -639,15 +694,12 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             if not isinstance(d, int) or not -arr.type.ndim <= d < arr.type.ndim:
                 raise self.type_error(node, f"{arr.name}.shape has {arr.type.ndim} entries; index {d!r} is invalid")
             return self.shape_entry(node, arr, d % arr.type.ndim)
-        if isinstance(base, Static) and isinstance(base.value, tuple):
+        if isinstance(base, tuple) or isinstance(base, Static) and isinstance(base.value, tuple):
+            items = base if isinstance(base, tuple) else base.value
             i = self.static_value(node.slice)
-            if (
-                not isinstance(i, (int, np.integer))
-                or isinstance(i, bool)
-                or not -len(base.value) <= i < len(base.value)
-            ):
-                raise self.type_error(node, f"index {i!r} is not valid for a tuple of {len(base.value)} items")
-            return Static(base.value[i])
+            if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -len(items) <= i < len(items):
+                raise self.type_error(node, f"index {i!r} is not valid for a tuple of {len(items)} items")
+            return items[i] if isinstance(base, tuple) else Static(items[i])
         if isinstance(base, (ir.ArrayRef, Partial)):
             array = base if isinstance(base, ir.ArrayRef) else base.array
             prior = list(base.indices) if isinstance(base, Partial) else []

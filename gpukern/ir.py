@@ -184,6 +184,16 @@ class Atomic(Expr):
 
 
 @dataclass(eq=False)
+class Lane(Expr):
+    """Element ``lane`` (0..3, C's ``.x .y .z .w``) of the vector a ``VecLoad`` named ``vector``."""
+
+    vector: str
+    lane: int
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class Call(Expr):
     """A call of a device function (``@func``) specialised for these argument types.
 
@@ -216,6 +226,31 @@ class Store(Stmt):
     array: ArrayRef
     indices: list[Expr]
     value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class VecLoad(Stmt):
+    """``width`` consecutive elements from ``array[indices]`` on, in one access (a float4 load).
+
+    Binds the vector ``name``, read element by element through ``Lane``.  The flat offset of
+    the first element must be a multiple of ``width`` (the alignment vector accesses need).
+    """
+
+    name: str
+    array: ArrayRef
+    indices: list[Expr]
+    width: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class VecStore(Stmt):
+    """``len(values)`` consecutive elements stored from ``array[indices]`` on, in one access."""
+
+    array: ArrayRef
+    indices: list[Expr]
+    values: list[Expr]
     loc: Loc | None = _loc()
 
 
@@ -322,6 +357,7 @@ class FuncDef:
     written: set[str] = field(default_factory=set)
     loc: Loc | None = None
     description: str = ""
+    launch_bounds: tuple[int, ...] | None = None  # (max threads per block[, min blocks per SM])
 
 
 @dataclass(eq=False)

@@ -23,6 +23,7 @@ from .backends import dialect, get_backend
 from .backends.c import Emitter
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler, Static
+from .plan import Plan, make_plan, no_plan
 from .source import ParsedFunction, parse_function
 from .types import (
     ANY_CONST,
@@ -101,18 +102,27 @@ def _dims(value: Any, what: str) -> tuple[int, int, int]:
 
 
 class Launch:
-    """``kernel[grid, block]``: a configured launch, called with the kernel's arguments."""
+    """``kernel[grid, block]``: a configured launch, called with the kernel's arguments.
 
-    __slots__ = ("kernel", "grid", "block")
+    The first call goes through every check; it leaves a plan (``gpukern.plan``) that makes
+    the next calls with arguments of the same kinds cost about what a driver call costs.
+    """
+
+    __slots__ = ("kernel", "grid", "block", "fast")
 
     def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int]):
         self.kernel = kernel
         self.grid = grid
         self.block = block
+        self.fast: Plan = no_plan
 
     def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None) -> None:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
-        self.kernel.launch(self.grid, self.block, args, backend, check)
+        if backend is None and check is None and self.fast(args):
+            return
+        b, variant = self.kernel.launch(self.grid, self.block, args, backend, check)
+        if backend is None and check is None:
+            self.fast = make_plan(variant, b, self.grid, self.block, args)
 
 
 class Kernel:
@@ -296,7 +306,8 @@ class Kernel:
         args: tuple[Any, ...],
         backend: str | None = None,
         check: bool | None = None,
-    ) -> None:
+    ) -> tuple[Any, Variant]:
+        """The checked launch path; returns the backend and the variant it used."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
         if check is None:
@@ -305,6 +316,7 @@ class Kernel:
             b.launch(variant, grid, block, args, check=check)
         else:
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
+        return b, variant
 
     def source(self, *args: Any, backend: str = "cuda") -> str:
         """The generated C for the variant these arguments select ('cuda' or 'opencl').

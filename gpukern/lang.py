@@ -54,6 +54,26 @@ shared = Intrinsic("shared", "shared(dtype, shape): an array shared by the threa
 local = Intrinsic("local", "local(dtype, shape): a per-thread array (registers or private memory).")
 superstep = Intrinsic("superstep", "with superstep(): ... runs its body and then a barrier (bulk-synchronous style).")
 
+unroll = Intrinsic(
+    "unroll",
+    "for i in unroll(range(...)): the loop is repeated at compile time, once per value of i, which is then "
+    "a constant in each copy (bounds must be compile-time; local arrays indexed by i stay in registers).",
+)
+vload = Intrinsic(
+    "vload",
+    "vload(a, i, n): the n (2 or 4) elements a[i], a[i+1]... in one access (float4 and the like), as a tuple; "
+    "i (the last index) must be a multiple of n.",
+)
+vstore = Intrinsic(
+    "vstore",
+    "vstore(a, i, (x, y, ...)): store 2 or 4 values to a[i], a[i+1]... in one access; i must be a multiple of n.",
+)
+launch_bounds = Intrinsic(
+    "launch_bounds",
+    "launch_bounds(max_threads[, min_blocks]): the kernel is never launched with more threads per block "
+    "(CUDA __launch_bounds__: lets the compiler budget registers); larger launches are refused.",
+)
+
 atomic_add = Intrinsic("atomic_add", "atomic_add(a, i, v): a[i] += v atomically; returns the old value.")
 atomic_sub = Intrinsic("atomic_sub", "atomic_sub(a, i, v): a[i] -= v atomically; returns the old value.")
 atomic_min = Intrinsic("atomic_min", "atomic_min(a, i, v): a[i] = min(a[i], v) atomically; returns the old value.")

@@ -112,7 +112,7 @@ def written_params(fd: ir.FuncDef) -> set[str]:
     """Names of array parameters the function (or a callee) stores to or updates atomically."""
     out: set[str] = set()
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.Store, ir.Atomic)):
+        if isinstance(n, (ir.Store, ir.VecStore, ir.Atomic)):
             out.add(n.array.name)
         elif isinstance(n, ir.Call):
             for param, arg in zip(n.func.params, n.args):

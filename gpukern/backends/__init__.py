@@ -31,6 +31,7 @@ _BACKENDS = {
 _instances: dict[str, Backend] = {}
 _unavailable: dict[str, str] = {}
 _chosen: str | None = None
+selection: list[object] = [object()]  # replaced whenever the choice changes: launch plans check it
 
 
 class Backend:
@@ -55,6 +56,12 @@ class Backend:
             raise LaunchError(
                 f"block {block} has {threads} threads; this device allows at most {self.max_group} "
                 f"per block and {self.max_items} per dimension"
+            )
+        bounds = variant.program.kernel.launch_bounds
+        if bounds and threads > bounds[0]:
+            raise LaunchError(
+                f"block {block} has {threads} threads but {variant.kernel.__name__} declares "
+                f"launch_bounds({bounds[0]}): it may not run with more"
             )
         if any(g > m for g, m in zip(grid, self.max_grid)):
             raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
@@ -180,6 +187,7 @@ def set_backend(name: str | None) -> None:
     if name is not None:
         _create(name)
     _chosen = name
+    selection[0] = object()
 
 
 def get_backend(name: str | None = None) -> Backend:

@@ -81,6 +81,11 @@ class Dialect:
     math: dict[tuple[str, str], str]  # (name, type name or '*') -> format with {0}, {1}
     native_atomics: dict[tuple[str, str], str]  # (op, type name) -> format with {p} {0} {1}
     bits: dict[ScalarType, tuple[str, str]]  # type -> (to-bits, from-bits) function names for CAS loops
+    vector_types: dict[ScalarType, str] = field(default_factory=dict)  # element -> vector name stem ('float')
+    vload: str = ""  # '{V}' vector type, '{n}' width, '{p}' address of the first element
+    vstore: str = ""  # the same and '{values}'; a whole statement
+    align: str = ""  # '{n}': prefix aligning a shared/local array declaration to n bytes
+    launch_bounds: str = ""  # '{args}': between kernel prefix and 'void'; empty where the language has none
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
@@ -151,7 +156,10 @@ class Emitter:
         self._reserve_names(fd)
         if fd.is_kernel:
             params = [self.kernel_param(p, fd) for p in fd.kernel_params]
-            head = f"{self.d.kernel_prefix} void {func_names[id(fd)]}({', '.join(params)})"
+            prefix = self.d.kernel_prefix
+            if fd.launch_bounds and self.d.launch_bounds:
+                prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, fd.launch_bounds)))
+            head = f"{prefix} void {func_names[id(fd)]}({', '.join(params)})"
         else:
             params = []
             for p in fd.params:
@@ -168,8 +176,9 @@ class Emitter:
     def _reserve_names(self, fd: ir.FuncDef) -> None:
         taken = set(self.func_names.values())
         pyname_nodes = [p for p in fd.params] + [
-            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef))
+            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad))
         ]
+        self.vectorised = any(isinstance(n, (ir.VecLoad, ir.VecStore)) for n in ir.walk_body(fd.body))
         for node in pyname_nodes:
             if node.name in self.names:
                 continue
@@ -230,6 +239,8 @@ class Emitter:
     def stmt_DeclArray(self, s: ir.DeclArray, depth: int) -> list[str]:
         t = s.array.type
         qual = self.d.qualifiers[t.space]
+        if self.vectorised:  # vector accesses need the array aligned to 16 bytes
+            qual += self.d.align.format(n=16)
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [self.line(depth, f"{qual}{self.storage(t.elem)} {self.name(s.array.name)}{dims};", s)]
 
@@ -248,6 +259,25 @@ class Emitter:
 
     def stmt_Store(self, s: ir.Store, depth: int) -> list[str]:
         return [self.line(depth, f"{self.element(s.array, s.indices)} = {self.expr(s.value)};", s)]
+
+    def vector_type(self, t: ScalarType, n: int) -> str:
+        return f"{self.d.vector_types[t]}{n}"
+
+    def stmt_VecLoad(self, s: ir.VecLoad, depth: int) -> list[str]:
+        V = self.vector_type(s.array.type.elem, s.width)
+        load = self.d.vload.format(V=V, n=s.width, p=f"&{self.element(s.array, s.indices)}")
+        return [self.line(depth, f"const {V} {self.name(s.name)} = {load};", s)]
+
+    def stmt_VecStore(self, s: ir.VecStore, depth: int) -> list[str]:
+        n = len(s.values)
+        values = ", ".join(self.expr(v) for v in s.values)
+        p = f"&{self.element(s.array, s.indices)}"
+        return [
+            self.line(depth, self.d.vstore.format(V=self.vector_type(s.array.type.elem, n), n=n, p=p, values=values), s)
+        ]
+
+    def expr_Lane(self, e: ir.Lane) -> tuple[str, int]:
+        return f"{self.name(e.vector)}.{'xyzw'[e.lane]}", _ATOM
 
     def stmt_ExprStmt(self, s: ir.ExprStmt, depth: int) -> list[str]:
         return [self.line(depth, f"{self.expr(s.value)};", s)]

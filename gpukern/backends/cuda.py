@@ -82,6 +82,11 @@ CUDA = Dialect(
         ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
     },
     bits={float32: ("__float_as_uint", "__uint_as_float")},
+    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "longlong"},
+    vload="*reinterpret_cast<const {V}*>({p})",
+    vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
+    align="__align__({n}) ",
+    launch_bounds="__launch_bounds__({args})",
 )
 
 
@@ -120,8 +125,21 @@ def nvcc_version() -> str:
     return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
 
 
+@functools.cache
+def nvcc_fingerprint() -> str:
+    """What identifies the installed nvcc in cache keys: its resolved path, size and modification
+    time.  Installing another CUDA toolkit changes it; reading it costs a stat, where asking
+    ``nvcc --version`` costs a process (about 40 ms, most of a warm start)."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return "none"
+    real = os.path.realpath(nvcc)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def _cubin_key(source: str, arch: str, options: tuple[str, ...]) -> str:
-    return make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_version(), options=tuple(options))
+    return make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_fingerprint(), options=tuple(options))
 
 
 def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "") -> bytes:
@@ -227,6 +245,15 @@ class CUDABackend(Backend):
         return fn
 
     # ------------------------------------------------------------ launch
+    def plan_spelling(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
+        """How a launch plan (gpukern.plan) calls the driver: one struct pack and cuLaunchKernel,
+        as PyCUDA's prepared_async_call does, without its per-call keyword handling."""
+        from pycuda._pvt_struct import pack
+
+        fn = self.compiled(variant)
+        ns = {"LAUNCH": fn._launch_kernel, "PACK": pack, "FMT": fn.arg_format, "GRID": grid, "BLOCK": block}
+        return "LAUNCH(GRID, BLOCK, PACK(FMT, {args}), 0, None)", ns, False
+
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:

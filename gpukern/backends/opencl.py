@@ -60,6 +60,9 @@ OPENCL = Dialect(
         ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
     },
     bits={float32: ("as_uint", "as_float")},
+    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "long"},
+    vload="vload{n}(0, {p})",
+    vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": ""},
 )
@@ -155,6 +158,14 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
+    def plan_spelling(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
+        """How a launch plan (gpukern.plan) calls the driver: set the arguments, enqueue."""
+        knl = self.compiled(variant)
+        gsize = tuple(g * b for g, b in zip(grid, block))
+        ns = {"KNL": knl, "ENQUEUE": self.cl.enqueue_nd_range_kernel, "QUEUE": self.queue, "GSIZE": gsize}
+        ns["BLOCK"] = block
+        return "KNL.set_args({args}); ENQUEUE(QUEUE, KNL, GSIZE, BLOCK)", ns, True
+
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:

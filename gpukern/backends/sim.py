@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import ir
 from ..array import DeviceArray
-from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, OutOfBoundsError
+from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, MisalignedAccessError, OutOfBoundsError
 from . import Backend, convert_scalar
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
@@ -334,29 +334,63 @@ class _Run:
             self.frame.arrays[s.array.name] = self.declare(s.array)
 
     def assign(self, var: ir.Var, value: Any, m: np.ndarray) -> None:
+        self.assign_name(var.name, var.type.dtype, value, m)
+
+    def assign_name(self, name: str, dtype: np.dtype, value: Any, m: np.ndarray) -> None:
         """Variables are whole-grid arrays, never changed in place (so sharing one is safe)."""
-        value = np.broadcast_to(np.asarray(value).astype(var.type.dtype, copy=False), (self.lanes,))
-        old = self.frame.vars.get(var.name)
+        value = np.broadcast_to(np.asarray(value).astype(dtype, copy=False), (self.lanes,))
+        old = self.frame.vars.get(name)
         if m.all():
-            self.frame.vars[var.name] = value
+            self.frame.vars[name] = value
         else:
-            self.frame.vars[var.name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
+            self.frame.vars[name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
 
     def s_Assign(self, s: ir.Assign, m: np.ndarray) -> None:
         self.assign(s.target, self.eval(s.value, m), m)
 
     def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
-        value = self.eval(s.value, m)
-        idx = [self.eval(i, m) for i in s.indices]
-        mem = self.memory(s.array)
+        self.write(s.array, [self.eval(i, m) for i in s.indices], self.eval(s.value, m), m, s)
+
+    def write(self, array: ir.ArrayRef, idx: list[Any], value: Any, m: np.ndarray, node: ir.Node) -> None:
+        mem = self.memory(array)
         lanes = self.lanes_of(m)
-        where = self.locate(mem, idx, lanes, s)
+        where = self.locate(mem, idx, lanes, node)
         if mem.space == "shared" and self.check:
-            self.track(mem, where, lanes, True, s)
+            self.track(mem, where, lanes, True, node)
         if self.prof is not None:
-            self.profile_access(mem, where, lanes, True, s)
+            self.profile_access(mem, where, lanes, True, node)
         value = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))
-        self.access(mem, where, s, value if len(lanes) == self.lanes else value[lanes])
+        self.access(mem, where, node, value if len(lanes) == self.lanes else value[lanes])
+
+    def vector_lanes(self, s: ir.VecLoad | ir.VecStore, width: int, m: np.ndarray) -> list[list[Any]]:
+        """The indices of each element of a vector access, after checking its alignment."""
+        idx = [self.eval(i, m) for i in s.indices]
+        if self.check:
+            shape = self.memory(s.array).shape
+            flat = np.broadcast_to(idx[0], (self.lanes,))[m].astype(np.int64)
+            for i, n in zip(idx[1:], shape[1:]):
+                flat = flat * n + np.broadcast_to(i, (self.lanes,))[m]
+            bad = flat % width != 0
+            if bad.any():
+                k = int(np.argmax(bad))
+                raise self.fault(
+                    MisalignedAccessError,
+                    f"a vector access of {width} elements of {s.array.name!r} starts at element {int(flat[k])}, "
+                    f"which is not a multiple of {width}, in {self.who(int(self.lanes_of(m)[k]))}",
+                    s,
+                )
+        last = idx[-1]
+        return [idx[:-1] + [last + np.asarray(k, np.asarray(last).dtype)] for k in range(width)]
+
+    def s_VecLoad(self, s: ir.VecLoad, m: np.ndarray) -> None:
+        dtype = s.array.type.elem.dtype
+        for k, idx in enumerate(self.vector_lanes(s, s.width, m)):
+            self.assign_name(f"{s.name}[{k}]", dtype, self.read(s.array, idx, m, s), m)
+
+    def s_VecStore(self, s: ir.VecStore, m: np.ndarray) -> None:
+        values = [self.eval(v, m) for v in s.values]  # all read before any is written
+        for idx, value in zip(self.vector_lanes(s, len(values), m), values):
+            self.write(s.array, idx, value, m, s)
 
     def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
         self.eval(s.value, m)
@@ -457,15 +491,20 @@ class _Run:
         return self.frame.vars[e.name]
 
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
-        mem = self.memory(e.array)
-        idx = [self.eval(i, m) for i in e.indices]
+        return self.read(e.array, [self.eval(i, m) for i in e.indices], m, e)
+
+    def e_Lane(self, e: ir.Lane, m: np.ndarray) -> Any:
+        return self.frame.vars[f"{e.vector}[{e.lane}]"]
+
+    def read(self, array: ir.ArrayRef, idx: list[Any], m: np.ndarray, node: ir.Node) -> Any:
+        mem = self.memory(array)
         lanes = self.lanes_of(m)
-        where = self.locate(mem, idx, lanes, e)
+        where = self.locate(mem, idx, lanes, node)
         if mem.space == "shared" and self.check:
-            self.track(mem, where, lanes, False, e)
+            self.track(mem, where, lanes, False, node)
         if self.prof is not None:
-            self.profile_access(mem, where, lanes, False, e)
-        values = self.access(mem, where, e)
+            self.profile_access(mem, where, lanes, False, node)
+        values = self.access(mem, where, node)
         if len(lanes) == self.lanes:
             return values
         out = np.zeros(self.lanes, mem.data.dtype)
