@@ -170,13 +170,13 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         tree = self.parsed.tree
         self._check_signature(tree)
         for _ in range(self.MAX_PASSES):
-            before = dict(self.var_types), self.ret_type
+            self.unsettled = False
             self.env: dict[str, Value] = dict(self.bindings)
             self.arrays: list[ir.DeclArray] = []
             self.loop_depth = 0
             self.tmp_counter = 0
             body = self.lower_block(tree.body)
-            if (dict(self.var_types), self.ret_type) == before:
+            if not self.unsettled:  # no type changed after it was first used: this IR is final
                 break
         else:  # pragma: no cover - the type lattice is finite and joins are monotone
             raise KernelTypeError("variable types did not settle", self.parsed.loc(tree))
@@ -337,6 +337,14 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         v = self.scalar(node, v, "condition")
         return v if v.type == bool_ else ir.Cast(v, bool_, loc=self.loc(node))
 
+    def set_type(self, name: str, t: Type) -> None:
+        """Record a variable's (joined) type; a change after its first assignment means code
+        already lowered used a narrower type, so the body must be lowered again."""
+        old = self.var_types.get(name)
+        if old is not None and old != t:
+            self.unsettled = True
+        self.var_types[name] = t
+
     def tmp_var(self, base: str, t: ScalarType) -> ir.Var:
         self.tmp_counter += 1
         name = f"{base}.{self.tmp_counter}"
@@ -371,7 +379,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             raise self.type_error(node, f"{name!r} is declared both {self.pinned[name].name} and {t.name}")
         self.pinned[name] = t
         self.static_names.discard(name)
-        self.var_types[name] = t
+        self.set_type(name, t)
         if node.value is not None:
             self.assign(node.target, self.visit(node.value), node)
 
@@ -438,7 +446,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             self.check_store_cast(node, new_t, t, f"variable {name!r}")
         else:
             t_join = join(self.var_types.get(name), new_t)
-            self.var_types[name] = t_join
+            self.set_type(name, t_join)
             t = materialize(t_join)
         var = ir.Var(name, t, loc=self.loc(target))
         self.env[name] = var
@@ -536,7 +544,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             t_join = join(t_join, self.type_of(v))
         if name in self.pinned:
             t_join = self.pinned[name]
-        self.var_types[name] = t_join
+        self.set_type(name, t_join)
         t = materialize(t_join)
         var = ir.Var(name, t, loc=self.loc(node.target))
         self.env[name] = var
@@ -605,7 +613,10 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             self.emit(ir.Return(loc=self.loc(node)))
             return
         value = self.scalar(node, self.visit(node.value), "returned value")
-        self.ret_type = join(self.ret_type, self.type_of(value))
+        ret_type = join(self.ret_type, self.type_of(value))
+        if self.ret_type is not None and ret_type != self.ret_type:
+            self.unsettled = True  # an earlier return was converted to the narrower type
+        self.ret_type = ret_type
         t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
         self.emit(ir.Return(self.coerce(node, value, t), loc=self.loc(node)))
 

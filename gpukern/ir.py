@@ -10,7 +10,7 @@ Types here are always concrete (no weak literal types survive the front end).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import Loc
@@ -369,13 +369,29 @@ class Program:
 
 
 # ---------------------------------------------------------------- traversal
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE_WORDS = ("Expr", "Stmt", "ArrayRef", "Var", "Node", "list[")
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that hold sub-nodes (found once per class, from annotations)."""
+    names = tuple(
+        f.name for f in fields(cls) if f.name != "loc" and any(w in str(f.type) for w in _NODE_WORDS)
+    )
+    _CHILD_FIELDS[cls] = names
+    return names
+
+
 def children(node: Any) -> Iterator[Any]:
     """Direct sub-nodes of an IR node, statements and expressions alike."""
-    for value in vars(node).values():
-        if isinstance(value, Node):
-            yield value
-        elif isinstance(value, list):
+    cls = type(node)
+    names = _CHILD_FIELDS.get(cls)
+    for name in _child_fields(cls) if names is None else names:
+        value = getattr(node, name)
+        if isinstance(value, list):
             yield from (v for v in value if isinstance(v, Node))
+        elif isinstance(value, Node):
+            yield value
 
 
 def walk(node: Any) -> Iterator[Any]:

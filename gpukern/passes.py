@@ -76,15 +76,27 @@ def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
     top of the function.
     """
     _hide_loop_counters(fd)
+    memo: dict[int, Counter[str]] = {}
+
+    def refs_of(s: ir.Stmt) -> Counter[str]:
+        """Variable references in a statement and everything under it (computed once per statement)."""
+        c = memo.get(id(s))
+        if c is None:
+            c = Counter()
+            for child in ir.children(s):
+                c.update(refs_of(child) if isinstance(child, ir.Stmt) else _var_refs(child))
+            memo[id(s)] = c
+        return c
+
     total: Counter[str] = Counter()
     for s in fd.body:
-        total += _var_refs(s)
+        total.update(refs_of(s))
     for_vars = {s.var.name for s in ir.walk_body(fd.body) if isinstance(s, ir.For)}
     top: dict[str, ir.Var] = {}
 
     def place(name: str, block: list[ir.Stmt]) -> bool:
         for s in block:
-            refs = _var_refs(s)
+            refs = refs_of(s)
             if not refs[name]:
                 continue
             if isinstance(s, ir.Assign) and s.target.name == name and not _var_refs(s.value)[name]:
@@ -96,7 +108,7 @@ def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
             if any(_var_refs(e)[name] for e in header):
                 return False
             for child in _child_blocks(s):
-                inside = sum(_var_refs(c)[name] for c in child)
+                inside = sum(refs_of(c)[name] for c in child)
                 if inside == total[name]:
                     return place(name, child)
             return False
