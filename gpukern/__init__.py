@@ -14,6 +14,7 @@ add[blocks, threads](a, b, out, n)
 from __future__ import annotations
 
 from .array import DeviceArray, empty, to_device, zeros
+from .autotune import autotune
 from .backends import available_backends, get_backend, set_backend
 from .cache import cache_info, clear_cache
 from .calls import DeviceFunction, func
@@ -85,6 +86,7 @@ __all__ = [
     "atomic_max",
     "atomic_min",
     "atomic_sub",
+    "autotune",
     "available_backends",
     "barrier",
     "benchmark",

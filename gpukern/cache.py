@@ -96,6 +96,22 @@ class BinaryCache:
             self._write(key, data)
         return data
 
+    def get(self, key: str) -> bytes | None:
+        """The entry for ``key`` if there is one (memory, then disk), without compiling anything."""
+        with self._lock:
+            data = self.memory.get(key)
+            if data is None:
+                data = self._read(key)
+                if data is not None:
+                    self.memory[key] = data
+            return data
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store an entry (in memory, and on disk when the disk cache is on)."""
+        with self._lock:
+            self.memory[key] = data
+            self._write(key, data)
+
     def load_or_build(
         self,
         key: str,
