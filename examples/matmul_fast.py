@@ -42,6 +42,7 @@ from gpukern import (
     Array,
     Const,
     barrier,
+    block_idx,
     float32,
     int32,
     kernel,
@@ -49,7 +50,6 @@ from gpukern import (
     local,
     shared,
     thread_idx,
-    block_idx,
     unroll,
     vload,
     vstore,
@@ -276,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     if not err < 1e-4:
         print(f"sgemm {name}: WRONG result, max relative error {err:.2e}", file=sys.stderr)
         raise SystemExit(1)
-    print(f"sgemm {name}: {t * 1e3:9.3f} ms  {2.0 * n**3 / t / 1e9:8.2f} GFLOP/s  max rel. error vs NumPy {err:.1e}  OK")
+    gflops = 2.0 * n**3 / t / 1e9
+    print(f"sgemm {name}: {t * 1e3:9.3f} ms  {gflops:8.2f} GFLOP/s  max rel. error vs NumPy {err:.1e}  OK")
     return 0
 
 
