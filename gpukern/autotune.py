@@ -71,7 +71,10 @@ def autotune(
             a = args(cfg)
             grid, block = launch(cfg)
             run = kernel[grid, block]
-            t: float | None = benchmark(lambda run=run, a=a: run(*a), repeat, warmup, backend)
+            if backend is None:  # the current backend, through the launch plan as users will launch it
+                t: float | None = benchmark(lambda run=run, a=a: run(*a), repeat, warmup)
+            else:
+                t = benchmark(lambda run=run, a=a: run(*a, backend=backend), repeat, warmup, backend)
             note = f"{t * 1e3:.3f} ms"
         except GpukernError as e:  # compile or launch limits: this configuration cannot run here
             t, note = None, f"skipped ({str(e).splitlines()[0]})"

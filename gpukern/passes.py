@@ -131,3 +131,48 @@ def written_params(fd: ir.FuncDef) -> set[str]:
                 if isinstance(arg, ir.ArrayRef) and param.name in n.func.written:
                     out.add(arg.name)
     return out
+
+
+_NONNEG_OPS = {"+", "*", "//", "%", ">>", "|"}
+
+
+def is_nonnegative(e: ir.Node, nonneg: set[str]) -> bool:
+    """Whether an integer expression can never be negative (given the variables in ``nonneg``)."""
+    if isinstance(e, ir.Lit):
+        return e.type.is_int and e.value >= 0
+    if isinstance(e, ir.Var):
+        return e.name in nonneg or e.type.kind in "ub"
+    if isinstance(e, (ir.Special, ir.Shape)):
+        return True
+    if isinstance(e, ir.BinOp):
+        return (
+            e.type.is_int and e.op in _NONNEG_OPS and is_nonnegative(e.left, nonneg) and is_nonnegative(e.right, nonneg)
+        )
+    if isinstance(e, ir.Cast):
+        return e.type.is_int and e.value.type.is_int and is_nonnegative(e.value, nonneg)
+    if isinstance(e, ir.Select):
+        return is_nonnegative(e.a, nonneg) and is_nonnegative(e.b, nonneg)
+    return False
+
+
+def nonnegative_vars(fd: ir.FuncDef) -> set[str]:
+    """Integer variables that are never negative: every value assigned to them is a sum, product,
+    quotient... of thread indices, sizes, non-negative constants and such variables.  The
+    emitters then spell Python's ``//`` and ``%`` by a positive constant as C's ``/`` and ``%``
+    (they agree there), as a hand-writer would, instead of calling a floor-division helper."""
+    sources: dict[str, list[ir.Expr]] = {}
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Assign) and n.target.type.is_int:
+            sources.setdefault(n.target.name, []).append(n.value)
+        elif isinstance(n, ir.For) and n.var.type.is_int:
+            step_ok = n.step_sign > 0
+            sources.setdefault(n.var.name, []).append(n.start if step_ok else ir.Lit(-1, n.var.type))
+    nonneg = set(sources)  # optimistic start; drop variables until every source agrees
+    changed = True
+    while changed:
+        changed = False
+        for name in list(nonneg):
+            if not all(is_nonnegative(v, nonneg) for v in sources[name]):
+                nonneg.discard(name)
+                changed = True
+    return nonneg

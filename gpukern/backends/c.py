@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import ir
+from ..passes import is_nonnegative, nonnegative_vars
 from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64, uint32
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
@@ -152,6 +153,7 @@ class Emitter:
     # ------------------------------------------------------------ functions
     def function(self, fd: ir.FuncDef, func_names: dict[int, str]) -> str:
         self.func_names = func_names
+        self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)
         if fd.is_kernel:
@@ -258,7 +260,16 @@ class Emitter:
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     def stmt_Store(self, s: ir.Store, depth: int) -> list[str]:
-        return [self.line(depth, f"{self.element(s.array, s.indices)} = {self.expr(s.value)};", s)]
+        target, v = self.element(s.array, s.indices), s.value
+        if (
+            isinstance(v, ir.BinOp)
+            and v.op in _COMPOUND
+            and isinstance(v.left, ir.Load)
+            and v.left.array.name == s.array.name
+            and self.expr(v.left) == target
+        ):
+            return [self.line(depth, f"{target} {v.op}= {self.expr(v.right)};", s)]  # a[i] = a[i] + y -> a[i] += y
+        return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"
@@ -389,6 +400,15 @@ class Emitter:
 
     def expr_BinOp(self, e: ir.BinOp) -> tuple[str, int]:
         t = e.type
+        if (
+            e.op in ("//", "%")
+            and t.is_int
+            and isinstance(e.right, ir.Lit)
+            and e.right.value > 0
+            and is_nonnegative(e.left, self.nonneg)
+        ):  # floor and truncation agree here: plain C
+            p = _PREC["/"]
+            return f"{self.expr(e.left, p)} {e.op[0]} {self.expr(e.right, p + 1)}", p
         if e.op == "//" and t.kind in "iu":
             return self.helper_call("floordiv", t, [e.left, e.right]), _ATOM
         if e.op == "%" and t.kind in "iuf":
