@@ -131,7 +131,7 @@ def assigned_on_every_path(out: Array[int32], n: int32):
         break
     for j in range(n):
         if j == 2:
-            w = j
+            w = j  # noqa: F841 - assigned on one path only, on purpose
             break
     else_value = -1
     out[global_id(0)] = y + z + else_value
