@@ -16,6 +16,6 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 GPUKERN_CACHE_DIR=/tmp/gk-
 step() { local name=$1 limit=$2; shift 2; echo "### $*" | tee "$out/$name.txt"; timeout "$limit" "$@" 2>&1 | tee -a "$out/$name.txt"; }
 step launch 120 python3 benchmarks/launch.py --backend cuda --out "$out"
 step compile 120 python3 benchmarks/compile.py --backend cuda --out "$out"
-step fast 240 python3 examples/matmul_fast.py --size ${GK_FAST_SIZE:-4096}
-step matmul 300 python3 benchmarks/matmul.py --backend cuda --out "$out" ${GK_MATMUL_ARGS:---fast-configs none}
+step fast 200 python3 examples/matmul_fast.py --size ${GK_FAST_SIZE:-4096}
+step matmul 330 python3 benchmarks/matmul.py --backend cuda --out "$out" ${GK_MATMUL_ARGS:---fast-configs none}
 if [ -n "${GK_TESTS:-}" ]; then step tests 400 python3 -m pytest -q -p no:cacheprovider -rs $GK_TESTS; fi
