@@ -10,7 +10,7 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .
 export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1 GPUKERN_CACHE_DIR=/tmp/gk-cache CUPY_TF32=0
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  nvcc --version | tail -2; python3 --version; git log -1 --format='commit: %H' 2>/dev/null
+  nvcc --version | tail -2; python3 --version
   python3 -c "import gpukern as gk; print(gk.get_backend().device_name())"
 } 2>&1 | tee "$out/env.txt"
 step() { local name=$1 limit=$2; shift 2; echo "### $*" | tee "$out/$name.txt"; timeout "$limit" "$@" 2>&1 | tee -a "$out/$name.txt"; }

@@ -87,6 +87,7 @@ class Dialect:
     vstore: str = ""  # the same and '{values}'; a whole statement
     align: str = ""  # '{n}': prefix aligning a shared/local array declaration to n bytes
     launch_bounds: str = ""  # '{args}': between kernel prefix and 'void'; empty where the language has none
+    unroll_pragma: str = ""  # before a loop of a few constant iterations, where the compiler needs telling
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
@@ -114,6 +115,16 @@ _PREC = {
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
 _COMPOUND = {"+", "-", "*", "/", "<<", ">>", "&", "|", "^"}
+
+
+MAX_PRAGMA_UNROLL = 64
+
+
+def _trip_count(s: ir.For) -> float:
+    """Iterations of a loop whose bounds are literals (infinite when they are not)."""
+    if not all(isinstance(e, ir.Lit) for e in (s.start, s.stop, s.step)) or s.step.value == 0:
+        return math.inf
+    return len(range(s.start.value, s.stop.value, s.step.value))
 
 
 class Emitter:
@@ -342,6 +353,8 @@ class Emitter:
         else:
             inc = f"{v} += {self.expr(s.step)}"
         out = [self.line(depth, f"for ({init}; {cond}; {inc}) {{", s)]
+        if self.d.unroll_pragma and _trip_count(s) <= MAX_PRAGMA_UNROLL:
+            out.insert(0, "    " * depth + self.d.unroll_pragma)
         return out + self.block(s.body, depth + 1) + ["    " * depth + "}"]
 
     # ------------------------------------------------------------ expressions

@@ -87,6 +87,7 @@ CUDA = Dialect(
     vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
+    unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
 )
 
 

@@ -61,6 +61,7 @@ OPENCL = Dialect(
     },
     bits={float32: ("as_uint", "as_float")},
     vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "long"},
+    unroll_pragma="#pragma unroll",  # as hand-written OpenCL does; PoCL does not unroll such loops itself
     vload="vload{n}(0, {p})",
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
