@@ -57,10 +57,8 @@ def make_plan(
 ) -> Plan:
     """The fast path for launching ``variant`` again like this, or ``no_plan`` where there is none
     (a backend without one, arrays that are copied or not gpukern's own)."""
-    spelling = backend.plan_spelling(variant, grid, block) if hasattr(backend, "plan_spelling") else None
-    if spelling is None:
+    if not hasattr(backend, "plan_spelling"):
         return no_plan
-    template, namespace, typed_scalars = spelling
     names = [f"a{i}" for i in range(len(args))]
     ns: dict[str, Any] = {"DA": DeviceArray, "SEL": backends.selection, "TOKEN": backends.selection[0], "B": backend}
     guards = ["SEL[0] is TOKEN"]
@@ -83,6 +81,7 @@ def make_plan(
             guards.append(_scalar_guard(name, a, key if spec.kind == "scalar" else None))
         else:  # a NumPy array to copy, a CuPy/PyTorch array: the checked path handles them
             return no_plan
+    template, namespace, typed_scalars = backend.plan_spelling(variant, grid, block)
     cargs = []
     for p in variant.kernel_params:
         a = names[p.arg_index]
