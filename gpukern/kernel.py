@@ -79,6 +79,11 @@ class Variant:
             if isinstance(s, ir.DeclArray) and s.array.type.space == "shared"
         )
 
+    @functools.cached_property
+    def vector_alignment(self) -> dict[str, int]:
+        """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
+        return _vector_alignment(self.program.kernel)
+
     def source(self, backend: str) -> str:
         if backend not in self.sources:
             self.sources[backend] = Emitter(dialect(backend)).program(self.program)
@@ -371,6 +376,21 @@ def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...])
             out += [ir.KernelParam("shape", spec.name, i, k, d) for d in sorted(dims)]
         elif isinstance(k, ScalarType):
             out.append(ir.KernelParam("scalar", spec.name, i, k))
+    return out
+
+
+def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
+    """Bytes of the widest vector access to each global array of ``fd`` (through its callees too)."""
+    out: dict[str, int] = {}
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
+            width = n.width if isinstance(n, ir.VecLoad) else len(n.values)
+            out[n.array.name] = max(out.get(n.array.name, 0), width * n.array.type.elem.itemsize)
+        elif isinstance(n, ir.Call):
+            inner = _vector_alignment(n.func)
+            for param, arg in zip(n.func.params, n.args):
+                if isinstance(arg, ir.ArrayRef) and param.name in inner:
+                    out[arg.name] = max(out.get(arg.name, 0), inner[param.name])
     return out
 
 

@@ -123,3 +123,20 @@ def test_device_arrays_stay_on_the_device(cuda):
     for _ in range(3):
         axpy[1, 64](np.float32(1), x, d, n)
     np.testing.assert_allclose(d.get(), 3 * np.arange(n))
+
+
+def test_misaligned_foreign_array_for_vector_access_is_refused(cuda):
+    cp = pytest.importorskip("cupy")
+    from gpukern import vload, vstore
+
+    @kernel
+    def copy4(a: Array[float32], b: Array[float32]):
+        i = global_id(0) * 4
+        vstore(b, i, vload(a, i, 4))
+
+    a = cp.arange(20, dtype=cp.float32)
+    b = cp.zeros(16, dtype=cp.float32)
+    copy4[1, 4](a[:16], b)  # aligned: runs
+    assert cp.asnumpy(b).tolist() == list(range(16))
+    with pytest.raises(gk.LaunchError, match="multiple of 16 bytes"):
+        copy4[1, 4](a[1:17], b)  # starts 4 bytes in: a float4 load there would fault the context

@@ -260,6 +260,13 @@ class CUDABackend(Backend):
     ) -> None:
         self.check_limits(variant, grid, block)
         fn = self.compiled(variant)
+        for name, align in variant.vector_alignment.items():  # foreign arrays may start anywhere
+            a = next(args[p.arg_index] for p in variant.kernel_params if p.name == name)
+            if hasattr(a, "__cuda_array_interface__") and _cuda_array_pointer(a, name) % align:
+                raise LaunchError(
+                    f"argument {name!r} is read or written {align} bytes at a time (vload/vstore) but its data "
+                    f"does not start at a multiple of {align} bytes; pass an aligned copy"
+                )
         cargs, copy_back = self.pack_args(variant, args)
         fn.prepared_async_call(grid, block, None, *cargs)
         for host, buf in copy_back:
