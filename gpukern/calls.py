@@ -316,8 +316,8 @@ class CallLowering:
         self.launch_bounds = bounds
         return Static(None)
 
-    def vector_access(self, node: ast.Call, what: str) -> tuple[ir.ArrayRef, list[ir.Expr]]:
-        """The array and indices of vload/vstore's first two arguments (index: int or tuple)."""
+    def array_and_index(self, node: ast.Call, what: str) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+        """The array and element of an intrinsic's first two arguments (``f(a, i)``, ``f(a, (i, j))``)."""
         array = self.visit(node.args[0])
         if not isinstance(array, ir.ArrayRef):
             raise self.type_error(node.args[0], f"{what}() needs an array, not {describe(array)}")
@@ -351,7 +351,7 @@ class CallLowering:
 
     def call_vload(self, node: ast.Call) -> Value:
         self.nargs(node, 3, "vload")
-        array, indices = self.vector_access(node, "vload")
+        array, indices = self.array_and_index(node, "vload")
         width = self.check_vector(node, array, indices, self.static_value(node.args[2]), "vload")
         self.tmp_counter += 1
         name = f"{array.name}.v{self.tmp_counter}"
@@ -360,7 +360,7 @@ class CallLowering:
 
     def call_vstore(self, node: ast.Call) -> Value:
         self.nargs(node, 3, "vstore")
-        array, indices = self.vector_access(node, "vstore")
+        array, indices = self.array_and_index(node, "vstore")
         values = self.visit(node.args[2])
         if isinstance(values, Static) and isinstance(values.value, tuple):
             values = tuple(Static(v) for v in values.value)
@@ -379,18 +379,12 @@ class CallLowering:
     def atomic(self, node: ast.Call, op: str) -> Value:
         n = 4 if op == "cas" else 3
         self.nargs(node, n, f"atomic_{op}")
-        array = self.visit(node.args[0])
-        if not isinstance(array, ir.ArrayRef):
-            raise self.type_error(node.args[0], f"atomic_{op}() needs an array, not {describe(array)}")
+        array, indices = self.array_and_index(node, f"atomic_{op}")
         if array.type.space == "local":
             raise self.type_error(node.args[0], "atomics work on global or shared arrays, not local() ones")
         elem = array.type.elem
         if elem.name not in ("int32", "uint32", "float32"):
             raise self.type_error(node.args[0], f"atomics support int32, uint32 and float32 arrays, not {elem.name}")
-        idx_node = node.args[1]
-        fake = ast.Subscript(node.args[0], idx_node, ast.Load(), lineno=idx_node.lineno, col_offset=idx_node.col_offset)
-        indices = self.index_list(fake)
-        self.check_indices(node, array, indices)
         operands = []
         for a in node.args[2:]:
             v = self.scalar(a, self.visit(a), f"atomic_{op}() operand")
