@@ -253,6 +253,10 @@ class VecStore(Stmt):
     values: list[Expr]
     loc: Loc | None = _loc()
 
+    @property
+    def width(self) -> int:
+        return len(self.values)
+
 
 @dataclass(eq=False)
 class DeclArray(Stmt):
@@ -375,9 +379,7 @@ _NODE_WORDS = ("Expr", "Stmt", "ArrayRef", "Var", "Node", "list[")
 
 def _child_fields(cls: type) -> tuple[str, ...]:
     """The fields of a node class that hold sub-nodes (found once per class, from annotations)."""
-    names = tuple(
-        f.name for f in fields(cls) if f.name != "loc" and any(w in str(f.type) for w in _NODE_WORDS)
-    )
+    names = tuple(f.name for f in fields(cls) if f.name != "loc" and any(w in str(f.type) for w in _NODE_WORDS))
     _CHILD_FIELDS[cls] = names
     return names
 

@@ -384,8 +384,7 @@ def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
     out: dict[str, int] = {}
     for n in ir.walk_body(fd.body):
         if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
-            width = n.width if isinstance(n, ir.VecLoad) else len(n.values)
-            out[n.array.name] = max(out.get(n.array.name, 0), width * n.array.type.elem.itemsize)
+            out[n.array.name] = max(out.get(n.array.name, 0), n.width * n.array.type.elem.itemsize)
         elif isinstance(n, ir.Call):
             inner = _vector_alignment(n.func)
             for param, arg in zip(n.func.params, n.args):

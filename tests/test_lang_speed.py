@@ -198,6 +198,28 @@ def test_vector_accesses_are_vector_types_in_c():
     assert "__shared__ __align__(16) int tile[4][8];" in shared_src  # float4 accesses need 16-byte alignment
 
 
+@func
+def fill_row4(tile, r, x):
+    vstore(tile, (r, 0), (x, x + 1, x + 2, x + 3))
+
+
+@kernel
+def via_helper(out: Array[float32]):
+    """A shared tile written by float4 stores in a helper: the kernel's declaration must be aligned."""
+    tile = shared(float32, (4, 4))
+    tx = thread_idx.x
+    fill_row4(tile, tx, 4.0 * tx)
+    barrier()
+    out[4 * tx] = tile[(tx + 1) % 4, 3]
+
+
+def test_vector_access_in_a_helper_aligns_the_kernels_array(backend):
+    assert "__shared__ __align__(16) float tile[4][4];" in via_helper.source(Array[float32])
+    out = np.zeros(16, np.float32)
+    via_helper[1, 4](out)
+    np.testing.assert_array_equal(out[::4], [4.0 * ((t + 1) % 4) + 3 for t in range(4)])
+
+
 def test_misaligned_vector_access_is_found_by_the_simulator():
     @kernel
     def off_by_one(a: Array[float32], b: Array[float32]):

@@ -138,6 +138,10 @@ class Emitter:
     # ------------------------------------------------------------ program
     def program(self, prog: ir.Program) -> str:
         func_names = self._function_names(prog)
+        # vector accesses (in the kernel or a helper it passes arrays to) need 16-byte aligned arrays
+        self.vectorised = any(
+            isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
+        )
         bodies = [self.function(fd, func_names) for fd in prog.funcs + [prog.kernel]]
         k = prog.kernel
         where = f"{k.loc.filename}:{k.loc.lineno}" if k.loc is not None else k.name
@@ -191,7 +195,6 @@ class Emitter:
         pyname_nodes = [p for p in fd.params] + [
             n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad))
         ]
-        self.vectorised = any(isinstance(n, (ir.VecLoad, ir.VecStore)) for n in ir.walk_body(fd.body))
         for node in pyname_nodes:
             if node.name in self.names:
                 continue
@@ -252,7 +255,7 @@ class Emitter:
     def stmt_DeclArray(self, s: ir.DeclArray, depth: int) -> list[str]:
         t = s.array.type
         qual = self.d.qualifiers[t.space]
-        if self.vectorised:  # vector accesses need the array aligned to 16 bytes
+        if self.vectorised:
             qual += self.d.align.format(n=16)
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [self.line(depth, f"{qual}{self.storage(t.elem)} {self.name(s.array.name)}{dims};", s)]
@@ -291,12 +294,9 @@ class Emitter:
         return [self.line(depth, f"const {V} {self.name(s.name)} = {load};", s)]
 
     def stmt_VecStore(self, s: ir.VecStore, depth: int) -> list[str]:
-        n = len(s.values)
         values = ", ".join(self.expr(v) for v in s.values)
-        p = f"&{self.element(s.array, s.indices)}"
-        return [
-            self.line(depth, self.d.vstore.format(V=self.vector_type(s.array.type.elem, n), n=n, p=p, values=values), s)
-        ]
+        V, p = self.vector_type(s.array.type.elem, s.width), f"&{self.element(s.array, s.indices)}"
+        return [self.line(depth, self.d.vstore.format(V=V, n=s.width, p=p, values=values), s)]
 
     def expr_Lane(self, e: ir.Lane) -> tuple[str, int]:
         return f"{self.name(e.vector)}.{'xyzw'[e.lane]}", _ATOM

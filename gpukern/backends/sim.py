@@ -362,8 +362,9 @@ class _Run:
         value = np.broadcast_to(np.asarray(value, mem.data.dtype), (self.lanes,))
         self.access(mem, where, node, value if len(lanes) == self.lanes else value[lanes])
 
-    def vector_lanes(self, s: ir.VecLoad | ir.VecStore, width: int, m: np.ndarray) -> list[list[Any]]:
+    def vector_lanes(self, s: ir.VecLoad | ir.VecStore, m: np.ndarray) -> list[list[Any]]:
         """The indices of each element of a vector access, after checking its alignment."""
+        width = s.width
         idx = [self.eval(i, m) for i in s.indices]
         if self.check:
             shape = self.memory(s.array).shape
@@ -384,12 +385,12 @@ class _Run:
 
     def s_VecLoad(self, s: ir.VecLoad, m: np.ndarray) -> None:
         dtype = s.array.type.elem.dtype
-        for k, idx in enumerate(self.vector_lanes(s, s.width, m)):
+        for k, idx in enumerate(self.vector_lanes(s, m)):
             self.assign_name(f"{s.name}[{k}]", dtype, self.read(s.array, idx, m, s), m)
 
     def s_VecStore(self, s: ir.VecStore, m: np.ndarray) -> None:
         values = [self.eval(v, m) for v in s.values]  # all read before any is written
-        for idx, value in zip(self.vector_lanes(s, len(values), m), values):
+        for idx, value in zip(self.vector_lanes(s, m), values):
             self.write(s.array, idx, value, m, s)
 
     def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
