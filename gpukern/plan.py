@@ -36,20 +36,22 @@ def no_plan(args: tuple[Any, ...]) -> bool:
     return False
 
 
-def _scalar_guard(a: str, value: Any, t: ScalarType | None) -> str:
+def _scalar_guard(a: str, value: Any, t: ScalarType | None) -> str | None:
     """A condition true for exactly the arguments that give this plan's variant its key and
-    that the checked path would convert without error."""
+    that the checked path would convert without error (None: no such cheap condition)."""
     cls = type(value)
-    guard = f"type({a}) is {cls.__name__ if cls in (int, float, bool) else 'T_' + a}"
-    if t is None or cls not in (int, float):  # a Const, or a NumPy scalar: its own type
+    if isinstance(value, np.generic):  # exactly the parameter's type, or the checked path converts it
+        return f"type({a}) is T_{a}" if t is None or value.dtype == t.dtype else None
+    guard = f"type({a}) is {cls.__name__}"
+    if t is None or cls is bool:  # an inferred parameter: the Python type decides the variant
         return guard
-    if t.is_int:
+    if t.is_int and cls is int:
         info = np.iinfo(t.dtype)
-        return f"{guard} and {info.min} <= {a} <= {info.max}" if cls is int else "False"
+        return f"{guard} and {info.min} <= {a} <= {info.max}"
     if t.is_float and cls is float:
         big = float(np.finfo(t.dtype).max)
         return f"{guard} and -{big!r} <= {a} <= {big!r}"  # NaN and overflow: checked path
-    return "False"
+    return None
 
 
 def make_plan(
@@ -57,7 +59,7 @@ def make_plan(
 ) -> Plan:
     """The fast path for launching ``variant`` again like this, or ``no_plan`` where there is none
     (a backend without one, arrays that are copied or not gpukern's own)."""
-    if not hasattr(backend, "plan_spelling"):
+    if not backend.plans:
         return no_plan
     names = [f"a{i}" for i in range(len(args))]
     ns: dict[str, Any] = {"DA": DeviceArray, "SEL": backends.selection, "TOKEN": backends.selection[0], "B": backend}
@@ -77,8 +79,11 @@ def make_plan(
                 f"and len({name}.shape) == {len(a.shape)}"
             )
         elif isinstance(a, (int, float, bool, np.generic)) and isinstance(key, ScalarType):
+            guard = _scalar_guard(name, a, key if spec.kind == "scalar" else None)
+            if guard is None:
+                return no_plan
             ns[f"T_{name}"] = type(a)
-            guards.append(_scalar_guard(name, a, key if spec.kind == "scalar" else None))
+            guards.append(guard)
         else:  # a NumPy array to copy, a CuPy/PyTorch array: the checked path handles them
             return no_plan
     template, namespace, typed_scalars = backend.plan_spelling(variant, grid, block)

@@ -395,6 +395,18 @@ def test_plan_guards_fall_back_to_the_checked_path(device_backend):
         launch(sim_x, y, 1.0, 8)
 
 
+def test_plan_converts_numpy_scalars_like_the_checked_path(device_backend):
+    x = gk.to_device(np.arange(8, dtype=np.float32))
+    y = gk.to_device(np.zeros(8, np.float32))
+    launch = axpb[1, 8]
+    launch(x, y, np.float32(1.0), np.int64(8))  # an int64 for the int32 n: converted, in range
+    np.testing.assert_array_equal(y.get(), np.arange(8))
+    with pytest.raises(gk.LaunchError, match="does not fit in int32"):
+        launch(x, y, np.float32(1.0), np.int64(2**40))  # never wrapped or packed by a plan
+    launch(x, y, 1, 8)  # a Python int for the float32 a: the checked path every time, still right
+    np.testing.assert_array_equal(y.get(), 2 * np.arange(8))
+
+
 def test_set_backend_invalidates_plans(device_backend):
     x = np.arange(8, dtype=np.float32)
     dx, dy = gk.to_device(x), gk.to_device(np.zeros(8, np.float32))

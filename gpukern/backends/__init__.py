@@ -91,6 +91,13 @@ class Backend:
                 cargs[i] = np.int64(a.shape[p.dim])
         return cargs, copy_back
 
+    plans = False  # whether the backend has plan_spelling, the fast launch path of gpukern.plan
+
+    def plan_spelling(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
+        """``(template, namespace, typed_scalars)``: how a launch plan calls the driver; ``{args}``
+        in the template is the C arguments, ``typed_scalars`` whether scalars must be NumPy scalars."""
+        raise NotImplementedError
+
     def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
         """The device memory of array argument ``a``; a NumPy array is copied in (and noted
         in ``copy_back`` when the kernel writes it)."""

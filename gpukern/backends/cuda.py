@@ -177,6 +177,7 @@ class CUDABackend(Backend):
     """
 
     name = "cuda"
+    plans = True
     dialect = CUDA
     options: tuple[str, ...] = ()
 

@@ -76,6 +76,7 @@ class OpenCLBackend(Backend):
     """
 
     name = "opencl"
+    plans = True
     dialect = OPENCL
     build_options: list[str] = []
 
