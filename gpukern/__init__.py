@@ -13,9 +13,11 @@ add[blocks, threads](a, b, out, n)
 
 from __future__ import annotations
 
-from .array import DeviceArray, empty, to_device, zeros
+from . import testing  # test helpers; Hypothesis is imported only when they are used
+from ._version import __version__
+from .array import DeviceArray
 from .autotune import autotune
-from .backends import available_backends, get_backend, set_backend
+from .backends import available_backends, empty, get_backend, set_backend, to_device, zeros
 from .cache import cache_info, clear_cache
 from .calls import DeviceFunction, func
 from .errors import (
@@ -57,11 +59,8 @@ from .profile import ProfileReport, profile
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 
-__version__ = "0.1.0"
-
-from . import testing  # noqa: E402 - test helpers; Hypothesis is imported only when they are used
-
 __all__ = [
+    "__version__",
     "Array",
     "BackendError",
     "BarrierDivergenceError",

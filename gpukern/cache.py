@@ -26,6 +26,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from . import _version
+
 log = logging.getLogger("gpukern")
 
 _MAGIC = b"GPUKERN1"
@@ -39,10 +41,8 @@ class CacheWarning(UserWarning):
 
 def make_key(**parts: Any) -> str:
     """A hex SHA-256 of named key parts (sorted, so the order of arguments is irrelevant)."""
-    from . import __version__
-
     h = hashlib.sha256()
-    for name, value in sorted({**parts, "gpukern": __version__}.items()):
+    for name, value in sorted({**parts, "gpukern": _version.__version__}.items()):
         data = value if isinstance(value, bytes) else repr(value).encode()
         h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
     return h.hexdigest()

@@ -154,9 +154,7 @@ class CallLowering:
             if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
                 raise self.type_error(node, "len() takes one array")
             return self.shape_entry(node, args[0], 0)
-        from .kernel import Kernel
-
-        if isinstance(fn, Kernel):
+        if isinstance(fn, lang.KernelObject):
             raise self.type_error(node, f"kernel {name!r} cannot be called from device code", "make it a @func")
         if fn is range:
             raise self.syntax_error(node, "range() can only be used as the iterable of a for loop")

@@ -25,8 +25,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from . import __version__
 from . import backends as _backends
+from ._version import __version__
 from .cache import cache_info, clear_cache
 from .errors import CompileError, GpukernError
 from .kernel import Kernel
@@ -210,13 +210,14 @@ def cmd_info(args: argparse.Namespace) -> int:
     from .backends.cuda import find_nvcc, nvcc_version
 
     out = sys.stdout
-    available = _backends.available_backends()
+    status = _backends.backend_status()
+    available = [name for name, why in status.items() if why is None]
     print(f"gpukern {__version__}", file=out)
     print(f"python {platform.python_version()} ({sys.executable})", file=out)
     print(f"numpy {_version('numpy')}", file=out)
     print("backends:", file=out)
-    for name in _backends._BACKENDS:
-        if name in available:
+    for name, why in status.items():
+        if why is None:
             b = _backends.get_backend(name)
             try:
                 device = b.device_name()
@@ -230,9 +231,9 @@ def cmd_info(args: argparse.Namespace) -> int:
                 file=out,
             )
         else:
-            print(f"  {name:<7} unavailable  {_backends._unavailable.get(name, 'unknown reason')}", file=out)
-    current = _backends._chosen or os.environ.get("GPUKERN_BACKEND")
-    how = "set_backend" if _backends._chosen else "GPUKERN_BACKEND" if current else "the best available"
+            print(f"  {name:<7} unavailable  {why}", file=out)
+    current, how = _backends.chosen_backend()
+    how = "the best available" if how == "default" else how
     print(f"default backend: {current or (available[0] if available else 'none')} ({how})", file=out)
     print("compilers and drivers:", file=out)
     nvcc = find_nvcc()

@@ -8,19 +8,17 @@ and keep the binary with it.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import ir
+from . import ir, lang
 from .array import DeviceArray
-from .backends import dialect, get_backend
-from .backends.c import Emitter
+from .backends import get_backend
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler, Static
 from .plan import Plan, make_plan, no_plan
@@ -38,6 +36,7 @@ from .types import (
     int64,
     python_type,
 )
+from .variant import Variant
 
 _all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()
 
@@ -49,45 +48,6 @@ class ParamSpec:
     name: str
     kind: str
     type: Any = None
-
-
-@dataclass(eq=False)
-class Variant:
-    """One specialisation of a kernel: its IR, and its source per C dialect."""
-
-    kernel: Kernel
-    key: tuple[Any, ...]
-    program: ir.Program
-    arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
-    sources: dict[str, str] = field(default_factory=dict)
-    compiled: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def kernel_params(self) -> list[ir.KernelParam]:
-        return self.program.kernel.kernel_params
-
-    @property
-    def written(self) -> set[str]:
-        return self.program.kernel.written
-
-    @functools.cached_property
-    def shared_bytes(self) -> int:
-        """Static shared memory per block, in bytes."""
-        return sum(
-            int(np.prod(s.array.type.shape)) * s.array.type.elem.itemsize
-            for s in self.program.kernel.body
-            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared"
-        )
-
-    @functools.cached_property
-    def vector_alignment(self) -> dict[str, int]:
-        """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
-        return _vector_alignment(self.program.kernel)
-
-    def source(self, backend: str) -> str:
-        if backend not in self.sources:
-            self.sources[backend] = Emitter(dialect(backend)).program(self.program)
-        return self.sources[backend]
 
 
 def _dims(value: Any, what: str) -> tuple[int, int, int]:
@@ -130,7 +90,7 @@ class Launch:
             self.fast = make_plan(variant, b, self.grid, self.block, args)
 
 
-class Kernel:
+class Kernel(lang.KernelObject):
     """A GPU kernel written as a restricted Python function (see ``gpukern.kernel``)."""
 
     def __init__(self, fn: Any):
@@ -376,20 +336,6 @@ def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...])
             out += [ir.KernelParam("shape", spec.name, i, k, d) for d in sorted(dims)]
         elif isinstance(k, ScalarType):
             out.append(ir.KernelParam("scalar", spec.name, i, k))
-    return out
-
-
-def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
-    """Bytes of the widest vector access to each global array of ``fd`` (through its callees too)."""
-    out: dict[str, int] = {}
-    for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
-            out[n.array.name] = max(out.get(n.array.name, 0), n.width * n.array.type.elem.itemsize)
-        elif isinstance(n, ir.Call):
-            inner = _vector_alignment(n.func)
-            for param, arg in zip(n.func.params, n.args):
-                if isinstance(arg, ir.ArrayRef) and param.name in inner:
-                    out[arg.name] = max(out.get(arg.name, 0), inner[param.name])
     return out
 
 

@@ -27,6 +27,11 @@ class Intrinsic:
         return f"<gpukern intrinsic {self.name}>"
 
 
+class KernelObject:
+    """Base of ``@kernel`` objects: device code can tell it was handed a kernel (which it may
+    not call) without the front end importing the kernel layer above it."""
+
+
 class Dim3:
     """A thread-geometry vector with ``.x``, ``.y``, ``.z`` (``thread_idx`` etc.)."""
 

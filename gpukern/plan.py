@@ -17,16 +17,14 @@ to see exactly what a launch does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import backends
 from .array import DeviceArray
 from .types import ScalarType
-
-if TYPE_CHECKING:
-    from .kernel import Variant
+from .variant import Variant
 
 Plan = Callable[[tuple[Any, ...]], bool]
 

@@ -392,7 +392,8 @@ def assert_kernel_matches(
     wanted = _names(backends) if backends is not None else None
     chosen = _select_backends(wanted)
 
-    previous = _backends._chosen
+    previous, how = _backends.chosen_backend()
+    previous = previous if how == "set_backend" else None
     sim = _backends.get_backend("sim") if "sim" in chosen else None
     sim_before = sim.check if sim is not None else None
     mismatches: list[Mismatch] = []
@@ -435,18 +436,14 @@ def _names(backends: str | Sequence[str]) -> list[str]:
 
 
 def _select_backends(wanted: list[str] | None) -> list[str]:
-    available = _backends.available_backends()
+    status = _backends.backend_status()
     if wanted is None:
-        return available
+        return [name for name, why in status.items() if why is None]
     for b in wanted:
-        if b not in _backends._BACKENDS:
-            raise AssertionError(
-                f"backend {b!r} was asked for but is unknown; choose from {', '.join(_backends._BACKENDS)}"
-            )
-        if b not in available:
-            raise AssertionError(
-                f"backend {b!r} was asked for but is not available here: {_backends._unavailable.get(b)}"
-            )
+        if b not in status:
+            raise AssertionError(f"backend {b!r} was asked for but is unknown; choose from {', '.join(status)}")
+        if status[b] is not None:
+            raise AssertionError(f"backend {b!r} was asked for but is not available here: {status[b]}")
     return wanted
 
 

@@ -329,7 +329,7 @@ def test_make_key_changes_with_every_opencl_part(part: str, other: object):
 def test_make_key_changes_with_an_extra_part_and_gpukern_version(monkeypatch: pytest.MonkeyPatch):
     k = make_key(**OPENCL_PARTS)
     assert make_key(**OPENCL_PARTS, extra=1) != k
-    monkeypatch.setattr(gk, "__version__", gk.__version__ + ".post1")
+    monkeypatch.setattr(gk._version, "__version__", gk.__version__ + ".post1")
     assert make_key(**OPENCL_PARTS) != k
 
 
@@ -405,7 +405,7 @@ def test_cubin_misses_on_every_key_part(
         real = cuda_mod.nvcc_fingerprint()
         monkeypatch.setattr(cuda_mod, "nvcc_fingerprint", lambda: real.rsplit(":", 1)[0] + ":99")  # a newer nvcc
     elif part == "gpukern":
-        monkeypatch.setattr(gk, "__version__", "999.0.0")
+        monkeypatch.setattr(gk._version, "__version__", "999.0.0")
     binary = cuda_mod.cubin(source, arch, options)
     assert binary[:4] == b"\x7fELF"
     assert nvcc_runs.calls == 1
@@ -474,7 +474,7 @@ def test_opencl_build_options_change_misses(tmp_path: Path, builds: Counter, mon
 def test_opencl_gpukern_version_change_misses(tmp_path: Path, builds: Counter, monkeypatch: pytest.MonkeyPatch):
     cache.reset_cache(str(tmp_path / "cache"))
     run_scale(2)
-    monkeypatch.setattr(gk, "__version__", "999.0.0")
+    monkeypatch.setattr(gk._version, "__version__", "999.0.0")
     run_scale(2)
     assert builds.calls == 2 and len(bins(tmp_path / "cache")) == 2
 

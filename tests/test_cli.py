@@ -128,7 +128,7 @@ def test_info_says_why_a_backend_is_missing(capsys):
             assert re.search(rf"^  {name}\s+available\s+\S", out, re.M)
             assert f"max {gk.get_backend(name).max_group} threads per block" in out
         else:
-            assert f"unavailable  {backends._unavailable[name]}" in out
+            assert f"unavailable  {backends.backend_status()[name]}" in out
 
 
 # ---------------------------------------------------------------- show

@@ -200,7 +200,7 @@ def test_backend_selection_and_restoring_the_choice():
     try:
         assert list(gkt.assert_kernel_matches((vadd, 1, 32), ref, [a, b, out, 10], backends=["sim"])) == ["sim"]
         gkt.assert_kernel_matches((vadd, 1, 32), ref, [a, b, out, 10])
-        assert gk_backends._chosen == "sim"
+        assert gk_backends.chosen_backend() == ("sim", "set_backend")
     finally:
         gk.set_backend(None)
     with pytest.raises(AssertionError, match="backend 'nope' was asked for but is unknown"):

@@ -20,75 +20,10 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
+from ..codegen.dialects import CUDA
+from ..codegen.emitter import c_identifier
 from ..errors import BackendError, LaunchError
-from ..types import bool_, float32, float64, int32, int64, uint32
-from . import Backend
-from .c import Dialect, c_identifier
-
-_I = ("int32", "uint32")
-
-CUDA = Dialect(
-    name="cuda",
-    kernel_prefix='extern "C" __global__',
-    func_prefix="static __device__ inline ",
-    types={
-        bool_: "bool",
-        int32: "int",
-        uint32: "unsigned int",
-        int64: "long long",
-        float32: "float",
-        float64: "double",
-    },
-    storage_types={},
-    global_ptr="{const}{T}* __restrict__ {name}",
-    qualifiers={"shared": "__shared__ ", "local": ""},
-    barrier="__syncthreads();",
-    specials={
-        "thread_idx": "threadIdx.{c}",
-        "block_idx": "blockIdx.{c}",
-        "block_dim": "blockDim.{c}",
-        "grid_dim": "gridDim.{c}",
-        "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
-    },
-    int_suffix={int64: "LL", uint32: "u"},
-    float_specials={
-        ("inf", float32): "__int_as_float(0x7f800000)",
-        ("nan", float32): "__int_as_float(0x7fc00000)",
-        ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
-        ("nan", float64): "__longlong_as_double(0x7ff8000000000000LL)",
-    },
-    math={
-        ("*", "float32"): "{name}f({args})",
-        ("*", "*"): "{name}({args})",
-        ("abs", "int32"): "abs({0})",
-        ("abs", "int64"): "llabs({0})",
-        ("abs", "uint32"): "({0})",
-        ("abs", "float32"): "fabsf({0})",
-        ("abs", "float64"): "fabs({0})",
-        ("min", "*"): "min({0}, {1})",
-        ("max", "*"): "max({0}, {1})",
-        ("isnan", "*"): "isnan({0})",
-        ("isinf", "*"): "isinf({0})",
-        ("isfinite", "*"): "isfinite({0})",
-    },
-    native_atomics={
-        **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
-        **{("sub", t): "atomicSub({p}, {0})" for t in _I},
-        ("sub", "float32"): "atomicAdd({p}, -({0}))",
-        **{("min", t): "atomicMin({p}, {0})" for t in _I},
-        **{("max", t): "atomicMax({p}, {0})" for t in _I},
-        **{("exch", t): "atomicExch({p}, {0})" for t in _I + ("float32",)},
-        ("cas", "int32"): "atomicCAS({p}, {0}, {1})",
-        ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
-    },
-    bits={float32: ("__float_as_uint", "__uint_as_float")},
-    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "longlong"},
-    vload="*reinterpret_cast<const {V}*>({p})",
-    vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
-    align="__align__({n}) ",
-    launch_bounds="__launch_bounds__({args})",
-    unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
-)
+from .base import Backend
 
 
 def find_nvcc() -> str | None:

@@ -9,64 +9,10 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
+from ..codegen.dialects import OPENCL
+from ..codegen.emitter import c_identifier
 from ..errors import BackendError
-from ..types import bool_, float32, float64, int32, int64, uint32
-from . import Backend
-from .c import Dialect, c_identifier
-
-_I = ("int32", "uint32")
-
-OPENCL = Dialect(
-    name="opencl",
-    kernel_prefix="__kernel",
-    func_prefix="",
-    types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
-    storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
-    global_ptr="__global {const}{T}* restrict {name}",
-    qualifiers={"shared": "__local ", "local": ""},
-    barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
-    specials={
-        "thread_idx": "get_local_id({d})",
-        "block_idx": "get_group_id({d})",
-        "block_dim": "get_local_size({d})",
-        "grid_dim": "get_num_groups({d})",
-        "global_id": "get_global_id({d})",
-    },
-    int_suffix={int64: "L", uint32: "u"},
-    float_specials={
-        ("inf", float32): "INFINITY",
-        ("nan", float32): "NAN",
-        ("inf", float64): "(double)INFINITY",
-        ("nan", float64): "(double)NAN",
-    },
-    math={
-        ("*", "*"): "{name}({args})",
-        ("abs", "int32"): "(int)abs({0})",
-        ("abs", "int64"): "(long)abs({0})",
-        ("abs", "uint32"): "({0})",
-        ("abs", "float32"): "fabs({0})",
-        ("abs", "float64"): "fabs({0})",
-        ("isnan", "*"): "(isnan({0}) != 0)",
-        ("isinf", "*"): "(isinf({0}) != 0)",
-        ("isfinite", "*"): "(isfinite({0}) != 0)",
-    },
-    native_atomics={
-        **{("add", t): "atomic_add({p}, {0})" for t in _I},
-        **{("sub", t): "atomic_sub({p}, {0})" for t in _I},
-        **{("min", t): "atomic_min({p}, {0})" for t in _I},
-        **{("max", t): "atomic_max({p}, {0})" for t in _I},
-        **{("exch", t): "atomic_xchg({p}, {0})" for t in _I + ("float32",)},
-        ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})",
-        ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
-    },
-    bits={float32: ("as_uint", "as_float")},
-    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "long"},
-    unroll_pragma="#pragma unroll",  # as hand-written OpenCL does; PoCL does not unroll such loops itself
-    vload="vload{n}(0, {p})",
-    vstore="vstore{n}(({V})({values}), 0, {p});",
-    fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
-    pointer_spaces={"global": "__global ", "shared": "__local ", "local": ""},
-)
+from .base import Backend
 
 
 class OpenCLBackend(Backend):

@@ -32,7 +32,7 @@ import numpy as np
 from .. import ir
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, MisalignedAccessError, OutOfBoundsError
-from . import Backend, convert_scalar
+from .base import Backend, convert_scalar
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 _ERFC = np.vectorize(math.erfc, otypes=[np.float64])

@@ -1,0 +1,135 @@
+"""What every runtime backend provides, and the argument conversion they share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..array import DeviceArray
+from ..codegen.emitter import Dialect
+from ..errors import LaunchError
+from ..types import ScalarType, bool_
+from ..variant import Variant
+
+
+class Backend:
+    """What every runtime backend provides.
+
+    A backend sets ``max_group`` (threads per block), ``max_items`` (per dimension),
+    ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
+    and implements ``device_pointer`` for the arrays it accepts.
+    """
+
+    name: str
+    dialect: Dialect
+    max_group: int
+    max_items: tuple[int, ...]
+    max_grid: tuple[int, ...] = (2**31 - 1, 2**31 - 1, 2**31 - 1)
+    max_shared: int
+
+    def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+        """Refuse, before anything runs, a launch the device cannot take."""
+        threads = block[0] * block[1] * block[2]
+        if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
+            raise LaunchError(
+                f"block {block} has {threads} threads; this device allows at most {self.max_group} "
+                f"per block and {self.max_items} per dimension"
+            )
+        bounds = variant.program.kernel.launch_bounds
+        if bounds and threads > bounds[0]:
+            raise LaunchError(
+                f"block {block} has {threads} threads but {variant.kernel.__name__} declares "
+                f"launch_bounds({bounds[0]}): it may not run with more"
+            )
+        if any(g > m for g, m in zip(grid, self.max_grid)):
+            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
+        if variant.shared_bytes > self.max_shared:
+            raise LaunchError(
+                f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
+                f"this device allows {self.max_shared} per block"
+            )
+
+    def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
+        """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
+        params = variant.kernel_params
+        for p in params:  # nothing is copied before every argument is known to be usable
+            a = args[p.arg_index]
+            if p.kind == "array" and isinstance(a, DeviceArray):
+                self._own(a, p.name)
+        # scalars first: a bad one must fail before any array is copied to the device
+        cargs: list[Any] = [
+            convert_scalar(args[p.arg_index], p.type, p.name) if p.kind == "scalar" else None for p in params
+        ]
+        copy_back: list[tuple[np.ndarray, Any]] = []
+        for i, p in enumerate(params):
+            a = args[p.arg_index]
+            if p.kind == "array":
+                cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None)
+            elif p.kind == "shape":
+                cargs[i] = np.int64(a.shape[p.dim])
+        return cargs, copy_back
+
+    plans = False  # whether the backend has plan_spelling, the fast launch path of gpukern.plan
+
+    def plan_spelling(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
+        """``(template, namespace, typed_scalars)``: how a launch plan calls the driver; ``{args}``
+        in the template is the C arguments, ``typed_scalars`` whether scalars must be NumPy scalars."""
+        raise NotImplementedError
+
+    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+        """The device memory of array argument ``a``; a NumPy array is copied in (and noted
+        in ``copy_back`` when the kernel writes it)."""
+        raise NotImplementedError
+
+    def _own(self, a: DeviceArray, name: str) -> Any:
+        if a.backend is not self:
+            raise LaunchError(f"argument {name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
+        return a.handle
+
+    def launch(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+    ) -> None:
+        raise NotImplementedError
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        raise NotImplementedError
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        raise NotImplementedError
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        raise NotImplementedError
+
+    def timer(self) -> Any:
+        """A device event recorded now; ``elapsed(a, b)`` gives seconds between two."""
+        raise NotImplementedError
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        raise NotImplementedError
+
+    def device_name(self) -> str:
+        raise NotImplementedError
+
+
+def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
+    """A scalar argument as the parameter's type, refusing lossy conversions."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if t == bool_:
+        if not isinstance(value, (bool, int)):
+            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
+        return np.uint8(bool(value))
+    if t.is_int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
+        info = np.iinfo(t.dtype)
+        if not info.min <= value <= info.max:
+            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
+        return t.dtype.type(value)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
+    return t.dtype.type(value)

@@ -1,0 +1,141 @@
+"""The C dialects: each language the emitter writes is one table of spellings.
+
+CUDA C and OpenCL C differ only in qualifiers, the barrier, index intrinsics, atomics,
+type and math names; those live here, apart from the runtimes that compile and launch
+(``backends.cuda``, ``backends.opencl``), so showing or checking source needs no device.
+"""
+
+from __future__ import annotations
+
+from ..errors import BackendError
+from ..types import bool_, float32, float64, int32, int64, uint32
+from .emitter import Dialect
+
+_I = ("int32", "uint32")
+
+CUDA = Dialect(
+    name="cuda",
+    kernel_prefix='extern "C" __global__',
+    func_prefix="static __device__ inline ",
+    types={
+        bool_: "bool",
+        int32: "int",
+        uint32: "unsigned int",
+        int64: "long long",
+        float32: "float",
+        float64: "double",
+    },
+    storage_types={},
+    global_ptr="{const}{T}* __restrict__ {name}",
+    qualifiers={"shared": "__shared__ ", "local": ""},
+    barrier="__syncthreads();",
+    specials={
+        "thread_idx": "threadIdx.{c}",
+        "block_idx": "blockIdx.{c}",
+        "block_dim": "blockDim.{c}",
+        "grid_dim": "gridDim.{c}",
+        "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
+    },
+    int_suffix={int64: "LL", uint32: "u"},
+    float_specials={
+        ("inf", float32): "__int_as_float(0x7f800000)",
+        ("nan", float32): "__int_as_float(0x7fc00000)",
+        ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
+        ("nan", float64): "__longlong_as_double(0x7ff8000000000000LL)",
+    },
+    math={
+        ("*", "float32"): "{name}f({args})",
+        ("*", "*"): "{name}({args})",
+        ("abs", "int32"): "abs({0})",
+        ("abs", "int64"): "llabs({0})",
+        ("abs", "uint32"): "({0})",
+        ("abs", "float32"): "fabsf({0})",
+        ("abs", "float64"): "fabs({0})",
+        ("min", "*"): "min({0}, {1})",
+        ("max", "*"): "max({0}, {1})",
+        ("isnan", "*"): "isnan({0})",
+        ("isinf", "*"): "isinf({0})",
+        ("isfinite", "*"): "isfinite({0})",
+    },
+    native_atomics={
+        **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
+        **{("sub", t): "atomicSub({p}, {0})" for t in _I},
+        ("sub", "float32"): "atomicAdd({p}, -({0}))",
+        **{("min", t): "atomicMin({p}, {0})" for t in _I},
+        **{("max", t): "atomicMax({p}, {0})" for t in _I},
+        **{("exch", t): "atomicExch({p}, {0})" for t in _I + ("float32",)},
+        ("cas", "int32"): "atomicCAS({p}, {0}, {1})",
+        ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
+    },
+    bits={float32: ("__float_as_uint", "__uint_as_float")},
+    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "longlong"},
+    vload="*reinterpret_cast<const {V}*>({p})",
+    vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
+    align="__align__({n}) ",
+    launch_bounds="__launch_bounds__({args})",
+    unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+)
+
+
+OPENCL = Dialect(
+    name="opencl",
+    kernel_prefix="__kernel",
+    func_prefix="",
+    types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
+    storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
+    global_ptr="__global {const}{T}* restrict {name}",
+    qualifiers={"shared": "__local ", "local": ""},
+    barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    specials={
+        "thread_idx": "get_local_id({d})",
+        "block_idx": "get_group_id({d})",
+        "block_dim": "get_local_size({d})",
+        "grid_dim": "get_num_groups({d})",
+        "global_id": "get_global_id({d})",
+    },
+    int_suffix={int64: "L", uint32: "u"},
+    float_specials={
+        ("inf", float32): "INFINITY",
+        ("nan", float32): "NAN",
+        ("inf", float64): "(double)INFINITY",
+        ("nan", float64): "(double)NAN",
+    },
+    math={
+        ("*", "*"): "{name}({args})",
+        ("abs", "int32"): "(int)abs({0})",
+        ("abs", "int64"): "(long)abs({0})",
+        ("abs", "uint32"): "({0})",
+        ("abs", "float32"): "fabs({0})",
+        ("abs", "float64"): "fabs({0})",
+        ("isnan", "*"): "(isnan({0}) != 0)",
+        ("isinf", "*"): "(isinf({0}) != 0)",
+        ("isfinite", "*"): "(isfinite({0}) != 0)",
+    },
+    native_atomics={
+        **{("add", t): "atomic_add({p}, {0})" for t in _I},
+        **{("sub", t): "atomic_sub({p}, {0})" for t in _I},
+        **{("min", t): "atomic_min({p}, {0})" for t in _I},
+        **{("max", t): "atomic_max({p}, {0})" for t in _I},
+        **{("exch", t): "atomic_xchg({p}, {0})" for t in _I + ("float32",)},
+        ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})",
+        ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
+    },
+    bits={float32: ("as_uint", "as_float")},
+    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "long"},
+    unroll_pragma="#pragma unroll",  # as hand-written OpenCL does; PoCL does not unroll such loops itself
+    vload="vload{n}(0, {p})",
+    vstore="vstore{n}(({V})({values}), 0, {p});",
+    fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
+    pointer_spaces={"global": "__global ", "shared": "__local ", "local": ""},
+)
+
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (CUDA, OPENCL)}
+
+
+def dialect(name: str) -> Dialect:
+    """The C dialect called ``name`` ('cuda' or 'opencl')."""
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        raise BackendError(f"no C dialect named {name!r}; choose {' or '.join(map(repr, DIALECTS))}") from None

@@ -1,0 +1,70 @@
+"""A kernel variant: one specialisation's typed IR, and its C source per dialect.
+
+Below the kernel layer and the runtimes alike: a backend compiles a ``Variant`` and
+keeps the binary in ``compiled``; ``gpukern.kernel`` makes variants.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import ir
+from .codegen.dialects import dialect
+from .codegen.emitter import Emitter
+
+
+@dataclass(eq=False)
+class Variant:
+    """One specialisation of a kernel: its IR, and its source per C dialect."""
+
+    kernel: Any  # the gpukern.kernel.Kernel it specialises
+    key: tuple[Any, ...]
+    program: ir.Program
+    arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
+    sources: dict[str, str] = field(default_factory=dict)
+    compiled: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kernel_params(self) -> list[ir.KernelParam]:
+        return self.program.kernel.kernel_params
+
+    @property
+    def written(self) -> set[str]:
+        return self.program.kernel.written
+
+    @functools.cached_property
+    def shared_bytes(self) -> int:
+        """Static shared memory per block, in bytes."""
+        return sum(
+            int(np.prod(s.array.type.shape)) * s.array.type.elem.itemsize
+            for s in self.program.kernel.body
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared"
+        )
+
+    @functools.cached_property
+    def vector_alignment(self) -> dict[str, int]:
+        """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
+        return _vector_alignment(self.program.kernel)
+
+    def source(self, backend: str) -> str:
+        if backend not in self.sources:
+            self.sources[backend] = Emitter(dialect(backend)).program(self.program)
+        return self.sources[backend]
+
+
+def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
+    """Bytes of the widest vector access to each global array of ``fd`` (through its callees too)."""
+    out: dict[str, int] = {}
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
+            out[n.array.name] = max(out.get(n.array.name, 0), n.width * n.array.type.elem.itemsize)
+        elif isinstance(n, ir.Call):
+            inner = _vector_alignment(n.func)
+            for param, arg in zip(n.func.params, n.args):
+                if isinstance(arg, ir.ArrayRef) and param.name in inner:
+                    out[arg.name] = max(out.get(arg.name, 0), inner[param.name])
+    return out
