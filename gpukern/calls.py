@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang, mathfuncs
+from . import ir, lang, ops
 from .errors import KernelTypeError
 from .source import ParsedFunction
 from .types import (
@@ -143,13 +143,9 @@ class CallLowering:
             return ir.Call(fd, call_args, fd.ret, loc=self.loc(node))
         if isinstance(fn, ScalarType) or python_type(fn) is not None:
             return self.cast(node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
-        mf = mathfuncs.lookup(fn)
+        mf = ops.math_func(fn)
         if mf is not None:
-            return self.math_call(node, mf, args)
-        if fn is abs:
-            return self.call_abs(node, args)
-        if fn in (min, max):
-            return self.min_max(node, fn, args)
+            return {"float": self.math_call, "abs": self.call_abs, "same": self.min_max}[mf.typing](node, mf, args)
         if fn is len:
             if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
                 raise self.type_error(node, "len() takes one array")
@@ -195,7 +191,7 @@ class CallLowering:
                 return Static(np.array(v.value).astype(t.dtype)[()])
         return v if v.type == t else ir.Cast(v, t, loc=self.loc(node))
 
-    def math_call(self, node: ast.Call, mf: mathfuncs.MathFunc, args: list[Value]) -> Value:
+    def math_call(self, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
         self.nargs(node, mf.nargs, mf.name)
         args = [self.scalar(node, a, f"{mf.name}() argument") for a in args]
         types = [self.type_of(a) for a in args]
@@ -203,12 +199,8 @@ class CallLowering:
         for u in types[1:]:
             t = promote(t, u)
         if all(isinstance(a, Static) for a in args):
-            vals = [a.value for a in args]
-            if isinstance(t, WeakType):
-                vals = [float(v) for v in vals]
-            with np.errstate(all="ignore"):
-                out = mf.fold(*[np.float64(v) if isinstance(v, float) else v for v in vals])
-            out = np.asarray(out)[()]
+            at = float64 if isinstance(t, WeakType) or not t.is_float else t
+            out = self.fold(node, lambda *v: mf.evaluate(list(v), at)[()], *[a.value for a in args]).value
             if mf.predicate:
                 return Static(bool(out))
             return Static(float(out) if isinstance(t, WeakType) else out)
@@ -216,7 +208,7 @@ class CallLowering:
         cargs = [self.coerce(node, a, ft) for a in args]
         return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=self.loc(node))
 
-    def call_abs(self, node: ast.Call, args: list[Value]) -> Value:
+    def call_abs(self, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
         self.nargs(node, 1, "abs")
         v = self.scalar(node, args[0])
         if isinstance(v, Static):
@@ -225,8 +217,8 @@ class CallLowering:
             v = ir.Cast(v, int64, loc=self.loc(node))
         return ir.MathCall("abs", [v], v.type, loc=self.loc(node))
 
-    def min_max(self, node: ast.Call, fn: Any, args: list[Value]) -> Value:
-        name = fn.__name__
+    def min_max(self, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
+        name, fn = mf.name, {"min": min, "max": max}[mf.name]  # Python's own on two literals
         if len(args) < 2:
             raise self.type_error(node, f"{name}() in a kernel takes two or more numbers")
         args = [self.scalar(node, a) for a in args]

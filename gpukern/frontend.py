@@ -15,13 +15,12 @@ IR is kept.
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from . import ir, lang
+from . import ir, lang, ops
 from .calls import CallLowering, DeviceFunction, Partial, ShapeOf, Static, Value, describe, is_number, static_type
 from .checks import check_barriers, check_definite_assignment
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
@@ -41,29 +40,22 @@ from .types import (
     true_divide_type,
 )
 
-_BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Add: ("+", operator.add),
-    ast.Sub: ("-", operator.sub),
-    ast.Mult: ("*", operator.mul),
-    ast.Div: ("/", operator.truediv),
-    ast.FloorDiv: ("//", operator.floordiv),
-    ast.Mod: ("%", operator.mod),
-    ast.Pow: ("**", operator.pow),
-    ast.LShift: ("<<", operator.lshift),
-    ast.RShift: (">>", operator.rshift),
-    ast.BitAnd: ("&", operator.and_),
-    ast.BitOr: ("|", operator.or_),
-    ast.BitXor: ("^", operator.xor),
+# Python's operator node -> the symbol of its entry in gpukern.ops (which defines it)
+_BINOPS: dict[type, str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
 }
-_CMPOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
-    ast.Lt: ("<", operator.lt),
-    ast.LtE: ("<=", operator.le),
-    ast.Gt: (">", operator.gt),
-    ast.GtE: (">=", operator.ge),
-    ast.Eq: ("==", operator.eq),
-    ast.NotEq: ("!=", operator.ne),
-}
-_INT_ONLY = {"<<", ">>", "&", "|", "^"}
+_CMPOPS: dict[type, str] = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 
 class Compiler:
@@ -754,15 +746,19 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
     def binop(self, node: ast.AST, op_type: type, left: Value, right: Value) -> Value:
         if op_type not in _BINOPS:
             raise self.syntax_error(node, "the @ operator is not supported in kernels")
-        op, fn = _BINOPS[op_type]
+        op = _BINOPS[op_type]
+        definition = ops.BINARY[op]
         left, right = self.scalar(node, left), self.scalar(node, right)
         lt, rt = self.type_of(left), self.type_of(right)
-        if op in _INT_ONLY and (lt.is_float or rt.is_float):
+        if definition.int_only and (lt.is_float or rt.is_float):
             raise self.type_error(node, f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}")
+        result_t = true_divide_type(lt, rt) if op == "/" else promote(lt, rt)
         if isinstance(left, Static) and isinstance(right, Static):
-            return self.fold(node, fn, left.value, right.value)
+            python = _is_python(left.value) and _is_python(right.value)
+            at = None if python else materialize(result_t)
+            return self.fold(node, definition.fold, left.value, right.value, at)
         # two run-time values of literal-only locals compute at their materialised width
-        t = materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
+        t = materialize(result_t)
         if op in ("<<", ">>") and t == bool_:
             t = int64
         if op == "**" and t.is_int and isinstance(right, Static):
@@ -792,7 +788,7 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
             return v
         op = "-" if isinstance(node.op, ast.USub) else "~"
         if isinstance(v, Static):
-            return self.fold(node, operator.neg if op == "-" else operator.invert, v.value)
+            return self.fold(node, ops.UNARY[op].python, v.value)
         if op == "~" and v.type.is_float:
             raise self.type_error(node, f"the ~ operator needs an integer or bool, not {v.type.name}")
         if op == "-" and v.type == bool_:
@@ -865,10 +861,10 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
                 raise self.syntax_error(
                     node, "a chained comparison's middle operand must not call functions or atomics"
                 )
-            op, fn = _CMPOPS[type(op_node)]
+            op = _CMPOPS[type(op_node)]
             known = _compare_out_of_range(op, a, b)
             if isinstance(a, Static) and isinstance(b, Static):
-                part: Value = Static(bool(self.fold(node, fn, a.value, b.value).value))
+                part: Value = Static(bool(self.fold(node, ops.COMPARE[op].fold, a.value, b.value).value))
             elif known is not None and self.pure(a if isinstance(a, ir.Expr) else b):
                 part = Static(known)
             else:
@@ -893,6 +889,11 @@ class FunctionLowering(CallLowering, ast.NodeVisitor):
         b = self.scalar(node.orelse, self.visit(node.orelse))
         t = materialize(promote(self.type_of(a), self.type_of(b)))
         return ir.Select(cond, self.coerce(node, a, t), self.coerce(node, b, t), t, loc=self.loc(node))
+
+
+def _is_python(value: Any) -> bool:
+    """A Python number (a literal's value): operations on two of them mean what they mean in Python."""
+    return isinstance(value, (bool, int, float))
 
 
 def _compare_out_of_range(op: str, a: Value, b: Value) -> bool | None:

@@ -21,7 +21,6 @@ the GPU backends within float rounding, and exactly for integer kernels.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -29,62 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir
+from .. import ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, DataRaceError, LaunchError, MisalignedAccessError, OutOfBoundsError
 from .base import Backend, convert_scalar
-
-_ERF = np.vectorize(math.erf, otypes=[np.float64])
-_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
-_MATH = {
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "expm1": np.expm1,
-    "log": np.log,
-    "log2": np.log2,
-    "log10": np.log10,
-    "log1p": np.log1p,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "tanh": np.tanh,
-    "asinh": np.arcsinh,
-    "acosh": np.arccosh,
-    "atanh": np.arctanh,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "trunc": np.trunc,
-    "fabs": np.fabs,
-    "atan2": np.arctan2,
-    "pow": np.power,
-    "fmod": np.fmod,
-    "copysign": np.copysign,
-    "hypot": np.hypot,
-    "isnan": np.isnan,
-    "isinf": np.isinf,
-    "isfinite": np.isfinite,
-    "abs": np.abs,
-}
-_ARITH = {
-    "+": np.add,
-    "-": np.subtract,
-    "*": np.multiply,
-    "/": np.true_divide,
-    "//": np.floor_divide,
-    "%": np.remainder,
-    "<<": np.left_shift,
-    ">>": np.right_shift,
-    "&": np.bitwise_and,
-    "|": np.bitwise_or,
-    "^": np.bitwise_xor,
-}
-_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal, "!=": np.not_equal}
 
 
 @dataclass
@@ -535,24 +482,15 @@ class _Run:
         return None
 
     def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
+        op = ops.BINARY[e.op]
         a, b = self.eval(e.left, m), self.eval(e.right, m)
-        if self.prof is not None and e.type.is_float and e.op in ("+", "-", "*", "/"):
+        if self.prof is not None and e.type.is_float and op.flop:
             self.prof.flops(e.loc, int(np.count_nonzero(m)))
-        dt = e.type.dtype
         with np.errstate(all="ignore"):
-            if e.op == "**":
-                if e.type.is_int:  # exponentiation by squaring, as the C helper: x ** negative is 1
-                    b = np.asarray(b)
-                    return np.where(b < 0, dt.type(1), np.power(a, np.maximum(b, 0), dtype=dt)).astype(dt)
-                return np.power(a, b, dtype=dt)
-            if e.op in ("//", "%") and e.type.is_int:
-                return _ARITH[e.op](a, b, dtype=dt)  # NumPy: x // 0 and x % 0 give 0, as our C helpers
-            if e.op in ("<<", ">>"):
-                return _ARITH[e.op](np.asarray(a, dt), np.asarray(b).astype(dt)).astype(dt, copy=False)
-            return _ARITH[e.op](a, b, dtype=dt)
+            return op.numpy(a, b, e.type.dtype)
 
     def e_Compare(self, e: ir.Compare, m: np.ndarray) -> Any:
-        return _CMP[e.op](self.eval(e.left, m), self.eval(e.right, m))
+        return ops.COMPARE[e.op].numpy(self.eval(e.left, m), self.eval(e.right, m))
 
     def e_Logic(self, e: ir.Logic, m: np.ndarray) -> Any:
         left = np.broadcast_to(self.eval(e.left, m), (self.lanes,))
@@ -561,13 +499,8 @@ class _Run:
         return left | np.broadcast_to(self.eval(e.right, m & ~left), (self.lanes,))
 
     def e_Unary(self, e: ir.Unary, m: np.ndarray) -> Any:
-        v = self.eval(e.operand, m)
         with np.errstate(all="ignore"):
-            if e.op == "not":
-                return np.logical_not(v)
-            if e.op == "-":
-                return np.negative(v, dtype=e.type.dtype)
-            return np.invert(v, dtype=e.type.dtype)
+            return ops.UNARY[e.op].numpy(self.eval(e.operand, m), e.type.dtype)
 
     def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:
         v = np.asarray(self.eval(e.value, m))
@@ -586,14 +519,7 @@ class _Run:
         args = [self.eval(a, m) for a in e.args]
         if self.prof is not None and e.type.is_float:
             self.prof.flops(e.loc, int(np.count_nonzero(m)))
-        with np.errstate(all="ignore"):
-            if e.name in ("min", "max"):  # Python's: the first argument wins ties and NaNs
-                a, b = args
-                return np.where(b < a if e.name == "min" else b > a, b, a).astype(e.type.dtype, copy=False)
-            if e.name in ("erf", "erfc"):
-                return (_ERF if e.name == "erf" else _ERFC)(args[0]).astype(e.type.dtype)
-            out = _MATH[e.name](*args)
-        return out if e.type.dtype == np.bool_ else np.asarray(out).astype(e.type.dtype, copy=False)
+        return ops.MATH[e.name].evaluate(args, e.args[0].type)
 
     def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
         return self.specials[e.name][e.dim]

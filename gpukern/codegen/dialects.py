@@ -25,6 +25,7 @@ CUDA = Dialect(
         float32: "float",
         float64: "double",
     },
+    unsigned_types={4: "unsigned int", 8: "unsigned long long"},
     storage_types={},
     global_ptr="{const}{T}* __restrict__ {name}",
     qualifiers={"shared": "__shared__ ", "local": ""},
@@ -82,6 +83,7 @@ OPENCL = Dialect(
     kernel_prefix="__kernel",
     func_prefix="",
     types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
+    unsigned_types={4: "uint", 8: "ulong"},
     storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
     global_ptr="__global {const}{T}* restrict {name}",
     qualifiers={"shared": "__local ", "local": ""},

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from .. import ir
+from .. import ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
 from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64, uint32
 
@@ -72,6 +74,7 @@ class Dialect:
     kernel_prefix: str  # before ``void name(...)`` of a kernel
     func_prefix: str  # before a device function
     types: dict[ScalarType, str]
+    unsigned_types: dict[int, str]  # width in bytes -> the unsigned integer type (wrapping arithmetic)
     storage_types: dict[ScalarType, str]  # how an element is stored in arrays / passed to kernels
     global_ptr: str  # '{T}' '{name}' '{const}' formats for an array parameter
     qualifiers: dict[str, str]  # memory space -> declaration qualifier for arrays
@@ -114,7 +117,6 @@ _PREC = {
     "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
-_COMPOUND = {"+", "-", "*", "/", "<<", ">>", "&", "|", "^"}
 
 
 MAX_PRAGMA_UNROLL = 64
@@ -264,25 +266,22 @@ class Emitter:
         target, v = self.name(s.target.name), s.value
         if s.declare:
             return [self.line(depth, f"{self.type(s.target.type)} {target} = {self.expr(v)};", s)]
-        if (
-            isinstance(v, ir.BinOp)
-            and v.op in _COMPOUND
-            and isinstance(v.left, ir.Var)
-            and v.left.name == s.target.name
-        ):
-            return [self.line(depth, f"{target} {v.op}= {self.expr(v.right)};", s)]  # x = x + y -> x += y
+        if isinstance(v, ir.BinOp) and self.infix(v) and isinstance(v.left, ir.Var) and v.left.name == s.target.name:
+            op = ops.BINARY[v.op].c_operator
+            return [self.line(depth, f"{target} {op}= {self.expr(v.right)};", s)]  # x = x + y -> x += y
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     def stmt_Store(self, s: ir.Store, depth: int) -> list[str]:
         target, v = self.element(s.array, s.indices), s.value
         if (
             isinstance(v, ir.BinOp)
-            and v.op in _COMPOUND
+            and self.infix(v)
             and isinstance(v.left, ir.Load)
             and v.left.array.name == s.array.name
             and self.expr(v.left) == target
         ):
-            return [self.line(depth, f"{target} {v.op}= {self.expr(v.right)};", s)]  # a[i] = a[i] + y -> a[i] += y
+            op = ops.BINARY[v.op].c_operator
+            return [self.line(depth, f"{target} {op}= {self.expr(v.right)};", s)]  # a[i] = a[i] + y -> a[i] += y
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
@@ -367,6 +366,9 @@ class Emitter:
             self.uses_fp64 = True
         return self.d.types[t]
 
+    def unsigned(self, t: ScalarType) -> str:
+        return self.d.unsigned_types[t.itemsize]
+
     def storage(self, t: ScalarType) -> str:
         if t == float64:
             self.uses_fp64 = True
@@ -411,29 +413,25 @@ class Emitter:
     def expr_Load(self, e: ir.Load) -> tuple[str, int]:
         return self.element(e.array, e.indices), _ATOM
 
+    def infix(self, e: ir.BinOp) -> bool:
+        """Whether C's own operator has the operation's meaning here (else a helper or math call)."""
+        op = ops.BINARY[e.op]
+        if e.type.is_float and op.float_math:
+            return False
+        return op.helper(e.type) is None or op.exact(e, self.nonnegative)
+
     def expr_BinOp(self, e: ir.BinOp) -> tuple[str, int]:
-        t = e.type
-        if (
-            e.op in ("//", "%")
-            and t.is_int
-            and isinstance(e.right, ir.Lit)
-            and e.right.value > 0
-            and is_nonnegative(e.left, self.nonneg)
-        ):  # floor and truncation agree here: plain C
-            p = _PREC["/"]
-            return f"{self.expr(e.left, p)} {e.op[0]} {self.expr(e.right, p + 1)}", p
-        if e.op == "//" and t.kind in "iu":
-            return self.helper_call("floordiv", t, [e.left, e.right]), _ATOM
-        if e.op == "%" and t.kind in "iuf":
-            return self.helper_call("mod", t, [e.left, e.right]), _ATOM
-        if e.op == "//" and t.is_float:
-            return self.helper_call("floordiv", t, [e.left, e.right]), _ATOM
-        if e.op == "**":
-            if t.is_float:
-                return self.math_text("pow", t, [self.expr(e.left), self.expr(e.right)]), _ATOM
-            return self.helper_call("ipow", t, [e.left, e.right]), _ATOM
-        p = _PREC[e.op]
-        return f"{self.expr(e.left, p)} {e.op} {self.expr(e.right, p + 1)}", p
+        op, t = ops.BINARY[e.op], e.type
+        if not self.infix(e):
+            if t.is_float and op.float_math:
+                return self.math_text(op.float_math, t, [self.expr(e.left), self.expr(e.right)]), _ATOM
+            return self.helper_call(op.name, t, [e.left, e.right], op.helper(t)), _ATOM
+        c_op = op.c_operator
+        p = _PREC[c_op]
+        return f"{self.expr(e.left, p)} {c_op} {self.expr(e.right, p + 1)}", p
+
+    def nonnegative(self, e: ir.Expr) -> bool:
+        return is_nonnegative(e, self.nonneg)
 
     def expr_Compare(self, e: ir.Compare) -> tuple[str, int]:
         p = _PREC[e.op]
@@ -445,7 +443,7 @@ class Emitter:
         return f"{self.expr(e.left, p)} {op} {self.expr(e.right, p + 1)}", p
 
     def expr_Unary(self, e: ir.Unary) -> tuple[str, int]:
-        op = "!" if e.op == "not" else e.op
+        op = ops.UNARY[e.op].c_symbol
         inner = self.expr(e.operand, _UNARY)
         if op == "-" and inner.startswith("-"):
             inner = f"({inner})"
@@ -468,9 +466,9 @@ class Emitter:
         return f"{c} ? {self.expr(e.a, _TERNARY + 1)} : {self.expr(e.b, _TERNARY)}", _TERNARY
 
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
-        t = e.args[0].type
-        if e.name in ("min", "max") and t.is_float:
-            return self.helper_call(e.name, t, e.args), _ATOM
+        t, helper = e.args[0].type, ops.MATH[e.name].float_helper
+        if helper is not None and t.is_float:
+            return self.helper_call(e.name, t, e.args, lambda t, c: helper), _ATOM
         return self.math_text(e.name, t, [self.expr(a) for a in e.args]), _ATOM
 
     def math_text(self, name: str, t: ScalarType, args: list[str]) -> str:
@@ -513,58 +511,13 @@ class Emitter:
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
 
     # ------------------------------------------------------------ helpers
-    def helper_call(self, kind: str, t: ScalarType, args: list[ir.Expr]) -> str:
+    def helper_call(self, kind: str, t: ScalarType, args: list[ir.Expr], body: Callable[[ScalarType, Any], str]) -> str:
+        """A call of ``gk_<kind>_<type>(a, b)``, defining the helper (with ``body``) on first use."""
         name = f"gk_{kind}_{t.name}"
         if name not in self.helpers:
-            self.helpers[name] = self._helper(kind, t, name)
+            T = self.type(t)
+            self.helpers[name] = f"{self.d.func_prefix}{T} {name}({T} a, {T} b)\n{{\n{body(t, self)}\n}}"
         return f"{name}({', '.join(self.expr(a) for a in args)})"
-
-    def _helper(self, kind: str, t: ScalarType, name: str) -> str:
-        T, pre = self.type(t), self.d.func_prefix
-        if kind == "floordiv" and t.is_float:  # NumPy's algorithm: exact even when a / b rounds
-            m = {
-                f: self.math_text(f, t, args)
-                for f, args in (("fmod", ["a", "b"]), ("floor", ["d"]), ("copysign", [self.zero(t), "a / b"]))
-            }
-            body = (
-                f"    if (b == 0) return a / b;\n    {T} r = {m['fmod']};\n    {T} d = (a - r) / b;\n"
-                f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
-                f"    if (d == 0) return {m['copysign']};\n"
-                f"    {T} f = {m['floor']};\n    return d - f > 0.5 ? f + 1 : f;"
-            )
-        elif kind == "floordiv" and t.kind == "u":  # x // 0 is 0, as in NumPy
-            body = "    return b == 0 ? 0 : a / b;"
-        elif kind == "floordiv":  # Python floors; C truncates.  x // 0 is 0, as in NumPy.
-            body = (
-                f"    if (b == 0) return 0;\n"
-                f"    if (b == -1) return -a;  /* MIN / -1 would trap */\n    {T} q = a / b;\n"
-                f"    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n    return q;"
-            )
-        elif kind == "mod" and t.is_float:  # the result takes the divisor's sign
-            fmod = self.math_text("fmod", t, ["a", "b"])
-            zero = self.math_text("copysign", t, [self.zero(t), "b"])
-            body = (
-                f"    {T} r = {fmod};\n    if (r == 0) return {zero};\n"
-                f"    if ((r < 0) != (b < 0)) r += b;\n    return r;"
-            )
-        elif kind == "mod" and t.kind == "u":
-            body = "    return b == 0 ? 0 : a % b;"
-        elif kind == "mod":  # Python's sign rule; x % 0 is 0 as in NumPy; MIN % -1 would trap
-            body = (
-                f"    if (b == 0 || b == -1) return 0;\n    {T} r = a % b;\n"
-                f"    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
-            )
-        elif kind == "ipow":  # exponentiation by squaring; wraps like NumPy
-            body = (
-                f"    {T} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
-                "        b >>= 1;\n        if (b) a *= a;  /* no square beyond the last bit */\n    }\n    return r;"
-            )
-        elif kind in ("min", "max"):  # Python's min/max: the first argument wins ties and NaNs
-            op = "<" if kind == "min" else ">"
-            body = f"    return b {op} a ? b : a;"
-        else:  # pragma: no cover
-            raise AssertionError(kind)
-        return f"{pre}{T} {name}({T} a, {T} b)\n{{\n{body}\n}}"
 
     def _cas_helper(self, name: str, op: str, t: ScalarType, space: str) -> str:
         """An atomic the hardware lacks, built from a 32-bit compare-and-swap loop."""
@@ -578,11 +531,7 @@ class Emitter:
         if op == "cas":
             call = cas.format(f"{to_bits}(cmp)", f"{to_bits}(v)", p=uptr, T=U)
             return f"{pre}{T} {name}({ptr}, {T} cmp, {T} v)\n{{\n    return {from_bits}({call});\n}}"
-        if op == "exch":
-            new = "v"
-        else:
-            new = {"add": "old + v", "sub": "old - v", "min": "v < old ? v : old", "max": "v > old ? v : old"}[op]
-        call = cas.format("assumed", f"{to_bits}({new})", p=uptr, T=U)
+        call = cas.format("assumed", f"{to_bits}({ops.ATOMIC[op].c_update})", p=uptr, T=U)
         return (
             f"{pre}{T} {name}({ptr}, {T} v)\n{{\n"
             f"    {U} seen = *({'volatile ' + qual if qual else 'volatile '}{U}*)p, assumed;\n"

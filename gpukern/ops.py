@@ -1,0 +1,441 @@
+"""Every operator of the kernel language, defined once.
+
+An entry says what the operation computes -- a NumPy function over operands of the
+operation's type, which the simulator runs and the constant folder calls on typed
+constants -- and how C writes it: C's own operator where C means the same thing, or a
+small helper function whose body is written here, in dialect-neutral C, next to the
+NumPy form it must agree with.  ``tests/test_ops.py`` walks these tables and checks every
+backend against the NumPy form on edge values (zero divisors, INT_MIN, NaN, inf,
+shift counts out of range).
+
+Where C leaves a case undefined or implementation-defined, the entry defines it, and
+both forms implement that definition (docs/language.md lists them):
+
+- ``//`` and ``%`` floor, as in Python; ``x // 0`` and ``x % 0`` are 0 for integers, as in
+  NumPy; ``MIN // -1`` is ``MIN`` (wraps) and ``MIN % -1`` is 0.
+- ``x << n`` and ``x >> n`` with ``n`` outside ``[0, bits)`` shift every bit out: ``<<`` gives
+  0, ``>>`` gives 0, or -1 for a negative signed ``x`` (NumPy's rule; C leaves it undefined,
+  OpenCL masks the count, PTX clamps it).  Shifts of negative values wrap like NumPy's.
+- integer ``x ** n`` wraps like NumPy; for ``n < 0`` it is ``1 / x**-n`` truncated: 1 when
+  ``x == 1``, -1 or 1 when ``x == -1``, else 0.
+- ``min``/``max`` are Python's: the first argument wins ties and NaNs.
+- ``abs(MIN)`` is ``MIN`` (wraps).
+
+Signed overflow of ``+ - *`` and unary minus stays undefined in C, as in CUDA C: making it
+wrap would cost index arithmetic what hand-written CUDA gets (docs/language.md).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from . import ir
+from .types import ScalarType
+
+
+class CText(Protocol):
+    """What a helper body needs from the C emitter: its spellings in the current dialect."""
+
+    def type(self, t: ScalarType) -> str: ...
+
+    def math_text(self, name: str, t: ScalarType, args: list[str]) -> str: ...
+
+    def zero(self, t: ScalarType) -> str: ...
+
+    def unsigned(self, t: ScalarType) -> str: ...
+
+
+def unsigned_of_dtype(dt: np.dtype) -> np.dtype:
+    """The unsigned integer type of ``dt``'s width (shifts and wrapping negation are done in it)."""
+    return np.dtype(f"u{dt.itemsize}")
+
+
+# ---------------------------------------------------------------- NumPy forms
+def _arr(x: Any, dt: np.dtype) -> np.ndarray:
+    return np.asarray(x).astype(dt, copy=False)
+
+
+def _shift(left: bool) -> Callable[[Any, Any, np.dtype], Any]:
+    def run(a: Any, b: Any, dt: np.dtype) -> Any:
+        a, b = _arr(a, dt), _arr(b, dt)
+        bits = dt.itemsize * 8
+        inside = (b >= 0) & (b < bits)
+        count = np.where(inside, b, 0).astype(dt)
+        if left:  # in unsigned arithmetic, so negative values wrap instead of being undefined
+            u = unsigned_of_dtype(dt)
+            shifted = np.left_shift(a.astype(u), count.astype(u)).astype(dt)
+            return np.where(inside, shifted, dt.type(0)).astype(dt)
+        shifted = np.right_shift(a, count)
+        out_of_range = np.where(a < 0, dt.type(-1), dt.type(0)) if dt.kind == "i" else dt.type(0)
+        return np.where(inside, shifted, out_of_range).astype(dt)
+
+    return run
+
+
+def _ipow(a: Any, b: Any, dt: np.dtype) -> Any:
+    a, b = _arr(a, dt), _arr(b, dt)
+    positive = np.power(a, np.maximum(b, 0).astype(dt), dtype=dt)  # modular: equal to C's squaring loop
+    if dt.kind == "u":
+        return positive
+    negative = np.where(a == 1, dt.type(1), np.where(a == -1, np.where(b & 1, dt.type(-1), dt.type(1)), dt.type(0)))
+    return np.where(b < 0, negative, positive).astype(dt)
+
+
+def _int_floordiv(a: Any, b: Any, dt: np.dtype) -> Any:
+    return np.floor_divide(_arr(a, dt), _arr(b, dt), dtype=dt)  # x // 0 is 0, MIN // -1 wraps
+
+
+def _remainder(a: Any, b: Any, dt: np.dtype) -> Any:
+    return np.remainder(_arr(a, dt), _arr(b, dt), dtype=dt)  # floor rule; x % 0 is 0 (ints)
+
+
+def _ufunc(f: Callable[..., Any]) -> Callable[[Any, Any, np.dtype], Any]:
+    return lambda a, b, dt: f(_arr(a, dt), _arr(b, dt), dtype=dt)
+
+
+# ---------------------------------------------------------------- C helper bodies
+def _c_floordiv(t: ScalarType, c: CText) -> str:
+    if t.is_float:  # NumPy's algorithm: exact even when a / b rounds
+        fmod = c.math_text("fmod", t, ["a", "b"])
+        floor = c.math_text("floor", t, ["d"])
+        signed_zero = c.math_text("copysign", t, [c.zero(t), "a / b"])
+        return (
+            f"    if (b == 0) return a / b;\n    {c.type(t)} r = {fmod};\n    {c.type(t)} d = (a - r) / b;\n"
+            f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
+            f"    if (d == 0) return {signed_zero};\n"
+            f"    {c.type(t)} f = {floor};\n    return d - f > 0.5 ? f + 1 : f;"
+        )
+    if t.kind == "u":
+        return "    return b == 0 ? 0 : a / b;"
+    U = c.unsigned(t)
+    return (
+        f"    if (b == 0) return 0;\n"
+        f"    if (b == -1) return ({c.type(t)})(({U})0 - ({U})a);  /* MIN / -1 would trap: wrap */\n"
+        f"    {c.type(t)} q = a / b;\n"
+        f"    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n    return q;"
+    )
+
+
+def _c_mod(t: ScalarType, c: CText) -> str:
+    if t.is_float:  # the result takes the divisor's sign
+        fmod = c.math_text("fmod", t, ["a", "b"])
+        zero = c.math_text("copysign", t, [c.zero(t), "b"])
+        return (
+            f"    {c.type(t)} r = {fmod};\n    if (r == 0) return {zero};\n"
+            "    if ((r < 0) != (b < 0)) r += b;\n    return r;"
+        )
+    if t.kind == "u":
+        return "    return b == 0 ? 0 : a % b;"
+    return (
+        "    if (b == 0 || b == -1) return 0;  /* MIN % -1 would trap */\n"
+        f"    {c.type(t)} r = a % b;\n    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n    return r;"
+    )
+
+
+def _c_ipow(t: ScalarType, c: CText) -> str:
+    neg = "" if t.kind == "u" else "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    return (
+        f"{neg}    {c.type(t)} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
+        "        b >>= 1;\n        if (b) a *= a;  /* no square beyond the last bit */\n    }\n    return r;"
+    )
+
+
+def _c_shift(left: bool) -> Callable[[ScalarType, CText], str]:
+    def body(t: ScalarType, c: CText) -> str:
+        U, bits = c.unsigned(t), t.itemsize * 8
+        inside = f"({U})b < {bits}"
+        if left:
+            return f"    return {inside} ? ({c.type(t)})(({U})a << b) : 0;"
+        outside = "(a < 0 ? -1 : 0)" if t.kind == "i" else "0"
+        return f"    return {inside} ? a >> b : {outside};"
+
+    return body
+
+
+# ---------------------------------------------------------------- when C's operator is exact
+NonNegative = Callable[[ir.Expr], bool]  # whether an expression is never negative (the emitter knows)
+
+
+def _count_in_range(e: ir.BinOp, nonneg: NonNegative) -> bool:
+    """A shift by a literal count in [0, bits): C's operator means the same."""
+    return isinstance(e.right, ir.Lit) and 0 <= e.right.value < e.type.itemsize * 8
+
+
+def _floor_agrees_with_c(e: ir.BinOp, nonneg: NonNegative) -> bool:
+    """Floor and truncation agree for a never-negative integer by a positive literal."""
+    return e.type.is_int and isinstance(e.right, ir.Lit) and e.right.value > 0 and nonneg(e.left)
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """``a <symbol> b`` on two operands of one type (the operation's, from ``types.promote``).
+
+    ``numpy(a, b, dtype)`` is the meaning.  C writes it ``a <symbol> b`` when ``helper(t)`` is None
+    (C's operator is exact for every operand of type t) or ``exact(node, nonneg)`` holds for the
+    node at hand; otherwise as a call of ``gk_<name>_<type>`` whose body ``helper(t, c)`` writes,
+    or, for floats, as the math function ``float_math``.
+    """
+
+    symbol: str
+    name: str
+    numpy: Callable[[Any, Any, np.dtype], Any]
+    python: Callable[[Any, Any], Any]  # two Python literals (weak types): Python's own meaning
+    int_only: bool = False
+    helper: Callable[[ScalarType], Callable[[ScalarType, CText], str] | None] = lambda t: None
+    exact: Callable[[ir.BinOp, NonNegative], bool] = lambda e, nonneg: False
+    float_math: str | None = None  # floats: C spells the operation as this math function
+    flop: bool = False  # counted as a floating-point operation by the profiler (on floats)
+    c_symbol: str = ""  # C's operator, where it differs from Python's (``//`` is ``/`` where exact)
+
+    @property
+    def c_operator(self) -> str:
+        return self.c_symbol or self.symbol
+
+    def fold(self, a: Any, b: Any, t: ScalarType | None) -> Any:
+        """The constant ``a op b``: Python's meaning for two literals (``t`` None), else ours at ``t``."""
+        if t is None:
+            return self.python(a, b)
+        with np.errstate(all="ignore"):
+            return np.asarray(self.numpy(t.dtype.type(a), t.dtype.type(b), t.dtype))[()]
+
+
+def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarType], Any]:
+    return lambda t: body if t.is_int else None
+
+
+BINARY: dict[str, BinaryOp] = {
+    op.symbol: op
+    for op in [
+        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True),
+        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True),
+        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True),
+        BinaryOp("/", "div", _ufunc(np.true_divide), operator.truediv, flop=True),
+        BinaryOp(
+            "//",
+            "floordiv",
+            lambda a, b, dt: _int_floordiv(a, b, dt) if dt.kind in "iu" else np.floor_divide(a, b, dtype=dt),
+            operator.floordiv,
+            helper=lambda t: _c_floordiv,
+            exact=_floor_agrees_with_c,
+            c_symbol="/",
+        ),
+        BinaryOp("%", "mod", _remainder, operator.mod, helper=lambda t: _c_mod, exact=_floor_agrees_with_c),
+        BinaryOp(
+            "**",
+            "ipow",
+            lambda a, b, dt: _ipow(a, b, dt) if dt.kind in "iu" else np.power(_arr(a, dt), _arr(b, dt), dtype=dt),
+            operator.pow,
+            helper=_int_helper(_c_ipow),
+            float_math="pow",
+        ),
+        BinaryOp("<<", "shl", _shift(True), operator.lshift, True, lambda t: _c_shift(True), _count_in_range),
+        BinaryOp(">>", "shr", _shift(False), operator.rshift, True, lambda t: _c_shift(False), _count_in_range),
+        BinaryOp("&", "and", _ufunc(np.bitwise_and), operator.and_, True),
+        BinaryOp("|", "or", _ufunc(np.bitwise_or), operator.or_, True),
+        BinaryOp("^", "xor", _ufunc(np.bitwise_xor), operator.xor, True),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class CompareOp:
+    """``a <symbol> b`` on two operands of one type, giving a bool; C's operator is exact."""
+
+    symbol: str
+    numpy: Callable[[Any, Any], Any]
+    python: Callable[[Any, Any], Any]
+
+    def fold(self, a: Any, b: Any) -> bool:
+        return bool(self.python(a, b))
+
+
+COMPARE: dict[str, CompareOp] = {
+    op.symbol: op
+    for op in [
+        CompareOp("<", np.less, operator.lt),
+        CompareOp("<=", np.less_equal, operator.le),
+        CompareOp(">", np.greater, operator.gt),
+        CompareOp(">=", np.greater_equal, operator.ge),
+        CompareOp("==", np.equal, operator.eq),
+        CompareOp("!=", np.not_equal, operator.ne),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    """``-x``, ``~x`` (on the operand's own type) or ``not x`` (bool); C writes ``c_symbol``."""
+
+    symbol: str
+    c_symbol: str
+    numpy: Callable[[Any, np.dtype], Any]
+    python: Callable[[Any], Any]
+
+
+UNARY: dict[str, UnaryOp] = {
+    op.symbol: op
+    for op in [
+        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg),
+        UnaryOp("~", "~", lambda v, dt: np.invert(v, dtype=dt), operator.invert),
+        UnaryOp("not", "!", lambda v, dt: np.logical_not(v), operator.not_),
+    ]
+}
+
+
+# ---------------------------------------------------------------- math functions
+def _py_min_max(pick_second: Callable[[Any, Any], Any]) -> Callable[..., Any]:
+    """Python's min/max on two values: the first wins ties and NaNs (``b < a ? b : a``)."""
+    return lambda a, b: np.where(pick_second(b, a), b, a)
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+
+@dataclass(frozen=True)
+class MathFunc:
+    """A math intrinsic: its NumPy meaning (simulator and constant folder alike) and how C calls it.
+
+    The dialect's ``math`` table spells it by name and type; where C's function differs from
+    the meaning on some operands (float min/max and NaN), ``helper`` is the body C uses.
+    ``typing`` is 'float' (NumPy ufunc rules: integers compute in float64), 'same' (the
+    promoted operand type, e.g. min/max) or 'abs'.
+    """
+
+    name: str
+    nargs: int
+    numpy: Callable[..., Any]
+    predicate: bool = False  # returns bool (isnan...)
+    typing: str = "float"
+    float_helper: str | None = None  # C body for float operands, where the library function differs
+
+    def evaluate(self, args: list[Any], t: ScalarType) -> Any:
+        """The value at run time (or of constants) for operands already of type ``t``."""
+        with np.errstate(all="ignore"):
+            out = self.numpy(*[_arr(a, t.dtype) for a in args])
+        return out if self.predicate else np.asarray(out).astype(t.dtype, copy=False)
+
+
+def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc:
+    return MathFunc(name, nargs, fn, **kw)
+
+
+MATH: dict[str, MathFunc] = {
+    f.name: f
+    for f in [
+        _m("sqrt", np.sqrt),
+        _m("exp", np.exp),
+        _m("exp2", np.exp2),
+        _m("expm1", np.expm1),
+        _m("log", np.log),
+        _m("log2", np.log2),
+        _m("log10", np.log10),
+        _m("log1p", np.log1p),
+        _m("sin", np.sin),
+        _m("cos", np.cos),
+        _m("tan", np.tan),
+        _m("asin", np.arcsin),
+        _m("acos", np.arccos),
+        _m("atan", np.arctan),
+        _m("sinh", np.sinh),
+        _m("cosh", np.cosh),
+        _m("tanh", np.tanh),
+        _m("asinh", np.arcsinh),
+        _m("acosh", np.arccosh),
+        _m("atanh", np.arctanh),
+        _m("floor", np.floor),
+        _m("ceil", np.ceil),
+        _m("trunc", np.trunc),
+        _m("fabs", np.fabs),
+        _m("erf", _erf),
+        _m("erfc", _erfc),
+        _m("atan2", np.arctan2, 2),
+        _m("pow", np.power, 2),
+        _m("fmod", np.fmod, 2),
+        _m("copysign", np.copysign, 2),
+        _m("hypot", np.hypot, 2),
+        _m("isnan", np.isnan, predicate=True),
+        _m("isinf", np.isinf, predicate=True),
+        _m("isfinite", np.isfinite, predicate=True),
+        _m("abs", np.abs, typing="abs"),  # wraps at MIN, like NumPy and like C in practice
+        _m("min", _py_min_max(np.less), 2, typing="same", float_helper="    return b < a ? b : a;"),
+        _m("max", _py_min_max(np.greater), 2, typing="same", float_helper="    return b > a ? b : a;"),
+    ]
+}
+
+_NUMPY_ALIASES = {
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "power": "pow",
+}
+
+
+def _python_objects() -> dict[int, MathFunc]:
+    """The Python objects that name each math function: ``math.sqrt``, ``np.sqrt``, ``abs``..."""
+    import builtins
+
+    table: dict[int, MathFunc] = {}
+    for name, fn in MATH.items():
+        for module in (math, np, builtins):
+            if name not in ("min", "max", "abs") and module is builtins:
+                continue
+            if name in ("min", "max", "abs") and module is not builtins:
+                continue
+            if hasattr(module, name):
+                table[id(getattr(module, name))] = fn
+    for np_name, name in _NUMPY_ALIASES.items():
+        table[id(getattr(np, np_name))] = MATH[name]
+    return table
+
+
+_BY_ID = _python_objects()
+
+
+def math_func(obj: Any) -> MathFunc | None:
+    """The math function ``obj`` is (``math.sqrt``, ``np.sqrt``, ``abs``, ``min``...), or None."""
+    return _BY_ID.get(id(obj))
+
+
+# ---------------------------------------------------------------- atomics
+@dataclass(frozen=True)
+class AtomicOp:
+    """``atomic_<name>(a, i, *operands)``: replaces ``a[i]`` by ``update(old, *operands)`` and
+    returns the old value.  C uses the dialect's native instruction for (name, type) where it
+    has one, else a compare-and-swap loop that stores ``c_update`` (C over ``old``, ``v``, ``cmp``)."""
+
+    name: str
+    nargs: int  # operands after the array and index
+    update: Callable[..., Any]  # NumPy: old, *operands -> new (elementwise)
+    c_update: str
+    summable: bool = False  # several updates of one element combine by a running sum (add, sub)
+
+
+def _bits_equal(old: Any, cmp: Any) -> Any:
+    """CAS compares bit patterns (a NaN matches the same NaN; -0.0 does not match 0.0)."""
+    old = np.asarray(old)
+    u = unsigned_of_dtype(old.dtype)
+    return old.view(u) == np.asarray(cmp, old.dtype).view(u)
+
+
+ATOMIC: dict[str, AtomicOp] = {
+    op.name: op
+    for op in [
+        AtomicOp("add", 1, lambda old, v: old + v, "old + v", summable=True),
+        AtomicOp("sub", 1, lambda old, v: old - v, "old - v", summable=True),
+        AtomicOp("min", 1, lambda old, v: np.where(v < old, v, old), "v < old ? v : old"),
+        AtomicOp("max", 1, lambda old, v: np.where(v > old, v, old), "v > old ? v : old"),
+        AtomicOp("exch", 1, lambda old, v: v, "v"),
+        AtomicOp("cas", 2, lambda old, cmp, v: np.where(_bits_equal(old, cmp), v, old), "cmp"),
+    ]
+}
