@@ -19,7 +19,6 @@ from .array import DeviceArray
 from .autotune import autotune
 from .backends import available_backends, empty, get_backend, set_backend, to_device, zeros
 from .cache import cache_info, clear_cache
-from .calls import DeviceFunction, func
 from .errors import (
     BackendError,
     BarrierDivergenceError,
@@ -35,6 +34,7 @@ from .errors import (
 )
 from .kernel import Kernel, kernel
 from .lang import (
+    DeviceFunction,
     atomic_add,
     atomic_cas,
     atomic_exch,
@@ -44,6 +44,7 @@ from .lang import (
     barrier,
     block_dim,
     block_idx,
+    func,
     global_id,
     grid_dim,
     launch_bounds,

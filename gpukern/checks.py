@@ -26,7 +26,7 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
 
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
-            if v.name not in defined and "." not in v.name:
+            if v.name not in defined and not v.temp:
                 raise KernelTypeError(
                     f"{v.name!r} may be used before it is assigned: not every path to here assigns it",
                     v.loc,

@@ -10,8 +10,8 @@ Types here are always concrete (no weak literal types survive the front end).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from .errors import Loc
 from .types import ArrayType, ScalarType
@@ -22,9 +22,14 @@ def _loc() -> Any:
 
 
 class Node:
-    """Base of IR nodes; ``loc`` is where in the Python source it came from."""
+    """Base of IR nodes; ``loc`` is where in the Python source it came from.
+
+    ``CHILDREN`` names the fields that hold sub-nodes (a node or a list of nodes), so
+    traversals need no knowledge of each class.
+    """
 
     loc: Loc | None
+    CHILDREN: ClassVar[tuple[str, ...]] = ()
 
 
 # ---------------------------------------------------------------- expressions
@@ -43,26 +48,32 @@ class Lit(Expr):
 
 @dataclass(eq=False)
 class Var(Expr):
-    """A scalar local variable or scalar parameter; ``name`` is its Python name."""
+    """A scalar local variable or scalar parameter; ``name`` is its Python name, or for a
+    compiler temporary (``temp``) a fresh name no Python name of the function uses."""
 
     name: str
     type: ScalarType
     loc: Loc | None = _loc()
+    temp: bool = field(default=False, kw_only=True)
 
 
 @dataclass(eq=False)
 class ArrayRef(Node):
-    """An array: a parameter, a shared or local declaration, or a function parameter."""
+    """An array: a parameter, a shared or local declaration, or a function parameter.
+
+    A declaration is ``temp`` (a fresh name) until an assignment gives it the user's name."""
 
     name: str
     type: ArrayType
     loc: Loc | None = _loc()
+    temp: bool = field(default=False, kw_only=True)
 
 
 @dataclass(eq=False)
 class Load(Expr):
     """``array[indices]``: one index per dimension."""
 
+    CHILDREN = ("array", "indices")
     array: ArrayRef
     indices: list[Expr]
     type: ScalarType
@@ -78,6 +89,7 @@ class BinOp(Expr):
     floor semantics, which the emitters spell with helpers where C differs.
     """
 
+    CHILDREN = ("left", "right")
     op: str
     left: Expr
     right: Expr
@@ -89,6 +101,7 @@ class BinOp(Expr):
 class Compare(Expr):
     """``< <= > >= == !=`` on two operands of one type; the result is bool."""
 
+    CHILDREN = ("left", "right")
     op: str
     left: Expr
     right: Expr
@@ -100,6 +113,7 @@ class Compare(Expr):
 class Logic(Expr):
     """Short-circuit ``and``/``or`` on bool operands."""
 
+    CHILDREN = ("left", "right")
     op: str  # 'and' | 'or'
     left: Expr
     right: Expr
@@ -111,6 +125,7 @@ class Logic(Expr):
 class Unary(Expr):
     """``-``, ``~`` (on its own type) or ``not`` (bool)."""
 
+    CHILDREN = ("operand",)
     op: str  # '-' | '~' | 'not'
     operand: Expr
     type: ScalarType
@@ -121,6 +136,7 @@ class Unary(Expr):
 class Cast(Expr):
     """Conversion of ``value`` to ``type`` (C conversion; bool means ``!= 0``)."""
 
+    CHILDREN = ("value",)
     value: Expr
     type: ScalarType
     loc: Loc | None = _loc()
@@ -130,6 +146,7 @@ class Cast(Expr):
 class Select(Expr):
     """``a if cond else b``: only the chosen operand is evaluated."""
 
+    CHILDREN = ("cond", "a", "b")
     cond: Expr
     a: Expr
     b: Expr
@@ -141,6 +158,7 @@ class Select(Expr):
 class MathCall(Expr):
     """A math intrinsic by its generic name (``sqrt``, ``atan2``, ``isnan``...)."""
 
+    CHILDREN = ("args",)
     name: str
     args: list[Expr]
     type: ScalarType
@@ -162,6 +180,7 @@ class Special(Expr):
 class Shape(Expr):
     """``array.shape[dim]`` of a global array (passed to the kernel as a parameter)."""
 
+    CHILDREN = ("array",)
     array: ArrayRef
     dim: int
     type: ScalarType
@@ -175,6 +194,7 @@ class Atomic(Expr):
     ``op`` is add, sub, min, max, exch or cas (cas takes compare then value).
     """
 
+    CHILDREN = ("array", "indices", "operands")
     op: str
     array: ArrayRef
     indices: list[Expr]
@@ -200,6 +220,7 @@ class Call(Expr):
     Array arguments are ``ArrayRef``s; ``type`` is None for a function returning nothing.
     """
 
+    CHILDREN = ("args",)
     func: FuncDef
     args: list[Expr | ArrayRef]
     type: ScalarType | None
@@ -215,6 +236,7 @@ class Stmt(Node):
 class Assign(Stmt):
     """``target = value``; ``declare`` marks the assignment that also declares it."""
 
+    CHILDREN = ("target", "value")
     target: Var
     value: Expr
     declare: bool = False
@@ -223,6 +245,7 @@ class Assign(Stmt):
 
 @dataclass(eq=False)
 class Store(Stmt):
+    CHILDREN = ("array", "indices", "value")
     array: ArrayRef
     indices: list[Expr]
     value: Expr
@@ -237,6 +260,7 @@ class VecLoad(Stmt):
     the first element must be a multiple of ``width`` (the alignment vector accesses need).
     """
 
+    CHILDREN = ("array", "indices")
     name: str
     array: ArrayRef
     indices: list[Expr]
@@ -248,6 +272,7 @@ class VecLoad(Stmt):
 class VecStore(Stmt):
     """``len(values)`` consecutive elements stored from ``array[indices]`` on, in one access."""
 
+    CHILDREN = ("array", "indices", "values")
     array: ArrayRef
     indices: list[Expr]
     values: list[Expr]
@@ -262,12 +287,14 @@ class VecStore(Stmt):
 class DeclArray(Stmt):
     """Declaration of a shared or local (per-thread) array of static shape."""
 
+    CHILDREN = ("array",)
     array: ArrayRef
     loc: Loc | None = _loc()
 
 
 @dataclass(eq=False)
 class If(Stmt):
+    CHILDREN = ("cond", "then", "orelse")
     cond: Expr
     then: list[Stmt]
     orelse: list[Stmt]
@@ -282,6 +309,7 @@ class For(Stmt):
     only known at run time.  ``declare`` means the loop statement declares ``var``.
     """
 
+    CHILDREN = ("var", "start", "stop", "step", "body")
     var: Var
     start: Expr
     stop: Expr
@@ -294,6 +322,7 @@ class For(Stmt):
 
 @dataclass(eq=False)
 class While(Stmt):
+    CHILDREN = ("cond", "body")
     cond: Expr
     body: list[Stmt]
     loc: Loc | None = _loc()
@@ -311,6 +340,7 @@ class Continue(Stmt):
 
 @dataclass(eq=False)
 class Return(Stmt):
+    CHILDREN = ("value",)
     value: Expr | None = None
     loc: Loc | None = _loc()
 
@@ -324,6 +354,7 @@ class Barrier(Stmt):
 
 @dataclass(eq=False)
 class ExprStmt(Stmt):
+    CHILDREN = ("value",)
     value: Expr
     loc: Loc | None = _loc()
 
@@ -373,22 +404,9 @@ class Program:
 
 
 # ---------------------------------------------------------------- traversal
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_NODE_WORDS = ("Expr", "Stmt", "ArrayRef", "Var", "Node", "list[")
-
-
-def _child_fields(cls: type) -> tuple[str, ...]:
-    """The fields of a node class that hold sub-nodes (found once per class, from annotations)."""
-    names = tuple(f.name for f in fields(cls) if f.name != "loc" and any(w in str(f.type) for w in _NODE_WORDS))
-    _CHILD_FIELDS[cls] = names
-    return names
-
-
 def children(node: Any) -> Iterator[Any]:
     """Direct sub-nodes of an IR node, statements and expressions alike."""
-    cls = type(node)
-    names = _CHILD_FIELDS.get(cls)
-    for name in _child_fields(cls) if names is None else names:
+    for name in node.CHILDREN:
         value = getattr(node, name)
         if isinstance(value, list):
             yield from (v for v in value if isinstance(v, Node))
@@ -406,3 +424,20 @@ def walk(node: Any) -> Iterator[Any]:
 def walk_body(body: list[Stmt]) -> Iterator[Any]:
     for stmt in body:
         yield from walk(stmt)
+
+
+def names_in(fd: FuncDef) -> set[str]:
+    """Every variable, array and vector name a function uses (a fresh name must avoid them)."""
+    out = {p.name for p in fd.params}
+    out.update(n.name for n in walk_body(fd.body) if isinstance(n, (Var, ArrayRef, VecLoad)))
+    return out
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """A name for a compiler temporary that no name in ``taken`` uses (then added to it)."""
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name

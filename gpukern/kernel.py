@@ -20,7 +20,7 @@ from . import ir, lang
 from .array import DeviceArray
 from .backends import get_backend
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
-from .frontend import Compiler, Static
+from .frontend import Compiler
 from .plan import Plan, make_plan, no_plan
 from .source import ParsedFunction, parse_function
 from .types import (
@@ -36,6 +36,7 @@ from .types import (
     int64,
     python_type,
 )
+from .values import Static
 from .variant import Variant
 
 _all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()

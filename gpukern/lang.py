@@ -1,20 +1,56 @@
-"""The names a kernel uses: thread geometry, memory, barriers, atomics.
+"""The names a kernel uses -- thread geometry, memory, barriers, atomics -- each defined once.
 
-These are markers.  The front end recognises them by identity when it resolves a
-name, whatever the user imported them as (``gk.barrier``, ``from gpukern import
-barrier as sync``).  Called from ordinary Python they say they only work inside
-a kernel, rather than doing something wrong quietly.
+Every intrinsic is one object whose class owns its typing and its lowering to IR
+(``lower``); the IR it produces is generic (``Barrier``, ``Atomic``, ``VecLoad``...) and the
+meaning of an atomic lives in ``gpukern.ops``.  The front end finds an intrinsic by
+identity, whatever the user imported it as (``gk.barrier``, ``from gpukern import barrier
+as sync``), and calls its ``lower``: adding an intrinsic is adding a class here, not a
+method to the front end.  Called from ordinary Python, an intrinsic says it only works
+inside a kernel rather than doing something wrong quietly.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+from typing import Any, Protocol
 
-from .errors import GpukernError
+import numpy as np
+
+from . import ir, ops
+from .errors import GpukernError, KernelSyntaxError, KernelTypeError, Loc
+from .source import ParsedFunction, parse_function
+from .types import ArrayType, ScalarType, Type, bool_, from_dtype, int32, python_type
+from .values import Static, Value, check_store_cast, coerce, describe, scalar
+
+
+class Lowering(Protocol):
+    """What an intrinsic's ``lower`` may use of the front end (``gpukern.expressions``)."""
+
+    is_kernel: bool
+
+    def loc(self, node: ast.AST) -> Loc: ...
+
+    def visit(self, node: ast.AST) -> Value: ...
+
+    def static_value(self, node: ast.AST, default: Any = ...) -> Any: ...
+
+    def type_of(self, v: Value) -> Type: ...
+
+    def nargs(self, node: ast.Call, n: int | tuple[int, ...], name: str) -> None: ...
+
+    def emit(self, stmt: ir.Stmt) -> None: ...
+
+    def declare(self, ref: ir.ArrayRef) -> None: ...
+
+    def fresh(self, base: str) -> str: ...
+
+    def array_and_index(self, node: ast.Call, what: str) -> tuple[ir.ArrayRef, list[ir.Expr]]: ...
+
+    def set_launch_bounds(self, node: ast.AST, bounds: tuple[int, ...]) -> None: ...
 
 
 class Intrinsic:
-    """A function that exists only inside kernels; ``name`` selects its lowering."""
+    """A function that exists only inside kernels; subclasses lower its calls."""
 
     def __init__(self, name: str, doc: str):
         self.name = name
@@ -26,10 +62,9 @@ class Intrinsic:
     def __repr__(self) -> str:
         return f"<gpukern intrinsic {self.name}>"
 
-
-class KernelObject:
-    """Base of ``@kernel`` objects: device code can tell it was handed a kernel (which it may
-    not call) without the front end importing the kernel layer above it."""
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        """The call ``node`` as IR (statements go through ``cx.emit``) or a compile-time value."""
+        raise NotImplementedError
 
 
 class Dim3:
@@ -47,45 +82,272 @@ class Dim3:
     def __repr__(self) -> str:
         return f"<gpukern {self.name}>"
 
+    def lower_attribute(self, cx: Lowering, node: ast.Attribute) -> Value:
+        if node.attr not in ("x", "y", "z"):
+            raise KernelTypeError(f"{self.name} has only .x, .y and .z", cx.loc(node))
+        return ir.Special(self.name, "xyz".index(node.attr), int32, loc=cx.loc(node))
 
+
+class KernelObject:
+    """Base of ``@kernel`` objects: device code can tell it was handed a kernel (which it may
+    not call) without the front end importing the kernel layer above it."""
+
+
+class DeviceFunction:
+    """A ``@func`` helper: callable from kernels and other helpers, specialised per call types."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._parsed: ParsedFunction | None = None
+
+    @property
+    def parsed(self) -> ParsedFunction:
+        if self._parsed is None:
+            self._parsed = parse_function(self.fn)
+        return self._parsed
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<gpukern func {self.__name__}>"
+
+
+def func(fn: Any) -> DeviceFunction:
+    """Decorate a helper callable from kernels (``__device__`` in CUDA)."""
+    return DeviceFunction(fn)
+
+
+# ---------------------------------------------------------------- synchronisation
+class _Barrier(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        cx.emit(ir.Barrier(loc=cx.loc(node)))
+        return Static(None)
+
+
+class _Misplaced(Intrinsic):
+    """An intrinsic that is part of a statement's syntax (``for ... in unroll(...)``, ``with``)."""
+
+    def __init__(self, name: str, doc: str, usage: str):
+        super().__init__(name, doc)
+        self.usage = usage
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        raise KernelSyntaxError(self.usage, cx.loc(node))
+
+
+class _GlobalId(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 1, self.name)
+        d = cx.static_value(node.args[0])
+        if d not in (0, 1, 2) or isinstance(d, bool):
+            raise KernelTypeError(f"global_id() takes a dimension 0, 1 or 2, not {d!r}", cx.loc(node))
+        return ir.Special("global_id", int(d), int32, loc=cx.loc(node))
+
+
+class _LaunchBounds(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, (1, 2), self.name)
+        if not cx.is_kernel:
+            raise KernelSyntaxError("launch_bounds() belongs in the kernel, not in a @func", cx.loc(node))
+        bounds = tuple(cx.static_value(a) for a in node.args)
+        if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and 0 < b < 2**31 for b in bounds):
+            raise KernelTypeError(f"launch_bounds() takes positive integers below 2**31, not {bounds!r}", cx.loc(node))
+        cx.set_launch_bounds(node, tuple(int(b) for b in bounds))
+        return Static(None)
+
+
+# ---------------------------------------------------------------- memory
+class _ArrayDecl(Intrinsic):
+    """``shared(dtype, shape)`` / ``local(dtype, shape)``: a static-shape array in one space."""
+
+    MAX_ELEMENTS = 2**31 - 1
+
+    def __init__(self, name: str, doc: str, space: str):
+        super().__init__(name, doc)
+        self.space = space
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        space = self.space
+        if space == "shared" and not cx.is_kernel:
+            raise KernelSyntaxError(
+                "shared() arrays must be declared in the kernel",
+                cx.loc(node),
+                "declare it in the kernel and pass it to the @func",
+            )
+        cx.nargs(node, 2, space)
+        elem = _element_type(cx.static_value(node.args[0], default=None))
+        if elem is None:
+            raise KernelTypeError(
+                f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}",
+                cx.loc(node.args[0]),
+            )
+        shape = cx.static_value(node.args[1], default=None)
+        if shape is None:
+            raise KernelTypeError(
+                f"{space}() needs a compile-time shape",
+                cx.loc(node.args[1]),
+                "make the sizes Const[int] parameters or module-level constants",
+            )
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in shape)
+        if not shape or len(shape) > 3 or not ok:
+            raise KernelTypeError(
+                f"{space}() shape must be 1 to 3 positive integers, not {shape!r}", cx.loc(node.args[1])
+            )
+        shape = tuple(int(s) for s in shape)
+        if int(np.prod(shape, dtype=object)) > self.MAX_ELEMENTS:
+            raise KernelTypeError(f"{space}() array of shape {shape} is too large for a GPU", cx.loc(node.args[1]))
+        # declarations are hoisted to the top of the function (OpenCL requires it of __local
+        # arrays); a fresh name until the assignment that binds the array gives it the user's
+        ref = ir.ArrayRef(cx.fresh(space), ArrayType(elem, len(shape), space, shape), loc=cx.loc(node), temp=True)
+        cx.declare(ref)
+        return ref
+
+
+def _element_type(dtype: Any) -> ScalarType | None:
+    if isinstance(dtype, ScalarType):
+        return dtype
+    elem = python_type(dtype)
+    if elem is None and (isinstance(dtype, np.dtype) or isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        try:
+            elem = from_dtype(dtype)
+        except KernelTypeError:
+            return None
+    return elem
+
+
+class _Vector(Intrinsic):
+    """``vload(a, i, n)`` / ``vstore(a, i, values)``: n consecutive elements in one access."""
+
+    def check(self, cx: Lowering, node: ast.Call, array: ir.ArrayRef, indices: list[ir.Expr], width: Any) -> int:
+        elem, what, loc = array.type.elem, self.name, cx.loc(node)
+        if width not in (2, 4) or isinstance(width, bool):
+            raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
+        if elem == bool_ or elem.itemsize * width > 16:
+            raise KernelTypeError(
+                f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, and no bools", loc
+            )
+        last = indices[-1]
+        if isinstance(last, ir.Lit):
+            if last.value % width:
+                raise KernelTypeError(
+                    f"{what}() at index {last.value}, which is not a multiple of {width} (misaligned)", loc
+                )
+            if array.type.shape is not None and last.value + width > array.type.shape[-1]:
+                raise KernelTypeError(
+                    f"{what}() of elements {last.value}..{last.value + width - 1} is out of bounds "
+                    f"for dimension {array.type.ndim - 1} of size {array.type.shape[-1]}",
+                    loc,
+                )
+        return int(width)
+
+
+class _VLoad(_Vector):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        array, indices = cx.array_and_index(node, self.name)
+        width = self.check(cx, node, array, indices, cx.static_value(node.args[2]))
+        name = cx.fresh(f"{array.name}_v")
+        cx.emit(ir.VecLoad(name, array, indices, width, loc=cx.loc(node)))
+        return tuple(ir.Lane(name, k, array.type.elem, loc=cx.loc(node)) for k in range(width))
+
+
+class _VStore(_Vector):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        array, indices = cx.array_and_index(node, self.name)
+        values = cx.visit(node.args[2])
+        if isinstance(values, Static) and isinstance(values.value, tuple):
+            values = tuple(Static(v) for v in values.value)
+        if not isinstance(values, tuple):
+            raise KernelTypeError(f"vstore() stores a tuple of values, not {describe(values)}", cx.loc(node.args[2]))
+        self.check(cx, node, array, indices, len(values))
+        elem, loc = array.type.elem, cx.loc(node.args[2])
+        out = []
+        for v in values:
+            v = scalar(loc, v, "stored value")
+            check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
+            out.append(coerce(loc, v, elem))
+        cx.emit(ir.VecStore(array, indices, out, loc=cx.loc(node)))
+        return Static(None)
+
+
+class _Atomic(Intrinsic):
+    """``atomic_<op>(a, i, *operands)``: the operation ``ops.ATOMIC[op]`` on one element."""
+
+    TYPES = ("int32", "uint32", "float32")
+
+    def __init__(self, op: str, doc: str):
+        super().__init__(f"atomic_{op}", doc)
+        self.op = ops.ATOMIC[op]
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2 + self.op.nargs, self.name)
+        array, indices = cx.array_and_index(node, self.name)
+        if array.type.space == "local":
+            raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
+        elem = array.type.elem
+        if elem.name not in self.TYPES:
+            raise KernelTypeError(
+                f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}", cx.loc(node.args[0])
+            )
+        operands = []
+        for a in node.args[2:]:
+            loc = cx.loc(a)
+            v = scalar(loc, cx.visit(a), f"{self.name}() operand")
+            check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
+            operands.append(coerce(loc, v, elem))
+        return ir.Atomic(self.op.name, array, indices, operands, elem, loc=cx.loc(node))
+
+
+# ---------------------------------------------------------------- the names
 thread_idx = Dim3("thread_idx", "Index of the thread within its block (CUDA threadIdx).")
 block_idx = Dim3("block_idx", "Index of the block within the grid (CUDA blockIdx).")
 block_dim = Dim3("block_dim", "Threads per block along each dimension (CUDA blockDim).")
 grid_dim = Dim3("grid_dim", "Blocks in the grid along each dimension (CUDA gridDim).")
 
-global_id = Intrinsic("global_id", "global_id(d): block_idx[d] * block_dim[d] + thread_idx[d].")
-barrier = Intrinsic("barrier", "barrier(): every thread of the block waits here; shared memory is then consistent.")
-shared = Intrinsic("shared", "shared(dtype, shape): an array shared by the threads of a block; shape is compile-time.")
-local = Intrinsic("local", "local(dtype, shape): a per-thread array (registers or private memory).")
-superstep = Intrinsic("superstep", "with superstep(): ... runs its body and then a barrier (bulk-synchronous style).")
-
-unroll = Intrinsic(
+global_id = _GlobalId("global_id", "global_id(d): block_idx[d] * block_dim[d] + thread_idx[d].")
+barrier = _Barrier("barrier", "barrier(): every thread of the block waits here; shared memory is then consistent.")
+shared = _ArrayDecl(
+    "shared", "shared(dtype, shape): an array shared by the threads of a block; shape is compile-time.", "shared"
+)
+local = _ArrayDecl("local", "local(dtype, shape): a per-thread array (registers or private memory).", "local")
+superstep = _Misplaced(
+    "superstep",
+    "with superstep(): ... runs its body and then a barrier (bulk-synchronous style).",
+    "superstep() is used as 'with superstep():'",
+)
+unroll = _Misplaced(
     "unroll",
     "for i in unroll(range(...)): the loop is repeated at compile time, once per value of i, which is then "
     "a constant in each copy (bounds must be compile-time; local arrays indexed by i stay in registers).",
+    "unroll() can only be the iterable of a for loop: for i in unroll(range(n))",
 )
-vload = Intrinsic(
+vload = _VLoad(
     "vload",
     "vload(a, i, n): the n (2 or 4) elements a[i], a[i+1]... in one access (float4 and the like), as a tuple; "
     "i (the last index) must be a multiple of n.",
 )
-vstore = Intrinsic(
+vstore = _VStore(
     "vstore",
     "vstore(a, i, (x, y, ...)): store 2 or 4 values to a[i], a[i+1]... in one access; i must be a multiple of n.",
 )
-launch_bounds = Intrinsic(
+launch_bounds = _LaunchBounds(
     "launch_bounds",
     "launch_bounds(max_threads[, min_blocks]): the kernel is never launched with more threads per block "
     "(CUDA __launch_bounds__: lets the compiler budget registers); larger launches are refused.",
 )
 
-atomic_add = Intrinsic("atomic_add", "atomic_add(a, i, v): a[i] += v atomically; returns the old value.")
-atomic_sub = Intrinsic("atomic_sub", "atomic_sub(a, i, v): a[i] -= v atomically; returns the old value.")
-atomic_min = Intrinsic("atomic_min", "atomic_min(a, i, v): a[i] = min(a[i], v) atomically; returns the old value.")
-atomic_max = Intrinsic("atomic_max", "atomic_max(a, i, v): a[i] = max(a[i], v) atomically; returns the old value.")
-atomic_exch = Intrinsic("atomic_exch", "atomic_exch(a, i, v): a[i] = v atomically; returns the old value.")
-atomic_cas = Intrinsic(
-    "atomic_cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
+atomic_add = _Atomic("add", "atomic_add(a, i, v): a[i] += v atomically; returns the old value.")
+atomic_sub = _Atomic("sub", "atomic_sub(a, i, v): a[i] -= v atomically; returns the old value.")
+atomic_min = _Atomic("min", "atomic_min(a, i, v): a[i] = min(a[i], v) atomically; returns the old value.")
+atomic_max = _Atomic("max", "atomic_max(a, i, v): a[i] = max(a[i], v) atomically; returns the old value.")
+atomic_exch = _Atomic("exch", "atomic_exch(a, i, v): a[i] = v atomically; returns the old value.")
+atomic_cas = _Atomic(
+    "cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
 )
-
-ATOMICS = {f.name: f for f in (atomic_add, atomic_sub, atomic_min, atomic_max, atomic_exch, atomic_cas)}

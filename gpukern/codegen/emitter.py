@@ -59,8 +59,8 @@ _VECTOR = re.compile(
 
 
 def c_identifier(name: str) -> str:
-    """A Python name (or an internal ``x.it``-style name) as a legal C identifier."""
-    cname = name.replace(".", "_")
+    """A Python name as a legal C identifier (words C, CUDA or OpenCL keep for themselves get a ``_``)."""
+    cname = name
     if cname in RESERVED or _VECTOR.match(cname) or cname.startswith(("__", "gk_")):
         cname += "_"
     return cname
