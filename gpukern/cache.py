@@ -5,11 +5,16 @@ SHA-256 of everything that could change it: the generated source, the backend,
 the device (architecture, or name and driver version), the compiler's version and
 options, and gpukern's version.  Changing any of them misses; changing none hits.
 
-Disk entries are plain bytes behind a small header with a SHA-256 of the payload,
-written to a temporary file and renamed into place, so readers never see half an
-entry and concurrent writers of one key all succeed.  A damaged entry is noticed,
-reported once, and recompiled.  Nothing read from the cache is ever unpickled or
-executed as Python: it is handed to the driver as a binary, after its checksum.
+Disk entries are plain bytes behind a small header holding the entry's own key and a
+SHA-256 of the payload, written to a temporary file and renamed into place, so readers
+never see half an entry and concurrent writers of one key all succeed.  An entry is
+used only when its file is a regular file (never a link, FIFO or device: those could
+block the reader or feed it without end), its size agrees with its header, its
+checksum matches, and its key is the one asked for (an entry copied or linked over
+another kernel's is not run in its place).  Anything else is reported once
+(``CacheWarning``), recompiled, and replaced; entries of an older format are replaced
+quietly.  Nothing read from the cache is ever unpickled or executed as Python: it is
+handed to the driver as a binary, after its checksum.
 
 ``GPUKERN_CACHE_DIR`` moves the disk cache; ``GPUKERN_NO_CACHE=1`` turns it off.
 """
@@ -19,7 +24,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
+import stat
 import struct
+import sys
 import tempfile
 import threading
 import warnings
@@ -27,16 +35,35 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _version
+from .errors import GpukernError
 
 log = logging.getLogger("gpukern")
 
-_MAGIC = b"GPUKERN1"
-_HEADER = struct.Struct("<8s32sQ")  # magic, sha256 of payload, payload length
+_MAGIC = b"GPUKERN2"
+_STALE_MAGICS = (b"GPUKERN1",)  # earlier formats (no key in the header): rebuilt without a warning
+_HEADER = struct.Struct("<8s32s32sQ")  # magic, key (32 raw bytes), sha256 of payload, payload length
 _SUFFIX = ".bin"
+_KEY = re.compile(r"[0-9a-f]{64}")
+# O_NOFOLLOW: a link swapped in after our lstat is not followed; O_NONBLOCK: nor does a FIFO block the open
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 class CacheWarning(UserWarning):
     """The disk cache could not be used as intended (it degrades, it does not fail)."""
+
+
+class CacheKeyError(GpukernError, ValueError):
+    """A cache key that ``make_key`` did not make (it names a file, so it must be 64 hex digits)."""
+
+
+class _Miss(Exception):
+    """Why a disk entry cannot be used: ``what`` entry (no, damaged, ...) and a detail; ``warn``
+    when the user should hear of it (not for an absent or merely outdated entry)."""
+
+    def __init__(self, what: str, detail: str = "", warn: bool = True):
+        super().__init__(what)
+        self.what, self.detail, self.warn = what, detail, warn
 
 
 def make_key(**parts: Any) -> str:
@@ -46,6 +73,74 @@ def make_key(**parts: Any) -> str:
         data = value if isinstance(value, bytes) else repr(value).encode()
         h.update(name.encode() + b"\0" + len(data).to_bytes(8, "little") + data)
     return h.hexdigest()
+
+
+def _key_bytes(key: str) -> bytes:
+    """The 32 bytes of a ``make_key`` key (stored in the header so that an entry names its key)."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise CacheKeyError(f"not a gpukern cache key (64 lowercase hex digits from make_key): {key!r:.80}")
+    return bytes.fromhex(key)
+
+
+def _warn(message: str) -> None:
+    """A ``CacheWarning`` attributed to the first caller outside gpukern, so it names the user's line."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, CacheWarning, stacklevel=level)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def _read_entry(path: str, key: bytes) -> bytes:
+    """The payload of the entry at ``path`` for ``key``, or ``_Miss`` saying why not.
+
+    Only a regular file is opened, never through a link: a FIFO would block the open and a
+    device (or a link to /dev/zero) would read forever.  At most the header, the declared
+    length and one byte more are read, and only when the file's size agrees with the header.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise _Miss("no entry", warn=False) from None
+    except OSError as e:
+        raise _Miss("unreadable entry", e.strerror or str(e), warn=False) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _Miss("refused entry", f"{_kind(st.st_mode)}, not a regular file")
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as e:
+        raise _Miss("unreadable entry", e.strerror or str(e), warn=False) from None
+    with open(fd, "rb", closefd=True) as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced between the lstat and the open
+            raise _Miss("refused entry", f"{_kind(st.st_mode)}, not a regular file")
+        head = f.read(_HEADER.size)
+        if head[:8] in _STALE_MAGICS:
+            raise _Miss("stale entry", "an older gpukern cache format", warn=False)
+        if len(head) < _HEADER.size:
+            raise _Miss("damaged entry", "shorter than its header")
+        magic, stored_key, digest, length = _HEADER.unpack(head)
+        if magic != _MAGIC:
+            raise _Miss("damaged entry", "not a gpukern cache entry")
+        if st.st_size != _HEADER.size + length:
+            raise _Miss("damaged entry", "its size does not match its header")
+        payload = f.read(length + 1)
+    if len(payload) != length or hashlib.sha256(payload).digest() != digest:
+        raise _Miss("damaged entry", "its checksum does not match")
+    if stored_key != key:
+        raise _Miss("misplaced entry", f"it holds the entry of key {stored_key.hex()[:16]}...")
+    return payload
 
 
 def _default_dir() -> str:
@@ -76,6 +171,7 @@ class BinaryCache:
     # ------------------------------------------------------------ public
     def get_or_compile(self, key: str, compile: Callable[[], bytes], what: str = "") -> bytes:
         """The binary for ``key``: from memory, from disk, or compiled now (and stored)."""
+        _key_bytes(key)
         with self._lock:
             data = self.memory.get(key)
             if data is not None:
@@ -98,6 +194,7 @@ class BinaryCache:
 
     def get(self, key: str) -> bytes | None:
         """The entry for ``key`` if there is one (memory, then disk), without compiling anything."""
+        _key_bytes(key)
         with self._lock:
             data = self.memory.get(key)
             if data is None:
@@ -108,6 +205,7 @@ class BinaryCache:
 
     def put(self, key: str, data: bytes) -> None:
         """Store an entry (in memory, and on disk when the disk cache is on)."""
+        _key_bytes(key)
         with self._lock:
             self.memory[key] = data
             self._write(key, data)
@@ -135,17 +233,14 @@ class BinaryCache:
         except rejected as e:
             if fresh:
                 raise
-            warnings.warn(
-                f"gpukern: the driver rejected the cached binary of {what or 'a kernel'} ({e}); rebuilding it",
-                CacheWarning,
-                stacklevel=3,
-            )
+            _warn(f"gpukern: the driver rejected the cached binary of {what or 'a kernel'} ({e}); rebuilding it")
             log.debug("cache: miss, driver rejected the entry %s", self._path(key))
             self.discard(key)
             return load(self.get_or_compile(key, compile, what))
 
     def discard(self, key: str) -> None:
         """Forget one entry, in memory and on disk."""
+        _key_bytes(key)
         with self._lock:
             self.memory.pop(key, None)
             if self.disk:
@@ -204,54 +299,53 @@ class BinaryCache:
         return True
 
     def _degrade(self, why: str) -> None:
-        warnings.warn(f"gpukern: {why}; keeping compiled kernels in memory only", CacheWarning, stacklevel=4)
+        _warn(f"gpukern: {why}; keeping compiled kernels in memory only")
         log.debug("cache: %s", why)
         self.disk = False
 
     def _read(self, key: str) -> bytes | None:
+        """The valid entry for ``key`` on disk, or None; a bad one is reported once (it is then
+        replaced by the rebuilt entry)."""
         if not self.disk:
             return None
         path = self._path(key)
         try:
-            with open(path, "rb") as f:
-                blob = f.read()
-        except FileNotFoundError:
-            log.debug("cache: miss, no entry %s", path)
+            return _read_entry(path, _key_bytes(key))
+        except _Miss as miss:
+            detail = f" ({miss.detail})" if miss.detail else ""
+            if miss.warn:
+                _warn(f"gpukern: {miss.what} {path} ignored{detail}; recompiling")
+            log.debug("cache: miss, %s %s%s", miss.what, path, detail)
             return None
-        except OSError as e:
-            log.debug("cache: miss, cannot read %s: %s", path, e)
-            return None
-        if len(blob) >= _HEADER.size:
-            magic, digest, length = _HEADER.unpack_from(blob)
-            payload = blob[_HEADER.size :]
-            if magic == _MAGIC and length == len(payload) and hashlib.sha256(payload).digest() == digest:
-                return payload
-        warnings.warn(f"gpukern: damaged cache entry {path} ignored; recompiling", CacheWarning, stacklevel=4)
-        log.debug("cache: miss, damaged entry %s", path)
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        return None
 
     def _write(self, key: str, data: bytes) -> None:
         if not self._ready():
             return
-        header = _HEADER.pack(_MAGIC, hashlib.sha256(data).digest(), len(data))
+        header = _HEADER.pack(_MAGIC, _key_bytes(key), hashlib.sha256(data).digest(), len(data))
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        except OSError as e:
+            self._degrade(f"cannot write to the cache directory {self.directory}: {e}")
+            return
+        try:
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(header + data)
-                os.replace(tmp, self._path(key))  # atomic: readers see all or nothing
-            except BaseException:
+                    f.write(header)
+                    f.write(data)
+            except OSError as e:  # a full disk, a quota: the directory cannot take entries
+                self._degrade(f"cannot write to the cache directory {self.directory}: {e}")
+                return
+            try:
+                os.replace(tmp, self._path(key))  # atomic: readers see all or nothing; a link is replaced, not followed
+                tmp = ""
+            except OSError as e:  # e.g. a directory in the entry's place: this entry only stays in memory
+                log.debug("cache: cannot replace %s: %s", self._path(key), e)
+        finally:
+            if tmp:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
-                raise
-        except OSError as e:
-            self._degrade(f"cannot write to the cache directory {self.directory}: {e}")
 
 
 _cache: BinaryCache | None = None

@@ -34,8 +34,8 @@ from gpukern.cache import BinaryCache, CacheWarning, make_key
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"
-HEADER = struct.Struct("<8s32sQ")
-MAGIC = b"GPUKERN1"
+HEADER = struct.Struct("<8s32s32sQ")  # magic, key, sha256 of the payload, payload length
+MAGIC = b"GPUKERN2"
 HAVE_NVCC = cuda_mod.find_nvcc() is not None
 needs_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
 needs_opencl = pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
@@ -81,12 +81,13 @@ def temp_leftovers(directory: Path) -> list[str]:
 
 
 def read_valid_entry(path: Path) -> bytes:
-    """The payload of an entry, after checking its header and checksum ourselves."""
+    """The payload of an entry, after checking its header (its key too) and checksum ourselves."""
     blob = path.read_bytes()
     assert len(blob) >= HEADER.size, f"{path.name} is shorter than a header"
-    magic, digest, length = HEADER.unpack_from(blob)
+    magic, key, digest, length = HEADER.unpack_from(blob)
     payload = blob[HEADER.size :]
     assert magic == MAGIC
+    assert key.hex() + ".bin" == path.name
     assert length == len(payload)
     assert hashlib.sha256(payload).digest() == digest
     return payload
@@ -104,13 +105,13 @@ def corrupt(path: Path, how: str) -> None:
         blob[HEADER.size + (len(blob) - HEADER.size) // 3] ^= 0x40
         path.write_bytes(bytes(blob))
     elif how == "flip_checksum":
-        blob[8 + 3] ^= 0x01
+        blob[40 + 3] ^= 0x01
         path.write_bytes(bytes(blob))
     elif how == "bad_magic":
         blob[0:8] = b"GPUKERN0"
         path.write_bytes(bytes(blob))
     elif how == "bad_length":
-        blob[40:48] = (len(blob) - HEADER.size + 1).to_bytes(8, "little")
+        blob[72:80] = (len(blob) - HEADER.size + 1).to_bytes(8, "little")
         path.write_bytes(bytes(blob))
     elif how == "appended":
         path.write_bytes(bytes(blob) + b"\0")
@@ -540,7 +541,7 @@ def test_opencl_recovers_from_a_checksummed_entry_the_driver_rejects(tmp_path: P
     run_scale(2)
     [entry] = bins(d)
     junk = b"this is not an OpenCL program binary" * 8
-    entry.write_bytes(HEADER.pack(MAGIC, hashlib.sha256(junk).digest(), len(junk)) + junk)
+    entry.write_bytes(HEADER.pack(MAGIC, bytes.fromhex(entry.stem), hashlib.sha256(junk).digest(), len(junk)) + junk)
 
     cache.reset_cache(str(d))
     with recording() as rec:
@@ -548,6 +549,201 @@ def test_opencl_recovers_from_a_checksummed_entry_the_driver_rejects(tmp_path: P
     assert len(cache_warnings(rec)) == 1
     assert builds.calls == 2
     assert read_valid_entry(entry) != junk
+
+
+# ---------------------------------------------------------------- the key in the header
+@pytest.mark.parametrize("how", ["copied", "hard_linked"])
+def test_entry_of_another_key_is_refused_and_replaced(tmp_path: Path, how: str):
+    """A valid entry of key A in the file of key B must not be served as B's binary."""
+    d = tmp_path / "cache"
+    ka, kb = make_key(source="kernel A"), make_key(source="kernel B")
+    c = BinaryCache(str(d))
+    c.get_or_compile(ka, Counter(b"binary of A"))
+    c.get_or_compile(kb, Counter(b"binary of B"))
+    a_path, b_path = d / (ka + ".bin"), d / (kb + ".bin")
+    b_path.unlink()
+    if how == "copied":
+        shutil.copyfile(a_path, b_path)
+    else:
+        os.link(a_path, b_path)
+
+    comp = Counter(b"binary of B")
+    fresh = BinaryCache(str(d))
+    with recording() as rec:
+        assert fresh.get_or_compile(kb, comp) == b"binary of B"
+    [message] = cache_warnings(rec)
+    assert "misplaced entry" in message and str(b_path) in message and ka[:16] in message
+    assert comp.calls == 1 and fresh.info()["misses"] == 1
+    assert read_valid_entry(b_path) == b"binary of B"
+    assert read_valid_entry(a_path) == b"binary of A"  # the link was replaced, not written through
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(kb, Counter(b"unused")) == b"binary of B"
+    assert cache_warnings(rec) == []
+
+
+@gk.kernel
+def shift(a: Array[float32], out: Array[float32], n: int32):
+    i = gk.global_id(0)
+    if i < n:
+        out[i] = a[i] + 7.0
+
+
+@needs_opencl
+@pytest.mark.parametrize("victim", ["same_kernel_other_constant", "other_kernel"])
+def test_opencl_runs_its_own_code_when_another_entry_is_in_its_place(tmp_path: Path, builds: Counter, victim: str):
+    """The entry of scale(K=2) copied over that of scale(K=3) used to run K=2 silently; over that of
+    another kernel, pyopencl raised LogicError (no such kernel in the program) on every run."""
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+
+    def run_victim() -> np.ndarray:
+        out[:] = 0
+        if victim == "other_kernel":
+            shift.variants.clear()
+            shift[(N + 63) // 64, 64](a, out, N, backend="opencl")
+            return a + 7
+        run_scale(3)
+        return out
+
+    run_scale(2)
+    [scale2] = bins(d)
+    expected = run_victim()
+    [victim_entry] = [p for p in bins(d) if p != scale2]
+    shutil.copyfile(scale2, victim_entry)
+
+    cache.reset_cache(str(d))
+    with recording() as rec:
+        got = run_victim()
+    np.testing.assert_array_equal(out if victim == "other_kernel" else got, expected)
+    assert len(cache_warnings(rec)) == 1 and "misplaced entry" in cache_warnings(rec)[0]
+    assert builds.calls == 3
+    assert read_valid_entry(victim_entry) != read_valid_entry(scale2)
+
+
+def test_entry_of_the_previous_format_is_rebuilt_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Entries of format 1 (no key in the header) are stale after the upgrade: rebuilt without a warning."""
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source="old format")
+    old = b"binary written by the previous gpukern"
+    entry = d / (key + ".bin")
+    entry.write_bytes(struct.pack("<8s32sQ", b"GPUKERN1", hashlib.sha256(old).digest(), len(old)) + old)
+    comp = Counter(b"rebuilt binary")
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(key, comp) == b"rebuilt binary"
+    assert cache_warnings(rec) == [] and comp.calls == 1
+    assert "miss, stale entry" in caplog.text
+    assert read_valid_entry(entry) == b"rebuilt binary"
+
+
+# ---------------------------------------------------------------- entries that are not regular files
+def finishes(fn, timeout: float = 20.0):
+    """``fn()`` run in a daemon thread; fails (instead of hanging the session) if it never returns."""
+    result: list = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(fn())
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"still blocked after {timeout} s"
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+def make_hostile(path: Path, how: str, valid_entry: Path) -> None:
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "link_to_dev_zero":
+        path.symlink_to("/dev/zero")
+    elif how == "link_to_a_valid_entry":
+        path.symlink_to(valid_entry)
+    elif how == "dangling_link":
+        path.symlink_to(path.parent / "nowhere")
+    elif how == "char_device":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # what /dev/zero is on Linux
+        except (PermissionError, AttributeError) as e:
+            pytest.skip(f"cannot make a device node here: {e}")
+    elif how == "directory":
+        path.mkdir()
+    else:  # pragma: no cover
+        raise AssertionError(how)
+
+
+HOSTILE = ["fifo", "link_to_dev_zero", "link_to_a_valid_entry", "dangling_link", "char_device", "directory"]
+
+
+@pytest.mark.parametrize("how", HOSTILE)
+def test_an_entry_that_is_not_a_regular_file_is_refused(tmp_path: Path, how: str):
+    """Symbolic links are refused, even to a valid entry: entries are only ever regular files
+    written by the cache itself (the directory may be a link; its entries may not)."""
+    d = tmp_path / "cache"
+    key, other = make_key(source=how), make_key(source="a valid entry")
+    BinaryCache(str(d)).get_or_compile(other, Counter(b"payload"))
+    entry = d / (key + ".bin")
+    make_hostile(entry, how, d / (other + ".bin"))
+
+    c = BinaryCache(str(d))
+    comp = Counter(b"payload")
+    with recording() as rec:
+        assert finishes(lambda: c.get_or_compile(key, comp)) == b"payload"
+        assert c.get_or_compile(key, comp) == b"payload"
+    [message] = cache_warnings(rec)
+    assert str(entry) in message and "not a regular file" in message
+    assert comp.calls == 1 and c.info()["dir"] == str(d)  # the disk cache stays on
+    if how == "directory":  # a directory cannot be replaced by a file: that entry stays in memory
+        assert entry.is_dir()
+    else:
+        assert entry.is_file() and not entry.is_symlink()
+        assert read_valid_entry(entry) == b"payload"
+        with recording() as rec:
+            assert BinaryCache(str(d)).get_or_compile(key, Counter(b"unused")) == b"payload"
+        assert cache_warnings(rec) == []
+    assert read_valid_entry(d / (other + ".bin")) == b"payload"  # a link's target is left alone
+
+
+@pytest.mark.parametrize("how", ["fifo", "link_to_dev_zero", "directory"])
+def test_get_does_not_block_or_read_forever_either(tmp_path: Path, how: str):
+    """``get`` (autotune's way in) reads entries the same way: one warning, no entry."""
+    d = tmp_path / "cache"
+    key = make_key(source=how)
+    d.mkdir(mode=0o700)
+    make_hostile(d / (key + ".bin"), how, d / "unused")
+    with recording() as rec:
+        assert finishes(lambda: BinaryCache(str(d)).get(key)) is None
+    assert len(cache_warnings(rec)) == 1
+
+
+def test_an_entry_that_claims_a_huge_length_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A header that declares more than the file holds is refused before its payload is read."""
+    d = tmp_path / "cache"
+    key = make_key(source="huge")
+    d.mkdir(mode=0o700)
+    (d / (key + ".bin")).write_bytes(HEADER.pack(MAGIC, bytes.fromhex(key), bytes(32), 1 << 62) + b"tiny")
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(key, Counter(b"ok")) == b"ok"
+    [message] = cache_warnings(rec)
+    assert "damaged entry" in message and "size does not match" in message
+
+
+@pytest.mark.parametrize("key", ["", "0" * 63, "G" * 64, "A" * 64, "../" + "0" * 61, "0" * 65])
+def test_a_key_that_make_key_did_not_make_is_an_error(tmp_path: Path, key: str):
+    c = BinaryCache(str(tmp_path / "cache"))
+    with pytest.raises(gk.GpukernError, match="not a gpukern cache key"):
+        c.get_or_compile(key, Counter())
+    with pytest.raises(cache.CacheKeyError):
+        c.put(key, b"x")
+    assert not (tmp_path / "cache").exists() or bins(tmp_path / "cache") == []
 
 
 # ---------------------------------------------------------------- concurrent writers
