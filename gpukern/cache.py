@@ -16,6 +16,14 @@ another kernel's is not run in its place).  Anything else is reported once
 quietly.  Nothing read from the cache is ever unpickled or executed as Python: it is
 handed to the driver as a binary, after its checksum.
 
+A key is built once however many threads and processes miss it at the same moment: the
+build ("look on disk again, compile, write") runs under a lock per key, a ``threading``
+lock within the process and ``flock`` on ``<key>.lock`` beside the entry across processes
+(the lock file is removed by its holder).  The others wait, then load the new entry.  A
+lock that cannot be had (a read-only or lockless file system, or one held past
+``lock_timeout``, 300 s) is given up with a debug log line: the build goes ahead, at
+worst twice.  Hits take no lock.
+
 ``GPUKERN_CACHE_DIR`` moves the disk cache; ``GPUKERN_NO_CACHE=1`` turns it off.
 """
 
@@ -30,12 +38,19 @@ import struct
 import sys
 import tempfile
 import threading
+import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from . import _version
 from .errors import GpukernError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: threads are serialised per key, processes are not
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("gpukern")
 
@@ -43,9 +58,12 @@ _MAGIC = b"GPUKERN2"
 _STALE_MAGICS = (b"GPUKERN1",)  # earlier formats (no key in the header): rebuilt without a warning
 _HEADER = struct.Struct("<8s32s32sQ")  # magic, key (32 raw bytes), sha256 of payload, payload length
 _SUFFIX = ".bin"
+_LOCK_SUFFIX = ".lock"
+_LOCK_TIMEOUT = 300.0  # seconds to wait for another build of the same key before building anyway
 _KEY = re.compile(r"[0-9a-f]{64}")
 # O_NOFOLLOW: a link swapped in after our lstat is not followed; O_NONBLOCK: nor does a FIFO block the open
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+_NOFOLLOW, _NONBLOCK, _CLOEXEC = (getattr(os, name, 0) for name in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC"))
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC | getattr(os, "O_BINARY", 0)
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -143,6 +161,57 @@ def _read_entry(path: str, key: bytes) -> bytes:
     return payload
 
 
+def _lock_file(path: str, timeout: float) -> int | None:
+    """An fd holding ``flock`` on ``path`` (created if need be), or None where it cannot be had
+    within ``timeout`` seconds: a build then goes ahead unlocked (at worst compiled twice, as
+    entries are renamed into place) rather than hang on a read-only or lockless file system."""
+    if fcntl is None:
+        return None
+    deadline = time.monotonic() + timeout
+    fd = -1
+    try:
+        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600)
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise OSError(f"{_kind(mode)}, not a regular file")
+            delay = 0.002
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise OSError(f"still held by another build after {timeout:g} s") from None
+                    time.sleep(delay)
+                    delay = min(2 * delay, 0.05)
+            try:  # the previous holder removed the file it held: ours must be the one at the path
+                if os.path.samestat(os.fstat(fd), os.lstat(path)):
+                    return fd
+            except FileNotFoundError:
+                pass
+            os.close(fd)  # that file was removed: take the one there now
+            fd = -1
+            if time.monotonic() > deadline:
+                raise OSError(f"the lock file kept being replaced for {timeout:g} s")
+    except OSError as e:
+        if fd >= 0:
+            os.close(fd)
+        log.debug("cache: building without the lock %s: %s", path, e)
+        return None
+
+
+def _unlock_file(path: str, fd: int) -> None:
+    """Remove the lock file while still holding it (so none is left behind), then release it."""
+    try:
+        if os.path.samestat(os.fstat(fd), os.lstat(path)):
+            os.unlink(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _default_dir() -> str:
     env = os.environ.get("GPUKERN_CACHE_DIR")
     if env:
@@ -156,7 +225,8 @@ def _default_dir() -> str:
 
 
 class BinaryCache:
-    """Process-wide cache of compiled binaries; see the module docstring."""
+    """Process-wide cache of compiled binaries; see the module docstring.  ``lock_timeout`` is how
+    long (seconds) a miss waits for another build of its key before building anyway."""
 
     def __init__(self, directory: str | None = None, disk: bool | None = None):
         self.directory = directory or _default_dir()
@@ -165,31 +235,49 @@ class BinaryCache:
         self.hits = 0
         self.misses = 0
         self.disk_loads = 0
-        self._lock = threading.Lock()
+        self.lock_timeout = _LOCK_TIMEOUT
+        self._lock = threading.Lock()  # guards memory, the counters, _building and the directory's set-up
+        self._building: dict[str, list[Any]] = {}  # key -> [its build lock, how many threads use it]
         self._dir_ready = False
 
     # ------------------------------------------------------------ public
     def get_or_compile(self, key: str, compile: Callable[[], bytes], what: str = "") -> bytes:
-        """The binary for ``key``: from memory, from disk, or compiled now (and stored)."""
+        """The binary for ``key``: from memory, from disk, or compiled now (and stored).
+
+        A miss is built under a lock per key, shared by the threads of this process and (through
+        ``<key>.lock``) by every process using the directory: the first one compiles, the others
+        wait and then load its entry, so a kernel is compiled once however many ask at once."""
         _key_bytes(key)
+        data = self._cached(key, what, report=False)  # no lock: an entry on disk is whole or absent
+        if data is not None:
+            return data
+        with self._key_lock(key), self._file_lock(key):
+            data = self._cached(key, what, report=True)  # built while we waited, or a bad entry to report
+            if data is not None:
+                return data
+            with self._lock:
+                self.misses += 1
+            log.debug("cache: compiling %s (key %s not cached)", what or "kernel", key[:16])
+            data = compile()
+            with self._lock:
+                self.memory[key] = data
+            self._write(key, data)
+        return data
+
+    def _cached(self, key: str, what: str, report: bool) -> bytes | None:
+        """A hit from memory or disk (counted), or None; ``report`` says why the disk missed."""
         with self._lock:
             data = self.memory.get(key)
             if data is not None:
                 self.hits += 1
                 return data
-            data = self._read(key)
-            if data is not None:
+        data = self._read(key, report)
+        if data is not None:
+            log.debug("cache: loaded %s from %s", what or key[:16], self._path(key))
+            with self._lock:
                 self.hits += 1
                 self.disk_loads += 1
-                log.debug("cache: loaded %s from %s", what or key[:16], self._path(key))
                 self.memory[key] = data
-                return data
-            self.misses += 1
-        log.debug("cache: compiling %s (key %s not cached)", what or "kernel", key[:16])
-        data = compile()
-        with self._lock:
-            self.memory[key] = data
-            self._write(key, data)
         return data
 
     def get(self, key: str) -> bytes | None:
@@ -197,18 +285,19 @@ class BinaryCache:
         _key_bytes(key)
         with self._lock:
             data = self.memory.get(key)
-            if data is None:
-                data = self._read(key)
-                if data is not None:
+        if data is None:
+            data = self._read(key, report=True)
+            if data is not None:
+                with self._lock:
                     self.memory[key] = data
-            return data
+        return data
 
     def put(self, key: str, data: bytes) -> None:
         """Store an entry (in memory, and on disk when the disk cache is on)."""
         _key_bytes(key)
         with self._lock:
             self.memory[key] = data
-            self._write(key, data)
+        self._write(key, data)
 
     def load_or_build(
         self,
@@ -274,7 +363,7 @@ class BinaryCache:
             self.memory.clear()
             if self.disk and os.path.isdir(self.directory):
                 for name in os.listdir(self.directory):
-                    if name.endswith(_SUFFIX) or name.startswith(".tmp-"):
+                    if name.endswith((_SUFFIX, _LOCK_SUFFIX)) or name.startswith(".tmp-"):
                         try:
                             os.unlink(os.path.join(self.directory, name))
                         except OSError:
@@ -284,34 +373,69 @@ class BinaryCache:
     def _path(self, key: str) -> str:
         return os.path.join(self.directory, key + _SUFFIX)
 
-    def _ready(self) -> bool:
+    def _dir_ok(self) -> bool:
+        """Whether the disk cache is on and its directory usable (created on first use)."""
         if not self.disk:
             return False
         if not self._dir_ready:
-            try:
-                os.makedirs(self.directory, mode=0o700, exist_ok=True)
-                probe = tempfile.NamedTemporaryFile(dir=self.directory, prefix=".tmp-probe-", delete=True)
-                probe.close()
-            except OSError as e:
-                self._degrade(f"cannot write the cache directory {self.directory}: {e}")
-                return False
-            self._dir_ready = True
-        return True
+            with self._lock:
+                if not self._dir_ready and self.disk:
+                    try:
+                        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+                    except OSError as e:
+                        self._degrade(f"cannot write the cache directory {self.directory}: {e}")
+                        return False
+                    self._dir_ready = True
+        return self.disk
+
+    @contextmanager
+    def _key_lock(self, key: str) -> Iterator[None]:
+        """Serialise the threads of this process that build ``key`` (a lock per key being built)."""
+        with self._lock:
+            entry = self._building.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        lock = entry[0]
+        held = lock.acquire(timeout=self.lock_timeout)
+        if not held:
+            log.debug("cache: building %s without waiting longer for another thread", key[:16])
+        try:
+            yield
+        finally:
+            if held:
+                lock.release()
+            with self._lock:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._building[key]
+
+    @contextmanager
+    def _file_lock(self, key: str) -> Iterator[None]:
+        """Serialise the processes that build ``key``, through ``<key>.lock``; without a usable
+        lock (no disk cache, a read-only or lockless file system, a timeout) it builds anyway."""
+        path = os.path.join(self.directory, key + _LOCK_SUFFIX)
+        fd = _lock_file(path, self.lock_timeout) if self._dir_ok() else None
+        try:
+            yield
+        finally:
+            if fd is not None:
+                _unlock_file(path, fd)
 
     def _degrade(self, why: str) -> None:
         _warn(f"gpukern: {why}; keeping compiled kernels in memory only")
         log.debug("cache: %s", why)
         self.disk = False
 
-    def _read(self, key: str) -> bytes | None:
-        """The valid entry for ``key`` on disk, or None; a bad one is reported once (it is then
-        replaced by the rebuilt entry)."""
-        if not self.disk:
+    def _read(self, key: str, report: bool) -> bytes | None:
+        """The valid entry for ``key`` on disk, or None; with ``report``, a bad one is reported
+        (once: it is then replaced by the rebuilt entry) and a miss logged."""
+        if not self._dir_ok():
             return None
         path = self._path(key)
         try:
             return _read_entry(path, _key_bytes(key))
         except _Miss as miss:
+            if not report:
+                return None
             detail = f" ({miss.detail})" if miss.detail else ""
             if miss.warn:
                 _warn(f"gpukern: {miss.what} {path} ignored{detail}; recompiling")
@@ -319,7 +443,7 @@ class BinaryCache:
             return None
 
     def _write(self, key: str, data: bytes) -> None:
-        if not self._ready():
+        if not self._dir_ok():
             return
         header = _HEADER.pack(_MAGIC, _key_bytes(key), hashlib.sha256(data).digest(), len(data))
         try:

@@ -8,6 +8,7 @@ Every test works in its own directory; the session's process cache is put back a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ from gpukern.cache import BinaryCache, CacheWarning, make_key
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"
+STAMPEDE = Path(__file__).resolve().parent / "cache_helpers" / "stampede.py"
 HEADER = struct.Struct("<8s32s32sQ")  # magic, key, sha256 of the payload, payload length
 MAGIC = b"GPUKERN2"
 HAVE_NVCC = cuda_mod.find_nvcc() is not None
@@ -814,6 +816,213 @@ def test_concurrent_writers_cubin(tmp_path: Path):
     assert len({r["size"] for r in reports}) == 1
     payload = read_valid_entry(bins(d)[0])
     assert payload[:4] == b"\x7fELF" and len(payload) == reports[0]["size"]
+
+
+# ---------------------------------------------------------------- one build per key: threads and processes
+def stampede(mode: str, processes: int, rounds: int, workdir: Path) -> list[dict]:
+    """``rounds`` rounds of ``processes`` processes building one kernel at once, each round with
+    cold caches (see tests/cache_helpers/stampede.py); one dict per round."""
+    env = subprocess_env(workdir / "unused")
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    proc = subprocess.run(
+        [sys.executable, str(STAMPEDE), mode, str(processes), str(rounds), str(workdir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(results) == rounds, proc.stdout
+    for r in results:
+        r["stderr"] = proc.stderr
+    return results
+
+
+def check_built_once(r: dict, processes: int, cache_dir: Path) -> None:
+    assert r["statuses"] == [0] * processes, (r["statuses"], r["reports"], r["stderr"][-3000:])
+    reports = r["reports"]
+    assert all(rep["correct"] for rep in reports), reports
+    assert all(rep["cache_warnings"] == [] for rep in reports), reports
+    # one compile in the round, counted by the compiler wrappers; every other process loaded it
+    assert sum(rep["compiles"] for rep in reports) == 1, reports
+    assert sorted(rep["cache"]["misses"] for rep in reports) == [0] * (processes - 1) + [1]
+    assert all(rep["cache"]["disk_loads"] == 1 - rep["cache"]["misses"] for rep in reports)
+    # exactly one entry, and no lock file or temporary left
+    assert len(r["names"]) == 1 and r["names"][0].endswith(".bin"), r["names"]
+    read_valid_entry(cache_dir / r["names"][0])
+
+
+@needs_opencl
+def test_concurrent_first_builds_opencl_build_once(tmp_path: Path):
+    """8 processes x 10 rounds, cold caches and one shared POCL_CACHE_DIR per round (the setting
+    in which PoCL aborted 2 of 8 processes in pocl_binary_get_kernels_metadata): one build per round."""
+    rounds = stampede("opencl", 8, 10, tmp_path)
+    for i, r in enumerate(rounds):
+        check_built_once(r, 8, tmp_path / f"round-{i}" / "cache")
+
+
+@needs_nvcc
+def test_concurrent_first_builds_cubin_run_nvcc_once(tmp_path: Path):
+    rounds = stampede("cubin", 4, 2, tmp_path)
+    for i, r in enumerate(rounds):
+        check_built_once(r, 4, tmp_path / f"round-{i}" / "cache")
+
+
+class SlowCounter(Counter):
+    """A compile that takes a while, so that callers overlap."""
+
+    def __call__(self) -> bytes:
+        time.sleep(0.2)
+        return super().__call__()
+
+
+@pytest.mark.parametrize("disk", [True, False])
+def test_threads_build_a_key_once(tmp_path: Path, disk: bool):
+    d = tmp_path / "cache"
+    c = BinaryCache(str(d), disk=disk)
+    key = make_key(source="threads")
+    comp = SlowCounter()
+    results: list[bytes] = []
+    threads = [threading.Thread(target=lambda: results.append(c.get_or_compile(key, comp))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [comp.payload] * 8
+    assert comp.calls == 1
+    info = c.info()
+    assert info["misses"] == 1 and info["hits"] == 7
+    assert c._building == {}  # the per-key locks are dropped once nobody builds
+    if disk:
+        assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+    else:
+        assert not d.exists()  # no disk cache: no directory, no lock files
+
+
+def test_instances_on_one_directory_build_a_key_once(tmp_path: Path):
+    """Separate caches (as separate processes have) meet at the lock file."""
+    d = tmp_path / "cache"
+    key = make_key(source="instances")
+    comp = SlowCounter()
+    caches = [BinaryCache(str(d)) for _ in range(4)]
+    results: list[bytes] = []
+    threads = [threading.Thread(target=lambda c=c: results.append(c.get_or_compile(key, comp))) for c in caches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [comp.payload] * 4 and comp.calls == 1
+    assert sorted(c.info()["disk_loads"] for c in caches) == [0, 1, 1, 1]
+    assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+
+
+def hold_lock(d: Path, key: str):
+    """Hold ``<key>.lock`` as another process building ``key`` would; returns the open file."""
+    import fcntl
+
+    d.mkdir(mode=0o700, exist_ok=True)
+    f = open(d / (key + ".lock"), "wb")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def test_a_lock_held_too_long_is_given_up(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    key = make_key(source="held")
+    with hold_lock(d, key):
+        c = BinaryCache(str(d))
+        c.lock_timeout = 0.3
+        comp = Counter()
+        start = time.monotonic()
+        with recording() as rec:
+            assert finishes(lambda: c.get_or_compile(key, comp)) == comp.payload
+        waited = time.monotonic() - start
+    assert 0.3 <= waited < 10
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    assert "building without the lock" in caplog.text and "still held" in caplog.text
+    assert read_valid_entry(d / (key + ".bin")) == comp.payload
+
+
+def test_a_hit_does_not_wait_for_a_build(tmp_path: Path):
+    """Only a miss takes the lock: a process building a key does not hold up those loading it."""
+    d = tmp_path / "cache"
+    key = make_key(source="hit while held")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"there"))
+    with hold_lock(d, key):
+        c = BinaryCache(str(d))
+        start = time.monotonic()
+        assert finishes(lambda: c.get_or_compile(key, Counter(b"unused"))) == b"there"
+        assert time.monotonic() - start < 5 and c.info()["disk_loads"] == 1
+
+
+@pytest.mark.parametrize("how", ["lock_is_a_directory", "lock_is_a_fifo", "flock_unsupported"])
+def test_an_unusable_lock_builds_without_it(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    """A lock file that cannot be made or locked (NFS without locks: ENOLCK) costs the lock, not the build."""
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source=how)
+    lock = d / (key + ".lock")
+    if how == "lock_is_a_directory":
+        lock.mkdir()
+    elif how == "lock_is_a_fifo":
+        os.mkfifo(lock)
+    else:
+
+        class NoLocks:
+            LOCK_EX, LOCK_NB = 2, 4
+
+            @staticmethod
+            def flock(fd: int, op: int) -> None:
+                raise OSError(errno.ENOLCK, "No locks available")
+
+        monkeypatch.setattr(cache, "fcntl", NoLocks)
+    c = BinaryCache(str(d))
+    c.lock_timeout = 60
+    comp = Counter()
+    start = time.monotonic()
+    with recording() as rec:
+        assert finishes(lambda: c.get_or_compile(key, comp)) == comp.payload
+    assert time.monotonic() - start < 10  # no waiting out the timeout
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    assert "building without the lock" in caplog.text
+    assert read_valid_entry(d / (key + ".bin")) == comp.payload
+    assert c.info()["dir"] == str(d)
+
+
+def test_a_stale_lock_file_is_taken_and_removed(tmp_path: Path):
+    """A lock file left by a killed process (nobody holds it) does not delay the build."""
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source="stale lock")
+    (d / (key + ".lock")).write_bytes(b"")
+    c = BinaryCache(str(d))
+    c.lock_timeout = 60
+    start = time.monotonic()
+    c.get_or_compile(key, Counter())
+    assert time.monotonic() - start < 5
+    assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+
+
+def test_a_failed_build_releases_its_locks(tmp_path: Path):
+    d = tmp_path / "cache"
+    c = BinaryCache(str(d))
+    c.lock_timeout = 5
+    key = make_key(source="fails")
+
+    def broken() -> bytes:
+        raise gk.errors.BackendError("the compiler failed")
+
+    with pytest.raises(gk.errors.BackendError):
+        c.get_or_compile(key, broken)
+    assert c._building == {} and list(d.iterdir()) == []
+    start = time.monotonic()
+    assert c.get_or_compile(key, Counter(b"second try")) == b"second try"
+    assert time.monotonic() - start < 2
 
 
 # ---------------------------------------------------------------- second process loads from disk
