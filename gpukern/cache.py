@@ -24,7 +24,12 @@ lock that cannot be had (a read-only or lockless file system, or one held past
 ``lock_timeout``, 300 s) is given up with a debug log line: the build goes ahead, at
 worst twice.  Hits take no lock.
 
-``GPUKERN_CACHE_DIR`` moves the disk cache; ``GPUKERN_NO_CACHE=1`` turns it off.
+The directory is created private (0700).  An existing one that group or others may
+write to is made private if it is ours (with a warning), and otherwise not used (a
+warning; kernels are then kept in memory only): whoever can write it could plant entries.
+
+``GPUKERN_CACHE_DIR`` moves the disk cache; ``GPUKERN_NO_CACHE=1`` turns it off (then no
+directory, entry or lock file is made).
 """
 
 from __future__ import annotations
@@ -212,6 +217,26 @@ def _unlock_file(path: str, fd: int) -> None:
         os.close(fd)
 
 
+def _not_private(directory: str) -> str | None:
+    """Why ``directory`` must not hold the cache, or None.  Others who can write to it could plant
+    entries that we would hand to the driver, so a directory open to group or world writes is made
+    private (0700) when it is ours (with a warning), and refused when it is not."""
+    if not hasattr(os, "geteuid"):  # pragma: no cover - Windows: no POSIX modes
+        return None
+    st = os.stat(directory)
+    mode = stat.S_IMODE(st.st_mode)
+    if not mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return None
+    if st.st_uid != os.geteuid():
+        return (
+            f"the cache directory {directory} is writable by other users (mode {mode:o}) "
+            f"and belongs to uid {st.st_uid}, not to us: not using it"
+        )
+    os.chmod(directory, 0o700)
+    _warn(f"gpukern: the cache directory {directory} was writable by other users (mode {mode:o}); made it private")
+    return None
+
+
 def _default_dir() -> str:
     env = os.environ.get("GPUKERN_CACHE_DIR")
     if env:
@@ -382,8 +407,11 @@ class BinaryCache:
                 if not self._dir_ready and self.disk:
                     try:
                         os.makedirs(self.directory, mode=0o700, exist_ok=True)
+                        why = _not_private(self.directory)
                     except OSError as e:
-                        self._degrade(f"cannot write the cache directory {self.directory}: {e}")
+                        why = f"cannot write the cache directory {self.directory}: {e}"
+                    if why:
+                        self._degrade(why)
                         return False
                     self._dir_ready = True
         return self.disk

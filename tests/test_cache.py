@@ -1085,6 +1085,56 @@ def test_directory_is_created_private(tmp_path: Path, umask: int):
     assert len(bins(d)) == 1
 
 
+@pytest.mark.parametrize("mode", [0o770, 0o777, 0o1777, 0o720, 0o702])
+def test_an_open_directory_of_ours_is_made_private(tmp_path: Path, mode: int):
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(d, mode)
+    c = BinaryCache(str(d))
+    with recording() as rec:
+        c.get_or_compile(make_key(source="open dir"), Counter())
+        c.get_or_compile(make_key(source="open dir 2"), Counter())
+    [message] = cache_warnings(rec)
+    assert str(d) in message and "made it private" in message and f"{mode:o}" in message
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert len(bins(d)) == 2 and c.info()["dir"] == str(d)
+
+
+@pytest.mark.parametrize("mode", [0o700, 0o750, 0o755])
+def test_a_directory_nobody_else_writes_is_left_as_it_is(tmp_path: Path, mode: int):
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(d, mode)
+    with recording() as rec:
+        BinaryCache(str(d)).get_or_compile(make_key(source="closed dir"), Counter())
+    assert cache_warnings(rec) == []
+    assert stat.S_IMODE(d.stat().st_mode) == mode and len(bins(d)) == 1
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a directory to another uid (os.chown) needs root"
+)
+def test_an_open_directory_of_another_user_is_not_used(tmp_path: Path):
+    """Another user could plant entries there: nothing is read from it or written to it."""
+    d = tmp_path / "cache"
+    key = make_key(source="planted")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"planted by someone else"))
+    os.chown(d, 54321, 54321)
+    os.chmod(d, 0o777)
+
+    c = BinaryCache(str(d))
+    comp = Counter(b"our own build")
+    with recording() as rec:
+        assert c.get_or_compile(key, comp) == b"our own build"
+        assert c.get_or_compile(make_key(source="another"), Counter(b"x")) == b"x"
+        assert c.get_or_compile(key, comp) == b"our own build"
+    [message] = cache_warnings(rec)
+    assert str(d) in message and "54321" in message and "not to us" in message and "memory only" in message
+    assert comp.calls == 1 and c.info()["dir"] is None and c.info()["memory_entries"] == 2
+    assert stat.S_IMODE(d.stat().st_mode) == 0o777 and d.stat().st_uid == 54321  # not ours to change
+    assert [read_valid_entry(p) for p in bins(d)] == [b"planted by someone else"]  # nothing written
+
+
 # ---------------------------------------------------------------- environment, clear, info
 def test_cache_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GPUKERN_CACHE_DIR", str(tmp_path / "envcache"))
