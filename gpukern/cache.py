@@ -369,10 +369,12 @@ class BinaryCache:
             for name in os.listdir(self.directory):
                 if name.endswith(_SUFFIX):
                     try:
-                        size += os.path.getsize(os.path.join(self.directory, name))
-                        entries += 1
+                        st = os.lstat(os.path.join(self.directory, name))
                     except OSError:
-                        pass
+                        continue
+                    if stat.S_ISREG(st.st_mode):  # what could be an entry: not a link, FIFO, ...
+                        size += st.st_size
+                        entries += 1
         return {
             "dir": self.directory if self.disk else None,
             "entries": entries,
@@ -460,7 +462,10 @@ class BinaryCache:
             return None
         path = self._path(key)
         try:
-            return _read_entry(path, _key_bytes(key))
+            try:
+                return _read_entry(path, _key_bytes(key))
+            except OSError as e:  # a read error past the open (EIO): as if absent, the rebuild replaces it
+                raise _Miss("unreadable entry", e.strerror or str(e), warn=False) from None
         except _Miss as miss:
             if not report:
                 return None

@@ -1,6 +1,9 @@
-"""The compiled-binary cache: hits and misses (on every key part), corruption recovery,
-concurrent writers in several real processes, unusable directories, GPUKERN_NO_CACHE,
-clearing, a second process loading from disk, and its debug log.
+"""The compiled-binary cache: hits and misses (on every key part), corruption recovery, the key
+in the header (another kernel's entry in a kernel's place), entries that are not regular files
+(FIFOs, devices, links), one build per key across threads and processes (rounds of cold
+concurrent first builds), locks that cannot be had, the directory's permissions, concurrent
+writers, unusable directories, GPUKERN_NO_CACHE, clearing, a second process loading from disk,
+and its debug log.
 
 Tested on OpenCL (PoCL here and in CI) and with the CUDA compile step alone (nvcc, no GPU).
 Every test works in its own directory; the session's process cache is put back afterwards.
@@ -704,7 +707,7 @@ def test_an_entry_that_is_not_a_regular_file_is_refused(tmp_path: Path, how: str
     assert str(entry) in message and "not a regular file" in message
     assert comp.calls == 1 and c.info()["dir"] == str(d)  # the disk cache stays on
     if how == "directory":  # a directory cannot be replaced by a file: that entry stays in memory
-        assert entry.is_dir()
+        assert entry.is_dir() and c.info()["entries"] == 1  # and is not counted as an entry
     else:
         assert entry.is_file() and not entry.is_symlink()
         assert read_valid_entry(entry) == b"payload"
@@ -736,6 +739,35 @@ def test_an_entry_that_claims_a_huge_length_is_not_read(tmp_path: Path, monkeypa
         assert BinaryCache(str(d)).get_or_compile(key, Counter(b"ok")) == b"ok"
     [message] = cache_warnings(rec)
     assert "damaged entry" in message and "size does not match" in message
+
+
+def test_a_read_error_is_a_quiet_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An I/O error past the open (EIO on a failing disk) is a miss, not a traceback."""
+    d = tmp_path / "cache"
+    key = make_key(source="eio")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"payload"))
+
+    class Failing:
+        def __init__(self, *args: object, **kwargs: object):
+            os.close(args[0])
+
+        def __enter__(self) -> Failing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def read(self, n: int) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(cache, "open", Failing, raising=False)  # the module's open(), not the builtin
+    c = BinaryCache(str(d))
+    comp = Counter(b"payload")
+    with recording() as rec:
+        assert c.get_or_compile(key, comp) == b"payload"
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    monkeypatch.undo()
+    assert read_valid_entry(d / (key + ".bin")) == b"payload"
 
 
 @pytest.mark.parametrize("key", ["", "0" * 63, "G" * 64, "A" * 64, "../" + "0" * 61, "0" * 65])
