@@ -1,6 +1,9 @@
-"""The compiled-binary cache: hits and misses (on every key part), corruption recovery,
-concurrent writers in several real processes, unusable directories, GPUKERN_NO_CACHE,
-clearing, a second process loading from disk, and its debug log.
+"""The compiled-binary cache: hits and misses (on every key part), corruption recovery, the key
+in the header (another kernel's entry in a kernel's place), entries that are not regular files
+(FIFOs, devices, links), one build per key across threads and processes (rounds of cold
+concurrent first builds), locks that cannot be had, the directory's permissions, concurrent
+writers, unusable directories, GPUKERN_NO_CACHE, clearing, a second process loading from disk,
+and its debug log.
 
 Tested on OpenCL (PoCL here and in CI) and with the CUDA compile step alone (nvcc, no GPU).
 Every test works in its own directory; the session's process cache is put back afterwards.
@@ -8,6 +11,7 @@ Every test works in its own directory; the session's process cache is put back a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -34,8 +38,9 @@ from gpukern.cache import BinaryCache, CacheWarning, make_key
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"
-HEADER = struct.Struct("<8s32sQ")
-MAGIC = b"GPUKERN1"
+STAMPEDE = Path(__file__).resolve().parent / "cache_helpers" / "stampede.py"
+HEADER = struct.Struct("<8s32s32sQ")  # magic, key, sha256 of the payload, payload length
+MAGIC = b"GPUKERN2"
 HAVE_NVCC = cuda_mod.find_nvcc() is not None
 needs_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
 needs_opencl = pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
@@ -81,12 +86,13 @@ def temp_leftovers(directory: Path) -> list[str]:
 
 
 def read_valid_entry(path: Path) -> bytes:
-    """The payload of an entry, after checking its header and checksum ourselves."""
+    """The payload of an entry, after checking its header (its key too) and checksum ourselves."""
     blob = path.read_bytes()
     assert len(blob) >= HEADER.size, f"{path.name} is shorter than a header"
-    magic, digest, length = HEADER.unpack_from(blob)
+    magic, key, digest, length = HEADER.unpack_from(blob)
     payload = blob[HEADER.size :]
     assert magic == MAGIC
+    assert key.hex() + ".bin" == path.name
     assert length == len(payload)
     assert hashlib.sha256(payload).digest() == digest
     return payload
@@ -104,13 +110,13 @@ def corrupt(path: Path, how: str) -> None:
         blob[HEADER.size + (len(blob) - HEADER.size) // 3] ^= 0x40
         path.write_bytes(bytes(blob))
     elif how == "flip_checksum":
-        blob[8 + 3] ^= 0x01
+        blob[40 + 3] ^= 0x01
         path.write_bytes(bytes(blob))
     elif how == "bad_magic":
         blob[0:8] = b"GPUKERN0"
         path.write_bytes(bytes(blob))
     elif how == "bad_length":
-        blob[40:48] = (len(blob) - HEADER.size + 1).to_bytes(8, "little")
+        blob[72:80] = (len(blob) - HEADER.size + 1).to_bytes(8, "little")
         path.write_bytes(bytes(blob))
     elif how == "appended":
         path.write_bytes(bytes(blob) + b"\0")
@@ -540,7 +546,7 @@ def test_opencl_recovers_from_a_checksummed_entry_the_driver_rejects(tmp_path: P
     run_scale(2)
     [entry] = bins(d)
     junk = b"this is not an OpenCL program binary" * 8
-    entry.write_bytes(HEADER.pack(MAGIC, hashlib.sha256(junk).digest(), len(junk)) + junk)
+    entry.write_bytes(HEADER.pack(MAGIC, bytes.fromhex(entry.stem), hashlib.sha256(junk).digest(), len(junk)) + junk)
 
     cache.reset_cache(str(d))
     with recording() as rec:
@@ -548,6 +554,230 @@ def test_opencl_recovers_from_a_checksummed_entry_the_driver_rejects(tmp_path: P
     assert len(cache_warnings(rec)) == 1
     assert builds.calls == 2
     assert read_valid_entry(entry) != junk
+
+
+# ---------------------------------------------------------------- the key in the header
+@pytest.mark.parametrize("how", ["copied", "hard_linked"])
+def test_entry_of_another_key_is_refused_and_replaced(tmp_path: Path, how: str):
+    """A valid entry of key A in the file of key B must not be served as B's binary."""
+    d = tmp_path / "cache"
+    ka, kb = make_key(source="kernel A"), make_key(source="kernel B")
+    c = BinaryCache(str(d))
+    c.get_or_compile(ka, Counter(b"binary of A"))
+    c.get_or_compile(kb, Counter(b"binary of B"))
+    a_path, b_path = d / (ka + ".bin"), d / (kb + ".bin")
+    b_path.unlink()
+    if how == "copied":
+        shutil.copyfile(a_path, b_path)
+    else:
+        os.link(a_path, b_path)
+
+    comp = Counter(b"binary of B")
+    fresh = BinaryCache(str(d))
+    with recording() as rec:
+        assert fresh.get_or_compile(kb, comp) == b"binary of B"
+    [message] = cache_warnings(rec)
+    assert "misplaced entry" in message and str(b_path) in message and ka[:16] in message
+    assert comp.calls == 1 and fresh.info()["misses"] == 1
+    assert read_valid_entry(b_path) == b"binary of B"
+    assert read_valid_entry(a_path) == b"binary of A"  # the link was replaced, not written through
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(kb, Counter(b"unused")) == b"binary of B"
+    assert cache_warnings(rec) == []
+
+
+@gk.kernel
+def shift(a: Array[float32], out: Array[float32], n: int32):
+    i = gk.global_id(0)
+    if i < n:
+        out[i] = a[i] + 7.0
+
+
+@needs_opencl
+@pytest.mark.parametrize("victim", ["same_kernel_other_constant", "other_kernel"])
+def test_opencl_runs_its_own_code_when_another_entry_is_in_its_place(tmp_path: Path, builds: Counter, victim: str):
+    """The entry of scale(K=2) copied over that of scale(K=3) used to run K=2 silently; over that of
+    another kernel, pyopencl raised LogicError (no such kernel in the program) on every run."""
+    d = tmp_path / "cache"
+    cache.reset_cache(str(d))
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros(N, np.float32)
+
+    def run_victim() -> np.ndarray:
+        out[:] = 0
+        if victim == "other_kernel":
+            shift.variants.clear()
+            shift[(N + 63) // 64, 64](a, out, N, backend="opencl")
+            return a + 7
+        run_scale(3)
+        return out
+
+    run_scale(2)
+    [scale2] = bins(d)
+    expected = run_victim()
+    [victim_entry] = [p for p in bins(d) if p != scale2]
+    shutil.copyfile(scale2, victim_entry)
+
+    cache.reset_cache(str(d))
+    with recording() as rec:
+        got = run_victim()
+    np.testing.assert_array_equal(out if victim == "other_kernel" else got, expected)
+    assert len(cache_warnings(rec)) == 1 and "misplaced entry" in cache_warnings(rec)[0]
+    assert builds.calls == 3
+    assert read_valid_entry(victim_entry) != read_valid_entry(scale2)
+
+
+def test_entry_of_the_previous_format_is_rebuilt_quietly(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Entries of format 1 (no key in the header) are stale after the upgrade: rebuilt without a warning."""
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source="old format")
+    old = b"binary written by the previous gpukern"
+    entry = d / (key + ".bin")
+    entry.write_bytes(struct.pack("<8s32sQ", b"GPUKERN1", hashlib.sha256(old).digest(), len(old)) + old)
+    comp = Counter(b"rebuilt binary")
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(key, comp) == b"rebuilt binary"
+    assert cache_warnings(rec) == [] and comp.calls == 1
+    assert "miss, stale entry" in caplog.text
+    assert read_valid_entry(entry) == b"rebuilt binary"
+
+
+# ---------------------------------------------------------------- entries that are not regular files
+def finishes(fn, timeout: float = 20.0):
+    """``fn()`` run in a daemon thread; fails (instead of hanging the session) if it never returns."""
+    result: list = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(fn())
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), f"still blocked after {timeout} s"
+    if errors:
+        raise errors[0]
+    return result[0]
+
+
+def make_hostile(path: Path, how: str, valid_entry: Path) -> None:
+    if how == "fifo":
+        os.mkfifo(path)
+    elif how == "link_to_dev_zero":
+        path.symlink_to("/dev/zero")
+    elif how == "link_to_a_valid_entry":
+        path.symlink_to(valid_entry)
+    elif how == "dangling_link":
+        path.symlink_to(path.parent / "nowhere")
+    elif how == "char_device":
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 5))  # what /dev/zero is on Linux
+        except (PermissionError, AttributeError) as e:
+            pytest.skip(f"cannot make a device node here: {e}")
+    elif how == "directory":
+        path.mkdir()
+    else:  # pragma: no cover
+        raise AssertionError(how)
+
+
+HOSTILE = ["fifo", "link_to_dev_zero", "link_to_a_valid_entry", "dangling_link", "char_device", "directory"]
+
+
+@pytest.mark.parametrize("how", HOSTILE)
+def test_an_entry_that_is_not_a_regular_file_is_refused(tmp_path: Path, how: str):
+    """Symbolic links are refused, even to a valid entry: entries are only ever regular files
+    written by the cache itself (the directory may be a link; its entries may not)."""
+    d = tmp_path / "cache"
+    key, other = make_key(source=how), make_key(source="a valid entry")
+    BinaryCache(str(d)).get_or_compile(other, Counter(b"payload"))
+    entry = d / (key + ".bin")
+    make_hostile(entry, how, d / (other + ".bin"))
+
+    c = BinaryCache(str(d))
+    comp = Counter(b"payload")
+    with recording() as rec:
+        assert finishes(lambda: c.get_or_compile(key, comp)) == b"payload"
+        assert c.get_or_compile(key, comp) == b"payload"
+    [message] = cache_warnings(rec)
+    assert str(entry) in message and "not a regular file" in message
+    assert comp.calls == 1 and c.info()["dir"] == str(d)  # the disk cache stays on
+    if how == "directory":  # a directory cannot be replaced by a file: that entry stays in memory
+        assert entry.is_dir() and c.info()["entries"] == 1  # and is not counted as an entry
+    else:
+        assert entry.is_file() and not entry.is_symlink()
+        assert read_valid_entry(entry) == b"payload"
+        with recording() as rec:
+            assert BinaryCache(str(d)).get_or_compile(key, Counter(b"unused")) == b"payload"
+        assert cache_warnings(rec) == []
+    assert read_valid_entry(d / (other + ".bin")) == b"payload"  # a link's target is left alone
+
+
+@pytest.mark.parametrize("how", ["fifo", "link_to_dev_zero", "directory"])
+def test_get_does_not_block_or_read_forever_either(tmp_path: Path, how: str):
+    """``get`` (autotune's way in) reads entries the same way: one warning, no entry."""
+    d = tmp_path / "cache"
+    key = make_key(source=how)
+    d.mkdir(mode=0o700)
+    make_hostile(d / (key + ".bin"), how, d / "unused")
+    with recording() as rec:
+        assert finishes(lambda: BinaryCache(str(d)).get(key)) is None
+    assert len(cache_warnings(rec)) == 1
+
+
+def test_an_entry_that_claims_a_huge_length_is_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A header that declares more than the file holds is refused before its payload is read."""
+    d = tmp_path / "cache"
+    key = make_key(source="huge")
+    d.mkdir(mode=0o700)
+    (d / (key + ".bin")).write_bytes(HEADER.pack(MAGIC, bytes.fromhex(key), bytes(32), 1 << 62) + b"tiny")
+    with recording() as rec:
+        assert BinaryCache(str(d)).get_or_compile(key, Counter(b"ok")) == b"ok"
+    [message] = cache_warnings(rec)
+    assert "damaged entry" in message and "size does not match" in message
+
+
+def test_a_read_error_is_a_quiet_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An I/O error past the open (EIO on a failing disk) is a miss, not a traceback."""
+    d = tmp_path / "cache"
+    key = make_key(source="eio")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"payload"))
+
+    class Failing:
+        def __init__(self, *args: object, **kwargs: object):
+            os.close(args[0])
+
+        def __enter__(self) -> Failing:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def read(self, n: int) -> bytes:
+            raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(cache, "open", Failing, raising=False)  # the module's open(), not the builtin
+    c = BinaryCache(str(d))
+    comp = Counter(b"payload")
+    with recording() as rec:
+        assert c.get_or_compile(key, comp) == b"payload"
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    monkeypatch.undo()
+    assert read_valid_entry(d / (key + ".bin")) == b"payload"
+
+
+@pytest.mark.parametrize("key", ["", "0" * 63, "G" * 64, "A" * 64, "../" + "0" * 61, "0" * 65])
+def test_a_key_that_make_key_did_not_make_is_an_error(tmp_path: Path, key: str):
+    c = BinaryCache(str(tmp_path / "cache"))
+    with pytest.raises(gk.GpukernError, match="not a gpukern cache key"):
+        c.get_or_compile(key, Counter())
+    with pytest.raises(cache.CacheKeyError):
+        c.put(key, b"x")
+    assert not (tmp_path / "cache").exists() or bins(tmp_path / "cache") == []
 
 
 # ---------------------------------------------------------------- concurrent writers
@@ -620,6 +850,213 @@ def test_concurrent_writers_cubin(tmp_path: Path):
     assert payload[:4] == b"\x7fELF" and len(payload) == reports[0]["size"]
 
 
+# ---------------------------------------------------------------- one build per key: threads and processes
+def stampede(mode: str, processes: int, rounds: int, workdir: Path) -> list[dict]:
+    """``rounds`` rounds of ``processes`` processes building one kernel at once, each round with
+    cold caches (see tests/cache_helpers/stampede.py); one dict per round."""
+    env = subprocess_env(workdir / "unused")
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    proc = subprocess.run(
+        [sys.executable, str(STAMPEDE), mode, str(processes), str(rounds), str(workdir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(results) == rounds, proc.stdout
+    for r in results:
+        r["stderr"] = proc.stderr
+    return results
+
+
+def check_built_once(r: dict, processes: int, cache_dir: Path) -> None:
+    assert r["statuses"] == [0] * processes, (r["statuses"], r["reports"], r["stderr"][-3000:])
+    reports = r["reports"]
+    assert all(rep["correct"] for rep in reports), reports
+    assert all(rep["cache_warnings"] == [] for rep in reports), reports
+    # one compile in the round, counted by the compiler wrappers; every other process loaded it
+    assert sum(rep["compiles"] for rep in reports) == 1, reports
+    assert sorted(rep["cache"]["misses"] for rep in reports) == [0] * (processes - 1) + [1]
+    assert all(rep["cache"]["disk_loads"] == 1 - rep["cache"]["misses"] for rep in reports)
+    # exactly one entry, and no lock file or temporary left
+    assert len(r["names"]) == 1 and r["names"][0].endswith(".bin"), r["names"]
+    read_valid_entry(cache_dir / r["names"][0])
+
+
+@needs_opencl
+def test_concurrent_first_builds_opencl_build_once(tmp_path: Path):
+    """8 processes x 10 rounds, cold caches and one shared POCL_CACHE_DIR per round (the setting
+    in which PoCL aborted 2 of 8 processes in pocl_binary_get_kernels_metadata): one build per round."""
+    rounds = stampede("opencl", 8, 10, tmp_path)
+    for i, r in enumerate(rounds):
+        check_built_once(r, 8, tmp_path / f"round-{i}" / "cache")
+
+
+@needs_nvcc
+def test_concurrent_first_builds_cubin_run_nvcc_once(tmp_path: Path):
+    rounds = stampede("cubin", 4, 2, tmp_path)
+    for i, r in enumerate(rounds):
+        check_built_once(r, 4, tmp_path / f"round-{i}" / "cache")
+
+
+class SlowCounter(Counter):
+    """A compile that takes a while, so that callers overlap."""
+
+    def __call__(self) -> bytes:
+        time.sleep(0.2)
+        return super().__call__()
+
+
+@pytest.mark.parametrize("disk", [True, False])
+def test_threads_build_a_key_once(tmp_path: Path, disk: bool):
+    d = tmp_path / "cache"
+    c = BinaryCache(str(d), disk=disk)
+    key = make_key(source="threads")
+    comp = SlowCounter()
+    results: list[bytes] = []
+    threads = [threading.Thread(target=lambda: results.append(c.get_or_compile(key, comp))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [comp.payload] * 8
+    assert comp.calls == 1
+    info = c.info()
+    assert info["misses"] == 1 and info["hits"] == 7
+    assert c._building == {}  # the per-key locks are dropped once nobody builds
+    if disk:
+        assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+    else:
+        assert not d.exists()  # no disk cache: no directory, no lock files
+
+
+def test_instances_on_one_directory_build_a_key_once(tmp_path: Path):
+    """Separate caches (as separate processes have) meet at the lock file."""
+    d = tmp_path / "cache"
+    key = make_key(source="instances")
+    comp = SlowCounter()
+    caches = [BinaryCache(str(d)) for _ in range(4)]
+    results: list[bytes] = []
+    threads = [threading.Thread(target=lambda c=c: results.append(c.get_or_compile(key, comp))) for c in caches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [comp.payload] * 4 and comp.calls == 1
+    assert sorted(c.info()["disk_loads"] for c in caches) == [0, 1, 1, 1]
+    assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+
+
+def hold_lock(d: Path, key: str):
+    """Hold ``<key>.lock`` as another process building ``key`` would; returns the open file."""
+    import fcntl
+
+    d.mkdir(mode=0o700, exist_ok=True)
+    f = open(d / (key + ".lock"), "wb")
+    fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def test_a_lock_held_too_long_is_given_up(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    key = make_key(source="held")
+    with hold_lock(d, key):
+        c = BinaryCache(str(d))
+        c.lock_timeout = 0.3
+        comp = Counter()
+        start = time.monotonic()
+        with recording() as rec:
+            assert finishes(lambda: c.get_or_compile(key, comp)) == comp.payload
+        waited = time.monotonic() - start
+    assert 0.3 <= waited < 10
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    assert "building without the lock" in caplog.text and "still held" in caplog.text
+    assert read_valid_entry(d / (key + ".bin")) == comp.payload
+
+
+def test_a_hit_does_not_wait_for_a_build(tmp_path: Path):
+    """Only a miss takes the lock: a process building a key does not hold up those loading it."""
+    d = tmp_path / "cache"
+    key = make_key(source="hit while held")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"there"))
+    with hold_lock(d, key):
+        c = BinaryCache(str(d))
+        start = time.monotonic()
+        assert finishes(lambda: c.get_or_compile(key, Counter(b"unused"))) == b"there"
+        assert time.monotonic() - start < 5 and c.info()["disk_loads"] == 1
+
+
+@pytest.mark.parametrize("how", ["lock_is_a_directory", "lock_is_a_fifo", "flock_unsupported"])
+def test_an_unusable_lock_builds_without_it(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    """A lock file that cannot be made or locked (NFS without locks: ENOLCK) costs the lock, not the build."""
+    caplog.set_level(logging.DEBUG, logger="gpukern")
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source=how)
+    lock = d / (key + ".lock")
+    if how == "lock_is_a_directory":
+        lock.mkdir()
+    elif how == "lock_is_a_fifo":
+        os.mkfifo(lock)
+    else:
+
+        class NoLocks:
+            LOCK_EX, LOCK_NB = 2, 4
+
+            @staticmethod
+            def flock(fd: int, op: int) -> None:
+                raise OSError(errno.ENOLCK, "No locks available")
+
+        monkeypatch.setattr(cache, "fcntl", NoLocks)
+    c = BinaryCache(str(d))
+    c.lock_timeout = 60
+    comp = Counter()
+    start = time.monotonic()
+    with recording() as rec:
+        assert finishes(lambda: c.get_or_compile(key, comp)) == comp.payload
+    assert time.monotonic() - start < 10  # no waiting out the timeout
+    assert comp.calls == 1 and cache_warnings(rec) == []
+    assert "building without the lock" in caplog.text
+    assert read_valid_entry(d / (key + ".bin")) == comp.payload
+    assert c.info()["dir"] == str(d)
+
+
+def test_a_stale_lock_file_is_taken_and_removed(tmp_path: Path):
+    """A lock file left by a killed process (nobody holds it) does not delay the build."""
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    key = make_key(source="stale lock")
+    (d / (key + ".lock")).write_bytes(b"")
+    c = BinaryCache(str(d))
+    c.lock_timeout = 60
+    start = time.monotonic()
+    c.get_or_compile(key, Counter())
+    assert time.monotonic() - start < 5
+    assert sorted(p.name for p in d.iterdir()) == [key + ".bin"]
+
+
+def test_a_failed_build_releases_its_locks(tmp_path: Path):
+    d = tmp_path / "cache"
+    c = BinaryCache(str(d))
+    c.lock_timeout = 5
+    key = make_key(source="fails")
+
+    def broken() -> bytes:
+        raise gk.errors.BackendError("the compiler failed")
+
+    with pytest.raises(gk.errors.BackendError):
+        c.get_or_compile(key, broken)
+    assert c._building == {} and list(d.iterdir()) == []
+    start = time.monotonic()
+    assert c.get_or_compile(key, Counter(b"second try")) == b"second try"
+    assert time.monotonic() - start < 2
+
+
 # ---------------------------------------------------------------- second process loads from disk
 @needs_opencl
 def test_second_process_loads_from_disk(tmp_path: Path):
@@ -678,6 +1115,56 @@ def test_directory_is_created_private(tmp_path: Path, umask: int):
         os.umask(old)
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     assert len(bins(d)) == 1
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o777, 0o1777, 0o720, 0o702])
+def test_an_open_directory_of_ours_is_made_private(tmp_path: Path, mode: int):
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(d, mode)
+    c = BinaryCache(str(d))
+    with recording() as rec:
+        c.get_or_compile(make_key(source="open dir"), Counter())
+        c.get_or_compile(make_key(source="open dir 2"), Counter())
+    [message] = cache_warnings(rec)
+    assert str(d) in message and "made it private" in message and f"{mode:o}" in message
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert len(bins(d)) == 2 and c.info()["dir"] == str(d)
+
+
+@pytest.mark.parametrize("mode", [0o700, 0o750, 0o755])
+def test_a_directory_nobody_else_writes_is_left_as_it_is(tmp_path: Path, mode: int):
+    d = tmp_path / "cache"
+    d.mkdir()
+    os.chmod(d, mode)
+    with recording() as rec:
+        BinaryCache(str(d)).get_or_compile(make_key(source="closed dir"), Counter())
+    assert cache_warnings(rec) == []
+    assert stat.S_IMODE(d.stat().st_mode) == mode and len(bins(d)) == 1
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a directory to another uid (os.chown) needs root"
+)
+def test_an_open_directory_of_another_user_is_not_used(tmp_path: Path):
+    """Another user could plant entries there: nothing is read from it or written to it."""
+    d = tmp_path / "cache"
+    key = make_key(source="planted")
+    BinaryCache(str(d)).get_or_compile(key, Counter(b"planted by someone else"))
+    os.chown(d, 54321, 54321)
+    os.chmod(d, 0o777)
+
+    c = BinaryCache(str(d))
+    comp = Counter(b"our own build")
+    with recording() as rec:
+        assert c.get_or_compile(key, comp) == b"our own build"
+        assert c.get_or_compile(make_key(source="another"), Counter(b"x")) == b"x"
+        assert c.get_or_compile(key, comp) == b"our own build"
+    [message] = cache_warnings(rec)
+    assert str(d) in message and "54321" in message and "not to us" in message and "memory only" in message
+    assert comp.calls == 1 and c.info()["dir"] is None and c.info()["memory_entries"] == 2
+    assert stat.S_IMODE(d.stat().st_mode) == 0o777 and d.stat().st_uid == 54321  # not ours to change
+    assert [read_valid_entry(p) for p in bins(d)] == [b"planted by someone else"]  # nothing written
 
 
 # ---------------------------------------------------------------- environment, clear, info
