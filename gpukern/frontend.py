@@ -33,7 +33,8 @@ class Compiler:
         self.in_progress: set[tuple[Any, ...]] = set()
 
     def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
-        kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
+        with ir.deep_recursion():
+            kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
         kernel.description = description
         return ir.Program(kernel, self._reachable(kernel))
 
@@ -131,6 +132,7 @@ class FunctionLowering(ast.NodeVisitor):
     def run(self) -> ir.FuncDef:
         tree = self.parsed.tree
         _check_signature(tree, self.loc(tree))
+        _check_depth(tree, self.parsed)
         for _ in range(self.MAX_PASSES):
             self.unsettled = False
             self.env: dict[str, Value] = dict(self.bindings)
@@ -510,3 +512,18 @@ def _single_assignment_names(tree: ast.FunctionDef) -> set[str]:
             top.add(stmt.targets[0].id)
     params = {a.arg for a in tree.args.args}
     return {n for n in top if counts.get(n) == 1 and n not in params}
+
+
+def _check_depth(tree: ast.FunctionDef, parsed: ParsedFunction) -> None:
+    """Expressions nested deeper than ``ir.MAX_DEPTH`` are refused at their line (found without recursion)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > ir.MAX_DEPTH and isinstance(node, ast.expr):
+            raise KernelSyntaxError(
+                f"this expression is nested more than {ir.MAX_DEPTH} levels deep",
+                parsed.loc(node),
+                "split it into several statements",
+            )
+        inner = depth + 1 if isinstance(node, ast.expr) else 0
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))

@@ -9,6 +9,8 @@ Types here are always concrete (no weak literal types survive the front end).
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -441,3 +443,21 @@ def fresh_name(base: str, taken: set[str]) -> str:
         name = f"{base}_{n}"
     taken.add(name)
     return name
+
+
+MAX_DEPTH = 1000  # deepest expression nesting the front end accepts (Python itself compiles deeper ones)
+
+
+@contextlib.contextmanager
+def deep_recursion() -> Iterator[None]:
+    """Room for the recursion of every IR consumer over trees ``MAX_DEPTH`` deep (a few Python
+    frames a level); Python-to-Python calls need no C stack since 3.11."""
+    old = sys.getrecursionlimit()
+    need = 10 * MAX_DEPTH + 2000
+    if old < need:
+        sys.setrecursionlimit(need)
+    try:
+        yield
+    finally:
+        if old < need:
+            sys.setrecursionlimit(old)

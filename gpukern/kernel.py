@@ -244,7 +244,8 @@ class Kernel(lang.KernelObject):
                 consts.append(f"{spec.name}={k[2]!r}")
         description = ", ".join([self.__name__] + consts)
         program = Compiler().lower_kernel(self.parsed, bindings, description)
-        program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
+        with ir.deep_recursion():
+            program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
         return Variant(self, key, program, key)
 
     # ------------------------------------------------------------ user API

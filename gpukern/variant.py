@@ -52,7 +52,8 @@ class Variant:
 
     def source(self, backend: str) -> str:
         if backend not in self.sources:
-            self.sources[backend] = Emitter(dialect(backend)).program(self.program)
+            with ir.deep_recursion():
+                self.sources[backend] = Emitter(dialect(backend)).program(self.program)
         return self.sources[backend]
 
 

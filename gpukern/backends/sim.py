@@ -639,7 +639,7 @@ class SimBackend(Backend):
             else:
                 v = convert_scalar(a, p.type, p.name)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), ir.deep_recursion():
             run.run_block(fd.body, run.all)
         for host, data in copy_back:
             host[...] = data

@@ -50,7 +50,14 @@ RESERVED = frozenset(
     sqrtf expf logf sinf cosf tanf powf fabsf floorf ceilf fminf fmaxf fmodf truncf roundf rintf
     exp2f expm1f log2f log10f log1pf asinf acosf atanf atan2f sinhf coshf tanhf asinhf acoshf atanhf
     erff erfcf hypotf copysignf cbrtf rsqrtf llabs labs __syncthreads
+    pipe complex imaginary NULL EOF MAXFLOAT CHAR_BIT
     """.split()
+)
+# Macros the C, CUDA and OpenCL headers predefine (M_PI, FLT_MAX, INT_MAX, CLK_LOCAL_MEM_FENCE...), and
+# identifiers C reserves for itself (_Noreturn, anything starting with an underscore and a capital).
+_MACRO = re.compile(
+    r"^(M_[A-Z0-9_]+|(FLT|DBL|HALF|LDBL)_[A-Z0-9_]+|U?(CHAR|SCHAR|SHRT|INT|LONG|LLONG)_(MAX|MIN)|"
+    r"(CLK|CL|FP|MEMORY|SIZE|PTRDIFF|INTPTR|UINTPTR)_[A-Z0-9_]+|HUGE_VALF?|_[A-Z].*)$"
 )
 _VECTOR = re.compile(
     r"^(u?(char|short|int|long)|float|double|half|bool)(2|3|4|8|16)$"
@@ -61,7 +68,7 @@ _VECTOR = re.compile(
 def c_identifier(name: str) -> str:
     """A Python name as a legal C identifier (words C, CUDA or OpenCL keep for themselves get a ``_``)."""
     cname = name
-    if cname in RESERVED or _VECTOR.match(cname) or cname.startswith(("__", "gk_")):
+    if cname in RESERVED or _VECTOR.match(cname) or _MACRO.match(cname) or cname.startswith(("__", "gk_")):
         cname += "_"
     return cname
 
