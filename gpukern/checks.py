@@ -112,8 +112,8 @@ def _reads_thread_state(fd: ir.FuncDef) -> bool:
 class _Uniformity:
     """Which values may differ between the threads of a block ('varying')."""
 
-    def __init__(self, fd: ir.FuncDef):
-        self.varying: set[str] = set()
+    def __init__(self, fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()):
+        self.varying: set[str] = set(varying_params)
         self.varying_loops: set[int] = set()
         while True:  # to a fixpoint: loops carry values around
             before = (set(self.varying), set(self.varying_loops))
@@ -175,10 +175,13 @@ class _Uniformity:
         return scan(body, False)
 
 
-def check_barriers(fd: ir.FuncDef) -> None:
+def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()) -> None:
     """Reject a barrier (or a call of a function with one) under thread-dependent control flow:
-    some threads of the block would wait at it forever, or pass different barriers."""
-    u = _Uniformity(fd)
+    some threads of the block would wait at it forever, or pass different barriers.
+
+    A ``@func`` is checked on its own with its parameters taken as the same in every thread,
+    and again at each call that passes a thread-dependent value (``varying_params``)."""
+    u = _Uniformity(fd, varying_params)
 
     def block(stmts: list[ir.Stmt], why: ir.Node | None) -> None:
         for s in stmts:
@@ -187,8 +190,10 @@ def check_barriers(fd: ir.FuncDef) -> None:
             for n in ir.children(s):
                 if not isinstance(n, ir.Stmt):
                     for c in ir.walk(n):
-                        if isinstance(c, ir.Call) and has_barrier(c.func) and why is not None:
-                            raise _divergence(c, why, f"{c.func.name}() contains a barrier and is called")
+                        if isinstance(c, ir.Call) and has_barrier(c.func):
+                            if why is not None:
+                                raise _divergence(c, why, f"{c.func.name}() contains a barrier and is called")
+                            _check_call(c, u)
             if isinstance(s, ir.If):
                 inner = why or (s if u.expr(s.cond) else None)
                 block(s.then, inner)
@@ -201,6 +206,24 @@ def check_barriers(fd: ir.FuncDef) -> None:
                 block(s.body, why or (s if varying else None))
 
     block(fd.body, None)
+
+
+def _check_call(c: ir.Call, u: _Uniformity) -> None:
+    """A call of a function with a barrier, passing thread-dependent values to some parameters."""
+    varying = frozenset(
+        p.name for p, a in zip(c.func.params, c.args) if isinstance(p, ir.Var) and isinstance(a, ir.Expr) and u.expr(a)
+    )
+    if not varying:
+        return
+    try:
+        check_barriers(c.func, varying)
+    except BarrierDivergenceError as e:
+        names = ", ".join(sorted(varying))
+        raise BarrierDivergenceError(
+            f"{c.func.name}() is called with thread-dependent values for {names}, and then {e.message}",
+            c.loc,
+            "pass values that are the same in every thread of the block, or move the barrier out of the function",
+        ) from None
 
 
 def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:

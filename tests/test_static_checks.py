@@ -152,3 +152,45 @@ def test_assigned_on_every_path_compiles_and_runs(backend):
     out = np.zeros(4, np.int32)
     assigned_on_every_path[1, 4](out, 3)
     np.testing.assert_array_equal(out, np.full(4, 1 + 3 - 1))
+
+
+# ---------------------------------------------------------------- barriers in @func under the caller's values
+@gk.func
+def _halving(buf, t, n):
+    s = n // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        barrier()
+        s //= 2
+
+
+def test_a_func_whose_barrier_loop_depends_on_a_thread_dependent_argument_is_rejected():
+    @kernel
+    def bad(a: Array[float32]):
+        buf = shared(float32, 64)
+        t = thread_idx.x
+        buf[t] = a[t]
+        barrier()
+        _halving(buf, t, t + 1)  # every thread loops a different number of times
+
+    with pytest.raises(gk.BarrierDivergenceError, match="thread-dependent values for n") as e:
+        bad.source(Array[float32])
+    assert e.value.lineno is not None
+
+
+def test_the_same_func_with_a_uniform_argument_is_accepted(backend):
+    @kernel
+    def good(a: Array[float32], out: Array[float32]):
+        buf = shared(float32, 64)
+        t = thread_idx.x
+        buf[t] = a[t]
+        barrier()
+        _halving(buf, t, 64)
+        if t == 0:
+            out[0] = buf[0]
+
+    a = np.arange(64, dtype=np.float32)
+    out = np.zeros(1, np.float32)
+    good[1, 64](a, out)
+    assert out[0] == a.sum()
