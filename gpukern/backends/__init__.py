@@ -3,7 +3,8 @@
 A backend turns a kernel variant into something that runs and moves data to and
 from its device.  Which one is used: ``gk.set_backend(name)``, else the
 ``GPUKERN_BACKEND`` environment variable, else the best one available (CUDA, then
-OpenCL).  Backends are created lazily, once per process.
+OpenCL, then the simulator, which needs only NumPy).  Backends are created lazily, once per
+process; the registry knows them by module name and imports a runtime only when asked for it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The two languages differ only in spellings -- qualifiers, the barrier, index
 intrinsics, atomics, type and math names -- so each backend is a ``Dialect``
 table and this module turns the typed IR into readable C with it: the user's
 names, one statement per line, and the Python source line as a trailing comment.
-Adding a C-like backend means writing one more table.
+What an operator means, and the C helper that implements it where C's own operator does
+not, comes from ``gpukern.ops``.  Adding a C-like backend means writing one more table.
 """
 
 from __future__ import annotations
@@ -512,7 +513,9 @@ class Emitter:
         if native is not None:
             return native.format(*operands, p=ptr, T=self.storage(t)), _ATOM
         space = e.array.type.space
-        name = f"gk_atomic_{e.op}_{t.name}_{space}" if self.d.pointer_spaces else f"gk_atomic_{e.op}_{t.name}"
+        # one helper per pointer qualifier the dialect writes (OpenCL's __global and __local differ)
+        qualified = f"_{space}" if self.d.pointer_spaces.get(space) else ""
+        name = f"gk_atomic_{e.op}_{t.name}{qualified}"
         if name not in self.helpers:
             self.helpers[name] = self._cas_helper(name, e.op, t, space)
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
