@@ -1,11 +1,13 @@
-"""Passes over a lowered function's IR: where locals are declared, which arrays are written."""
+"""Passes over a lowered function's IR: early returns around barriers, where locals are declared,
+which arrays are written."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from . import ir
-from .types import int64
+from .types import bool_, int64
 
 
 def _var_refs(node: ir.Node) -> Counter[str]:
@@ -177,3 +179,80 @@ def nonnegative_vars(fd: ir.FuncDef) -> set[str]:
                 nonneg.discard(name)
                 changed = True
     return nonneg
+
+
+def _contains_barrier(node: ir.Node) -> bool:
+    return any(isinstance(n, ir.Barrier) or isinstance(n, ir.Call) and _func_has_barrier(n.func) for n in ir.walk(node))
+
+
+def _func_has_barrier(fd: ir.FuncDef) -> bool:
+    return any(_contains_barrier(s) for s in fd.body)
+
+
+def structure_early_returns(fd: ir.FuncDef) -> None:
+    """Threads that return early from a kernel with barriers stop running, but still arrive
+    at the barriers the others reach, so no barrier waits for a thread that left (the
+    language's promise; OpenCL leaves a barrier after an early return undefined).
+
+    Each ``return`` becomes ``returned = True`` (and ``break`` out of barrier-free loops);
+    what follows it runs under ``if not returned``, except barriers and the loops and ifs that
+    hold them, which every thread still reaches (the static check made their conditions
+    uniform)."""
+    if (
+        not fd.is_kernel
+        or not _func_has_barrier(fd)
+        or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body))
+    ):
+        return
+    flag = ir.Var(ir.fresh_name("returned", ir.names_in(fd)), bool_, temp=True)
+
+    def returned() -> ir.Var:
+        return ir.Var(flag.name, bool_, temp=True)
+
+    def block(stmts: list[ir.Stmt], active: bool, breakable: bool) -> tuple[list[ir.Stmt], bool]:
+        """``active``: a return may already have happened here; ``breakable``: inside a barrier-free loop."""
+        out: list[ir.Stmt] = []
+        run: list[ir.Stmt] = []  # statements to run only in threads that have not returned
+        sets_any = False
+
+        def flush() -> None:
+            if run:
+                out.append(ir.If(ir.Unary("not", returned(), bool_), list(run), [], loc=run[0].loc))
+                run.clear()
+
+        for s in stmts:
+            new, sets = stmt(s, active, breakable)
+            if isinstance(s, ir.Return):  # setting the flag again is harmless: no guard needed
+                flush()
+                out.extend(new)
+            elif active and not any(_contains_barrier(n) for n in new):
+                run.extend(new)
+            else:
+                flush()
+                out.extend(new)
+            active = active or sets
+            sets_any = sets_any or sets
+        flush()
+        return out, sets_any
+
+    def stmt(s: ir.Stmt, active: bool, breakable: bool) -> tuple[list[ir.Stmt], bool]:
+        if isinstance(s, ir.Return):
+            done: list[ir.Stmt] = [ir.Assign(returned(), ir.Lit(True, bool_), loc=s.loc)]
+            return done + ([ir.Break(loc=s.loc)] if breakable else []), True
+        if isinstance(s, ir.If):
+            then, a = block(s.then, active, breakable)
+            orelse, b = block(s.orelse, active, breakable)
+            return [replace(s, then=then, orelse=orelse)], a or b
+        if isinstance(s, (ir.For, ir.While)):
+            inner = not _contains_barrier(s)  # a loop with a barrier keeps going for returned threads
+            body, sets = block(s.body, active, inner)
+            if sets and not active:  # a later iteration runs after a return in an earlier one
+                body, sets = block(s.body, True, inner)
+            after = [ir.If(returned(), [ir.Break(loc=s.loc)], [], loc=s.loc)] if sets and breakable else []
+            return [replace(s, body=body), *after], sets
+        return [s], False
+
+    body, _ = block(fd.body, False, False)
+    decls = [s for s in body if isinstance(s, ir.DeclArray)]
+    rest = [s for s in body if not isinstance(s, ir.DeclArray)]
+    fd.body = [*decls, ir.Assign(flag, ir.Lit(False, bool_), declare=True), *rest]

@@ -287,3 +287,37 @@ def test_random_launches_of_correct_kernels_raise_nothing(n, tile, extra):
     out = np.zeros(blocks, np.float32)
     block_sum[blocks, 64](s, out, n * 5, 64, True)
     np.testing.assert_allclose(out.sum(), s.sum(dtype=np.float64), rtol=1e-4, atol=1e-4)
+
+
+@kernel
+def exchange_after_early_return(x: Array[float32], out: Array[float32], n: int32):
+    s = shared(float32, 32)
+    t = thread_idx.x
+    i = global_id(0)
+    s[t] = -1.0
+    barrier()
+    if i >= n:
+        return  # the rest of the block still meets at the barriers below
+    s[t] = x[i]
+    barrier()
+    for k in range(3):
+        if x[i] < 0:
+            return
+        barrier()
+    out[i] = s[t] + s[(t + 1) % 32]
+
+
+def test_early_return_before_barriers_on_every_backend(backend):
+    """Returned threads are not waited for, on every backend (on OpenCL a barrier after an early
+    return is undefined, so the generated code keeps returned threads arriving at barriers)."""
+    n = 45
+    x = np.arange(1, 65, dtype=np.float32)
+    x[7] = -3.0  # thread 7 returns inside the loop
+    out = np.zeros(64, np.float32)
+    exchange_after_early_return[2, 32](x, out, n)
+    s = np.where(np.arange(64) < n, x, -1.0).reshape(2, 32)
+    want = (s + np.roll(s, -1, axis=1)).reshape(-1)
+    want[n:] = 0.0
+    want[7] = 0.0
+    np.testing.assert_array_equal(out, want)
+    assert "return;" not in exchange_after_early_return.source(x, out, n, backend="opencl")
