@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,8 @@ import numpy as np
 from ..array import DeviceArray
 from ..codegen.emitter import Dialect
 from ..errors import LaunchError
-from ..types import ScalarType, bool_
+from ..plan import C_VALUE, convert_scalar
+from ..types import int64
 from ..variant import Variant
 
 
@@ -57,9 +59,10 @@ class Backend:
             a = args[p.arg_index]
             if p.kind == "array" and isinstance(a, DeviceArray):
                 self._own(a, p.name)
+        kernel = variant.kernel.__name__
         # scalars first: a bad one must fail before any array is copied to the device
         cargs: list[Any] = [
-            convert_scalar(args[p.arg_index], p.type, p.name) if p.kind == "scalar" else None for p in params
+            convert_scalar(args[p.arg_index], p.type, p.name, kernel) if p.kind == "scalar" else None for p in params
         ]
         copy_back: list[tuple[np.ndarray, Any]] = []
         for i, p in enumerate(params):
@@ -67,14 +70,17 @@ class Backend:
             if p.kind == "array":
                 cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None)
             elif p.kind == "shape":
-                cargs[i] = np.int64(a.shape[p.dim])
+                cargs[i] = C_VALUE[int64](a.shape[p.dim])
         return cargs, copy_back
 
-    plans = False  # whether the backend has plan_spelling, the fast launch path of gpukern.plan
+    plans = False  # whether launches leave plans (gpukern.plan): the backend has a launcher
+    packs_scalars = False  # whether its launcher packs scalars itself (gpukern.plan.packed_as_is says which)
 
-    def plan_spelling(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
-        """``(template, namespace, typed_scalars)``: how a launch plan calls the driver; ``{args}``
-        in the template is the C arguments, ``typed_scalars`` whether scalars must be NumPy scalars."""
+    def launcher(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]
+    ) -> Callable[[list[Any]], None]:
+        """The driver call that launches ``variant`` on ``grid`` x ``block`` given its C arguments
+        (a list, as ``pack_args`` makes them); the checked path and launch plans both call it."""
         raise NotImplementedError
 
     def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
@@ -113,23 +119,3 @@ class Backend:
 
     def device_name(self) -> str:
         raise NotImplementedError
-
-
-def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
-    """A scalar argument as the parameter's type, refusing lossy conversions."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if t == bool_:
-        if not isinstance(value, (bool, int)):
-            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
-        return np.uint8(bool(value))
-    if t.is_int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
-        info = np.iinfo(t.dtype)
-        if not info.min <= value <= info.max:
-            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
-        return t.dtype.type(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
-    return t.dtype.type(value)

@@ -711,7 +711,7 @@ class SimBackend(Backend):
                 data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
                 frame.arrays[p.name] = run.memory_for_param(p, data)
             else:
-                v = convert_scalar(a, p.type, p.name)
+                v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
         with np.errstate(all="ignore"):
             run.run_block(fd.body, run.all)

@@ -1,0 +1,241 @@
+"""Launching: bad input is a typed error before anything runs, and launch plans agree with the checked path.
+
+Each bad launch is a ``gk.LaunchError`` that names the argument or the limit (and the kernel), on
+every backend available here.  The fast path of a launch plan is compared with the checked path it
+stands in for, value by value: whatever the fast path passes, the checked path passes the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, Const, float32, float64, global_id, int32, kernel
+from gpukern.array import DeviceArray
+from gpukern.backends.base import Backend
+from gpukern.plan import C_VALUE, convert_scalar, make_plan
+from gpukern.types import SCALARS
+
+
+@kernel
+def scale(x: Array[float32], out: Array[float32], a: float32, n: int32):
+    i = global_id(0)
+    if i < n:
+        out[i] = a * x[i]
+
+
+@kernel
+def fill64(out: Array[float64], v: float64):
+    out[global_id(0)] = v
+
+
+# ---------------------------------------------------------------- scalars out of range
+
+
+@pytest.mark.parametrize(
+    "value",
+    [10**400, -(10**400), 1e300, -1e300, np.float64(1e300), 2**128],
+    ids=["10**400", "-10**400", "1e300", "-1e300", "np.float64(1e300)", "2**128"],
+)
+def test_float32_argument_that_overflows_is_refused(backend, value):
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"scale: argument 'a' = .* does not fit in float32"):
+        scale[1, 8](x, out, value, 8)
+    assert not out.any()
+
+
+def test_float64_argument_refuses_integers_beyond_floats(backend):
+    out = np.zeros(1, np.float64)
+    with pytest.raises(gk.LaunchError, match=r"fill64: argument 'v' = about 10\*\*400 does not fit in float64"):
+        fill64[1, 1](out, 10**400)
+    fill64[1, 1](out, 10**300)
+    assert out[0] == 1e300
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("-inf")])
+def test_nan_and_inf_arguments_are_passed(backend, value):
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    scale[1, 8](x, out, value, 8)
+    np.testing.assert_array_equal(out, np.full(8, value, np.float32))
+
+
+def test_a_plan_sends_out_of_range_scalars_to_the_checked_path(backend):
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, 1.0, 8)
+    launch(x, out, 2.0, 8)
+    with pytest.raises(gk.LaunchError, match="does not fit in float32"):
+        launch(x, out, 1e300, 8)
+    with pytest.raises(gk.LaunchError, match="does not fit in int32"):
+        launch(x, out, 1.0, 2**31)
+    launch(x, out, math.inf, 8)
+    np.testing.assert_array_equal(out.get(), np.full(8, math.inf, np.float32))
+
+
+# ---------------------------------------------------------------- plans agree with the checked path
+
+
+class Recorder(Backend):
+    """A backend whose launcher records the C arguments a plan passes, instead of launching."""
+
+    name = "recorder"
+    plans = True
+    max_group = 1024
+    max_items = (1024, 1024, 64)
+    max_shared = 1 << 16
+
+    def __init__(self, packs_scalars: bool):
+        self.packs_scalars = packs_scalars
+        self.sent: list[list] = []
+
+    def launcher(self, variant, grid, block):
+        return self.sent.append
+
+
+STRUCT = {"bool": "B", "int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d"}  # as CUDA packs
+VALUES = [
+    *(0, 1, -1, 7, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**32, 2**63 - 1, 2**63, -(2**63), 10**400),
+    *(True, False, 0.0, -0.0, 1.5, -2.5, 1e300, -1e300, 3.4028234663852886e38, 3.5e38, 1e-50),
+    *(math.nan, math.inf, -math.inf),
+    *(np.bool_(True), np.int8(-3), np.int32(5), np.int32(-7), np.uint32(2**32 - 1), np.int64(2**40)),
+    *(np.uint64(2**64 - 1), np.float16(1.5), np.float32(1.5), np.float32("inf"), np.float32("nan"), np.float64(1e300)),
+    *(np.float64(-0.0), "1", None, 1j),
+]
+REFUSED = object()
+
+
+def _checked(t, v):
+    try:
+        return convert_scalar(v, t, "x")
+    except gk.LaunchError:
+        return REFUSED
+
+
+def _same_c_value(t, fast, checked, packs: bool) -> bool:
+    if packs:  # the launcher packs it: the bytes must agree
+        return struct.pack(STRUCT[t.name], fast) == struct.pack(STRUCT[t.name], checked)
+    return type(fast) is type(checked) and fast.tobytes() == checked.tobytes()
+
+
+def _plans_for(k: gk.Kernel, packs: bool):
+    """(sample, plan, its Recorder, the output array) for each value the checked path takes for ``k``'s x."""
+    rec = Recorder(packs)
+    out = DeviceArray(rec, 0, (1,), np.float64)
+    for sample in VALUES:
+        try:
+            variant = k.variant(k.signature_of((out, sample)))
+            convert = [p for p in variant.kernel_params if p.kind == "scalar"]
+            if convert:
+                convert_scalar(sample, convert[0].type, "x")
+        except gk.LaunchError:
+            continue
+        plan = make_plan(variant, rec, (1, 1, 1), (1, 1, 1), (out, sample), [object()])
+        assert plan is not None
+        yield sample, plan, rec, out
+
+
+def _agree(k: gk.Kernel, packs: bool) -> int:
+    """Check every value against every plan of ``k``; the number of launches the fast paths took."""
+    taken = 0
+    try:
+        for sample, plan, rec, out in _plans_for(k, packs):
+            key = plan.variant.key
+            own = plan.fast((out, sample))
+            finite = not isinstance(sample, (float, np.floating)) or math.isfinite(sample)
+            assert own or not finite or "any value" in plan.describe(), f"the plan of {sample!r} refuses it"
+            scalar = [p for p in plan.variant.kernel_params if p.kind == "scalar"]
+            for value in VALUES:
+                if not plan.fast((out, value)):
+                    continue  # the checked path takes it: always allowed
+                taken += 1
+                assert k.signature_of((out, value)) == key, (sample, value)
+                if scalar:
+                    t = scalar[0].type
+                    want = _checked(t, value)
+                    assert want is not REFUSED, f"{k.__name__}: a plan of {sample!r} passed {value!r}"
+                    assert _same_c_value(t, rec.sent[-1][1], want, packs), (sample, value, rec.sent[-1][1], want)
+    finally:
+        k.variants.clear()  # IR only: no C to check
+    return taken
+
+
+def _scalar_kernel(t):
+    def takes(out: Array[float64], x):
+        out[0] = 1.0
+
+    takes.__annotations__["x"] = t  # x: t
+    return kernel(takes)
+
+
+@kernel
+def takes_any(out: Array[float64], x):
+    out[0] = 1.0
+
+
+@kernel
+def takes_const(out: Array[float64], x: Const):
+    out[0] = 1.0
+
+
+@kernel
+def takes_int_const(out: Array[float64], x: Const[int]):
+    out[0] = 1.0
+
+
+@kernel
+def takes_float_const(out: Array[float64], x: Const[float]):
+    out[0] = 1.0
+
+
+@pytest.mark.parametrize("packs", [False, True], ids=["typed", "packed"])
+@pytest.mark.parametrize("t", SCALARS, ids=[t.name for t in SCALARS])
+def test_plan_of_a_scalar_passes_only_what_the_checked_path_passes_alike(t, packs):
+    assert _agree(_scalar_kernel(t), packs) > 0
+
+
+@pytest.mark.parametrize("packs", [False, True], ids=["typed", "packed"])
+def test_plan_of_an_inferred_scalar_agrees_with_the_checked_path(packs):
+    assert _agree(takes_any, packs) > 0
+
+
+@pytest.mark.parametrize("k", [takes_const, takes_int_const, takes_float_const], ids=lambda k: k.__name__)
+def test_plan_of_a_constant_passes_only_its_own_key(k):
+    assert _agree(k, False) > 0
+
+
+def test_plan_checks_each_device_array(backend):
+    if not gk.get_backend().plans:
+        pytest.skip("the simulator makes no plans")
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, 1.0, 8)
+    fast = launch.fast
+    assert fast((x, out, 1.0, 8))
+    assert not fast((gk.to_device(np.ones(8, np.float64)), out, 1.0, 8))  # another dtype
+    assert not fast((gk.to_device(np.ones((2, 4), np.float32)), out, 1.0, 8))  # another rank
+    assert not fast((gk.to_device(np.ones(8, np.float32), backend="sim"), out, 1.0, 8))  # another backend
+    assert not fast((np.ones(8, np.float32), out, 1.0, 8))  # a NumPy array: copied by the checked path
+    assert not fast((x, out, 1.0))
+
+
+def test_a_plan_describes_its_tests(backend):
+    if not gk.get_backend().plans:
+        pytest.skip("the simulator makes no plans")
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, np.float32(1.0), 8)
+    text = launch.plan.describe()
+    assert text.splitlines()[0].startswith(f"launch plan of scale[(1, 1, 1), (8, 1, 1)] on {gk.get_backend().name}")
+    assert "  a: type float32, any value" in text
+    assert "  n: type int, -2147483648 <= n <= 2147483647" in text
+    assert "x.handle, out.handle" in text
+    assert repr(launch.plan) == f"<launch plan of scale[(1, 1, 1), (8, 1, 1)] on {gk.get_backend().name}>"
+
+
+def test_c_values_of_every_scalar_type():
+    assert {t.name for t in C_VALUE} == {t.name for t in SCALARS}
+    assert C_VALUE[gk.bool_](5) == 1 and C_VALUE[gk.bool_](5).dtype == np.uint8
