@@ -9,7 +9,7 @@ about the arguments it takes:
 - ``test(i, a, key)``: the *identity test* a launch plan applies to later arguments in the place
   of ``a``: the argument's exact type, and the very fields that ``key`` and the conversion read
   (a device array's backend, dtype and rank; a scalar's value range, from ``value_range``; a
-  constant's value).  It passes only arguments the checked
+  constant's key, from the same function ``key`` uses).  It passes only arguments the checked
   path would key and convert exactly as it did ``a``, so the two paths cannot disagree.
 
 Scalars become C arguments through ``convert_scalar``: ``value_range`` says which Python and
@@ -164,7 +164,7 @@ class RangeTest(NamedTuple):
 
 
 class EqualTest(NamedTuple):
-    """A constant of exactly this type equal to ``value``: equal values, equal keys."""
+    """A constant of exactly this type equal to ``value`` (an int or bool: equal values, equal keys)."""
 
     index: int
     cls: type
@@ -174,7 +174,20 @@ class EqualTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, the constant {self.value!r}"
 
 
-Test = ArrayTest | TypeTest | RangeTest | EqualTest
+class KeyTest(NamedTuple):
+    """A constant of exactly this type whose key (by the parameter's own ``key_of``) is ``key``:
+    a float, whose equality is not its key's (-0.0 == 0.0, nan != nan)."""
+
+    index: int
+    cls: type
+    key_of: Callable[[Any], Any]
+    key: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
+
+
+Test = ArrayTest | TypeTest | RangeTest | EqualTest | KeyTest
 
 
 def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
@@ -270,6 +283,11 @@ class ScalarParam(Param):
         return _scalar_test(index, a, self.type)
 
 
+# Every NaN constant is keyed with this one object: nan != nan, but tuples holding the same object
+# compare equal (and hash alike), so every NaN selects one variant.
+_NAN = math.nan
+
+
 class ConstParam(Param):
     """``Const[int]``, ``Const[float]``, ``Const[bool]`` or ``Const``: each value is its own variant."""
 
@@ -293,17 +311,23 @@ class ConstParam(Param):
 
     def value_key(self, a: Any) -> tuple[Any, ...] | None:
         """The key of constant ``a`` (of a type the parameter takes; None: no float can hold it):
-        ``('const', type, value)``."""
+        ``('const', type, value)``, a float with its exact spelling (``float.hex``) after, so the
+        key tells apart the constants the generated code does (-0.0 from 0.0) and no others (every
+        NaN one)."""
         v = a.item() if isinstance(a, np.generic) else a
         if self.type.py_type is float:
             try:
                 v = float(v)
             except OverflowError:
                 return None
+        if type(v) is float:
+            return ("const", float, _NAN if v != v else v, v.hex())
         return ("const", type(v), v)
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:
-        return EqualTest(index, type(a), a)
+        if key[1] is float:
+            return KeyTest(index, type(a), self.value_key, key)
+        return EqualTest(index, type(a), key[2])
 
 
 class InferredParam(ArrayParam):
@@ -443,6 +467,7 @@ def _fast_path(
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
     typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
     equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
+    keyed = tuple((t.index, t.cls, t.key_of, t.key) for t in tests if type(t) is KeyTest)
     blank = [None] * len(slots)
     token = selection[0]
 
@@ -474,6 +499,11 @@ def _fast_path(
             for i, cls, v in equal:
                 a = args[i]
                 if type(a) is not cls or a != v:
+                    return False
+        if keyed:
+            for i, cls, key_of, key in keyed:
+                a = args[i]
+                if type(a) is not cls or key_of(a) != key:
                     return False
         launch(cargs)
         return True

@@ -29,8 +29,57 @@ def scale(x: Array[float32], out: Array[float32], a: float32, n: int32):
 
 
 @kernel
+def fill_const(out: Array[float32], c: Const[float]):
+    i = global_id(0)
+    if i < out.shape[0]:
+        out[i] = c
+
+
+@kernel
 def fill64(out: Array[float64], v: float64):
     out[global_id(0)] = v
+
+
+def _count_checked(monkeypatch: pytest.MonkeyPatch, k: gk.Kernel) -> list[int]:
+    """Calls of ``k``'s checked launch path from now on (a plan's launches do not call it)."""
+    calls: list[int] = []
+    real = k.launch
+    monkeypatch.setattr(k, "launch", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    return calls
+
+
+# ---------------------------------------------------------------- constants
+
+
+def test_nan_constant_launches_again_and_again_with_one_variant(backend, monkeypatch):
+    out = gk.zeros(8, np.float32)
+    launch = fill_const[1, 8]
+    nans = [float("nan"), float("nan"), np.nan, -float("nan"), np.float64("nan")]
+    launch(out, nans[0])
+    checked = _count_checked(monkeypatch, fill_const)
+    for nan in nans:
+        launch(out, nan)
+        assert np.isnan(out.get()).all()
+    launch(out, float("nan"))
+    assert np.isnan(out.get()).all()
+    assert len([key for key in fill_const.variants if key[1][2] != key[1][2]]) == 1  # every NaN, one variant
+    if gk.get_backend().plans:
+        assert "c: type float, the constant nan" in launch.plan.describe()
+        assert len(checked) == 2  # np.float64 is another type than float: a new plan, and back
+
+
+def test_negative_zero_constant_is_a_variant_of_its_own(backend):
+    out = gk.zeros(8, np.float32)
+    launch = fill_const[1, 8]
+    for zero in (-0.0, 0.0, -0.0, 0.0, np.float64(-0.0)):
+        launch(out, zero)
+        assert (np.signbit(out.get()) == (math.copysign(1.0, zero) < 0)).all(), zero
+
+
+def test_float_constant_beyond_every_float_is_refused(backend):
+    out = np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"fill_const: argument 'c' = about 10\*\*400 does not fit in a float"):
+        fill_const[1, 8](out, 10**400)
 
 
 # ---------------------------------------------------------------- scalars out of range
