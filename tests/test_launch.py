@@ -29,6 +29,13 @@ def scale(x: Array[float32], out: Array[float32], a: float32, n: int32):
 
 
 @kernel
+def write_both(first: Array[int32], second: Array[int32]):
+    i = global_id(0)
+    first[i] = 1
+    second[i] = 2
+
+
+@kernel
 def fill_const(out: Array[float32], c: Const[float]):
     i = global_id(0)
     if i < out.shape[0]:
@@ -46,6 +53,33 @@ def _count_checked(monkeypatch: pytest.MonkeyPatch, k: gk.Kernel) -> list[int]:
     real = k.launch
     monkeypatch.setattr(k, "launch", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     return calls
+
+
+# ---------------------------------------------------------------- read-only arrays
+
+
+def test_writing_a_read_only_array_is_refused_before_anything_runs(backend):
+    first = np.zeros(4, np.int32)
+    second = np.zeros(4, np.int32)
+    second.flags.writeable = False
+    with pytest.raises(gk.LaunchError, match=r"write_both: argument 'second' is a read-only NumPy array"):
+        write_both[1, 4](first, second)
+    assert not first.any(), "the kernel ran"
+
+
+def test_reading_a_read_only_array_is_allowed(backend):
+    x = np.arange(8, dtype=np.float32)
+    x.flags.writeable = False
+    out = np.zeros(8, np.float32)
+    scale[1, 8](x, out, 2.0, 8)
+    np.testing.assert_array_equal(out, 2 * np.arange(8))
+
+
+def test_profile_refuses_a_read_only_output():
+    second = np.zeros(4, np.int32)
+    second.flags.writeable = False
+    with pytest.raises(gk.LaunchError, match="'second' is a read-only"):
+        gk.profile(write_both[1, 4], np.zeros(4, np.int32), second)
 
 
 # ---------------------------------------------------------------- constants

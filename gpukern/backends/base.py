@@ -52,13 +52,25 @@ class Backend:
                 f"this device allows {self.max_shared} per block"
             )
 
+    def check_arrays(self, variant: Variant, args: tuple[Any, ...]) -> None:
+        """Refuse, before anything is copied or runs, an array argument this backend cannot use:
+        a device array of another backend, or a read-only NumPy array that the kernel writes."""
+        for p in variant.kernel_params:
+            if p.kind != "array":
+                continue
+            a = args[p.arg_index]
+            if isinstance(a, DeviceArray):
+                self._own(a, p.name)
+            elif isinstance(a, np.ndarray) and not a.flags.writeable and p.name in variant.written:
+                raise LaunchError(
+                    f"{variant.kernel.__name__}: argument {p.name!r} is a read-only NumPy array "
+                    f"(flags.writeable is False) but the kernel writes it; pass a writable copy"
+                )
+
     def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
         """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
+        self.check_arrays(variant, args)  # nothing is copied before every argument is known to be usable
         params = variant.kernel_params
-        for p in params:  # nothing is copied before every argument is known to be usable
-            a = args[p.arg_index]
-            if p.kind == "array" and isinstance(a, DeviceArray):
-                self._own(a, p.name)
         kernel = variant.kernel.__name__
         # scalars first: a bad one must fail before any array is copied to the device
         cargs: list[Any] = [

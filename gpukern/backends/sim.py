@@ -696,6 +696,7 @@ class SimBackend(Backend):
         profiler: Any = None,
     ) -> None:
         self.check_limits(variant, grid, block)
+        self.check_arrays(variant, args)
         run = _Run(variant, grid, block, self.check if check is None else check)
         if profiler is not None:
             run.prof = profiler
