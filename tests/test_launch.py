@@ -47,6 +47,12 @@ def fill64(out: Array[float64], v: float64):
     out[global_id(0)] = v
 
 
+@kernel
+def mark(out: Array[int32]):
+    if global_id(0) == 0 and global_id(1) == 0:
+        out[0] = 1
+
+
 def _count_checked(monkeypatch: pytest.MonkeyPatch, k: gk.Kernel) -> list[int]:
     """Calls of ``k``'s checked launch path from now on (a plan's launches do not call it)."""
     calls: list[int] = []
@@ -157,6 +163,46 @@ def test_a_plan_sends_out_of_range_scalars_to_the_checked_path(backend):
         launch(x, out, 1.0, 2**31)
     launch(x, out, math.inf, 8)
     np.testing.assert_array_equal(out.get(), np.full(8, math.inf, np.float32))
+
+
+# ---------------------------------------------------------------- grids beyond the device
+
+
+def test_grid_beyond_the_device_is_refused(backend):
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"limits|at most"):
+        mark[(2**31 - 1, 2**31 - 1), 1](out)  # PoCL used to abort the process here
+    assert out[0] == 0
+
+
+def test_thread_limit_of_a_launch(backend, monkeypatch):
+    monkeypatch.setattr(type(gk.get_backend()), "max_threads", 100)
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"mark\[\(4, 1, 1\), \(32, 1, 1\)\] has 128 threads; .* at most 100"):
+        mark[4, 32](out)
+    mark[3, 32](out)
+    assert out[0] == 1
+
+
+def test_opencl_refuses_more_work_groups_than_pocl_counts():
+    if "opencl" not in gk.available_backends():
+        pytest.skip("no OpenCL device here")
+    with pytest.raises(gk.LaunchError, match=r"has 4294967296 blocks; opencl launches at most 4294967295"):
+        mark[(2**16, 2**16), 1](np.zeros(1, np.int32), backend="opencl")
+
+
+def test_simulator_thread_limit(monkeypatch):
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"asks for 16781312 threads; the simulator runs at most 16777216"):
+        mark[(4097, 4096), 1](out, backend="sim")
+    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "1000")
+    with pytest.raises(gk.LaunchError, match=r"asks for 1024 threads; .* at most 1000 .*GPUKERN_SIM_MAX_THREADS"):
+        mark[4, 256](out, backend="sim")
+    mark[2, 256](out, backend="sim")
+    assert out[0] == 1
+    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "lots")
+    with pytest.raises(gk.LaunchError, match="GPUKERN_SIM_MAX_THREADS='lots'"):
+        mark[2, 256](out, backend="sim")
 
 
 # ---------------------------------------------------------------- plans agree with the checked path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,8 @@ class Backend:
 
     A backend sets ``max_group`` (threads per block), ``max_items`` (per dimension),
     ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
-    and implements ``device_pointer`` for the arrays it accepts.
+    where it has them ``max_threads`` and ``max_blocks`` (in a whole launch), and implements
+    ``device_pointer`` for the arrays it accepts.
     """
 
     name: str
@@ -28,6 +30,8 @@ class Backend:
     max_group: int
     max_items: tuple[int, ...]
     max_grid: tuple[int, ...] = (2**31 - 1, 2**31 - 1, 2**31 - 1)
+    max_threads: int | None = None
+    max_blocks: int | None = None
     max_shared: int
 
     def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
@@ -45,7 +49,21 @@ class Backend:
                 f"launch_bounds({bounds[0]}): it may not run with more"
             )
         if any(g > m for g, m in zip(grid, self.max_grid)):
-            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
+            raise LaunchError(
+                f"{variant.kernel.__name__}: grid {grid} exceeds this device's limits {self.max_grid} "
+                f"(blocks per dimension)"
+            )
+        blocks = math.prod(grid)
+        if self.max_blocks is not None and blocks > self.max_blocks:
+            raise LaunchError(
+                f"{variant.kernel.__name__}[{grid}, {block}] has {blocks} blocks; "
+                f"{self.name} launches at most {self.max_blocks}"
+            )
+        if self.max_threads is not None and blocks * threads > self.max_threads:
+            raise LaunchError(
+                f"{variant.kernel.__name__}[{grid}, {block}] has {blocks * threads} threads; "
+                f"{self.name} launches at most {self.max_threads}"
+            )
         if variant.shared_bytes > self.max_shared:
             raise LaunchError(
                 f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "

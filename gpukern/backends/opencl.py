@@ -107,6 +107,15 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
+    # OpenCL sets no limit on work-groups, but PoCL's CPU driver counts them in 32 bits and aborts
+    # the process beyond (an assertion in its scheduler): refused on every OpenCL device.
+    max_blocks = 2**32 - 1
+
+    @property
+    def max_threads(self) -> int:
+        """Work-items in one launch: what the device's size_t counts (OpenCL's global size)."""
+        return 2**self.device.address_bits - 1
+
     def launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]
     ) -> Callable[[list[Any]], None]:
