@@ -52,6 +52,12 @@ def _dims(value: Any, what: str) -> tuple[int, int, int]:
     return (t + (1, 1))[:3]  # type: ignore[return-value]
 
 
+def _plain(part: Any) -> bool:
+    """Whether a grid or block is an int or a tuple of ints (not a bool, a float, a NumPy int):
+    only such may find its launch by equality, since 2.0 == 2 and True == 1 and they hash alike."""
+    return type(part) is int or (type(part) is tuple and all(type(v) is int for v in part))
+
+
 class Launch:
     """``kernel[grid, block]``: a configured launch, called with the kernel's arguments.
 
@@ -183,20 +189,24 @@ class Kernel(lang.KernelObject):
 
     # ------------------------------------------------------------ user API
     def __getitem__(self, config: Any) -> Launch:
+        """The launch of a configuration; one per (grid, block), cached under its plain spellings
+        too (``k[2, 4]`` and ``k[(2, 1, 1), (4, 1, 1)]``), never under a float's or a bool's."""
         try:
             launch = self._launches.get(config)
         except TypeError:  # unhashable: a list or an array; _dims explains what is wanted
             launch = None
-        if launch is not None:
+        if launch is not None and _plain(config[0]) and _plain(config[1]):  # it equals a cached 2-tuple
             return launch
         if not isinstance(config, tuple) or len(config) != 2:
             raise LaunchError(f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples")
-        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"))
+        dims = (_dims(config[0], "grid"), _dims(config[1], "block"))
+        launch = self._launches.get(dims)
+        if launch is None:
+            launch = Launch(self, *dims)
         if len(self._launches) < 256:
-            try:
+            self._launches[dims] = launch
+            if _plain(config[0]) and _plain(config[1]):
                 self._launches[config] = launch
-            except TypeError:
-                pass
         return launch
 
     def launch(

@@ -88,6 +88,34 @@ def test_profile_refuses_a_read_only_output():
         gk.profile(write_both[1, 4], np.zeros(4, np.int32), second)
 
 
+# ---------------------------------------------------------------- the launch cache
+
+
+@pytest.mark.parametrize(
+    "good, bad",
+    [((2, 4), (2.0, 4)), ((2, 4), (2, 4.0)), ((1, 4), (True, 4)), (((2, 1), 4), ((2, 1.0), 4)), ((2, 1), (2, True))],
+)
+def test_cached_launch_configs_are_told_apart_by_type(good, bad):
+    @kernel
+    def k(out: Array[int32]):
+        out[0] = 1
+
+    with pytest.raises(gk.LaunchError) as uncached:
+        k[bad]
+    k[good]
+    with pytest.raises(gk.LaunchError) as cached:
+        k[bad]  # equal to a cached config and hashes alike, but is refused all the same
+    assert str(cached.value) == str(uncached.value)
+    assert "must be an int or a tuple" in str(cached.value)
+
+
+def test_equal_configs_share_one_launch_and_its_plan():
+    launch = scale[2, 4]
+    assert scale[np.int64(2), np.int32(4)] is launch
+    assert scale[(2, 1, 1), (4, 1, 1)] is launch
+    assert scale[(2,), 4] is launch
+
+
 # ---------------------------------------------------------------- constants
 
 
