@@ -88,6 +88,18 @@ def test_profile_refuses_a_read_only_output():
         gk.profile(write_both[1, 4], np.zeros(4, np.int32), second)
 
 
+# ---------------------------------------------------------------- profile() arguments
+
+
+def test_profile_wants_a_configured_launch():
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"kernel\[grid, block\], not <function"):
+        gk.profile(lambda: scale[1, 8](x, out, 2.0, 8))
+    with pytest.raises(gk.LaunchError, match=r"kernel\[grid, block\], not the kernel scale itself"):
+        gk.profile(scale, x, out, 2.0, 8)
+    assert not out.any()
+
+
 # ---------------------------------------------------------------- the launch cache
 
 
