@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from . import ir, lang
-from .array import DeviceArray
-from .backends import get_backend
+from .backends import get_backend, selection
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler
-from .plan import Plan, make_plan, no_plan
+from .plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
 from .source import ParsedFunction, parse_function
 from .types import (
     ANY_CONST,
@@ -30,25 +28,13 @@ from .types import (
     ScalarType,
     _ArrayAnnotation,
     _ConstAnnotation,
-    bool_,
-    float64,
     from_dtype,
-    int64,
     python_type,
 )
 from .values import Static
 from .variant import Variant
 
 _all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """A kernel parameter as declared: 'array', 'scalar', 'const' or 'infer' (no annotation)."""
-
-    name: str
-    kind: str
-    type: Any = None
 
 
 def _dims(value: Any, what: str) -> tuple[int, int, int]:
@@ -67,20 +53,28 @@ def _dims(value: Any, what: str) -> tuple[int, int, int]:
     return (t + (1, 1))[:3]  # type: ignore[return-value]
 
 
+def _plain(part: Any) -> bool:
+    """Whether a grid or block is an int or a tuple of ints (not a bool, a float, a NumPy int):
+    only such may find its launch by equality, since 2.0 == 2 and True == 1 and they hash alike."""
+    return type(part) is int or (type(part) is tuple and all(type(v) is int for v in part))
+
+
 class Launch:
     """``kernel[grid, block]``: a configured launch, called with the kernel's arguments.
 
-    The first call goes through every check; it leaves a plan (``gpukern.plan``) that makes
-    the next calls with arguments of the same kinds cost about what a driver call costs.
+    The first call goes through every check; it leaves a ``plan`` (``gpukern.plan``) whose
+    ``fast`` path makes the next calls with arguments of the same kinds cost about what a
+    driver call costs.  ``plan.describe()`` says what it tests.
     """
 
-    __slots__ = ("kernel", "grid", "block", "fast")
+    __slots__ = ("kernel", "grid", "block", "plan", "fast")
 
     def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int]):
         self.kernel = kernel
         self.grid = grid
         self.block = block
-        self.fast: Plan = no_plan
+        self.plan: Plan | None = None
+        self.fast: Callable[[tuple[Any, ...]], bool] = no_plan
 
     def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None) -> None:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
@@ -88,7 +82,8 @@ class Launch:
             return
         b, variant = self.kernel.launch(self.grid, self.block, args, backend, check)
         if backend is None and check is None:
-            self.fast = make_plan(variant, b, self.grid, self.block, args)
+            self.plan = make_plan(variant, b, self.grid, self.block, args, selection)
+            self.fast = no_plan if self.plan is None else self.plan.fast
 
 
 class Kernel(lang.KernelObject):
@@ -102,7 +97,7 @@ class Kernel(lang.KernelObject):
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
-        self._params: list[ParamSpec] | None = None
+        self._params: list[Param] | None = None
         self.variants: dict[tuple[Any, ...], Variant] = {}
         self._launches: dict[Any, Launch] = {}
         _all_kernels.add(self)
@@ -121,12 +116,12 @@ class Kernel(lang.KernelObject):
         return self._parsed
 
     @property
-    def params(self) -> list[ParamSpec]:
+    def params(self) -> list[Param]:
         if self._params is None:
             self._params = [self._param_spec(name, p) for name, p in inspect.signature(self.fn).parameters.items()]
         return self._params
 
-    def _param_spec(self, name: str, p: inspect.Parameter) -> ParamSpec:
+    def _param_spec(self, name: str, p: inspect.Parameter) -> Param:
         ann = p.annotation
         node = next((a for a in self.parsed.tree.args.args if a.arg == name), self.parsed.tree)
         loc = self.parsed.loc(node)
@@ -140,19 +135,19 @@ class Kernel(lang.KernelObject):
             except Exception as e:
                 raise KernelTypeError(f"cannot evaluate the annotation of {name!r}: {e}", loc) from None
         if ann is p.empty:
-            return ParamSpec(name, "infer")
+            return InferredParam(name, "infer")
         if isinstance(ann, ArrayType):
-            return ParamSpec(name, "array", ann)
+            return ArrayParam(name, "array", ann)
         if ann is _ArrayAnnotation:
-            return ParamSpec(name, "infer_array")
+            return ArrayParam(name, "infer_array")
         if isinstance(ann, ScalarType) or python_type(ann) is not None:
-            return ParamSpec(name, "scalar", ann if isinstance(ann, ScalarType) else python_type(ann))
+            return ScalarParam(name, "scalar", ann if isinstance(ann, ScalarType) else python_type(ann))
         if isinstance(ann, ConstType):
-            return ParamSpec(name, "const", ann)
+            return ConstParam(name, "const", ann)
         if ann is _ConstAnnotation:
-            return ParamSpec(name, "const", ANY_CONST)
+            return ConstParam(name, "const", ANY_CONST)
         try:
-            return ParamSpec(name, "scalar", from_dtype(ann))
+            return ScalarParam(name, "scalar", from_dtype(ann))
         except GpukernError:
             raise KernelTypeError(
                 f"parameter {name!r} has annotation {ann!r}, which is not a kernel type",
@@ -167,63 +162,9 @@ class Kernel(lang.KernelObject):
         if len(args) != len(params):
             raise LaunchError(f"{self.__name__} takes {len(params)} arguments but {len(args)} were given")
         try:
-            return tuple(self._arg_key(spec, a) for spec, a in zip(params, args))
+            return tuple(p.key(a) for p, a in zip(params, args))
         except LaunchError as e:
             raise LaunchError(f"{self.__name__}: {e}") from None
-
-    def _arg_key(self, spec: ParamSpec, a: Any) -> Any:
-        kind = spec.kind
-        if kind == "array" or kind == "infer_array" or (kind == "infer" and _is_array(a)):
-            dtype, shape = _array_info(a, spec.name)
-            try:
-                t = from_dtype(dtype, f" for argument {spec.name!r}") if kind != "array" else spec.type.elem
-            except KernelTypeError as e:
-                raise LaunchError(e.message) from None
-            if kind == "array":
-                if dtype != t.dtype:
-                    raise LaunchError(
-                        f"argument {spec.name!r} must be an array of {t.name}, got {dtype}; "
-                        f"convert it with .astype(numpy.{t.name})"
-                    )
-                if len(shape) != spec.type.ndim:
-                    raise LaunchError(
-                        f"argument {spec.name!r} must have {spec.type.ndim} dimension(s), got shape {tuple(shape)}"
-                    )
-                return spec.type
-            if not 1 <= len(shape) <= 3:
-                raise LaunchError(
-                    f"argument {spec.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
-                )
-            return ArrayType(t, len(shape))
-        if kind == "scalar":
-            return spec.type
-        if kind == "const":
-            want = spec.type.py_type
-            ok = isinstance(a, (bool, int, float, np.number, np.bool_))
-            if want is int:
-                ok = isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
-            elif want is float:
-                ok = isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
-            elif want is bool:
-                ok = isinstance(a, (bool, np.bool_))
-            if not ok:
-                kind_name = want.__name__ if want else "number"
-                raise LaunchError(f"argument {spec.name!r} is a Const[{kind_name}] and must be one, not {a!r}")
-            value = a.item() if isinstance(a, np.generic) else a
-            if want is float:
-                value = float(value)
-            return ("const", type(value), value)
-        # inferred scalar: the type NumPy gives the value
-        if isinstance(a, (bool, np.bool_)):
-            return bool_
-        if isinstance(a, (int, float)):
-            return int64 if isinstance(a, int) else float64
-        if isinstance(a, np.generic):
-            try:
-                return from_dtype(a.dtype, f" for argument {spec.name!r}")
-            except KernelTypeError as e:
-                raise LaunchError(e.message) from None
-        raise LaunchError(f"argument {spec.name!r}: cannot pass {type(a).__name__} to a kernel")
 
     def variant(self, key: tuple[Any, ...]) -> Variant:
         v = self.variants.get(key)
@@ -250,20 +191,24 @@ class Kernel(lang.KernelObject):
 
     # ------------------------------------------------------------ user API
     def __getitem__(self, config: Any) -> Launch:
+        """The launch of a configuration; one per (grid, block), cached under its plain spellings
+        too (``k[2, 4]`` and ``k[(2, 1, 1), (4, 1, 1)]``), never under a float's or a bool's."""
         try:
             launch = self._launches.get(config)
         except TypeError:  # unhashable: a list or an array; _dims explains what is wanted
             launch = None
-        if launch is not None:
+        if launch is not None and _plain(config[0]) and _plain(config[1]):  # it equals a cached 2-tuple
             return launch
         if not isinstance(config, tuple) or len(config) != 2:
             raise LaunchError(f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples")
-        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"))
+        dims = (_dims(config[0], "grid"), _dims(config[1], "block"))
+        launch = self._launches.get(dims)
+        if launch is None:
+            launch = Launch(self, *dims)
         if len(self._launches) < 256:
-            try:
+            self._launches[dims] = launch
+            if _plain(config[0]) and _plain(config[1]):
                 self._launches[config] = launch
-            except TypeError:
-                pass
         return launch
 
     def launch(
@@ -302,25 +247,7 @@ def _example(a: Any) -> Any:
     return a
 
 
-def _is_array(a: Any) -> bool:
-    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__")
-
-
-def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
-    if isinstance(a, (np.ndarray, DeviceArray)):
-        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-            raise LaunchError(f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it")
-        return a.dtype, a.shape
-    iface = getattr(a, "__cuda_array_interface__", None)
-    if iface is not None:
-        return np.dtype(iface["typestr"]), tuple(iface["shape"])
-    raise LaunchError(
-        f"argument {name!r} must be an array (NumPy, gpukern device array, or one with "
-        f"__cuda_array_interface__), not {type(a).__name__}"
-    )
-
-
-def _kernel_params(fd: ir.FuncDef, specs: list[ParamSpec], key: tuple[Any, ...]) -> list[ir.KernelParam]:
+def _kernel_params(fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...]) -> list[ir.KernelParam]:
     """The C parameters of a kernel: data pointers, the shapes the code needs, scalars."""
     shapes_used: dict[str, set[int]] = {}
     for n in ir.walk_body(fd.body):

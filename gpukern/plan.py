@@ -1,111 +1,511 @@
-"""Launch plans: the per-launch fast path of ``kernel[grid, block](*args)``.
+"""Kernel arguments at launch: one description per parameter, and the launch plans made from it.
 
-A launch that has gone once through the checked path (argument types, the variant,
-device limits, compilation) leaves a *plan* on its ``Launch``: a small function,
-generated for that variant, grid and block, that re-checks only what could differ
-in the next call -- the type of each argument, the dtype, rank and backend of each
-array, the range of each scalar, the backend selection -- and then hands the C
-arguments straight to the driver.  Anything else (a NumPy array to copy, a
-different dtype, a scalar out of range, ``set_backend``) fails a guard and takes
-the checked path, which then makes a new plan.  So a prepared launch costs what a
-driver-level prepared call costs, with the same errors as the checked path.
+Each parameter of a kernel is described once, by a ``Param`` (an array, a scalar, a ``Const``, or
+a parameter without annotation, inferred from its argument), and that object holds every rule
+about the arguments it takes:
 
-The generated source is kept on the plan (``fast.source``) for anyone who wants
-to see exactly what a launch does.
+- ``key(a)``: the argument's part of the specialisation key (which variant it selects), or a
+  ``LaunchError`` naming the argument when the kernel cannot take it;
+- ``test(i, a, key)``: the *identity test* a launch plan applies to later arguments in the place
+  of ``a``: the argument's exact type, and the very fields that ``key`` and the conversion read
+  (a device array's backend, dtype and rank; a scalar's value range, from ``value_range``; a
+  constant's key, from the same function ``key`` uses).  It passes only arguments the checked
+  path would key and convert exactly as it did ``a``, so the two paths cannot disagree.
+
+Scalars become C arguments through ``convert_scalar``: ``value_range`` says which Python and
+NumPy types a parameter type takes and in what range, and ``C_VALUE`` makes the C value.
+
+The first call of ``kernel[grid, block]`` takes the checked path (``Kernel.launch``: keys, the
+variant, device limits, compilation, conversion); it leaves a *plan* (``make_plan``): the identity
+tests of its arguments, where each C argument comes from, and the backend's launcher for that
+variant, grid and block (``Backend.launcher``, which the checked path launches through too).  A
+later call whose arguments pass every test goes straight to the launcher (``Plan.fast``); any
+other call, or any call after ``set_backend``, takes the checked path, which makes a new plan.
+``Plan.describe()`` says what a plan tests and passes.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backends
 from .array import DeviceArray
-from .types import ScalarType
-from .variant import Variant
+from .errors import KernelTypeError, LaunchError
+from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
 
-Plan = Callable[[tuple[Any, ...]], bool]
+# ---------------------------------------------------------------- scalar arguments
 
-
-def no_plan(args: tuple[Any, ...]) -> bool:
-    """The plan of a launch that has not run yet: always take the checked path."""
-    return False
+EVERY = (-math.inf, math.inf)
+"""``value_range`` of a type every value of which a parameter takes (no check needed)."""
 
 
-def _scalar_guard(a: str, value: Any, t: ScalarType | None) -> str | None:
-    """A condition true for exactly the arguments that give this plan's variant its key and
-    that the checked path would convert without error (None: no such cheap condition)."""
-    cls = type(value)
-    if isinstance(value, np.generic):  # exactly the parameter's type, or the checked path converts it
-        return f"type({a}) is T_{a}" if t is None or value.dtype == t.dtype else None
-    guard = f"type({a}) is {cls.__name__}"
-    if t is None or cls is bool:  # an inferred parameter: the Python type decides the variant
-        return guard
-    if t.is_int and cls is int:
+def _python_class(cls: type) -> type:
+    """The Python type that a value of ``cls`` is taken as: a NumPy scalar as its ``item()``."""
+    for numpy_cls, python_cls in ((np.bool_, bool), (np.integer, int), (np.floating, float)):
+        if issubclass(cls, numpy_cls):
+            return python_cls
+    return cls
+
+
+def _same_dtype(cls: type, t: ScalarType) -> bool:
+    try:
+        return issubclass(cls, np.generic) and np.dtype(cls) == t.dtype
+    except TypeError:  # an abstract NumPy class
+        return False
+
+
+@functools.cache
+def value_range(t: ScalarType, cls: type) -> tuple[Any, Any] | None:
+    """The values of Python or NumPy type ``cls`` that a parameter of type ``t`` takes: ``EVERY``
+    value, the finite values in ``(lo, hi)`` (a float parameter also takes NaN and ±inf), or none
+    (None).  Integers must fit, floats must not overflow: a lossy conversion is refused, not wrapped."""
+    if _same_dtype(cls, t):
+        return EVERY
+    py = _python_class(cls)
+    if t.kind == "b":  # any integer, as its truth value
+        return EVERY if issubclass(py, int) else None
+    if issubclass(py, bool):
+        return None
+    if t.is_int:
         info = np.iinfo(t.dtype)
-        return f"{guard} and {info.min} <= {a} <= {info.max}"
-    if t.is_float and cls is float:
+        return (int(info.min), int(info.max)) if issubclass(py, int) else None
+    if issubclass(py, (int, float)):
         big = float(np.finfo(t.dtype).max)
-        return f"{guard} and -{big!r} <= {a} <= {big!r}"  # NaN and overflow: checked path
+        if issubclass(cls, np.floating):  # compared in cls's precision: bounds it can hold (no overflow)
+            big = min(big, float(np.finfo(cls).max))
+        return (-big, big)
     return None
 
 
-def make_plan(
-    variant: Variant, backend: Any, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...]
-) -> Plan:
-    """The fast path for launching ``variant`` again like this, or ``no_plan`` where there is none
-    (a backend without one, arrays that are copied or not gpukern's own)."""
-    if not backend.plans:
-        return no_plan
-    names = [f"a{i}" for i in range(len(args))]
-    ns: dict[str, Any] = {"DA": DeviceArray, "SEL": backends.selection, "TOKEN": backends.selection[0], "B": backend}
-    guards = ["SEL[0] is TOKEN"]
-    specs = variant.kernel.params
-    for i, (spec, a) in enumerate(zip(specs, args)):
-        name = names[i]
-        key = variant.key[i]
-        if isinstance(key, tuple):  # ('const', type, value): the value is part of the variant
-            if type(a) not in (int, float, bool):
-                return no_plan
-            guards.append(f"type({name}) is {type(a).__name__} and {name} == {a!r}")
-        elif isinstance(a, DeviceArray):
-            ns[f"D_{name}"] = a.dtype
-            guards.append(
-                f"type({name}) is DA and {name}.backend is B and {name}.dtype is D_{name} "
-                f"and len({name}.shape) == {len(a.shape)}"
-            )
-        elif isinstance(a, (int, float, bool, np.generic)) and isinstance(key, ScalarType):
-            guard = _scalar_guard(name, a, key if spec.kind == "scalar" else None)
-            if guard is None:
-                return no_plan
-            ns[f"T_{name}"] = type(a)
-            guards.append(guard)
-        else:  # a NumPy array to copy, a CuPy/PyTorch array: the checked path handles them
-            return no_plan
-    template, namespace, typed_scalars = backend.plan_spelling(variant, grid, block)
-    cargs = []
-    for p in variant.kernel_params:
-        a = names[p.arg_index]
-        if p.kind == "array":
-            cargs.append(f"{a}.handle")
-            continue
-        expr, ctype = (f"{a}.shape[{p.dim}]", np.int64) if p.kind == "shape" else (a, p.type.dtype.type)
-        if typed_scalars:  # the driver wants NumPy scalars of the parameter's type
-            ns[f"C{len(cargs)}"] = ctype
-            expr = f"C{len(cargs)}({expr})"
-        cargs.append(expr)
-    ns.update(namespace)
-    body = template.format(args=", ".join(cargs))
-    source = (
-        "def fast(args):\n"
-        f"    if len(args) != {len(args)}:\n        return False\n"
-        + (f"    {', '.join(names)}, = args\n" if names else "")
-        + f"    if not ({' and '.join(guards)}):\n        return False\n"
-        + f"    {body}\n    return True\n"
+def _c_bool(value: Any) -> np.uint8:
+    """A bool argument as the byte the C parameter holds (an integer is taken as its truth value)."""
+    return np.uint8(bool(value))
+
+
+C_VALUE: dict[ScalarType, Callable[[Any], Any]] = {t: _c_bool if t.kind == "b" else t.dtype.type for t in SCALARS}
+"""Per scalar type, the C value of an argument that ``value_range`` accepts (a NumPy scalar)."""
+
+_PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float}
+
+
+def packed_as_is(t: ScalarType, cls: type) -> bool:
+    """Whether a launcher that packs scalars itself (``Backend.packs_scalars``: struct packing) packs
+    a value of ``cls`` as the C ``t`` exactly as it would pack ``C_VALUE[t]`` of it: a Python number
+    of ``t``'s kind, or a NumPy scalar of ``t``'s dtype (not ``numpy.bool_``, which has no ``__index__``)."""
+    return cls is _PYTHON_SCALAR[t.kind] or (t.kind != "b" and _same_dtype(cls, t))
+
+
+def _wanted(t: ScalarType) -> str:
+    if t.kind == "b":
+        return "a bool"
+    return f"an integer ({t.name})" if t.is_int else f"a number ({t.name})"
+
+
+def _show(value: Any) -> str:
+    """A value for a message (an integer of hundreds of digits as its magnitude)."""
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"{'-' if value < 0 else ''}about 10**{int(math.log10(abs(value)))}"
+    return repr(value)
+
+
+def convert_scalar(value: Any, t: ScalarType, name: str, kernel: str | None = None) -> Any:
+    """Scalar argument ``name`` as the C value of a ``t`` parameter; a type ``t`` does not take,
+    or a value out of its range, is a LaunchError naming the argument (and ``kernel``)."""
+    where = f"{kernel}: argument {name!r}" if kernel else f"argument {name!r}"
+    bounds = value_range(t, type(value))
+    if bounds is None:
+        raise LaunchError(f"{where} must be {_wanted(t)}, not {value!r}")
+    v = value.item() if isinstance(value, np.generic) else value
+    lo, hi = bounds
+    if not (lo <= v <= hi or v != v or v == math.inf or v == -math.inf):
+        raise LaunchError(f"{where} = {_show(v)} does not fit in {t.name}")
+    return C_VALUE[t](v)
+
+
+# ---------------------------------------------------------------- identity tests of a plan
+
+
+class ArrayTest(NamedTuple):
+    """A gpukern device array on the plan's backend with this dtype and rank."""
+
+    index: int
+    dtype: np.dtype
+    ndim: int
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: a DeviceArray on {backend}, dtype {self.dtype}, {self.ndim}-D"
+
+
+class TypeTest(NamedTuple):
+    """A scalar of exactly this type; every value of it converts."""
+
+    index: int
+    cls: type
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, any value"
+
+
+class RangeTest(NamedTuple):
+    """A scalar of exactly this type with a value in [lo, hi] (NaN and ±inf fail it)."""
+
+    index: int
+    cls: type
+    lo: Any
+    hi: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name} <= {self.hi!r}"
+
+
+class EqualTest(NamedTuple):
+    """A constant of exactly this type equal to ``value`` (an int or bool: equal values, equal keys)."""
+
+    index: int
+    cls: type
+    value: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, the constant {self.value!r}"
+
+
+class KeyTest(NamedTuple):
+    """A constant of exactly this type whose key (by the parameter's own ``key_of``) is ``key``:
+    a float, whose equality is not its key's (-0.0 == 0.0, nan != nan)."""
+
+    index: int
+    cls: type
+    key_of: Callable[[Any], Any]
+    key: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
+
+
+Test = ArrayTest | TypeTest | RangeTest | EqualTest | KeyTest
+
+
+def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
+    """Arguments of ``a``'s exact type within the range that ``convert_scalar`` takes into ``t``."""
+    bounds = value_range(t, type(a))
+    if bounds is None:
+        return None
+    return TypeTest(index, type(a)) if bounds is EVERY else RangeTest(index, type(a), *bounds)
+
+
+# ---------------------------------------------------------------- parameters
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter as declared, and every rule about the arguments it takes.
+
+    ``kind``: 'array', 'infer_array' (``Array`` without an element type), 'scalar', 'const' or
+    'infer' (no annotation); ``type``: the declared ``ArrayType``, ``ScalarType`` or ``ConstType``.
+    """
+
+    name: str
+    kind: str
+    type: Any = None
+
+    def key(self, a: Any) -> Any:
+        """``a``'s part of the specialisation key, or a LaunchError naming the argument."""
+        raise NotImplementedError
+
+    def test(self, index: int, a: Any, key: Any) -> Test | None:
+        """The identity test of a plan for arguments like ``a`` (which gave ``key``) in place
+        ``index``; None where no cheap test implies what the checked path does."""
+        raise NotImplementedError
+
+
+def is_array(a: Any) -> bool:
+    """Whether ``a`` is passed as an array (NumPy, gpukern device array, or CUDA array interface)."""
+    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__")
+
+
+def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
+    if isinstance(a, (np.ndarray, DeviceArray)):
+        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it")
+        return a.dtype, a.shape
+    iface = getattr(a, "__cuda_array_interface__", None)
+    if iface is not None:
+        return np.dtype(iface["typestr"]), tuple(iface["shape"])
+    raise LaunchError(
+        f"argument {name!r} must be an array (NumPy, gpukern device array, or one with "
+        f"__cuda_array_interface__), not {type(a).__name__}"
     )
-    exec(compile(source, f"<gpukern plan for {variant.kernel.__name__}>", "exec"), ns)  # noqa: S102 - our own text
-    fast = ns["fast"]
-    fast.source = source
+
+
+class ArrayParam(Param):
+    """``Array[T, n]`` (``type``), or ``Array`` alone (kind 'infer_array': dtype and rank from the argument)."""
+
+    def key(self, a: Any) -> Any:
+        dtype, shape = _array_info(a, self.name)
+        want = self.type
+        if want is None:
+            try:
+                elem = from_dtype(dtype, f" for argument {self.name!r}")
+            except KernelTypeError as e:
+                raise LaunchError(e.message) from None
+            if not 1 <= len(shape) <= 3:
+                raise LaunchError(
+                    f"argument {self.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
+                )
+            return ArrayType(elem, len(shape))
+        if dtype != want.elem.dtype:
+            raise LaunchError(
+                f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; "
+                f"convert it with .astype(numpy.{want.elem.name})"
+            )
+        if len(shape) != want.ndim:
+            raise LaunchError(f"argument {self.name!r} must have {want.ndim} dimension(s), got shape {tuple(shape)}")
+        return want
+
+    def test(self, index: int, a: Any, key: Any) -> Test | None:
+        if type(a) is not DeviceArray:
+            return None  # a NumPy array is copied, a foreign one checked: the checked path's work
+        return ArrayTest(index, key.elem.dtype, key.ndim)
+
+
+class ScalarParam(Param):
+    """A scalar of a declared type (``float32``, ``int``...): the argument is converted to it."""
+
+    def key(self, a: Any) -> Any:
+        return self.type
+
+    def test(self, index: int, a: Any, key: Any) -> Test | None:
+        return _scalar_test(index, a, self.type)
+
+
+# Every NaN constant is keyed with this one object: nan != nan, but tuples holding the same object
+# compare equal (and hash alike), so every NaN selects one variant.
+_NAN = math.nan
+
+
+class ConstParam(Param):
+    """``Const[int]``, ``Const[float]``, ``Const[bool]`` or ``Const``: each value is its own variant."""
+
+    def key(self, a: Any) -> Any:
+        want = self.type.py_type
+        if want is int:
+            ok = isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))
+        elif want is float:
+            ok = isinstance(a, (int, float, np.integer, np.floating)) and not isinstance(a, (bool, np.bool_))
+        elif want is bool:
+            ok = isinstance(a, (bool, np.bool_))
+        else:
+            ok = isinstance(a, (bool, int, float, np.number, np.bool_))
+        if not ok:
+            kind_name = want.__name__ if want else "number"
+            raise LaunchError(f"argument {self.name!r} is a Const[{kind_name}] and must be one, not {a!r}")
+        key = self.value_key(a)
+        if key is None:
+            raise LaunchError(f"argument {self.name!r} = {_show(a)} does not fit in a float")
+        return key
+
+    def value_key(self, a: Any) -> tuple[Any, ...] | None:
+        """The key of constant ``a`` (of a type the parameter takes; None: no float can hold it):
+        ``('const', type, value)``, a float with its exact spelling (``float.hex``) after, so the
+        key tells apart the constants the generated code does (-0.0 from 0.0) and no others (every
+        NaN one)."""
+        v = a.item() if isinstance(a, np.generic) else a
+        if self.type.py_type is float:
+            try:
+                v = float(v)
+            except OverflowError:
+                return None
+        if type(v) is float:
+            return ("const", float, _NAN if v != v else v, v.hex())
+        return ("const", type(v), v)
+
+    def test(self, index: int, a: Any, key: Any) -> Test | None:
+        if key[1] is float:
+            return KeyTest(index, type(a), self.value_key, key)
+        return EqualTest(index, type(a), key[2])
+
+
+class InferredParam(ArrayParam):
+    """A parameter without annotation: an array as ``Array``, a scalar by its type (Python bool,
+    int, float: bool, int64, float64; a NumPy scalar: its own dtype)."""
+
+    def key(self, a: Any) -> Any:
+        if is_array(a):
+            return super().key(a)
+        if isinstance(a, (bool, np.bool_)):
+            return bool_
+        if isinstance(a, np.generic):
+            try:
+                return from_dtype(a.dtype, f" for argument {self.name!r}")
+            except KernelTypeError as e:
+                raise LaunchError(e.message) from None
+        if isinstance(a, int):
+            return int64
+        if isinstance(a, float):
+            return float64
+        raise LaunchError(f"argument {self.name!r}: cannot pass {type(a).__name__} to a kernel")
+
+    def test(self, index: int, a: Any, key: Any) -> Test | None:
+        if isinstance(key, ArrayType):
+            return super().test(index, a, key)
+        return _scalar_test(index, a, key)  # the type alone decides the key: the exact type is tested
+
+
+# ---------------------------------------------------------------- plans
+
+
+class Slot(NamedTuple):
+    """Where one C argument of a plan comes from: argument ``index``'s ``.handle`` ('handle'),
+    ``.shape[dim]`` ('shape') or itself ('value'), passed through ``convert`` unless it is None."""
+
+    index: int
+    what: str
+    dim: int
+    convert: Callable[[Any], Any] | None
+
+
+def no_plan(args: tuple[Any, ...]) -> bool:
+    """The fast path of a launch without a plan: always take the checked path."""
+    return False
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The fast path of one launch configuration (see the module docstring); ``fast(args)``
+    launches and returns True, or returns False for the checked path to take the call."""
+
+    variant: Any
+    backend: Any
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    tests: tuple[Test, ...]
+    slots: tuple[Slot, ...]
+    fast: Callable[[tuple[Any, ...]], bool]
+
+    def describe(self) -> str:
+        """What the plan tests, and the C arguments it then passes to the backend's launcher."""
+        names = [p.name for p in self.variant.kernel.params]
+        head = f"{repr(self)[1:-1]} (until set_backend() is called), for arguments that pass:"
+        lines = [head] + ["  " + t.describe(names[t.index], self.backend.name) for t in self.tests]
+
+        def spell(s: Slot) -> str:
+            read = {"handle": ".handle", "shape": f".shape[{s.dim}]", "value": ""}[s.what]
+            text = names[s.index] + read
+            return f"{getattr(s.convert, '__name__', 'convert')}({text})" if s.convert else text
+
+        lines.append(f"  then launches with ({', '.join(spell(s) for s in self.slots)})")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<launch plan of {self.variant.kernel.__name__}[{self.grid}, {self.block}] on {self.backend.name}>"
+
+
+def make_plan(
+    variant: Any,
+    backend: Any,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    args: tuple[Any, ...],
+    selection: list[object],
+) -> Plan | None:
+    """The plan for launching ``variant`` again as the checked path just did with ``args``, or None
+    (a backend without plans, an argument no cheap test covers: a NumPy array to copy, a foreign
+    array).  ``selection[0]`` is replaced whenever the backend choice changes: that ends the plan."""
+    if not backend.plans:
+        return None
+    tests = []
+    for i, (param, a, key) in enumerate(zip(variant.kernel.params, args, variant.key)):
+        test = param.test(i, a, key)
+        if test is None:
+            return None
+        tests.append(test)
+    raw = backend.packs_scalars
+    slots = []
+    for p in variant.kernel_params:
+        if p.kind == "array":
+            slots.append(Slot(p.arg_index, "handle", 0, None))
+        elif p.kind == "shape":
+            slots.append(Slot(p.arg_index, "shape", p.dim, None if raw else C_VALUE[int64]))
+        else:  # the tests fix the argument's exact type, so whether it can go as it is
+            as_is = raw and packed_as_is(p.type, type(args[p.arg_index]))
+            slots.append(Slot(p.arg_index, "value", 0, None if as_is else C_VALUE[p.type]))
+    launch = backend.launcher(variant, grid, block)
+    fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch)
+    return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast)
+
+
+def _fast_path(
+    nargs: int,
+    selection: list[object],
+    backend: Any,
+    tests: tuple[Test, ...],
+    slots: tuple[Slot, ...],
+    launch: Callable[[list[Any]], None],
+) -> Callable[[tuple[Any, ...]], bool]:
+    """The plan's per-call function: a closure over tuples made here, one loop per kind of test
+    (each test's fields flattened, with the places of the C arguments its argument gives), so a
+    call allocates nothing but the list of C arguments."""
+
+    def places(t: Test, what: str) -> list[tuple[int, Slot]]:
+        return [(j, s) for j, s in enumerate(slots) if s.index == t.index and s.what == what]
+
+    def value(t: Test) -> tuple[int, Callable[[Any], Any] | None]:
+        j, s = places(t, "value")[0]
+        return j, s.convert
+
+    def shapes(t: Test) -> tuple[tuple[int, int, Callable[[Any], Any] | None], ...]:
+        return tuple((j, s.dim, s.convert) for j, s in places(t, "shape"))
+
+    arrays = tuple(
+        (t.index, t.dtype, t.ndim, places(t, "handle")[0][0], shapes(t)) for t in tests if type(t) is ArrayTest
+    )
+    ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
+    typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
+    equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
+    keyed = tuple((t.index, t.cls, t.key_of, t.key) for t in tests if type(t) is KeyTest)
+    blank = [None] * len(slots)
+    token = selection[0]
+
+    def fast(args: tuple[Any, ...]) -> bool:
+        if len(args) != nargs or selection[0] is not token:
+            return False
+        cargs = blank.copy()
+        for i, dtype, ndim, j, dims in arrays:
+            a = args[i]
+            if type(a) is not DeviceArray or a.backend is not backend or a.dtype is not dtype or len(a.shape) != ndim:
+                return False
+            cargs[j] = a.handle
+            if dims:
+                for k, d, convert in dims:
+                    cargs[k] = a.shape[d] if convert is None else convert(a.shape[d])
+        if ranged:
+            for i, cls, lo, hi, j, convert in ranged:
+                a = args[i]
+                if type(a) is not cls or not lo <= a <= hi:
+                    return False
+                cargs[j] = a if convert is None else convert(a)
+        if typed:
+            for i, cls, j, convert in typed:
+                a = args[i]
+                if type(a) is not cls:
+                    return False
+                cargs[j] = a if convert is None else convert(a)
+        if equal:
+            for i, cls, v in equal:
+                a = args[i]
+                if type(a) is not cls or a != v:
+                    return False
+        if keyed:
+            for i, cls, key_of, key in keyed:
+                a = args[i]
+                if type(a) is not cls or key_of(a) != key:
+                    return False
+        launch(cargs)
+        return True
+
     return fast

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -9,7 +11,8 @@ import numpy as np
 from ..array import DeviceArray
 from ..codegen.emitter import Dialect
 from ..errors import LaunchError
-from ..types import ScalarType, bool_
+from ..plan import C_VALUE, convert_scalar
+from ..types import int64
 from ..variant import Variant
 
 
@@ -18,7 +21,8 @@ class Backend:
 
     A backend sets ``max_group`` (threads per block), ``max_items`` (per dimension),
     ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
-    and implements ``device_pointer`` for the arrays it accepts.
+    where it has them ``max_threads`` and ``max_blocks`` (in a whole launch), and implements
+    ``device_pointer`` for the arrays it accepts.
     """
 
     name: str
@@ -26,6 +30,8 @@ class Backend:
     max_group: int
     max_items: tuple[int, ...]
     max_grid: tuple[int, ...] = (2**31 - 1, 2**31 - 1, 2**31 - 1)
+    max_threads: int | None = None
+    max_blocks: int | None = None
     max_shared: int
 
     def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
@@ -43,23 +49,50 @@ class Backend:
                 f"launch_bounds({bounds[0]}): it may not run with more"
             )
         if any(g > m for g, m in zip(grid, self.max_grid)):
-            raise LaunchError(f"grid {grid} exceeds this device's limits {self.max_grid}")
+            raise LaunchError(
+                f"{variant.kernel.__name__}: grid {grid} exceeds this device's limits {self.max_grid} "
+                f"(blocks per dimension)"
+            )
+        blocks = math.prod(grid)
+        if self.max_blocks is not None and blocks > self.max_blocks:
+            raise LaunchError(
+                f"{variant.kernel.__name__}[{grid}, {block}] has {blocks} blocks; "
+                f"{self.name} launches at most {self.max_blocks}"
+            )
+        if self.max_threads is not None and blocks * threads > self.max_threads:
+            raise LaunchError(
+                f"{variant.kernel.__name__}[{grid}, {block}] has {blocks * threads} threads; "
+                f"{self.name} launches at most {self.max_threads}"
+            )
         if variant.shared_bytes > self.max_shared:
             raise LaunchError(
                 f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
                 f"this device allows {self.max_shared} per block"
             )
 
+    def check_arrays(self, variant: Variant, args: tuple[Any, ...]) -> None:
+        """Refuse, before anything is copied or runs, an array argument this backend cannot use:
+        a device array of another backend, or a read-only NumPy array that the kernel writes."""
+        for p in variant.kernel_params:
+            if p.kind != "array":
+                continue
+            a = args[p.arg_index]
+            if isinstance(a, DeviceArray):
+                self._own(a, p.name)
+            elif isinstance(a, np.ndarray) and not a.flags.writeable and p.name in variant.written:
+                raise LaunchError(
+                    f"{variant.kernel.__name__}: argument {p.name!r} is a read-only NumPy array "
+                    f"(flags.writeable is False) but the kernel writes it; pass a writable copy"
+                )
+
     def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
         """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
+        self.check_arrays(variant, args)  # nothing is copied before every argument is known to be usable
         params = variant.kernel_params
-        for p in params:  # nothing is copied before every argument is known to be usable
-            a = args[p.arg_index]
-            if p.kind == "array" and isinstance(a, DeviceArray):
-                self._own(a, p.name)
+        kernel = variant.kernel.__name__
         # scalars first: a bad one must fail before any array is copied to the device
         cargs: list[Any] = [
-            convert_scalar(args[p.arg_index], p.type, p.name) if p.kind == "scalar" else None for p in params
+            convert_scalar(args[p.arg_index], p.type, p.name, kernel) if p.kind == "scalar" else None for p in params
         ]
         copy_back: list[tuple[np.ndarray, Any]] = []
         for i, p in enumerate(params):
@@ -67,14 +100,17 @@ class Backend:
             if p.kind == "array":
                 cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None)
             elif p.kind == "shape":
-                cargs[i] = np.int64(a.shape[p.dim])
+                cargs[i] = C_VALUE[int64](a.shape[p.dim])
         return cargs, copy_back
 
-    plans = False  # whether the backend has plan_spelling, the fast launch path of gpukern.plan
+    plans = False  # whether launches leave plans (gpukern.plan): the backend has a launcher
+    packs_scalars = False  # whether its launcher packs scalars itself (gpukern.plan.packed_as_is says which)
 
-    def plan_spelling(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
-        """``(template, namespace, typed_scalars)``: how a launch plan calls the driver; ``{args}``
-        in the template is the C arguments, ``typed_scalars`` whether scalars must be NumPy scalars."""
+    def launcher(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]
+    ) -> Callable[[list[Any]], None]:
+        """The driver call that launches ``variant`` on ``grid`` x ``block`` given its C arguments
+        (a list, as ``pack_args`` makes them); the checked path and launch plans both call it."""
         raise NotImplementedError
 
     def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
@@ -113,23 +149,3 @@ class Backend:
 
     def device_name(self) -> str:
         raise NotImplementedError
-
-
-def convert_scalar(value: Any, t: ScalarType, name: str) -> Any:
-    """A scalar argument as the parameter's type, refusing lossy conversions."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if t == bool_:
-        if not isinstance(value, (bool, int)):
-            raise LaunchError(f"argument {name!r} must be a bool, not {value!r}")
-        return np.uint8(bool(value))
-    if t.is_int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise LaunchError(f"argument {name!r} must be an integer ({t.name}), not {value!r}")
-        info = np.iinfo(t.dtype)
-        if not info.min <= value <= info.max:
-            raise LaunchError(f"argument {name!r} = {value} does not fit in {t.name}")
-        return t.dtype.type(value)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise LaunchError(f"argument {name!r} must be a number ({t.name}), not {value!r}")
-    return t.dtype.type(value)

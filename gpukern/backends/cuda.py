@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -182,20 +183,28 @@ class CUDABackend(Backend):
         return fn
 
     # ------------------------------------------------------------ launch
-    def plan_spelling(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
-        """How a launch plan (gpukern.plan) calls the driver: one struct pack and cuLaunchKernel,
-        as PyCUDA's prepared_async_call does, without its per-call keyword handling."""
+    packs_scalars = True  # struct packing takes Python numbers and NumPy integers and floats as they are
+
+    def launcher(
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]
+    ) -> Callable[[list[Any]], None]:
+        """One struct pack and cuLaunchKernel, as PyCUDA's ``prepared_async_call`` does, without
+        its per-call keyword handling (static shared memory only, the default stream)."""
         from pycuda._pvt_struct import pack
 
         fn = self.compiled(variant)
-        ns = {"LAUNCH": fn._launch_kernel, "PACK": pack, "FMT": fn.arg_format, "GRID": grid, "BLOCK": block}
-        return "LAUNCH(GRID, BLOCK, PACK(FMT, {args}), 0, None)", ns, False
+        launch_kernel, fmt = fn._launch_kernel, fn.arg_format
+
+        def launch(cargs: list[Any]) -> None:
+            launch_kernel(grid, block, pack(fmt, *cargs), 0, None)
+
+        return launch
 
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:
         self.check_limits(variant, grid, block)
-        fn = self.compiled(variant)
+        run = self.launcher(variant, grid, block)
         for name, align in variant.vector_alignment.items():  # foreign arrays may start anywhere
             a = next(args[p.arg_index] for p in variant.kernel_params if p.name == name)
             if hasattr(a, "__cuda_array_interface__") and _cuda_array_pointer(a, name) % align:
@@ -204,7 +213,7 @@ class CUDABackend(Backend):
                     f"does not start at a multiple of {align} bytes; pass an aligned copy"
                 )
         cargs, copy_back = self.pack_args(variant, args)
-        fn.prepared_async_call(grid, block, None, *cargs)
+        run(cargs)
         for host, buf in copy_back:
             self.drv.memcpy_dtoh(host, buf)
 

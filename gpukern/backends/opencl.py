@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -106,23 +107,36 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
-    def plan_spelling(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> Any:
-        """How a launch plan (gpukern.plan) calls the driver: set the arguments, enqueue."""
+    # OpenCL sets no limit on work-groups, but PoCL's CPU driver counts them in 32 bits and aborts
+    # the process beyond (an assertion in its scheduler): refused on every OpenCL device.
+    max_blocks = 2**32 - 1
+
+    @property
+    def max_threads(self) -> int:
+        """Work-items in one launch: what the device's size_t counts (OpenCL's global size)."""
+        return 2**self.device.address_bits - 1
+
+    def launcher(
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]
+    ) -> Callable[[list[Any]], None]:
+        """Set the kernel's arguments and enqueue it on the backend's queue."""
         knl = self.compiled(variant)
+        set_args, enqueue, queue = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
         gsize = tuple(g * b for g, b in zip(grid, block))
-        ns = {"KNL": knl, "ENQUEUE": self.cl.enqueue_nd_range_kernel, "QUEUE": self.queue, "GSIZE": gsize}
-        ns["BLOCK"] = block
-        return "KNL.set_args({args}); ENQUEUE(QUEUE, KNL, GSIZE, BLOCK)", ns, True
+
+        def launch(cargs: list[Any]) -> None:
+            set_args(*cargs)
+            enqueue(queue, knl, gsize, block)
+
+        return launch
 
     def launch(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
     ) -> None:
         self.check_limits(variant, grid, block)
-        knl = self.compiled(variant)
+        run = self.launcher(variant, grid, block)
         cargs, copy_back = self.pack_args(variant, args)
-        knl.set_args(*cargs)
-        gsize = tuple(g * b for g, b in zip(grid, block))
-        self.cl.enqueue_nd_range_kernel(self.queue, knl, gsize, block)
+        run(cargs)
         for host, buf in copy_back:
             self.cl.enqueue_copy(self.queue, host, buf)
         if copy_back:

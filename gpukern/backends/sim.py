@@ -21,6 +21,7 @@ the GPU backends within float rounding, and exactly for integer kernels.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -621,7 +622,22 @@ class SimBackend(Backend):
         check: bool | None = None,
         profiler: Any = None,
     ) -> None:
+        """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays (about 128 bytes
+        each before the kernel's own variables), so a launch of more than 2**24 threads (2 GiB),
+        or ``GPUKERN_SIM_MAX_THREADS``, is refused rather than left to exhaust memory."""
         self.check_limits(variant, grid, block)
+        threads = math.prod(grid) * math.prod(block)
+        setting = os.environ.get("GPUKERN_SIM_MAX_THREADS", "").strip()
+        if setting and not setting.isdigit():
+            raise LaunchError(f"GPUKERN_SIM_MAX_THREADS={setting!r} is not a number of threads")
+        limit = int(setting) if setting else 2**24
+        if threads > limit:
+            source = "set by GPUKERN_SIM_MAX_THREADS" if setting else "its default; GPUKERN_SIM_MAX_THREADS changes it"
+            raise LaunchError(
+                f"{variant.kernel.__name__}[{grid}, {block}] asks for {threads} threads; the simulator runs at "
+                f"most {limit} per launch ({source}), each thread costing it memory"
+            )
+        self.check_arrays(variant, args)
         run = _Run(variant, grid, block, self.check if check is None else check)
         if profiler is not None:
             run.prof = profiler
@@ -637,7 +653,7 @@ class SimBackend(Backend):
                 data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
                 frame.arrays[p.name] = run.memory_for_param(p, data)
             else:
-                v = convert_scalar(a, p.type, p.name)
+                v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
         with np.errstate(all="ignore"), ir.deep_recursion():
             run.run_block(fd.body, run.all)

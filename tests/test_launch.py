@@ -1,0 +1,410 @@
+"""Launching: bad input is a typed error before anything runs, and launch plans agree with the checked path.
+
+Each bad launch is a ``gk.LaunchError`` that names the argument or the limit (and the kernel), on
+every backend available here.  The fast path of a launch plan is compared with the checked path it
+stands in for, value by value: whatever the fast path passes, the checked path passes the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, Const, float32, float64, global_id, int32, kernel
+from gpukern.array import DeviceArray
+from gpukern.backends.base import Backend
+from gpukern.plan import C_VALUE, convert_scalar, make_plan
+from gpukern.types import SCALARS
+
+
+@kernel
+def scale(x: Array[float32], out: Array[float32], a: float32, n: int32):
+    i = global_id(0)
+    if i < n:
+        out[i] = a * x[i]
+
+
+@kernel
+def write_both(first: Array[int32], second: Array[int32]):
+    i = global_id(0)
+    first[i] = 1
+    second[i] = 2
+
+
+@kernel
+def fill_const(out: Array[float32], c: Const[float]):
+    i = global_id(0)
+    if i < out.shape[0]:
+        out[i] = c
+
+
+@kernel
+def fill64(out: Array[float64], v: float64):
+    out[global_id(0)] = v
+
+
+@kernel
+def mark(out: Array[int32]):
+    if global_id(0) == 0 and global_id(1) == 0:
+        out[0] = 1
+
+
+def _count_checked(monkeypatch: pytest.MonkeyPatch, k: gk.Kernel) -> list[int]:
+    """Calls of ``k``'s checked launch path from now on (a plan's launches do not call it)."""
+    calls: list[int] = []
+    real = k.launch
+    monkeypatch.setattr(k, "launch", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    return calls
+
+
+# ---------------------------------------------------------------- read-only arrays
+
+
+def test_writing_a_read_only_array_is_refused_before_anything_runs(backend):
+    first = np.zeros(4, np.int32)
+    second = np.zeros(4, np.int32)
+    second.flags.writeable = False
+    with pytest.raises(gk.LaunchError, match=r"write_both: argument 'second' is a read-only NumPy array"):
+        write_both[1, 4](first, second)
+    assert not first.any(), "the kernel ran"
+
+
+def test_reading_a_read_only_array_is_allowed(backend):
+    x = np.arange(8, dtype=np.float32)
+    x.flags.writeable = False
+    out = np.zeros(8, np.float32)
+    scale[1, 8](x, out, 2.0, 8)
+    np.testing.assert_array_equal(out, 2 * np.arange(8))
+
+
+def test_profile_refuses_a_read_only_output():
+    second = np.zeros(4, np.int32)
+    second.flags.writeable = False
+    with pytest.raises(gk.LaunchError, match="'second' is a read-only"):
+        gk.profile(write_both[1, 4], np.zeros(4, np.int32), second)
+
+
+# ---------------------------------------------------------------- profile() arguments
+
+
+def test_profile_wants_a_configured_launch():
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"kernel\[grid, block\], not <function"):
+        gk.profile(lambda: scale[1, 8](x, out, 2.0, 8))
+    with pytest.raises(gk.LaunchError, match=r"kernel\[grid, block\], not the kernel scale itself"):
+        gk.profile(scale, x, out, 2.0, 8)
+    assert not out.any()
+
+
+# ---------------------------------------------------------------- the launch cache
+
+
+@pytest.mark.parametrize(
+    "good, bad",
+    [((2, 4), (2.0, 4)), ((2, 4), (2, 4.0)), ((1, 4), (True, 4)), (((2, 1), 4), ((2, 1.0), 4)), ((2, 1), (2, True))],
+)
+def test_cached_launch_configs_are_told_apart_by_type(good, bad):
+    @kernel
+    def k(out: Array[int32]):
+        out[0] = 1
+
+    with pytest.raises(gk.LaunchError) as uncached:
+        k[bad]
+    k[good]
+    with pytest.raises(gk.LaunchError) as cached:
+        k[bad]  # equal to a cached config and hashes alike, but is refused all the same
+    assert str(cached.value) == str(uncached.value)
+    assert "must be an int or a tuple" in str(cached.value)
+
+
+def test_equal_configs_share_one_launch_and_its_plan():
+    launch = scale[2, 4]
+    assert scale[np.int64(2), np.int32(4)] is launch
+    assert scale[(2, 1, 1), (4, 1, 1)] is launch
+    assert scale[(2,), 4] is launch
+
+
+# ---------------------------------------------------------------- constants
+
+
+def test_nan_constant_launches_again_and_again_with_one_variant(backend, monkeypatch):
+    out = gk.zeros(8, np.float32)
+    launch = fill_const[1, 8]
+    nans = [float("nan"), float("nan"), np.nan, -float("nan"), np.float64("nan")]
+    launch(out, nans[0])
+    checked = _count_checked(monkeypatch, fill_const)
+    for nan in nans:
+        launch(out, nan)
+        assert np.isnan(out.get()).all()
+    launch(out, float("nan"))
+    assert np.isnan(out.get()).all()
+    assert len([key for key in fill_const.variants if key[1][2] != key[1][2]]) == 1  # every NaN, one variant
+    if gk.get_backend().plans:
+        assert "c: type float, the constant nan" in launch.plan.describe()
+        assert len(checked) == 2  # np.float64 is another type than float: a new plan, and back
+
+
+def test_negative_zero_constant_is_a_variant_of_its_own(backend):
+    out = gk.zeros(8, np.float32)
+    launch = fill_const[1, 8]
+    for zero in (-0.0, 0.0, -0.0, 0.0, np.float64(-0.0)):
+        launch(out, zero)
+        assert (np.signbit(out.get()) == (math.copysign(1.0, zero) < 0)).all(), zero
+
+
+def test_float_constant_beyond_every_float_is_refused(backend):
+    out = np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"fill_const: argument 'c' = about 10\*\*400 does not fit in a float"):
+        fill_const[1, 8](out, 10**400)
+
+
+# ---------------------------------------------------------------- scalars out of range
+
+
+@pytest.mark.parametrize(
+    "value",
+    [10**400, -(10**400), 1e300, -1e300, np.float64(1e300), 2**128],
+    ids=["10**400", "-10**400", "1e300", "-1e300", "np.float64(1e300)", "2**128"],
+)
+def test_float32_argument_that_overflows_is_refused(backend, value):
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(gk.LaunchError, match=r"scale: argument 'a' = .* does not fit in float32"):
+        scale[1, 8](x, out, value, 8)
+    assert not out.any()
+
+
+def test_float64_argument_refuses_integers_beyond_floats(backend):
+    out = np.zeros(1, np.float64)
+    with pytest.raises(gk.LaunchError, match=r"fill64: argument 'v' = about 10\*\*400 does not fit in float64"):
+        fill64[1, 1](out, 10**400)
+    fill64[1, 1](out, 10**300)
+    assert out[0] == 1e300
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, np.float32("nan"), np.float64("-inf")])
+def test_nan_and_inf_arguments_are_passed(backend, value):
+    x, out = np.ones(8, np.float32), np.zeros(8, np.float32)
+    scale[1, 8](x, out, value, 8)
+    np.testing.assert_array_equal(out, np.full(8, value, np.float32))
+
+
+def test_a_plan_sends_out_of_range_scalars_to_the_checked_path(backend):
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, 1.0, 8)
+    launch(x, out, 2.0, 8)
+    with pytest.raises(gk.LaunchError, match="does not fit in float32"):
+        launch(x, out, 1e300, 8)
+    with pytest.raises(gk.LaunchError, match="does not fit in int32"):
+        launch(x, out, 1.0, 2**31)
+    launch(x, out, math.inf, 8)
+    np.testing.assert_array_equal(out.get(), np.full(8, math.inf, np.float32))
+
+
+# ---------------------------------------------------------------- grids beyond the device
+
+
+def test_grid_beyond_the_device_is_refused(backend):
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"limits|at most"):
+        mark[(2**31 - 1, 2**31 - 1), 1](out)  # PoCL used to abort the process here
+    assert out[0] == 0
+
+
+def test_thread_limit_of_a_launch(backend, monkeypatch):
+    monkeypatch.setattr(type(gk.get_backend()), "max_threads", 100)
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"mark\[\(4, 1, 1\), \(32, 1, 1\)\] has 128 threads; .* at most 100"):
+        mark[4, 32](out)
+    mark[3, 32](out)
+    assert out[0] == 1
+
+
+def test_opencl_refuses_more_work_groups_than_pocl_counts():
+    if "opencl" not in gk.available_backends():
+        pytest.skip("no OpenCL device here")
+    with pytest.raises(gk.LaunchError, match=r"has 4294967296 blocks; opencl launches at most 4294967295"):
+        mark[(2**16, 2**16), 1](np.zeros(1, np.int32), backend="opencl")
+
+
+def test_simulator_thread_limit(monkeypatch):
+    out = np.zeros(1, np.int32)
+    with pytest.raises(gk.LaunchError, match=r"asks for 16781312 threads; the simulator runs at most 16777216"):
+        mark[(4097, 4096), 1](out, backend="sim")
+    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "1000")
+    with pytest.raises(gk.LaunchError, match=r"asks for 1024 threads; .* at most 1000 .*GPUKERN_SIM_MAX_THREADS"):
+        mark[4, 256](out, backend="sim")
+    mark[2, 256](out, backend="sim")
+    assert out[0] == 1
+    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "lots")
+    with pytest.raises(gk.LaunchError, match="GPUKERN_SIM_MAX_THREADS='lots'"):
+        mark[2, 256](out, backend="sim")
+
+
+# ---------------------------------------------------------------- plans agree with the checked path
+
+
+class Recorder(Backend):
+    """A backend whose launcher records the C arguments a plan passes, instead of launching."""
+
+    name = "recorder"
+    plans = True
+    max_group = 1024
+    max_items = (1024, 1024, 64)
+    max_shared = 1 << 16
+
+    def __init__(self, packs_scalars: bool):
+        self.packs_scalars = packs_scalars
+        self.sent: list[list] = []
+
+    def launcher(self, variant, grid, block):
+        return self.sent.append
+
+
+STRUCT = {"bool": "B", "int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d"}  # as CUDA packs
+VALUES = [
+    *(0, 1, -1, 7, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**32, 2**63 - 1, 2**63, -(2**63), 10**400),
+    *(True, False, 0.0, -0.0, 1.5, -2.5, 1e300, -1e300, 3.4028234663852886e38, 3.5e38, 1e-50),
+    *(math.nan, math.inf, -math.inf),
+    *(np.bool_(True), np.int8(-3), np.int32(5), np.int32(-7), np.uint32(2**32 - 1), np.int64(2**40)),
+    *(np.uint64(2**64 - 1), np.float16(1.5), np.float32(1.5), np.float32("inf"), np.float32("nan"), np.float64(1e300)),
+    *(np.float64(-0.0), "1", None, 1j),
+]
+REFUSED = object()
+
+
+def _checked(t, v):
+    try:
+        return convert_scalar(v, t, "x")
+    except gk.LaunchError:
+        return REFUSED
+
+
+def _same_c_value(t, fast, checked, packs: bool) -> bool:
+    if packs:  # the launcher packs it: the bytes must agree
+        return struct.pack(STRUCT[t.name], fast) == struct.pack(STRUCT[t.name], checked)
+    return type(fast) is type(checked) and fast.tobytes() == checked.tobytes()
+
+
+def _plans_for(k: gk.Kernel, packs: bool):
+    """(sample, plan, its Recorder, the output array) for each value the checked path takes for ``k``'s x."""
+    rec = Recorder(packs)
+    out = DeviceArray(rec, 0, (1,), np.float64)
+    for sample in VALUES:
+        try:
+            variant = k.variant(k.signature_of((out, sample)))
+            convert = [p for p in variant.kernel_params if p.kind == "scalar"]
+            if convert:
+                convert_scalar(sample, convert[0].type, "x")
+        except gk.LaunchError:
+            continue
+        plan = make_plan(variant, rec, (1, 1, 1), (1, 1, 1), (out, sample), [object()])
+        assert plan is not None
+        yield sample, plan, rec, out
+
+
+def _agree(k: gk.Kernel, packs: bool) -> int:
+    """Check every value against every plan of ``k``; the number of launches the fast paths took."""
+    taken = 0
+    try:
+        for sample, plan, rec, out in _plans_for(k, packs):
+            key = plan.variant.key
+            own = plan.fast((out, sample))
+            finite = not isinstance(sample, (float, np.floating)) or math.isfinite(sample)
+            assert own or not finite or "any value" in plan.describe(), f"the plan of {sample!r} refuses it"
+            scalar = [p for p in plan.variant.kernel_params if p.kind == "scalar"]
+            for value in VALUES:
+                if not plan.fast((out, value)):
+                    continue  # the checked path takes it: always allowed
+                taken += 1
+                assert k.signature_of((out, value)) == key, (sample, value)
+                if scalar:
+                    t = scalar[0].type
+                    want = _checked(t, value)
+                    assert want is not REFUSED, f"{k.__name__}: a plan of {sample!r} passed {value!r}"
+                    assert _same_c_value(t, rec.sent[-1][1], want, packs), (sample, value, rec.sent[-1][1], want)
+    finally:
+        k.variants.clear()  # IR only: no C to check
+    return taken
+
+
+def _scalar_kernel(t):
+    def takes(out: Array[float64], x):
+        out[0] = 1.0
+
+    takes.__annotations__["x"] = t  # x: t
+    return kernel(takes)
+
+
+@kernel
+def takes_any(out: Array[float64], x):
+    out[0] = 1.0
+
+
+@kernel
+def takes_const(out: Array[float64], x: Const):
+    out[0] = 1.0
+
+
+@kernel
+def takes_int_const(out: Array[float64], x: Const[int]):
+    out[0] = 1.0
+
+
+@kernel
+def takes_float_const(out: Array[float64], x: Const[float]):
+    out[0] = 1.0
+
+
+@pytest.mark.parametrize("packs", [False, True], ids=["typed", "packed"])
+@pytest.mark.parametrize("t", SCALARS, ids=[t.name for t in SCALARS])
+def test_plan_of_a_scalar_passes_only_what_the_checked_path_passes_alike(t, packs):
+    assert _agree(_scalar_kernel(t), packs) > 0
+
+
+@pytest.mark.parametrize("packs", [False, True], ids=["typed", "packed"])
+def test_plan_of_an_inferred_scalar_agrees_with_the_checked_path(packs):
+    assert _agree(takes_any, packs) > 0
+
+
+@pytest.mark.parametrize("k", [takes_const, takes_int_const, takes_float_const], ids=lambda k: k.__name__)
+def test_plan_of_a_constant_passes_only_its_own_key(k):
+    assert _agree(k, False) > 0
+
+
+def test_plan_checks_each_device_array(backend):
+    if not gk.get_backend().plans:
+        pytest.skip("the simulator makes no plans")
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, 1.0, 8)
+    fast = launch.fast
+    assert fast((x, out, 1.0, 8))
+    assert not fast((gk.to_device(np.ones(8, np.float64)), out, 1.0, 8))  # another dtype
+    assert not fast((gk.to_device(np.ones((2, 4), np.float32)), out, 1.0, 8))  # another rank
+    assert not fast((gk.to_device(np.ones(8, np.float32), backend="sim"), out, 1.0, 8))  # another backend
+    assert not fast((np.ones(8, np.float32), out, 1.0, 8))  # a NumPy array: copied by the checked path
+    assert not fast((x, out, 1.0))
+
+
+def test_a_plan_describes_its_tests(backend):
+    if not gk.get_backend().plans:
+        pytest.skip("the simulator makes no plans")
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    launch = scale[1, 8]
+    launch(x, out, np.float32(1.0), 8)
+    text = launch.plan.describe()
+    assert text.splitlines()[0].startswith(f"launch plan of scale[(1, 1, 1), (8, 1, 1)] on {gk.get_backend().name}")
+    assert "  a: type float32, any value" in text
+    assert "  n: type int, -2147483648 <= n <= 2147483647" in text
+    assert "x.handle, out.handle" in text
+    assert repr(launch.plan) == f"<launch plan of scale[(1, 1, 1), (8, 1, 1)] on {gk.get_backend().name}>"
+
+
+def test_c_values_of_every_scalar_type():
+    assert {t.name for t in C_VALUE} == {t.name for t in SCALARS}
+    assert C_VALUE[gk.bool_](5) == 1 and C_VALUE[gk.bool_](5).dtype == np.uint8
