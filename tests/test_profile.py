@@ -317,3 +317,14 @@ def test_shared_atomics_are_counted_as_shared_accesses():
     assert (t.shared_atomic_elems, t.shared_atomic_requests) == (256, 8)
     assert (t.global_atomic_elems, t.global_atomic_requests, t.global_atomic_sectors) == (32, 2, 4)
     assert "shared atomics" in str(r) and "atom" in r.source_view()
+
+
+def test_the_ncu_benchmark_runs_its_simulator_half(capsys):
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "profile_vs_ncu.py"
+    spec = importlib.util.spec_from_file_location("profile_vs_ncu_for_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--sim-only"]) == 0
+    rows = {line[:36].strip(): line[36:].split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert len(rows) == len(bench.cases()) and "matmul_fast 128x128x8_8x8 n=256" in rows
+    assert rows["float4 copy n=4096"][1] == rows["copy n=4096"][1] == "512"  # load sectors
