@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,45 +41,80 @@ ATOMIC_RULES: dict[str, Callable[..., np.ndarray]] = {
     "exch": lambda old, v: v,
     "cas": _cas,
 }
-_ROUNDS = 16  # updates of one element applied round by round; the rest of a longer run one by one
+_RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
+
+
+class _Runs(NamedTuple):
+    """An atomic's updates sorted by element (stable: in lane order within an element)."""
+
+    pos: np.ndarray  # the element of each update
+    starts: np.ndarray  # per element: where its run of updates starts
+    lengths: np.ndarray  # per element: how many updates it gets
+    run: np.ndarray  # per update: the index of its element's run
+    rank: np.ndarray  # per update: how many updates of its element precede it
 
 
 def apply_atomic(data: np.ndarray, where: np.ndarray, rule: Callable[..., np.ndarray], operands: list) -> np.ndarray:
     """Apply ``rule`` at ``where`` one lane at a time, in lane order (one order a GPU may pick), and
-    return the value each lane found.  Round r applies every element's r-th update at once; an
-    element updated more than ``_ROUNDS`` times has the rest of its run applied on its own."""
+    return the value each lane found."""
     n = len(where)
     order = np.argsort(where, kind="stable")
     pos = where[order]
     first = np.ones(n, bool)
     first[1:] = pos[1:] != pos[:-1]
     starts = np.nonzero(first)[0]
-    lengths = np.diff(np.append(starts, n))
-    rank = np.arange(n) - np.repeat(starts, lengths)  # how many updates of its element precede it
+    run = np.cumsum(first) - 1
+    runs = _Runs(pos, starts, np.diff(np.append(starts, n)), run, np.arange(n) - starts[run])
     ops = [o[order] for o in operands]
-    found = np.empty(n, data.dtype)
+    fold = _accumulate if isinstance(rule, np.ufunc) else _in_rounds
+    out = np.empty(n, data.dtype)
+    out[order] = fold(data, runs, rule, ops)
+    return out
+
+
+def _accumulate(data: np.ndarray, runs: _Runs, rule: Any, ops: list[np.ndarray]) -> np.ndarray:
+    """A ufunc rule: each run is one ``rule.accumulate`` from the element's value, the same updates in
+    the same order; runs of up to ``_RUN`` updates side by side, as the rows of one table."""
+    pos, starts, lengths, run, rank = runs
+    found = np.empty(len(pos), data.dtype)
+    short = lengths <= _RUN
+    if short.any():
+        row_of = np.cumsum(short) - 1
+        mine = short[run]
+        rows, cols = row_of[run[mine]], rank[mine] + 1
+        heads = pos[starts[short]]
+        table = np.zeros((len(heads), int(lengths[short].max()) + 1), data.dtype)
+        table[:, 0] = data[heads]
+        table[rows, cols] = ops[0][mine]
+        table = rule.accumulate(table, axis=1, dtype=data.dtype)
+        found[mine] = table[rows, cols - 1]
+        data[heads] = table[np.arange(len(heads)), lengths[short]]
+    for r in np.nonzero(~short)[0]:
+        span = slice(starts[r], starts[r] + lengths[r])
+        p = pos[starts[r]]
+        values = rule.accumulate(np.concatenate([data[p : p + 1], ops[0][span]]), dtype=data.dtype)
+        found[span], data[p] = values[:-1], values[-1]
+    return found
+
+
+def _in_rounds(data: np.ndarray, runs: _Runs, rule: Callable[..., np.ndarray], ops: list[np.ndarray]) -> np.ndarray:
+    """Any elementwise rule: round r applies every element's r-th update at once (distinct
+    elements); the updates of a run past its ``_RUN``-th are applied one by one."""
+    pos, starts, lengths, _, rank = runs
+    found = np.empty(len(pos), data.dtype)
     by_rank = np.argsort(rank, kind="stable")
     ends = np.cumsum(np.bincount(rank, minlength=1))
-    for r in range(min(len(ends), _ROUNDS)):
-        sel = by_rank[(ends[r - 1] if r else 0) : ends[r]]  # distinct elements
+    for r in range(min(len(ends), _RUN)):
+        sel = by_rank[(ends[r - 1] if r else 0) : ends[r]]
         p = pos[sel]
-        old = data[p]
-        found[sel] = old
-        data[p] = rule(old, *(o[sel] for o in ops))
-    long = lengths > _ROUNDS
-    for start, length in zip(starts[long], lengths[long]):
-        rest = slice(start + _ROUNDS, start + length)
-        p = pos[start]
-        if isinstance(rule, np.ufunc):  # its accumulate is the same updates, in the same order
-            run = rule.accumulate(np.concatenate([data[p : p + 1], ops[0][rest]]), dtype=data.dtype)
-            found[rest], data[p] = run[:-1], run[-1]
-            continue
-        for j in range(rest.start, rest.stop):
+        found[sel] = data[p]
+        data[p] = rule(data[p], *(o[sel] for o in ops))
+    for r in np.nonzero(lengths > _RUN)[0]:
+        p = pos[starts[r]]
+        for j in range(starts[r] + _RUN, starts[r] + lengths[r]):
             found[j] = data[p]
             data[p] = rule(data[p : p + 1], *(o[j : j + 1] for o in ops))[0]
-    out = np.empty(n, data.dtype)
-    out[order] = found
-    return out
+    return found
 
 
 # ---------------------------------------------------------------- allocation
