@@ -23,11 +23,12 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   wavefronts beyond one per phase are the bank conflicts: a warp's float4 read of
   512 contiguous bytes is 4 wavefronts and no conflict, a float4 read at a stride of
   32 bytes 8 wavefronts and 4 conflicts, and 32 threads reading one float4 4 and 0.
-  This phase rule is the one NVIDIA gives for 128-bit accesses (GTC 2019, "cuTENSOR",
-  S9593: "phases" of 8 threads) extended to 64-bit ones; it is not a measurement,
-  and Maxwell-era accounts differ (half-warps for 128-bit), so
-  ``benchmarks/profile_vs_ncu.py`` checks it, like every count here, against Nsight
-  Compute on a GPU, with cases on which the accounts disagree;
+  This phase rule is the one usually given for 128-bit accesses (cited from NVIDIA's
+  GTC 2019 talk S9593, cuTENSOR: phases of 8 threads), extended to 64-bit ones.  It
+  is documentation, not a measurement: Maxwell-era accounts differ (half-warps for
+  128-bit), and whether hardware merges phases that read one address is not
+  documented, so ``benchmarks/profile_vs_ncu.py`` checks it, like every count here,
+  against Nsight Compute on a GPU, with cases on which the accounts disagree;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats), and arithmetic intensity (FLOPs per global byte).

@@ -5,7 +5,7 @@ a lane).  The path finds each active lane's elements, checking indices against t
 shape and vector accesses for alignment (checks on), makes one ``Access`` event, hands it to
 each *step* in turn (shared-memory race tracking with checks on, then the profiler when
 profiling; any step may raise), and only then moves the data.  An analysis joins the path by
-being one more step: it sees every access, in program order, already known to be in bounds.
+being one more step: it sees every access in program order (with checks on, known in bounds).
 
 Arrays are allocated here too, within this machine's memory: a launch whose arrays cannot
 fit is a ``LaunchError`` that says how much it would need, not a NumPy error.
@@ -33,7 +33,8 @@ def _cas(old: np.ndarray, compare: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 ATOMIC_RULES: dict[str, Callable[..., np.ndarray]] = {
-    # op -> new value from (old, *operands), elementwise; a NumPy ufunc also folds a run of updates
+    # op -> the new value from (old, *operands), elementwise.  A NumPy ufunc's accumulate folds
+    # many updates of one element at once; any other rule is applied one update at a time.
     "add": np.add,
     "sub": np.subtract,
     "min": lambda old, v: np.where(v < old, v, old),

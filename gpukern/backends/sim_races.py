@@ -56,8 +56,10 @@ class _Epoch:
             setattr(self, name, np.full(n, 0 if empty is None else empty, dtype))
         self.n = n
         self.atomic: np.ndarray | None = None
-        self.written = False  # what happened since the last barrier of every block: lets a
-        self.filed = False  # statement skip the records nobody wrote
+        # whether any write, filed read, atomic happened since a barrier of every block: an
+        # access skips the records that are all empty
+        self.written = False
+        self.filed = False
         self.updated = False
         self.pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (elements, threads, site) of reads
         self.pending_elements = 0
