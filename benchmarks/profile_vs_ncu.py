@@ -1,25 +1,41 @@
-"""The simulator's memory-traffic counts beside Nsight Compute's, kernel by kernel.
+"""The simulator's memory-traffic counts beside Nsight Compute's, launch by launch.
 
-Run on a machine with an NVIDIA GPU, nvcc and ncu:
+    python benchmarks/profile_vs_ncu.py --sim-only              # anywhere: the simulator's counts
+    python benchmarks/profile_vs_ncu.py --out DIR               # on an NVIDIA GPU, with nvcc and ncu
 
-    python benchmarks/profile_vs_ncu.py            # prints the side-by-side table
+Each case is one kernel launch: copies (scalar, 32-byte strided, float2 and float4 vectors),
+a shared-memory float4/float2 round trip at several strides (the cases on which accounts of
+how 64- and 128-bit shared accesses are split into phases disagree), atomics on global
+memory (histogram-like, every thread on one element, with the result used and unused, so
+both ATOM and RED appear) and on shared memory, the gallery's transpose, reduction and
+histogram, the flagship matmuls and ``examples/matmul_fast.py``'s kernel in one
+configuration; gallery kernels are imported from ``examples/``, not copied.
 
-It profiles each kernel with ``gk.profile`` (the simulator), then runs the same launches on
-the CUDA backend under ``ncu --clock-control none`` (this script again, as ``--worker``),
-reading global load/store requests and sectors and shared-memory bank conflicts, and prints
-both.  Exit status 1 if any count differs.
+Every launch is profiled with ``gk.profile`` (the simulator), then run on the CUDA backend
+under ``ncu --clock-control none`` (this script again, as ``--worker``), and the counters of
+``COMPARED`` are set side by side (a counter with several ncu metrics is their sum: a global
+atomic whose result is unused compiles to RED, one whose result is used to ATOM).  Metrics
+in ``RECORDED`` are only written down.  Metrics this ncu does not offer (``ncu
+--query-metrics``) are reported as missing, never compared.  With ``--out DIR`` the
+side-by-side goes to DIR/profile_vs_ncu.md and DIR/profile_vs_ncu.json.
+
+Exit status: 0 if every compared count agrees, 1 if any differs, 2 if ncu could not run.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import importlib.util
 import io
+import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -27,18 +43,61 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import gpukern as gk  # noqa: E402
-from gpukern import Array, Const, barrier, block_dim, block_idx, float32, global_id, int32, kernel, shared, thread_idx  # noqa: E402  # noqa: E402
+from gpukern import (  # noqa: E402
+    Array,
+    Const,
+    atomic_add,
+    barrier,
+    block_dim,
+    float32,
+    global_id,
+    int32,
+    kernel,
+    shared,
+    thread_idx,
+    vload,
+    vstore,
+)
 
-METRICS = {
-    "global_load_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "global_load_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "global_store_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "global_store_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "shared_load_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "shared_store_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+_REQ, _SECT = "l1tex__t_requests_pipe_lsu_mem_global_op_", "l1tex__t_sectors_pipe_lsu_mem_global_op_"
+_WAVES, _CONFL = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_"
+COMPARED = {  # our counter -> the ncu metrics (base names, summed with .sum) that count the same
+    "global_load_requests": [_REQ + "ld"],
+    "global_load_sectors": [_SECT + "ld"],
+    "global_store_requests": [_REQ + "st"],
+    "global_store_sectors": [_SECT + "st"],
+    "global_atomic_requests": [_REQ + "atom", _REQ + "red"],
+    "global_atomic_sectors": [_SECT + "atom", _SECT + "red"],
+    "shared_load_wavefronts": [_WAVES + "ld"],
+    "shared_store_wavefronts": [_WAVES + "st"],
+    "shared_load_conflicts": [_CONFL + "ld"],
+    "shared_store_conflicts": [_CONFL + "st"],
+    "shared_atomic_requests": ["smsp__sass_inst_executed_op_shared_atom"],
+}
+RECORDED = [  # written down beside the comparison: which atomic instruction ran, shared atomic traffic
+    _REQ + "atom",
+    _REQ + "red",
+    _WAVES + "atom",
+    _CONFL + "atom",
+    "smsp__sass_inst_executed_op_shared_ld",
+    "smsp__sass_inst_executed_op_shared_st",
+]
+SHORT = {
+    "global_load_requests": "ld req",
+    "global_load_sectors": "ld sect",
+    "global_store_requests": "st req",
+    "global_store_sectors": "st sect",
+    "global_atomic_requests": "atom req",
+    "global_atomic_sectors": "atom sect",
+    "shared_load_wavefronts": "sh ld wave",
+    "shared_store_wavefronts": "sh st wave",
+    "shared_load_conflicts": "sh ld confl",
+    "shared_store_conflicts": "sh st confl",
+    "shared_atomic_requests": "sh atom req",
 }
 
 
+# ---------------------------------------------------------------- kernels of the benchmark's own
 @kernel
 def copy(x: Array[float32], y: Array[float32], n: int32):
     i = global_id(0)
@@ -54,54 +113,159 @@ def strided_copy(x: Array[float32], y: Array[float32], n: int32, STRIDE: Const[i
 
 
 @kernel
-def transpose(x: Array[float32, 2], y: Array[float32, 2], T: Const[int], PAD: Const[int]):
-    tile = shared(float32, (T, T + PAD))
-    tx, ty = thread_idx.x, thread_idx.y
-    r = block_idx.y * block_dim.y + ty
-    c = block_idx.x * block_dim.x + tx
-    if r < x.shape[0] and c < x.shape[1]:
-        tile[ty, tx] = x[r, c]
+def copy_vec(x: Array[float32], y: Array[float32], n: int32, W: Const[int]):
+    """y = x by float4 (W=4) or float2 (W=2) loads and stores; n a multiple of W."""
+    i = global_id(0) * W
+    if i < n:
+        if W == 4:
+            v = vload(x, i, 4)
+            vstore(y, i, (v[0], v[1], v[2], v[3]))
+        else:
+            u = vload(x, i, 2)
+            vstore(y, i, (u[0], u[1]))
+
+
+@kernel
+def shared_vec(out: Array[float32], W: Const[int], ST: Const[int], LD: Const[int]):
+    """Thread t stores a vector of W floats at vector slot t * ST of a shared array, then reads slot
+    (t + 1) * LD (every component used, so nvcc keeps the 64- or 128-bit accesses)."""
+    s = shared(float32, 4096)
+    t = thread_idx.x
+    slots = 4096 // W
+    at = W * (t * ST % slots)
+    nb = W * ((t + 1) % block_dim.x * LD % slots)
+    f = float32(t)
+    if W == 4:
+        vstore(s, at, (f, f + 1.0, f + 2.0, f + 3.0))
+        barrier()
+        v = vload(s, nb, 4)
+        out[global_id(0)] = v[0] + v[1] + v[2] + v[3]
+    else:
+        vstore(s, at, (f, f + 1.0))
+        barrier()
+        u = vload(s, nb, 2)
+        out[global_id(0)] = u[0] + u[1]
+
+
+@kernel
+def add_at(x: Array[int32], hist: Array[int32], n: int32):
+    """hist[x[i]] += 1 by global atomics whose result is unused (RED)."""
+    i = global_id(0)
+    if i < n:
+        atomic_add(hist, x[i], 1)
+
+
+@kernel
+def tickets(counter: Array[int32], out: Array[int32], n: int32):
+    """Every thread takes a ticket from one counter (ATOM: the result is used)."""
+    i = global_id(0)
+    if i < n:
+        out[i] = atomic_add(counter, 0, 1)
+
+
+@kernel
+def sum_into_one(x: Array[float32], total: Array[float32], n: int32):
+    """total[0] += x[i] for every i: float atomics on one element (RED.F32)."""
+    i = global_id(0)
+    if i < n:
+        atomic_add(total, 0, x[i])
+
+
+@kernel
+def shared_hist(x: Array[int32], hist: Array[int32], BINS: Const[int]):
+    """A block's histogram in shared memory (int32 shared atomics), then added into hist."""
+    h = shared(int32, BINS)
+    t = thread_idx.x
+    if t < BINS:
+        h[t] = 0
     barrier()
-    r2 = block_idx.x * block_dim.x + ty
-    c2 = block_idx.y * block_dim.y + tx
-    if r2 < y.shape[0] and c2 < y.shape[1]:
-        y[r2, c2] = tile[tx, ty]
+    atomic_add(h, x[global_id(0)], 1)
+    barrier()
+    if t < BINS:
+        atomic_add(hist, t, h[t])
 
 
-def _example():
-    spec = importlib.util.spec_from_file_location("matmul_tiled_example", ROOT / "examples" / "matmul_tiled.py")
+# ---------------------------------------------------------------- the cases
+def example(name: str) -> Any:
+    """A module of ``examples/`` (not a package), imported from its file."""
+    spec = importlib.util.spec_from_file_location(f"gallery_{name}", ROOT / "examples" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def cases():
-    """(label, launch, args) for every measured launch, in a fixed order."""
-    mm = _example()
+def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
+    names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast")
+    tr, red, hist, mm, fast = (example(name) for name in names)
     rng = np.random.default_rng(0)
-    out = []
+    f32 = np.float32
+    out: list[tuple[str, Any, tuple[Any, ...]]] = []
     for n in (1000, 4096):
-        x = rng.standard_normal(n * 8, dtype=np.float32)
-        out.append((f"copy n={n}", copy[(n + 255) // 256, 256], (x[:n].copy(), np.zeros(n, np.float32), n)))
-        out.append((f"strided x8 n={n}", strided_copy[(n + 255) // 256, 256], (x, np.zeros(n, np.float32), n, 8)))
-    for n in (64, 70):
-        x = rng.standard_normal((n, n), dtype=np.float32)
-        b = (n + 31) // 32
-        for pad in (0, 1):
-            out.append(
-                (f"transpose pad={pad} n={n}", transpose[(b, b), (32, 32)], (x, np.zeros((n, n), np.float32), 32, pad))
-            )
+        x = rng.standard_normal(n * 8, dtype=f32)
+        out.append((f"copy n={n}", copy[(n + 255) // 256, 256], (x[:n].copy(), np.zeros(n, f32), n)))
+        out.append((f"strided x8 n={n}", strided_copy[(n + 255) // 256, 256], (x, np.zeros(n, f32), n, 8)))
+        for w in (2, 4):
+            threads = n // w
+            launch = copy_vec[(threads + 255) // 256, 256]
+            out.append((f"float{w} copy n={n}", launch, (x[:n].copy(), np.zeros(n, f32), n, w)))
+    for w, strides in ((4, ((1, 1), (2, 2), (8, 8), (1, 0))), (2, ((1, 1), (2, 2), (16, 16), (1, 0)))):
+        for st, ld in strides:  # slot strides of the store and the load; 0: every thread reads slot 0
+            label = f"shared float{w} st x{st} ld x{ld}"
+            out.append((label, shared_vec[2, 64], (np.zeros(128, f32), w, st, ld)))
+    n = 5000
+    keys = rng.binomial(255, 0.3, n).astype(np.int32)
+    out.append(("global atomics: histogram", add_at[(n + 255) // 256, 256], (keys, np.zeros(256, np.int32), n)))
+    same = np.full(n, 7, np.int32)
+    out.append(("global atomics: one element", add_at[(n + 255) // 256, 256], (same, np.zeros(256, np.int32), n)))
+    counter, ticket = np.zeros(1, np.int32), np.zeros(n, np.int32)
+    out.append(("global atomics: tickets", tickets[(n + 255) // 256, 256], (counter, ticket, n)))
+    x = rng.standard_normal(n, dtype=f32)
+    out.append(("global float atomics: one elem", sum_into_one[(n + 255) // 256, 256], (x, np.zeros(1, f32), n)))
+    keys = rng.integers(0, 64, 4096).astype(np.int32)
+    out.append(("shared atomics: histogram", shared_hist[16, 256], (keys, np.zeros(64, np.int32), 64)))
+    out.append(("gallery histogram", hist.histogram[8, 256], (keys, np.zeros(64, np.int32), 4096, 64)))
+    for rows, cols in ((64, 64), (70, 70), (100, 33)):
+        a = rng.standard_normal((rows, cols), dtype=f32)
+        grid = ((cols + 31) // 32, (rows + 31) // 32)
+        for name, k in (("padded", tr.transpose_padded), ("unpadded", tr.transpose_unpadded)):
+            args = (a, np.zeros((cols, rows), f32), rows, cols, 32)
+            out.append((f"gallery transpose {name} {rows}x{cols}", k[grid, (32, 32)], args))
+    n, block = 100_000, 256
+    blocks = min((n + block - 1) // block, red.MAX_BLOCKS)
+    x = rng.standard_normal(n, dtype=f32)
+    out.append((f"gallery reduce pass 1 n={n}", red.block_sum[blocks, block], (x, np.zeros(blocks, f32), n, block)))
+    partial = rng.standard_normal(blocks, dtype=f32)
+    args = (partial, np.zeros(1, f32), blocks, block)
+    out.append((f"gallery reduce pass 2 n={blocks}", red.block_sum[1, block], args))
     for n in (64, 100):
-        a = rng.standard_normal(n * n, dtype=np.float32)
-        bb = rng.standard_normal(n * n, dtype=np.float32)
+        a = rng.standard_normal(n * n, dtype=f32)
+        b = rng.standard_normal(n * n, dtype=f32)
         g = ((n + 15) // 16,) * 2
-        out.append((f"matmul naive n={n}", mm.matmul_naive[g, (16, 16)], (a, bb, np.zeros(n * n, np.float32), n, n, n)))
-        out.append(
-            (f"matmul tiled16 n={n}", mm.matmul_tiled[g, (16, 16)], (a, bb, np.zeros(n * n, np.float32), n, n, n, 16))
-        )
+        out.append((f"matmul naive n={n}", mm.matmul_naive[g, (16, 16)], (a, b, np.zeros(n * n, f32), n, n, n)))
+        out.append((f"matmul tiled16 n={n}", mm.matmul_tiled[g, (16, 16)], (a, b, np.zeros(n * n, f32), n, n, n, 16)))
+    config = fast.DEFAULT
+    cfg = fast.CONFIGS[config]
+    n = 256
+    grid, block = fast.launch_config(n, n, cfg)
+    a = rng.standard_normal(n * n, dtype=f32)
+    b = rng.standard_normal(n * n, dtype=f32)
+    sizes = (cfg["BM"], cfg["BN"], cfg["BK"], cfg["TM"], cfg["TN"])
+    args = (a, b, np.zeros(n * n, f32), n, n, n, *sizes, True)
+    out.append((f"matmul_fast {config} n={n}", fast.sgemm_kernel[grid, block], args))
     return out
 
 
+def simulate(measured: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, int]]:
+    """The simulator's count of every compared counter, per case."""
+    counts = []
+    for _, launch, args in measured:
+        t = gk.profile(launch, *args).total
+        counts.append({k: getattr(t, k) for k in COMPARED})
+    return counts
+
+
+# ---------------------------------------------------------------- ncu
 def worker() -> None:
     gk.set_backend("cuda")
     for _, launch, args in cases():
@@ -109,65 +273,123 @@ def worker() -> None:
     gk.synchronize()
 
 
-def ncu_counts(n_launches: int) -> list[dict[str, float]]:
-    cmd = [
-        "ncu",
-        "--clock-control",
-        "none",
-        "--csv",
-        "--metrics",
-        ",".join(METRICS.values()),
-        sys.executable,
-        __file__,
-        "--worker",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
+def offered(ncu: str, names: list[str]) -> set[str]:
+    """The metrics of ``names`` that this ncu offers on this device."""
+    proc = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.exit(f"ncu failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    text = proc.stdout[proc.stdout.index('"ID"') :]
+        sys.stderr.write(f"ncu --query-metrics failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n")
+        raise SystemExit(2)
+    return {m for m in names if re.search(rf"\b{re.escape(m)}\b", proc.stdout)}
+
+
+def ncu_counts(ncu: str, metrics: list[str], n_launches: int) -> list[dict[str, float]]:
+    """Per launch, in order: every metric's ``.sum``."""
+    cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(f"{m}.sum" for m in metrics)]
+    proc = subprocess.run([*cmd, sys.executable, __file__, "--worker"], capture_output=True, text=True, env=os.environ)
+    if proc.returncode != 0 or '"ID"' not in proc.stdout:
+        sys.stderr.write(f"ncu failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n")
+        raise SystemExit(2)
     rows: dict[int, dict[str, float]] = {}
-    for r in csv.DictReader(io.StringIO(text)):
-        value = float(r["Metric Value"].replace(",", "")) if r["Metric Value"] not in ("", "n/a") else float("nan")
-        rows.setdefault(int(r["ID"]), {})[r["Metric Name"]] = value
+    for r in csv.DictReader(io.StringIO(proc.stdout[proc.stdout.index('"ID"') :])):
+        text = r["Metric Value"].replace(",", "")
+        value = float(text) if text not in ("", "n/a") else float("nan")
+        rows.setdefault(int(r["ID"]), {})[r["Metric Name"].removesuffix(".sum")] = value
     ordered = [rows[k] for k in sorted(rows)]
     if len(ordered) != n_launches:
-        sys.exit(f"expected {n_launches} kernels under ncu, got {len(ordered)}")
-    return [{ours: row.get(theirs, float("nan")) for ours, theirs in METRICS.items()} for row in ordered]
+        sys.stderr.write(f"expected {n_launches} kernels under ncu, got {len(ordered)}\n")
+        raise SystemExit(2)
+    return ordered
 
 
-def main() -> int:
+def environment(ncu: str) -> dict[str, str]:
+    version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    gk.set_backend("cuda")
+    return {
+        "device": gk.get_backend().device_name(),
+        "ncu": version[-1] if version else "?",
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+# ---------------------------------------------------------------- reports
+def print_sim(labels: list[str], sim: list[dict[str, int]]) -> None:
+    print(f"{'case':<36}" + "".join(f"{SHORT[k]:>12}" for k in COMPARED))
+    for label, s in zip(labels, sim):
+        print(f"{label:<36}" + "".join(f"{s[k]:>12,}" for k in COMPARED))
+
+
+def compare(labels: list[str], sim: list[dict[str, int]], hw: list[dict[str, float]], have: set[str]) -> dict[str, Any]:
+    """Per case: both counts of every comparable counter and which differ."""
+    comparable = [k for k, ms in COMPARED.items() if all(m in have for m in ms)]
+    rows = []
+    for label, s, h in zip(labels, sim, hw):
+        theirs = {k: sum(h.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
+        differs = [k for k in comparable if s[k] != theirs[k]]
+        recorded = {m: h[m] for m in RECORDED if m in h}
+        rows.append({"case": label, "simulator": s, "ncu": theirs, "differs": differs, "recorded": recorded})
+    missing = sorted({m for ms in COMPARED.values() for m in ms} - have)
+    return {"compared": comparable, "missing_metrics": missing, "metrics": COMPARED, "cases": rows}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    env = result["environment"]
+    bad = sum(len(r["differs"]) for r in result["cases"])
+    lines = [
+        f"# Simulator profiler vs Nsight Compute, {env['device']}, {env['date']}",
+        "",
+        f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu; **bold** where they differ.",
+        "Counters: "
+        + ", ".join(f"`{k}` = " + " + ".join(f"`{m}.sum`" for m in COMPARED[k]) for k in result["compared"]),
+        "",
+    ]
+    if result["missing_metrics"]:
+        lines += ["Not offered by this ncu, so not compared: " + ", ".join(result["missing_metrics"]), ""]
+    head = "| case | " + " | ".join(SHORT[k] for k in result["compared"]) + " |"
+    lines += [head, "|---" * (len(result["compared"]) + 1) + "|"]
+    for r in result["cases"]:
+        cells = []
+        for k in result["compared"]:
+            cell = f"{r['simulator'][k]:,} / {r['ncu'][k]:,.0f}"
+            cells.append(f"**{cell}**" if k in r["differs"] else cell)
+        lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
+    lines += ["", "Recorded, not compared (ncu):", ""]
+    for r in result["cases"]:
+        lines.append(f"- {r['case']}: " + ", ".join(f"`{m}` {v:,.0f}" for m, v in r["recorded"].items() if v))
+    lines += ["", "All compared counts agree." if not bad else f"{bad} compared counts differ."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sim-only", action="store_true", help="print the simulator's counts of every case (no GPU)")
+    p.add_argument("--out", type=pathlib.Path, help="write profile_vs_ncu.md and .json to this directory")
+    p.add_argument("--ncu", default="ncu", help="the ncu executable (default: ncu on PATH)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.worker:
         worker()
         return 0
     measured = cases()
-    sim = []
-    for _, launch, a in measured:
-        t = gk.profile(launch, *a).total
-        sim.append({k: getattr(t, k) for k in METRICS})
-    hw = ncu_counts(len(measured))
-    short = {
-        "global_load_requests": "ld req",
-        "global_load_sectors": "ld sect",
-        "global_store_requests": "st req",
-        "global_store_sectors": "st sect",
-        "shared_load_conflicts": "sh ld confl",
-        "shared_store_conflicts": "sh st confl",
-    }
-    print(f"{'kernel':<24}" + "".join(f"{short[k]:>24}" for k in METRICS))
-    bad = 0
-    for (label, _, _), s, h in zip(measured, sim, hw):
-        cells = []
-        for k in METRICS:
-            same = s[k] == h[k]
-            bad += not same
-            cells.append(f"{s[k]:>10,} / {h[k]:>10,.0f}{'' if same else ' *'}")
-        print(f"{label:<24}" + "".join(f"{c:>24}" for c in cells))
-    print("each cell: simulator / ncu; * marks a difference")
-    print("all counts agree" if not bad else f"{bad} counts differ")
-    return 1 if bad else 0
+    labels = [label for label, _, _ in measured]
+    sim = simulate(measured)
+    if args.sim_only:
+        print_sim(labels, sim)
+        if args.out:
+            args.out.mkdir(parents=True, exist_ok=True)
+            rows = [{"case": label, "simulator": s} for label, s in zip(labels, sim)]
+            (args.out / "profile_sim.json").write_text(json.dumps({"cases": rows}, indent=2) + "\n")
+        return 0
+    have = offered(args.ncu, sorted({m for ms in COMPARED.values() for m in ms} | set(RECORDED)))
+    hw = ncu_counts(args.ncu, sorted(have), len(measured))
+    result = compare(labels, sim, hw, have)
+    result["environment"] = environment(args.ncu)
+    text = markdown(result)
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "profile_vs_ncu.md").write_text(text)
+        (args.out / "profile_vs_ncu.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 1 if any(r["differs"] for r in result["cases"]) else 0
 
 
 if __name__ == "__main__":

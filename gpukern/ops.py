@@ -418,7 +418,6 @@ class AtomicOp:
     nargs: int  # operands after the array and index
     update: Callable[..., Any]  # NumPy: old, *operands -> new (elementwise)
     c_update: str
-    summable: bool = False  # several updates of one element combine by a running sum (add, sub)
 
 
 def _bits_equal(old: Any, cmp: Any) -> Any:
@@ -431,8 +430,8 @@ def _bits_equal(old: Any, cmp: Any) -> Any:
 ATOMIC: dict[str, AtomicOp] = {
     op.name: op
     for op in [
-        AtomicOp("add", 1, lambda old, v: old + v, "old + v", summable=True),
-        AtomicOp("sub", 1, lambda old, v: old - v, "old - v", summable=True),
+        AtomicOp("add", 1, np.add, "old + v"),  # ufuncs: the simulator folds many updates with accumulate
+        AtomicOp("sub", 1, np.subtract, "old - v"),
         AtomicOp("min", 1, lambda old, v: np.where(v < old, v, old), "v < old ? v : old"),
         AtomicOp("max", 1, lambda old, v: np.where(v > old, v, old), "v > old ? v : old"),
         AtomicOp("exch", 1, lambda old, v: v, "v"),

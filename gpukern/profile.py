@@ -8,25 +8,50 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   ``sector_bytes`` piece of memory its active threads touch, so 32 consecutive
   floats move 4 sectors and 32 threads reading one address move 1; coalescing
   efficiency is bytes requested / bytes moved;
+- requests: one per warp-wide instruction of a warp with an active thread, whatever
+  its width (a float4 access by a full warp is 1 request over 512 bytes, 16 sectors);
+- global atomics (``atomic_*`` on global memory: ATOM, or RED when the result is
+  unused) apart from loads and stores, in requests, elements and sectors, as ncu
+  counts them under ``op_atom`` and ``op_red``;
 - shared-memory loads and stores and their bank conflicts: ``banks`` banks of
-  ``bank_bytes``; a warp access whose threads touch n distinct words in one bank
-  takes n wavefronts, n - 1 of them extra (threads reading the same word share it);
+  ``bank_bytes``, one wavefront serving ``banks * bank_bytes`` bytes (128).  A warp
+  access of B bytes a thread is served in phases of ``banks * bank_bytes // B``
+  consecutive threads (the whole warp for B <= 4; half-warps of 16 for 64-bit
+  accesses, quarter-warps of 8 for 128-bit ones: threads 0-7, 8-15, ...).  A phase
+  whose threads touch n distinct words in one bank takes n wavefronts (threads
+  touching the same word share it); a phase with no active thread takes none.  The
+  wavefronts beyond one per phase are the bank conflicts: a warp's float4 read of
+  512 contiguous bytes is 4 wavefronts and no conflict, a float4 read at a stride of
+  32 bytes 8 wavefronts and 4 conflicts, and 32 threads reading one float4 4 and 0.
+  This phase rule is the one usually given for 128-bit accesses (cited from NVIDIA's
+  GTC 2019 talk S9593, cuTENSOR: phases of 8 threads), extended to 64-bit ones.  It
+  is documentation, not a measurement: Maxwell-era accounts differ (half-warps for
+  128-bit), and whether hardware merges phases that read one address is not
+  documented, so ``benchmarks/profile_vs_ncu.py`` checks it, like every count here,
+  against Nsight Compute on a GPU, with cases on which the accounts disagree;
+- shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats), and arithmetic intensity (FLOPs per global byte).
 
 Warps are ``warp_size`` consecutive threads of a block, threads numbered x fastest,
-as CUDA does; arrays are taken to start on a sector boundary (device allocations do).
+as CUDA does; arrays are taken to start on a sector boundary (device allocations do)
+and shared arrays on bank 0.  Local (per-thread) arrays are not counted: they live in
+registers when their indices are constants.  The simulator hands the profiler every
+access as one event (``backends.sim_access.Access``), through ``Profiler.access``.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .errors import Loc
+
+if TYPE_CHECKING:
+    from .backends.sim_access import Access
 
 COUNTERS = (
     "global_load_requests",
@@ -43,6 +68,11 @@ COUNTERS = (
     "shared_store_wavefronts",
     "shared_load_conflicts",
     "shared_store_conflicts",
+    "global_atomic_requests",
+    "global_atomic_elems",
+    "global_atomic_sectors",
+    "shared_atomic_requests",
+    "shared_atomic_elems",
     "barriers",
     "flops",
 )
@@ -66,6 +96,11 @@ class LineCounts:
     shared_store_wavefronts: int = 0
     shared_load_conflicts: int = 0
     shared_store_conflicts: int = 0
+    global_atomic_requests: int = 0  # atomics: ATOM and RED instructions (ncu: op_atom + op_red)
+    global_atomic_elems: int = 0
+    global_atomic_sectors: int = 0
+    shared_atomic_requests: int = 0
+    shared_atomic_elems: int = 0
     barriers: int = 0
     flops: int = 0
 
@@ -140,6 +175,8 @@ class ProfileReport:
             ("  sectors moved", f"{s['global_store_sectors']:,} ({s['store_efficiency']:.1%} of moved bytes used)"),
             ("shared loads", f"{s['shared_load_elems']:,} elements, {s['shared_load_conflicts']:,} bank conflicts"),
             ("shared stores", f"{s['shared_store_elems']:,} elements, {s['shared_store_conflicts']:,} bank conflicts"),
+            ("global atomics", f"{s['global_atomic_elems']:,} elements, {s['global_atomic_sectors']:,} sectors"),
+            ("shared atomics", f"{s['shared_atomic_elems']:,} elements"),
             ("barriers (per warp)", f"{s['barriers']:,}"),
             ("floating-point ops", f"{s['flops']:,}"),
             ("arithmetic intensity", f"{s['arithmetic_intensity']:.3f} FLOP/B (global)"),
@@ -148,29 +185,33 @@ class ProfileReport:
             f"profile of {self.kernel} grid={self.grid} block={self.block} "
             f"(warp {self.warp_size}, {self.sector_bytes}-byte sectors, {self.banks} banks x {self.bank_bytes} B)"
         )
+        if not (s["global_atomic_elems"] or s["shared_atomic_elems"]):
+            rows = [r for r in rows if not r[0].endswith("atomics")]
         return head + "\n" + "\n".join(f"  {k:<22} {v}" for k, v in rows)
 
     def source_view(self) -> str:
-        """The kernel's source with global elements/sectors, shared conflicts and FLOPs per line."""
+        """The kernel's source with global elements/sectors, shared elements and conflicts, atomic
+        elements (global and shared) and FLOPs per line."""
         import linecache
 
         if not self.lines:
             return ""
         first, last = min(self.lines), max(self.lines)
         head = f"{'line':>5}  {'gld elem':>10} {'gld sect':>10} {'gst elem':>9} {'gst sect':>9} "
-        head += f"{'shld':>9} {'shst':>8} {'confl':>7} {'flops':>11}  source"
+        head += f"{'shld':>9} {'shst':>8} {'confl':>7} {'atom':>8} {'flops':>11}  source"
         out = [head]
         for n in range(first, last + 1):
             src = linecache.getline(self.filename, n).rstrip()
             c = self.lines.get(n)
             if c is None:
-                out.append(f"{n:>5}  {'':>10} {'':>10} {'':>9} {'':>9} {'':>9} {'':>8} {'':>7} {'':>11}  {src}")
+                out.append(f"{n:>5}  {'':>10} {'':>10} {'':>9} {'':>9} {'':>9} {'':>8} {'':>7} {'':>8} {'':>11}  {src}")
                 continue
             conf = c.shared_load_conflicts + c.shared_store_conflicts
+            atom = c.global_atomic_elems + c.shared_atomic_elems
             out.append(
                 f"{n:>5}  {c.global_load_elems:>10,} {c.global_load_sectors:>10,} {c.global_store_elems:>9,} "
                 f"{c.global_store_sectors:>9,} {c.shared_load_elems:>9,} {c.shared_store_elems:>8,} {conf:>7,} "
-                f"{c.flops:>11,}  {src}"
+                f"{atom:>8,} {c.flops:>11,}  {src}"
             )
         return "\n".join(out)
 
@@ -201,10 +242,12 @@ class Profiler:
             c = self.lines[key] = LineCounts()
         return c
 
-    def _rows(self, lanes: np.ndarray, values: np.ndarray, per_lane: int) -> np.ndarray:
-        """Values per warp: a (warps touched, warp_size * per_lane) array, -1 where no thread."""
+    def _rows(self, lanes: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Values per warp: a (warps touched, warp_size * per_lane) array, -1 where no thread;
+        ``values`` has a row of ``per_lane`` values per lane (or is 1-D: one value a lane)."""
+        per_lane = 1 if values.ndim == 1 else values.shape[1]
         if len(lanes) == self.run.lanes and self.run.tpb % self.warp_size == 0:  # every warp full: a reshape
-            return np.asarray(values).reshape(-1, self.warp_size * per_lane)
+            return values.reshape(-1, self.warp_size * per_lane)
         warps = self.warp_of[lanes]  # ascending, since lanes are
         first = np.ones(len(warps), bool)
         first[1:] = warps[1:] != warps[:-1]
@@ -224,43 +267,74 @@ class Profiler:
         new[:, 1:] = s[:, 1:] != s[:, :-1]
         return (new & (s >= 0)).sum(axis=1)
 
-    def global_access(self, loc: Loc | None, lanes: np.ndarray, flat: np.ndarray, itemsize: int, write: bool) -> None:
-        n = len(lanes)
-        if self.sector_bytes % itemsize == 0:  # elements never straddle sectors
-            rows = self._rows(lanes, flat // (self.sector_bytes // itemsize), 1)
-            self._count_global(loc, rows, n, itemsize, write)
-            return
-        byte = flat.astype(np.int64) * itemsize
-        first = byte // self.sector_bytes
-        last = (byte + itemsize - 1) // self.sector_bytes
-        if np.array_equal(first, last):
-            rows = self._rows(lanes, first, 1)
-        else:
-            rows = self._rows(lanes, np.stack([first, last], 1), 2)
-        self._count_global(loc, rows, n, itemsize, write)
+    @staticmethod
+    def _spans(start: np.ndarray, nbytes: int, unit: int) -> np.ndarray:
+        """The ``unit``-byte pieces (sectors, bank words) that ``nbytes`` from byte ``start`` on
+        touch: 1-D if one a lane, else a row per lane (the last piece repeated to fill it)."""
+        first = start // unit
+        if unit % nbytes == 0 and not (start % nbytes).any():  # aligned, no bigger than a piece: one
+            return first
+        count = (start + nbytes - 1) // unit - first + 1
+        most = int(count.max()) if len(count) else 1
+        if most == 1:
+            return first
+        return first[:, None] + np.minimum(np.arange(most), count[:, None] - 1)
 
-    def _count_global(self, loc: Loc | None, rows: np.ndarray, n: int, itemsize: int, write: bool) -> None:
-        c = self.at(loc)
-        sectors = int(self._distinct_per_row(rows).sum())
-        if write:
-            c.global_store_requests += len(rows)
-            c.global_store_elems += n
-            c.global_store_bytes += n * itemsize
-            c.global_store_sectors += sectors
+    def access(self, a: Access) -> None:
+        """Count one access event of the simulator (called for every load, store and atomic)."""
+        if a.space == "global":
+            self._global(a)
+        elif a.space == "shared":
+            self._shared(a)
+
+    def _global(self, a: Access) -> None:
+        c = self.at(a.loc)
+        n = len(a.lanes)
+        nbytes = a.itemsize * a.width
+        if a.width == 1 and self.sector_bytes % a.itemsize == 0:  # elements never straddle sectors
+            sectors = a.offsets // (self.sector_bytes // a.itemsize)
         else:
+            sectors = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.sector_bytes)
+        rows = self._rows(a.lanes, sectors)
+        moved = int(self._distinct_per_row(rows).sum())
+        if a.kind == "load":
             c.global_load_requests += len(rows)
-            c.global_load_elems += n
-            c.global_load_bytes += n * itemsize
-            c.global_load_sectors += sectors
+            c.global_load_elems += n * a.width
+            c.global_load_bytes += n * nbytes
+            c.global_load_sectors += moved
+        elif a.kind == "store":
+            c.global_store_requests += len(rows)
+            c.global_store_elems += n * a.width
+            c.global_store_bytes += n * nbytes
+            c.global_store_sectors += moved
+        else:
+            c.global_atomic_requests += len(rows)
+            c.global_atomic_elems += n
+            c.global_atomic_sectors += moved
 
-    def shared_access(self, loc: Loc | None, lanes: np.ndarray, offset: np.ndarray, itemsize: int, write: bool) -> None:
-        """``offset``: element offsets within the block's shared array (arrays start on bank 0)."""
-        c = self.at(loc)
-        per = max(itemsize // self.bank_bytes, 1)
-        word0 = offset if itemsize == self.bank_bytes else offset.astype(np.int64) * itemsize // self.bank_bytes
-        words = word0[:, None] + np.arange(per)[None, :] if per > 1 else word0
-        rows = self._rows(lanes, words, per)
-        # Quick answer for most accesses: a warp whose words all lie within `banks` consecutive
+    def _shared(self, a: Access) -> None:
+        """Wavefronts by the phase rule of the module docstring (offsets within the block's array)."""
+        c = self.at(a.loc)
+        n = len(a.lanes)
+        if a.kind == "atomic":
+            c.shared_atomic_requests += len(self._rows(a.lanes, a.offsets))
+            c.shared_atomic_elems += n
+            return
+        nbytes = a.itemsize * a.width
+        if nbytes == self.bank_bytes:
+            words = a.offsets
+        else:
+            words = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.bank_bytes)
+        rows = self._rows(a.lanes, words)
+        per_phase = max(1, min(self.warp_size, self.banks * self.bank_bytes // nbytes))  # threads
+        if per_phase < self.warp_size:
+            width = rows.shape[1] // self.warp_size  # values per thread
+            phases = -(-self.warp_size // per_phase)
+            if phases * per_phase != self.warp_size:
+                rows = np.pad(rows, ((0, 0), (0, (phases * per_phase - self.warp_size) * width)), constant_values=-1)
+            rows = rows.reshape(-1, per_phase * width)
+            rows = rows[rows.max(axis=1) >= 0]  # phases with an active thread
+        # Quick answer for most accesses: a phase whose words all lie within `banks` consecutive
         # words (a broadcast, a row, a column of a small tile) needs one wavefront.
         hi = rows.max(axis=1)
         lo = rows.min(axis=1)
@@ -272,18 +346,18 @@ class Profiler:
         if slow.any():
             wavefronts[slow] = self._wavefronts(rows[slow])
         total = int(wavefronts.sum())
-        conflicts = int((wavefronts - 1).sum())
-        if write:
-            c.shared_store_elems += len(lanes)
+        conflicts = total - len(rows)
+        if a.kind == "store":
+            c.shared_store_elems += n * a.width
             c.shared_store_wavefronts += total
             c.shared_store_conflicts += conflicts
         else:
-            c.shared_load_elems += len(lanes)
+            c.shared_load_elems += n * a.width
             c.shared_load_wavefronts += total
             c.shared_load_conflicts += conflicts
 
     def _wavefronts(self, rows: np.ndarray) -> np.ndarray:
-        """Per warp (row of word addresses, -1 for no thread): the most distinct words in one bank."""
+        """Per phase (row of word addresses, -1 for no thread): the most distinct words in one bank."""
         rows = rows.astype(np.int64, copy=False)
         key = np.where(rows >= 0, (rows % self.banks) * (1 << 40) + rows, -1)
         s = np.sort(key, axis=1)

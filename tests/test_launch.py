@@ -210,7 +210,7 @@ def test_a_plan_sends_out_of_range_scalars_to_the_checked_path(backend):
 
 def test_grid_beyond_the_device_is_refused(backend):
     out = np.zeros(1, np.int32)
-    with pytest.raises(gk.LaunchError, match=r"limits|at most"):
+    with pytest.raises(gk.LaunchError, match=r"limits|at most|more than this machine"):
         mark[(2**31 - 1, 2**31 - 1), 1](out)  # PoCL used to abort the process here
     assert out[0] == 0
 
@@ -229,20 +229,6 @@ def test_opencl_refuses_more_work_groups_than_pocl_counts():
         pytest.skip("no OpenCL device here")
     with pytest.raises(gk.LaunchError, match=r"has 4294967296 blocks; opencl launches at most 4294967295"):
         mark[(2**16, 2**16), 1](np.zeros(1, np.int32), backend="opencl")
-
-
-def test_simulator_thread_limit(monkeypatch):
-    out = np.zeros(1, np.int32)
-    with pytest.raises(gk.LaunchError, match=r"asks for 16781312 threads; the simulator runs at most 16777216"):
-        mark[(4097, 4096), 1](out, backend="sim")
-    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "1000")
-    with pytest.raises(gk.LaunchError, match=r"asks for 1024 threads; .* at most 1000 .*GPUKERN_SIM_MAX_THREADS"):
-        mark[4, 256](out, backend="sim")
-    mark[2, 256](out, backend="sim")
-    assert out[0] == 1
-    monkeypatch.setenv("GPUKERN_SIM_MAX_THREADS", "lots")
-    with pytest.raises(gk.LaunchError, match="GPUKERN_SIM_MAX_THREADS='lots'"):
-        mark[2, 256](out, backend="sim")
 
 
 # ---------------------------------------------------------------- plans agree with the checked path

@@ -10,7 +10,23 @@ import numpy as np
 import pytest
 
 import gpukern as gk
-from gpukern import Array, Const, barrier, block_dim, block_idx, float32, global_id, int32, kernel, shared, thread_idx
+from gpukern import (
+    Array,
+    Const,
+    atomic_add,
+    barrier,
+    block_dim,
+    block_idx,
+    float32,
+    float64,
+    global_id,
+    int32,
+    kernel,
+    shared,
+    thread_idx,
+    vload,
+    vstore,
+)
 
 N = 1024
 
@@ -170,3 +186,145 @@ def test_report_views(tmp_path):
     loaded = json.loads(path.read_text())
     assert loaded["kernel"] == "copy" and loaded["parameters"]["warp_size"] == 16
     assert loaded["total"]["global_load_elems"] == N
+
+
+# ---------------------------------------------------------------- vector accesses: one request a warp
+@kernel
+def copy_vec(x: Array[float32], y: Array[float32], n: int32, W: Const[int]):
+    i = global_id(0) * W
+    if i < n:
+        if W == 4:
+            v = vload(x, i, 4)
+            vstore(y, i, (v[0], v[1], v[2], v[3]))
+        else:
+            u = vload(x, i, 2)
+            vstore(y, i, (u[0], u[1]))
+
+
+@pytest.mark.parametrize("width", [1, 2, 4])
+def test_vector_copy_moves_the_sectors_of_a_scalar_copy(width):
+    n = 4096
+    x, y = data(n), np.zeros(n, np.float32)
+    threads = n // width
+    launch = copy[threads // 256, 256] if width == 1 else copy_vec[threads // 256, 256]
+    r = gk.profile(launch, x, y, n) if width == 1 else gk.profile(launch, x, y, n, width)
+    np.testing.assert_array_equal(y, x)
+    t = r.total
+    assert t.global_load_sectors == t.global_store_sectors == n * 4 // 32  # 16 sectors per 512 bytes
+    assert t.global_load_requests == t.global_store_requests == threads // 32  # one per warp instruction
+    assert (t.global_load_elems, t.global_load_bytes) == (n, 4 * n)
+    assert r.summary()["load_efficiency"] == r.summary()["store_efficiency"] == 1.0
+
+
+# ---------------------------------------------------------------- shared vector accesses: the phase rule
+@kernel
+def shared_vec(out: Array[float32], W: Const[int], STRIDE: Const[int], ACTIVE: Const[int]):
+    s = shared(float32, 2048)
+    t = thread_idx.x
+    at = W * (t * STRIDE % (2048 // W))
+    if t < ACTIVE:
+        if W == 4:
+            vstore(s, at, (1.0, 2.0, 3.0, 4.0))
+            v = vload(s, at, 4)
+            out[t] = v[0]
+        else:
+            vstore(s, at, (1.0, 2.0))
+            u = vload(s, at, 2)
+            out[t] = u[1]
+
+
+@pytest.mark.parametrize(
+    ("width", "stride", "active", "wavefronts", "conflicts"),
+    [
+        (4, 1, 32, 4, 0),  # 512 contiguous bytes: 4 phases of 8 threads, each 128 bytes on 32 banks
+        (4, 2, 32, 8, 4),  # 32 bytes apart: threads t and t+4 of a phase share a bank group
+        (4, 8, 32, 32, 28),  # 128 bytes apart: a phase's 8 threads all on banks 0-3
+        (4, 0, 32, 4, 0),  # one float4 for all: a broadcast in each phase
+        (4, 1, 8, 1, 0),  # 8 threads: one phase
+        (4, 1, 12, 2, 0),  # 12 threads: a phase and a half
+        (2, 1, 32, 2, 0),  # float2: 2 phases of 16 threads
+        (2, 2, 32, 4, 2),  # 16 bytes apart: threads t and t+8 of a half-warp collide
+        (2, 16, 32, 32, 30),  # 128 bytes apart: a half-warp's 16 threads on banks 0-1
+    ],
+)
+def test_shared_vector_wavefronts_follow_the_phase_rule(width, stride, active, wavefronts, conflicts):
+    out = np.zeros(32, np.float32)
+    t = gk.profile(shared_vec[1, 32], out, width, stride, active).total
+    assert (t.shared_store_wavefronts, t.shared_store_conflicts) == (wavefronts, conflicts)
+    assert (t.shared_load_wavefronts, t.shared_load_conflicts) == (wavefronts, conflicts)
+    assert t.shared_load_elems == t.shared_store_elems == active * width
+
+
+@kernel
+def shared_doubles(out: Array[float64], STRIDE: Const[int]):
+    s = shared(float64, 1024)
+    t = thread_idx.x
+    s[t * STRIDE] = 1.0
+    barrier()
+    out[t] = s[t * STRIDE]
+
+
+@pytest.mark.parametrize(("stride", "wavefronts"), [(1, 2), (2, 4), (16, 32)])
+def test_shared_64_bit_scalars_are_served_by_half_warps(stride, wavefronts):
+    t = gk.profile(shared_doubles[1, 32], np.zeros(32), stride).total
+    assert t.shared_load_wavefronts == t.shared_store_wavefronts == wavefronts
+    assert t.shared_load_conflicts == wavefronts - 2
+
+
+# ---------------------------------------------------------------- atomics
+@kernel
+def hist_global(x: Array[int32], hist: Array[int32], n: int32):
+    i = global_id(0)
+    if i < n:
+        atomic_add(hist, x[i], 1)
+
+
+@kernel
+def hist_shared(x: Array[int32], hist: Array[int32], BINS: Const[int]):
+    h = shared(int32, BINS)
+    t = thread_idx.x
+    if t < BINS:
+        h[t] = 0
+    barrier()
+    atomic_add(h, x[block_idx.x * block_dim.x + t], 1)
+    barrier()
+    if t < BINS:
+        atomic_add(hist, t, h[t])
+
+
+def test_global_atomics_are_counted_apart_from_loads_and_stores():
+    n = 1000  # 32 warps, the last with 8 threads
+    x = (np.arange(n) * 7 % 64).astype(np.int32)  # a warp's 32 values span bins: 8 bins a sector
+    hist = np.zeros(64, np.int32)
+    t = gk.profile(hist_global[4, 256], x, hist, n).total
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=64))
+    assert (t.global_atomic_requests, t.global_atomic_elems) == (32, n)
+    sectors = sum(len(np.unique(x[w * 32 : (w + 1) * 32] // 8)) for w in range(32))
+    assert t.global_atomic_sectors == sectors
+    assert t.global_load_elems == n and t.global_store_elems == 0  # the load of x[i]; no plain store
+    hist[:] = 0
+    x[:] = 5  # every thread on one element: one sector a warp
+    t = gk.profile(hist_global[4, 256], x, hist, n).total
+    assert (t.global_atomic_requests, t.global_atomic_sectors, hist[5]) == (32, 32, n)
+
+
+def test_shared_atomics_are_counted_as_shared_accesses():
+    x = np.random.default_rng(3).integers(0, 16, 256).astype(np.int32)
+    hist = np.zeros(16, np.int32)
+    r = gk.profile(hist_shared[2, 128], x, hist, 16)
+    np.testing.assert_array_equal(hist, np.bincount(x, minlength=16))
+    t = r.total
+    assert (t.shared_atomic_elems, t.shared_atomic_requests) == (256, 8)
+    assert (t.global_atomic_elems, t.global_atomic_requests, t.global_atomic_sectors) == (32, 2, 4)
+    assert "shared atomics" in str(r) and "atom" in r.source_view()
+
+
+def test_the_ncu_benchmark_runs_its_simulator_half(capsys):
+    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "profile_vs_ncu.py"
+    spec = importlib.util.spec_from_file_location("profile_vs_ncu_for_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--sim-only"]) == 0
+    rows = {line[:36].strip(): line[36:].split() for line in capsys.readouterr().out.splitlines()[1:]}
+    assert len(rows) == len(bench.cases()) and "matmul_fast 128x128x8_8x8 n=256" in rows
+    assert rows["float4 copy n=4096"][1] == rows["copy n=4096"][1] == "512"  # load sectors

@@ -1,0 +1,320 @@
+"""The simulator's memory path: every load, store, vector access and atomic takes it.
+
+A statement asks the path for one access (``load``, ``store``, ``atomic``; ``width`` elements
+a lane).  The path finds each active lane's elements, checking indices against the array's
+shape and vector accesses for alignment (checks on), makes one ``Access`` event, hands it to
+each *step* in turn (shared-memory race tracking with checks on, then the profiler when
+profiling; any step may raise), and only then moves the data.  An analysis joins the path by
+being one more step: it sees every access in program order (with checks on, known in bounds).
+
+Arrays are allocated here too, within this machine's memory: a launch whose arrays cannot
+fit is a ``LaunchError`` that says how much it would need, not a NumPy error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import ir, ops
+from ..errors import LaunchError, MisalignedAccessError, OutOfBoundsError
+from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
+from .sim_races import ELEMENT_BYTES, SharedRaces
+
+_RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
+
+
+class _Runs(NamedTuple):
+    """An atomic's updates sorted by element (stable: in lane order within an element)."""
+
+    pos: np.ndarray  # the element of each update
+    starts: np.ndarray  # per element: where its run of updates starts
+    lengths: np.ndarray  # per element: how many updates it gets
+    run: np.ndarray  # per update: the index of its element's run
+    rank: np.ndarray  # per update: how many updates of its element precede it
+
+
+def apply_atomic(data: np.ndarray, where: np.ndarray, rule: Callable[..., np.ndarray], operands: list) -> np.ndarray:
+    """Apply ``rule`` at ``where`` one lane at a time, in lane order (one order a GPU may pick), and
+    return the value each lane found."""
+    n = len(where)
+    order = np.argsort(where, kind="stable")
+    pos = where[order]
+    first = np.ones(n, bool)
+    first[1:] = pos[1:] != pos[:-1]
+    starts = np.nonzero(first)[0]
+    run = np.cumsum(first) - 1
+    runs = _Runs(pos, starts, np.diff(np.append(starts, n)), run, np.arange(n) - starts[run])
+    sorted_operands = [o[order] for o in operands]
+    fold = _accumulate if isinstance(rule, np.ufunc) else _in_rounds
+    out = np.empty(n, data.dtype)
+    out[order] = fold(data, runs, rule, sorted_operands)
+    return out
+
+
+def _accumulate(data: np.ndarray, runs: _Runs, rule: Any, ops: list[np.ndarray]) -> np.ndarray:
+    """A ufunc rule: each run is one ``rule.accumulate`` from the element's value, the same updates in
+    the same order; runs of up to ``_RUN`` updates side by side, as the rows of one table."""
+    pos, starts, lengths, run, rank = runs
+    found = np.empty(len(pos), data.dtype)
+    short = lengths <= _RUN
+    if short.any():
+        row_of = np.cumsum(short) - 1
+        mine = short[run]
+        rows, cols = row_of[run[mine]], rank[mine] + 1
+        heads = pos[starts[short]]
+        table = np.zeros((len(heads), int(lengths[short].max()) + 1), data.dtype)
+        table[:, 0] = data[heads]
+        table[rows, cols] = ops[0][mine]
+        table = rule.accumulate(table, axis=1, dtype=data.dtype)
+        found[mine] = table[rows, cols - 1]
+        data[heads] = table[np.arange(len(heads)), lengths[short]]
+    for r in np.nonzero(~short)[0]:
+        span = slice(starts[r], starts[r] + lengths[r])
+        p = pos[starts[r]]
+        values = rule.accumulate(np.concatenate([data[p : p + 1], ops[0][span]]), dtype=data.dtype)
+        found[span], data[p] = values[:-1], values[-1]
+    return found
+
+
+def _in_rounds(data: np.ndarray, runs: _Runs, rule: Callable[..., np.ndarray], ops: list[np.ndarray]) -> np.ndarray:
+    """Any elementwise rule: round r applies every element's r-th update at once (distinct
+    elements); the updates of a run past its ``_RUN``-th are applied one by one."""
+    pos, starts, lengths, _, rank = runs
+    found = np.empty(len(pos), data.dtype)
+    by_rank = np.argsort(rank, kind="stable")
+    ends = np.cumsum(np.bincount(rank, minlength=1))
+    for r in range(min(len(ends), _RUN)):
+        sel = by_rank[(ends[r - 1] if r else 0) : ends[r]]
+        p = pos[sel]
+        found[sel] = data[p]
+        data[p] = rule(data[p], *(o[sel] for o in ops))
+    for r in np.nonzero(lengths > _RUN)[0]:
+        p = pos[starts[r]]
+        for j in range(starts[r] + _RUN, starts[r] + lengths[r]):
+            found[j] = data[p]
+            data[p] = rule(data[p : p + 1], *(o[j : j + 1] for o in ops))[0]
+    return found
+
+
+# ---------------------------------------------------------------- allocation
+def physical_memory() -> int | None:
+    """Bytes of RAM in this machine (None where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError
+
+
+@contextmanager
+def memory_guard(need: int, what: str) -> Iterator[None]:
+    """Allocate inside: ``what``, needing ``need`` bytes, is a LaunchError if that is more than this
+    machine's memory or NumPy cannot allocate it (MemoryError, or ValueError for absurd sizes)."""
+    total = physical_memory()
+    advice = "the simulator holds every block's and thread's copy at once: launch fewer threads or use less memory"
+    if total is not None and need > total:
+        raise LaunchError(
+            f"{what} needs {format_bytes(need)}, more than this machine's {format_bytes(total)}; {advice}"
+        )
+    try:
+        yield
+    except (MemoryError, ValueError):
+        raise LaunchError(f"{what} needs {format_bytes(need)}, which could not be allocated; {advice}") from None
+
+
+# ---------------------------------------------------------------- the path
+class MemoryPath:
+    """Memory of one launch: its arrays, and the access path with its steps."""
+
+    def __init__(self, run: Any, check: bool):
+        self.run = run  # the simulator run: lanes, blocks, messages
+        self.check = check
+        self.races = SharedRaces(run) if check else None
+        self.profiler: Any = None
+        self.steps: list[Callable[[Access], None]] = []
+        self.bases: dict[tuple[int, bool], np.ndarray] = {}
+        self.set_profiler(None)
+
+    def set_profiler(self, profiler: Any) -> None:
+        """Count accesses with ``profiler.access(event)`` (None: stop).  Steps run in this order."""
+        self.profiler = profiler
+        self.steps = []
+        if self.races is not None:
+            self.steps.append(self.races.track)
+        if profiler is not None:
+            self.steps.append(profiler.access)
+
+    def barrier(self, blocks: np.ndarray) -> None:
+        if self.races is not None:
+            self.races.barrier(blocks)
+
+    # ------------------------------------------------------------ arrays
+    def param(self, ref: ir.ArrayRef, data: np.ndarray) -> Memory:
+        return Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+
+    def declare(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
+        """A shared array (a copy per block) or local array (a copy per lane)."""
+        run, t = self.run, ref.type
+        shape = t.shape or ()
+        shared = t.space == "shared"
+        copies = run.nblocks if shared else run.lanes
+        n = copies * int(np.prod(shape, dtype=object))
+        tracked = shared and self.races is not None
+        need = n * (t.elem.dtype.itemsize + (ELEMENT_BYTES if tracked else 0))
+        line = f", line {node.loc.lineno}" if node.loc is not None else ""
+        what = (
+            f"in kernel {run.kname}{line}: {t.space} array {ref.name!r} of shape {shape}, one copy per "
+            f"{'block' if shared else 'thread'} for {copies:,} {'blocks' if shared else 'threads'},"
+        )
+        with memory_guard(need, what):
+            mem = Memory(ref.name, t.space, np.zeros(n, t.elem.dtype), shape)
+            if tracked:
+                self.races.attach(mem)
+        return mem
+
+    # ------------------------------------------------------------ accesses
+    def load(self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node, width: int = 1) -> list[np.ndarray]:
+        """The ``width`` elements each active lane reads, one whole-grid array per element."""
+        a = self.access(mem, idx, m, node, LOAD, width)
+        full = len(a.lanes) == self.run.lanes
+        out = []
+        for k in range(width):
+            values = self.move(a, k)
+            if not full:
+                values, part = np.zeros(self.run.lanes, mem.data.dtype), values
+                values[a.lanes] = part
+            out.append(values)
+        return out
+
+    def store(self, mem: Memory, idx: list[Any], values: list[Any], m: np.ndarray, node: ir.Node) -> None:
+        """Each active lane writes ``values`` (one per element: a whole-grid array or a scalar)."""
+        a = self.access(mem, idx, m, node, STORE, len(values))
+        full = len(a.lanes) == self.run.lanes
+        for k, v in enumerate(values):
+            v = np.broadcast_to(np.asarray(v, mem.data.dtype), (self.run.lanes,))
+            self.move(a, k, v if full else v[a.lanes])
+
+    def atomic(
+        self, mem: Memory, op: str, idx: list[Any], operands: list[np.ndarray], m: np.ndarray, node: ir.Node
+    ) -> np.ndarray:
+        """A read-modify-write by each active lane; returns the old values (whole-grid array)."""
+        a = self.access(mem, idx, m, node, ATOMIC)
+        full = len(a.lanes) == self.run.lanes
+        values = [(o if full else o[a.lanes]).astype(mem.data.dtype, copy=False) for o in operands]
+        try:
+            found = apply_atomic(mem.data, a.where, ops.ATOMIC[op].update, values)
+        except IndexError:
+            raise self.unchecked_fault(a) from None
+        out = np.zeros(self.run.lanes, mem.data.dtype)
+        out[a.lanes] = found
+        return out
+
+    def move(self, a: Access, k: int, value: Any = None) -> Any:
+        """Read (or write ``value`` to) element ``k`` of every lane's access."""
+        where = a.where if k == 0 else a.where + k
+        try:
+            if value is None:
+                return a.memory.data[where]
+            a.memory.data[where] = value
+        except IndexError:
+            raise self.unchecked_fault(a) from None
+        return None
+
+    def unchecked_fault(self, a: Access) -> Exception:
+        mem = a.memory
+        return self.run.fault(
+            OutOfBoundsError,
+            f"an index is out of bounds for {mem.space} array {mem.name!r} "
+            "(run with checks on to see which thread and index)",
+            a.node,
+        )
+
+    def access(self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node, kind: str, width: int = 1) -> Access:
+        """Locate the active lanes' elements (checked), make the event, and run the steps on it."""
+        run = self.run
+        lanes = run.lanes_of(m)
+        full = len(lanes) == run.lanes  # every lane active: no gathers needed
+        wide = mem.data.size >= 2**31 or any(np.asarray(i).dtype.itemsize > 4 for i in idx)
+        itype = np.int64 if wide else np.int32
+        ix = [(np.broadcast_to(i, (run.lanes,)) if full else np.broadcast_to(i, (run.lanes,))[lanes]) for i in idx]
+        ix = [i.astype(itype, copy=False) for i in ix]
+        flat = ix[0]
+        for i, n in zip(ix[1:], mem.shape[1:]):
+            flat = flat * n + i
+        if self.check:
+            self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node)
+        if mem.space == "global":
+            where = flat
+        else:
+            base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size
+            where = (base if full else base[lanes]) + flat
+        a = Access(mem, node, kind, lanes, flat, where, width, idx)
+        for step in self.steps:
+            step(a)
+        return a
+
+    def block_base(self, size: int, wide: bool) -> np.ndarray:
+        """Per lane, where its block's copy of a shared array of ``size`` elements starts."""
+        key = (size, wide)
+        base = self.bases.get(key)
+        if base is None:
+            base = self.bases[key] = self.run.block_of.astype(np.int64 if wide else np.int32) * size
+        return base
+
+    def check_bounds(
+        self,
+        mem: Memory,
+        ix: list[np.ndarray],
+        flat: np.ndarray,
+        idx: list[Any],
+        lanes: np.ndarray,
+        width: int,
+        wide: bool,
+        node: ir.Node,
+    ) -> None:
+        """Every index within its dimension (a vector's last element too), vectors aligned.
+
+        Messages show the kernel's own index values (``idx``), not the converted ``ix``."""
+        run = self.run
+
+        def true_index(k: int) -> tuple[int, ...]:
+            return tuple(int(np.broadcast_to(i, (run.lanes,))[lanes[k]]) for i in idx)
+
+        if width > 1:
+            bad = flat % width != 0
+            if bad.any():
+                k = int(np.argmax(bad))
+                start = sum(i * int(np.prod(mem.shape[d + 1 :])) for d, i in enumerate(true_index(k)))
+                raise run.fault(
+                    MisalignedAccessError,
+                    f"a vector access of {width} elements of {mem.name!r} starts at element {start}, "
+                    f"which is not a multiple of {width}, in {run.who(int(lanes[k]))}",
+                    node,
+                )
+        unsigned = np.uint64 if wide else np.uint32
+        last = len(ix) - 1
+        for d, (i, n) in enumerate(zip(ix, mem.shape)):
+            valid = n - (width - 1 if d == last else 0)  # valid (start) indices are 0 .. valid - 1
+            bad = i.view(unsigned) >= max(valid, 0)  # negative indices are huge as unsigned
+            if bad.any():
+                k = int(np.argmax(bad))
+                at = true_index(k)
+                what = f"index {at}" if width == 1 else f"a vector access of {width} elements at index {at}"
+                raise run.fault(
+                    OutOfBoundsError,
+                    f"{what} is out of bounds for {mem.space} array {mem.name!r} of shape {mem.shape} "
+                    f"(dimension {d}) in {run.who(int(lanes[k]))}",
+                    node,
+                )
