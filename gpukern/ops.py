@@ -18,6 +18,8 @@ both forms implement that definition (docs/language.md lists them):
   OpenCL masks the count, PTX clamps it).  Shifts of negative values wrap like NumPy's.
 - integer ``x ** n`` wraps like NumPy; for ``n < 0`` it is ``1 / x**-n`` truncated: 1 when
   ``x == 1``, -1 or 1 when ``x == -1``, else 0.
+- float ``x ** y`` and ``pow(x, y)`` are C's ``pow``, also for ``y == 0.5``: ``(-inf) ** 0.5``
+  is inf and ``(-0.0) ** 0.5`` is 0.0 (NumPy's shortcut for a scalar exponent 0.5 is ``sqrt``).
 - ``min``/``max`` are Python's: the first argument wins ties and NaNs.
 - ``abs(MIN)`` is ``MIN`` (wraps).
 
@@ -93,6 +95,15 @@ def _int_floordiv(a: Any, b: Any, dt: np.dtype) -> Any:
 
 def _remainder(a: Any, b: Any, dt: np.dtype) -> Any:
     return np.remainder(_arr(a, dt), _arr(b, dt), dtype=dt)  # floor rule; x % 0 is 0 (ints)
+
+
+def _pow(a: Any, b: Any, dtype: Any = None) -> Any:
+    """C's ``pow``.  NumPy computes a scalar (or broadcast) exponent 0.5 as ``sqrt``, which makes
+    ``(-inf) ** 0.5`` nan and ``(-0.0) ** 0.5`` -0.0 where ``pow`` gives inf and 0.0; with both
+    operands whole arrays it calls ``pow``."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    a, b = (np.array(np.broadcast_to(x, shape or (1,))) for x in (a, b))  # copies: no stride-0 operand
+    return np.power(a, b, dtype=dtype).reshape(shape)
 
 
 def _ufunc(f: Callable[..., Any]) -> Callable[[Any, Any, np.dtype], Any]:
@@ -229,7 +240,7 @@ BINARY: dict[str, BinaryOp] = {
         BinaryOp(
             "**",
             "ipow",
-            lambda a, b, dt: _ipow(a, b, dt) if dt.kind in "iu" else np.power(_arr(a, dt), _arr(b, dt), dtype=dt),
+            lambda a, b, dt: _ipow(a, b, dt) if dt.kind in "iu" else _pow(_arr(a, dt), _arr(b, dt), dt),
             operator.pow,
             helper=_int_helper(_c_ipow),
             float_math="pow",
@@ -356,7 +367,7 @@ MATH: dict[str, MathFunc] = {
         _m("erf", _erf),
         _m("erfc", _erfc),
         _m("atan2", np.arctan2, 2),
-        _m("pow", np.power, 2),
+        _m("pow", _pow, 2),
         _m("fmod", np.fmod, 2),
         _m("copysign", np.copysign, 2),
         _m("hypot", np.hypot, 2),
