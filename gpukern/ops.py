@@ -24,7 +24,9 @@ both forms implement that definition (docs/language.md lists them):
 - ``abs(MIN)`` is ``MIN`` (wraps).
 
 Signed overflow of ``+ - *`` and unary minus stays undefined in C, as in CUDA C: making it
-wrap would cost index arithmetic what hand-written CUDA gets (docs/language.md).
+wrap would cost index arithmetic what hand-written CUDA gets (docs/language.md).  Those
+entries say so (``overflow_undefined``): their NumPy form wraps, which is one thing C may do,
+and compilers do otherwise (LLVM, under PoCL, computes ``x + INT_MIN`` as ``x | INT_MIN``).
 """
 
 from __future__ import annotations
@@ -203,6 +205,7 @@ class BinaryOp:
     float_math: str | None = None  # floats: C spells the operation as this math function
     flop: bool = False  # counted as a floating-point operation by the profiler (on floats)
     c_symbol: str = ""  # C's operator, where it differs from Python's (``//`` is ``/`` where exact)
+    overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
 
     @property
     def c_operator(self) -> str:
@@ -223,9 +226,9 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True),
-        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True),
-        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True),
+        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True),
+        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True),
+        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True, overflow_undefined=True),
         BinaryOp("/", "div", _ufunc(np.true_divide), operator.truediv, flop=True),
         BinaryOp(
             "//",
@@ -287,12 +290,13 @@ class UnaryOp:
     c_symbol: str
     numpy: Callable[[Any, np.dtype], Any]
     python: Callable[[Any], Any]
+    overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
 
 
 UNARY: dict[str, UnaryOp] = {
     op.symbol: op
     for op in [
-        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg),
+        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg, overflow_undefined=True),
         UnaryOp("~", "~", lambda v, dt: np.invert(v, dtype=dt), operator.invert),
         UnaryOp("not", "!", lambda v, dt: np.logical_not(v), operator.not_),
     ]
