@@ -121,6 +121,7 @@ def _c_floordiv(t: ScalarType, c: CText) -> str:
         return (
             f"    if (b == 0) return a / b;\n    {c.type(t)} r = {fmod};\n    {c.type(t)} d = (a - r) / b;\n"
             f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
+            "    if (d != d) return d;  /* nan: PoCL folds floor() of a constant nan to garbage */\n"
             f"    if (d == 0) return {signed_zero};\n"
             f"    {c.type(t)} f = {floor};\n    return d - f > 0.5 ? f + 1 : f;"
         )
