@@ -18,11 +18,15 @@ both forms implement that definition (docs/language.md lists them):
   OpenCL masks the count, PTX clamps it).  Shifts of negative values wrap like NumPy's.
 - integer ``x ** n`` wraps like NumPy; for ``n < 0`` it is ``1 / x**-n`` truncated: 1 when
   ``x == 1``, -1 or 1 when ``x == -1``, else 0.
+- float ``x ** y`` and ``pow(x, y)`` are C's ``pow``, also for ``y == 0.5``: ``(-inf) ** 0.5``
+  is inf and ``(-0.0) ** 0.5`` is 0.0 (NumPy's shortcut for a scalar exponent 0.5 is ``sqrt``).
 - ``min``/``max`` are Python's: the first argument wins ties and NaNs.
 - ``abs(MIN)`` is ``MIN`` (wraps).
 
 Signed overflow of ``+ - *`` and unary minus stays undefined in C, as in CUDA C: making it
-wrap would cost index arithmetic what hand-written CUDA gets (docs/language.md).
+wrap would cost index arithmetic what hand-written CUDA gets (docs/language.md).  Those
+entries say so (``overflow_undefined``): their NumPy form wraps, which is one thing C may do,
+and compilers do otherwise (LLVM, under PoCL, computes ``x + INT_MIN`` as ``x | INT_MIN``).
 """
 
 from __future__ import annotations
@@ -95,6 +99,15 @@ def _remainder(a: Any, b: Any, dt: np.dtype) -> Any:
     return np.remainder(_arr(a, dt), _arr(b, dt), dtype=dt)  # floor rule; x % 0 is 0 (ints)
 
 
+def _pow(a: Any, b: Any, dtype: Any = None) -> Any:
+    """C's ``pow``.  NumPy computes a scalar (or broadcast) exponent 0.5 as ``sqrt``, which makes
+    ``(-inf) ** 0.5`` nan and ``(-0.0) ** 0.5`` -0.0 where ``pow`` gives inf and 0.0; with both
+    operands whole arrays it calls ``pow``."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+    a, b = (np.array(np.broadcast_to(x, shape or (1,))) for x in (a, b))  # copies: no stride-0 operand
+    return np.power(a, b, dtype=dtype).reshape(shape)
+
+
 def _ufunc(f: Callable[..., Any]) -> Callable[[Any, Any, np.dtype], Any]:
     return lambda a, b, dt: f(_arr(a, dt), _arr(b, dt), dtype=dt)
 
@@ -108,6 +121,7 @@ def _c_floordiv(t: ScalarType, c: CText) -> str:
         return (
             f"    if (b == 0) return a / b;\n    {c.type(t)} r = {fmod};\n    {c.type(t)} d = (a - r) / b;\n"
             f"    if (r != 0 && ((b < 0) != (r < 0))) d -= 1;\n"
+            "    if (d != d) return d;  /* nan: PoCL folds floor() of a constant nan to garbage */\n"
             f"    if (d == 0) return {signed_zero};\n"
             f"    {c.type(t)} f = {floor};\n    return d - f > 0.5 ? f + 1 : f;"
         )
@@ -192,6 +206,7 @@ class BinaryOp:
     float_math: str | None = None  # floats: C spells the operation as this math function
     flop: bool = False  # counted as a floating-point operation by the profiler (on floats)
     c_symbol: str = ""  # C's operator, where it differs from Python's (``//`` is ``/`` where exact)
+    overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
 
     @property
     def c_operator(self) -> str:
@@ -212,9 +227,9 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True),
-        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True),
-        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True),
+        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True),
+        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True),
+        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True, overflow_undefined=True),
         BinaryOp("/", "div", _ufunc(np.true_divide), operator.truediv, flop=True),
         BinaryOp(
             "//",
@@ -229,7 +244,7 @@ BINARY: dict[str, BinaryOp] = {
         BinaryOp(
             "**",
             "ipow",
-            lambda a, b, dt: _ipow(a, b, dt) if dt.kind in "iu" else np.power(_arr(a, dt), _arr(b, dt), dtype=dt),
+            lambda a, b, dt: _ipow(a, b, dt) if dt.kind in "iu" else _pow(_arr(a, dt), _arr(b, dt), dt),
             operator.pow,
             helper=_int_helper(_c_ipow),
             float_math="pow",
@@ -276,12 +291,13 @@ class UnaryOp:
     c_symbol: str
     numpy: Callable[[Any, np.dtype], Any]
     python: Callable[[Any], Any]
+    overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
 
 
 UNARY: dict[str, UnaryOp] = {
     op.symbol: op
     for op in [
-        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg),
+        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg, overflow_undefined=True),
         UnaryOp("~", "~", lambda v, dt: np.invert(v, dtype=dt), operator.invert),
         UnaryOp("not", "!", lambda v, dt: np.logical_not(v), operator.not_),
     ]
@@ -356,7 +372,7 @@ MATH: dict[str, MathFunc] = {
         _m("erf", _erf),
         _m("erfc", _erfc),
         _m("atan2", np.arctan2, 2),
-        _m("pow", np.power, 2),
+        _m("pow", _pow, 2),
         _m("fmod", np.fmod, 2),
         _m("copysign", np.copysign, 2),
         _m("hypot", np.hypot, 2),
