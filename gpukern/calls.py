@@ -70,8 +70,8 @@ def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
     if isinstance(v, Static):
         if t.is_int and isinstance(v.value, float) and not np.isfinite(v.value):
             raise KernelTypeError(f"cannot convert {v.value} to {t.name}", x.loc(node))
-        if t == bool_:
-            return Static(bool(v.value))
+        if t == bool_:  # a typed bool, so operators on it fold with the table's meaning, not Python's
+            return Static(np.bool_(v.value))
         return x.fold(node, lambda value: np.array(value).astype(t.dtype)[()], v.value)
     return v if v.type == t else ir.Cast(v, t, loc=x.loc(node))
 

@@ -226,13 +226,15 @@ class ExpressionLowering(ast.NodeVisitor):
         lt, rt = self.type_of(left), self.type_of(right)
         if definition.int_only and (lt.is_float or rt.is_float):
             raise KernelTypeError(f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}", loc)
-        result_t = true_divide_type(lt, rt) if op == "/" else promote(lt, rt)
-        if isinstance(left, Static) and isinstance(right, Static):
-            python = _is_python(left.value) and _is_python(right.value)  # two literals: Python's meaning
-            return self.fold(node, definition.fold, left.value, right.value, None if python else materialize(result_t))
-        t = materialize(result_t)  # two run-time values of literal-only locals compute at their materialised width
+        if op in ("-", "//", "%", "**") and lt == bool_ and rt == bool_:  # NumPy refuses - (and leaves bools then)
+            raise KernelTypeError(f"the {op} operator is not defined on two bools", loc, "convert one to int32 first")
+        # two run-time values of literal-only locals compute at their materialised width; bools shift as int64
+        t = materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
         if op in ("<<", ">>") and t == bool_:
             t = int64
+        if isinstance(left, Static) and isinstance(right, Static):
+            python = _is_python(left.value) and _is_python(right.value)  # two literals: Python's meaning
+            return self.fold(node, definition.fold, left.value, right.value, None if python else t)
         if op == "**" and isinstance(right, Static):
             if t.is_int and right.value < 0:
                 raise KernelTypeError("integers cannot be raised to a negative power", loc)

@@ -151,8 +151,10 @@ def is_nonnegative(e: ir.Node, nonneg: set[str]) -> bool:
         return (
             e.type.is_int and e.op in _NONNEG_OPS and is_nonnegative(e.left, nonneg) and is_nonnegative(e.right, nonneg)
         )
-    if isinstance(e, ir.Cast):
-        return e.type.is_int and e.value.type.is_int and is_nonnegative(e.value, nonneg)
+    if isinstance(e, ir.Cast):  # and every never-negative value of the source stays so in the target
+        src, dst = e.value.type, e.type
+        keeps = dst.kind in "ub" or dst.itemsize > src.itemsize or (src.kind == "i" and dst.itemsize >= src.itemsize)
+        return dst.is_int and src.is_int and keeps and is_nonnegative(e.value, nonneg)
     if isinstance(e, ir.Select):
         return is_nonnegative(e.a, nonneg) and is_nonnegative(e.b, nonneg)
     return False

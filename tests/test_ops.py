@@ -367,29 +367,7 @@ def failures(c: Check, arrays: dict[str, np.ndarray]) -> list[str]:
 # Disagreements these tests find whose fix lies outside gpukern/ops.py (see each reason):
 # (test table, entry, type) -> (backends, reason).  Such a check is expected to fail there
 # (the test xfails); once it passes, the test fails until the entry is removed.
-KNOWN: dict[tuple[str, str, ScalarType], tuple[set[str], str]] = {
-    ("never-negative", "//", int32): (
-        {"opencl", "cuda"},
-        "gpukern/passes.py is_nonnegative takes int32(u) of a uint32 u for never negative, so the emitter "
-        "writes int32(u) // 7 as C's (int)u / 7, which truncates (-1 // 7 gives 0, not -1)",
-    ),
-    ("never-negative", "%", int32): ({"opencl", "cuda"}, "as for //: (int)u % 7 gives -1 % 7 as -1, not 6"),
-    ("atomic", "add", float32): (
-        {"sim"},
-        "gpukern/backends/sim.py sums float atomic_add/sub over all lanes with one cumsum and subtracts the "
-        "other elements' share: rounding and inf/nan leak between unrelated elements",
-    ),
-    ("atomic", "sub", float32): ({"sim"}, "as for atomic_add"),
-    **{
-        ("constant folding", symbol, bool_): (
-            {"sim", "opencl", "cuda"},
-            "gpukern/calls.py: bool_(x) of a constant is a Python bool, so operators on bool_ constants fold with "
-            "Python's meaning (bool_(True) + bool_(True) is 2, ~bool_(False) is -1, bool_(True) / bool_(False) "
-            "a division by zero), not the table's",
-        )
-        for symbol in ("+", "*", "/", "~")
-    },
-}
+KNOWN: dict[tuple[str, str, ScalarType], tuple[set[str], str]] = {}
 
 
 def check_all(built: Built, arrays: dict[str, np.ndarray], backend: str, table: str, t: ScalarType) -> None:
@@ -486,13 +464,7 @@ def test_binary_never_negative_left(backend, t):
 UNDEFINED = [("binary", s, t) for s in ops.BINARY for t in TYPES if not binary_defined(s, t)] + [
     ("unary", s, t) for s in ops.UNARY for t in TYPES if not unary_defined(s, t)
 ]
-# Known disagreements (as KNOWN): gpukern/frontend.py types a - b, a // b, a % b and a ** b of two
-# bools as bool, where NumPy refuses - and computes the others in an integer type; their C then
-# gives a xor b for -, 0 for %, and the emitter fails with a KeyError for // and **.
-KNOWN_ACCEPTED = {
-    ("binary", s, bool_): "gpukern/frontend.py accepts two bools for an operator NumPy does not define on bools"
-    for s in ("-", "//", "%", "**")
-}
+KNOWN_ACCEPTED: dict[tuple[str, str, ScalarType], str] = {}
 
 
 def _probe_source(table: str, symbol: str, t: ScalarType) -> str:
