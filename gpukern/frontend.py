@@ -124,8 +124,8 @@ class FunctionLowering(ast.NodeVisitor):
         self.static_names = _single_assignment_names(parsed.tree)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
         self.launch_bounds: tuple[int, ...] | None = None
-        self.python_names = {n.id for n in ast.walk(parsed.tree) if isinstance(n, ast.Name)}
-        self.python_names |= {a.arg for a in parsed.tree.args.args}
+        code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
+        self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
         self.x = ExpressionLowering(self)
 
     # ------------------------------------------------------------ driver
@@ -158,7 +158,8 @@ class FunctionLowering(ast.NodeVisitor):
         )
         check_definite_assignment(fd)
         check_barriers(fd)
-        structure_early_returns(fd)
+        if self.returns_value is not None:  # the function has a return statement
+            structure_early_returns(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
         fd.written = written_params(fd)
         return fd
@@ -520,6 +521,9 @@ def _check_depth(tree: ast.FunctionDef, parsed: ParsedFunction) -> None:
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
+        if isinstance(node, ast.expr) and node.end_lineno == node.lineno:
+            if (node.end_col_offset or 0) - node.col_offset + depth < ir.MAX_DEPTH:
+                continue  # a level of nesting takes a character at least: this one is not deep enough
         if depth > ir.MAX_DEPTH and isinstance(node, ast.expr):
             raise KernelSyntaxError(
                 f"this expression is nested more than {ir.MAX_DEPTH} levels deep",

@@ -41,7 +41,7 @@ def _hide_loop_counters(fd: ir.FuncDef) -> None:
         outside.update(n.name for n in ir.walk(e) if isinstance(n, ir.Var) and n.name not in loop_vars)
 
     scan(fd.body, ())
-    taken = ir.names_in(fd)
+    taken: set[str] = set()  # the function's names, found when a counter first needs a fresh one
     for s in ir.walk_body(fd.body):
         if not isinstance(s, ir.For):
             continue
@@ -50,6 +50,7 @@ def _hide_loop_counters(fd: ir.FuncDef) -> None:
             # Python's range never overflows, but i += step can pass the type's limit near
             # it: count in 64 bits (a unit step stops at ``stop`` and cannot overflow).
             user, wide = s.var, int64
+            taken = taken or ir.names_in(fd)
             s.var = ir.Var(ir.fresh_name(f"{user.name}_it", taken), wide, loc=user.loc, temp=True)
             s.start, s.stop, s.step = (ir.Cast(e, wide, loc=e.loc) for e in (s.start, s.stop, s.step))
             # declared here unless the name is also used outside its loops (then at the top)
@@ -57,6 +58,7 @@ def _hide_loop_counters(fd: ir.FuncDef) -> None:
             s.body.insert(0, ir.Assign(user, ir.Cast(s.var, user.type, loc=s.loc), declare, loc=s.loc))
         elif s.var.name in outside:
             user = s.var
+            taken = taken or ir.names_in(fd)
             s.var = ir.Var(ir.fresh_name(f"{user.name}_it", taken), user.type, loc=user.loc, temp=True)
             s.body.insert(0, ir.Assign(user, s.var, loc=s.loc))
 
