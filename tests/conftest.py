@@ -56,6 +56,16 @@ def backend(request: pytest.FixtureRequest):
         gk.set_backend(None)
 
 
+@pytest.fixture
+def on_simulator():
+    """Run the test with the simulator selected (its checks are what the test is about)."""
+    gk.set_backend("sim")
+    try:
+        yield
+    finally:
+        gk.set_backend(None)
+
+
 _NVCC = find_nvcc()
 _compiled: set[str] = set()
 

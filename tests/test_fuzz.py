@@ -43,12 +43,7 @@ Regression tests at the end pin the mismatches the fuzzer found.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
-import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,6 +70,7 @@ from fuzz_support import (
 )
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
 from gpukern import Array, float32, global_id, int32, uint32
@@ -87,7 +83,6 @@ FUZZ = settings(
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
-_KERNEL_DIR = Path(tempfile.mkdtemp(prefix="gpukern-fuzz-"))
 
 pytestmark = pytest.mark.skipif(not BACKENDS, reason="no backend")
 
@@ -247,15 +242,7 @@ class Gen:
 
 
 def load_kernel(source: str):
-    """Write the kernel's source to a file and import it, so ``inspect`` can read it."""
-    name = "fuzz_" + hashlib.sha256(source.encode()).hexdigest()[:16]
-    path = _KERNEL_DIR / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.k
+    return _load_kernel(source, "fuzz")
 
 
 HEADER = """\

@@ -6,32 +6,21 @@ headers predefine, expressions evaluated twice.)
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-
 import numpy as np
 import pytest
+from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
 from gpukern import Array, float32, global_id, int32, kernel
 
-_counter = itertools.count()
 
-
-def load_kernel(tmp_path, text: str):
+def load_kernel(text: str):
     """A kernel from source text, through a real file (so it has source lines for errors)."""
-    name = f"hostile_{next(_counter)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text("import gpukern as gk\nfrom gpukern import *\n\n@gk.kernel\n" + text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.k
+    return _load_kernel("import gpukern as gk\nfrom gpukern import *\n\n@gk.kernel\n" + text, "hostile")
 
 
-def test_a_500_term_expression_compiles_and_runs(tmp_path, backend):
+def test_a_500_term_expression_compiles_and_runs(backend):
     k = load_kernel(
-        tmp_path,
         "def k(x: Array[float32], out: Array[float32]):\n    i = global_id(0)\n    v = x[i]\n"
         f"    out[i] = {' + '.join(['v'] * 500)}\n",
     )
@@ -41,9 +30,8 @@ def test_a_500_term_expression_compiles_and_runs(tmp_path, backend):
     np.testing.assert_array_equal(out, 500 * x)
 
 
-def test_an_expression_deeper_than_the_limit_is_a_compile_error_at_its_line(tmp_path):
+def test_an_expression_deeper_than_the_limit_is_a_compile_error_at_its_line():
     k = load_kernel(
-        tmp_path,
         f"def k(x: Array[float32], out: Array[float32]):\n    out[0] = {' + '.join(['x[0]'] * 1100)}\n",
     )
     with pytest.raises(gk.CompileError, match="nested more than 1000 levels") as e:
@@ -63,16 +51,16 @@ def test_an_expression_deeper_than_the_limit_is_a_compile_error_at_its_line(tmp_
         ("launch_bounds(2**40)", "below 2\\*\\*31"),
     ],
 )
-def test_huge_constants_are_compile_errors(tmp_path, body, words):
-    k = load_kernel(tmp_path, f"def k(out: Array[float32]):\n    {body}\n")
+def test_huge_constants_are_compile_errors(body, words):
+    k = load_kernel(f"def k(out: Array[float32]):\n    {body}\n")
     with pytest.raises(gk.CompileError, match=words) as e:
         k.source(Array[float32])
     assert e.value.lineno is not None
 
 
 @pytest.mark.parametrize("name", ["M_PI", "FLT_MAX", "INT_MAX", "NULL", "pipe", "_Noreturn", "CLK_LOCAL_MEM_FENCE"])
-def test_locals_named_like_c_macros_and_keywords(tmp_path, backend, name):
-    k = load_kernel(tmp_path, f"def k(out: Array[float32]):\n    {name} = out[0] + 1.0\n    out[0] = {name} * 2.0\n")
+def test_locals_named_like_c_macros_and_keywords(backend, name):
+    k = load_kernel(f"def k(out: Array[float32]):\n    {name} = out[0] + 1.0\n    out[0] = {name} * 2.0\n")
     out = np.array([1.5], np.float32)
     k[1, 1](out)
     assert out[0] == 5.0

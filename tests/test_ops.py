@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-import importlib.util
 import json
 import math
 import subprocess
@@ -53,6 +52,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
 from gpukern import bool_, float32, float64, int32, int64, ops, uint32
@@ -287,17 +287,7 @@ _BUILT: dict[str, tuple[Any, list[int], list[tuple[int, str]]]] = {}
 
 
 def load_kernel(source: str) -> Any:
-    """Write the kernel's source to a file and import it, so ``inspect`` can read it."""
-    name = "ops_" + hashlib.sha256(source.encode()).hexdigest()[:16]
-    if name in sys.modules:
-        return sys.modules[name].k
-    path = _KERNEL_DIR / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.k
+    return _load_kernel(source, "ops")
 
 
 CHUNK = 64  # statements per block: ptxas and LLVM take far longer over one huge basic block

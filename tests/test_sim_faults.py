@@ -3,30 +3,16 @@ naming the block, the threads and the array; the correct versions raise nothing.
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_source import line_of
 
 import gpukern as gk
 from gpukern import Array, Const, barrier, block_dim, block_idx, float32, global_id, int32, kernel, shared, thread_idx
 
-
-@pytest.fixture(autouse=True)
-def sim():
-    gk.set_backend("sim")
-    try:
-        yield
-    finally:
-        gk.set_backend(None)
-
-
-def line_of(fn, text: str) -> int:
-    """The file line number of the first source line of ``fn`` containing ``text``."""
-    lines, first = inspect.getsourcelines(fn.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
+pytestmark = pytest.mark.usefixtures("on_simulator")  # every test here runs on the simulator
 
 
 # ---------------------------------------------------------------- tiled matmul without its second barrier

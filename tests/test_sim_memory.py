@@ -3,10 +3,9 @@ launches beyond memory, index values in messages, and atomics applied one lane a
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
+from kernel_source import line_of
 
 import gpukern as gk
 from gpukern import (
@@ -27,20 +26,7 @@ from gpukern import (
     vstore,
 )
 
-
-@pytest.fixture(autouse=True)
-def sim():
-    gk.set_backend("sim")
-    try:
-        yield
-    finally:
-        gk.set_backend(None)
-
-
-def line_of(fn, text: str) -> int:
-    """The file line number of the first source line of ``fn`` containing ``text``."""
-    lines, first = inspect.getsourcelines(fn.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
+pytestmark = pytest.mark.usefixtures("on_simulator")  # every test here runs on the simulator
 
 
 # ---------------------------------------------------------------- atomics in race tracking

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
+from kernel_source import line_of
 
 import gpukern as gk
 from gpukern import Array, Const, barrier, block_idx, float32, global_id, int32, kernel, shared, thread_idx
-
-
-def line_of(k, text: str) -> int:
-    lines, first = inspect.getsourcelines(k.fn)
-    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 def compile_error(k, *types):
