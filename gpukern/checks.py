@@ -92,11 +92,14 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
 _THREAD = {"thread_idx", "global_id"}
 
 
+def contains_barrier(node: ir.Node) -> bool:
+    """Whether a statement or expression holds a barrier, or calls a function that does."""
+    return any(isinstance(n, ir.Barrier) or isinstance(n, ir.Call) and has_barrier(n.func) for n in ir.walk(node))
+
+
 def has_barrier(fd: ir.FuncDef) -> bool:
     """Whether a function (or one it calls) contains a barrier."""
-    return any(
-        isinstance(n, ir.Barrier) or (isinstance(n, ir.Call) and has_barrier(n.func)) for n in ir.walk_body(fd.body)
-    )
+    return any(contains_barrier(s) for s in fd.body)
 
 
 def _reads_thread_state(fd: ir.FuncDef) -> bool:

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import replace
 
 from . import ir
+from .checks import contains_barrier, has_barrier
 from .types import bool_, int64
 
 
@@ -185,14 +186,6 @@ def nonnegative_vars(fd: ir.FuncDef) -> set[str]:
     return nonneg
 
 
-def _contains_barrier(node: ir.Node) -> bool:
-    return any(isinstance(n, ir.Barrier) or isinstance(n, ir.Call) and _func_has_barrier(n.func) for n in ir.walk(node))
-
-
-def _func_has_barrier(fd: ir.FuncDef) -> bool:
-    return any(_contains_barrier(s) for s in fd.body)
-
-
 def structure_early_returns(fd: ir.FuncDef) -> None:
     """Threads that return early from a kernel with barriers stop running, but still arrive
     at the barriers the others reach, so no barrier waits for a thread that left (the
@@ -204,7 +197,7 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
     uniform)."""
     if (
         not fd.is_kernel
-        or not _func_has_barrier(fd)
+        or not has_barrier(fd)
         or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body))
     ):
         return
@@ -229,7 +222,7 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
             if isinstance(s, ir.Return):  # setting the flag again is harmless: no guard needed
                 flush()
                 out.extend(new)
-            elif active and not any(_contains_barrier(n) for n in new):
+            elif active and not any(contains_barrier(n) for n in new):
                 run.extend(new)
             else:
                 flush()
@@ -248,7 +241,7 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
             orelse, b = block(s.orelse, active, breakable)
             return [replace(s, then=then, orelse=orelse)], a or b
         if isinstance(s, (ir.For, ir.While)):
-            inner = not _contains_barrier(s)  # a loop with a barrier keeps going for returned threads
+            inner = not contains_barrier(s)  # a loop with a barrier keeps going for returned threads
             body, sets = block(s.body, active, inner)
             if sets and not active:  # a later iteration runs after a return in an earlier one
                 body, sets = block(s.body, True, inner)

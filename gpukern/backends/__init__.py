@@ -17,8 +17,9 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..errors import BackendError, LaunchError
+from ..plan import convert_scalar
 from ..types import from_dtype
-from .base import Backend, convert_scalar
+from .base import Backend
 
 # name -> (module, class) ; order is the order of preference
 _BACKENDS = {

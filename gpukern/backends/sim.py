@@ -34,7 +34,8 @@ import numpy as np
 from .. import ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, LaunchError
-from .base import Backend, convert_scalar
+from ..plan import convert_scalar
+from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
 
