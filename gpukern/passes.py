@@ -195,11 +195,7 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
     what follows it runs under ``if not returned``, except barriers and the loops and ifs that
     hold them, which every thread still reaches (the static check made their conditions
     uniform)."""
-    if (
-        not fd.is_kernel
-        or not has_barrier(fd)
-        or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body))
-    ):
+    if not fd.is_kernel or not has_barrier(fd) or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body)):
         return
     flag = ir.Var(ir.fresh_name("returned", ir.names_in(fd)), bool_, temp=True)
 
