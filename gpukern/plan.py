@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .array import DeviceArray
+from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
 from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
 
@@ -462,8 +462,11 @@ def _fast_path(
         return tuple((j, s.dim, s.convert) for j, s in places(t, "shape"))
 
     arrays = tuple(
-        (t.index, t.dtype, t.ndim, places(t, "handle")[0][0], shapes(t)) for t in tests if type(t) is ArrayTest
+        (t.index, array_kind(backend, t.dtype, t.ndim), places(t, "handle")[0][0])
+        for t in tests
+        if type(t) is ArrayTest
     )
+    dims = tuple((t.index, shapes(t)) for t in tests if type(t) is ArrayTest and shapes(t))
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
     typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
     equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
@@ -475,14 +478,16 @@ def _fast_path(
         if len(args) != nargs or selection[0] is not token:
             return False
         cargs = blank.copy()
-        for i, dtype, ndim, j, dims in arrays:
+        for i, kind, j in arrays:
             a = args[i]
-            if type(a) is not DeviceArray or a.backend is not backend or a.dtype is not dtype or len(a.shape) != ndim:
+            if type(a) is not DeviceArray or a.kind is not kind:
                 return False
             cargs[j] = a.handle
-            if dims:
-                for k, d, convert in dims:
-                    cargs[k] = a.shape[d] if convert is None else convert(a.shape[d])
+        if dims:
+            for i, sizes in dims:
+                shape = args[i].shape
+                for k, d, convert in sizes:
+                    cargs[k] = shape[d] if convert is None else convert(shape[d])
         if ranged:
             for i, cls, lo, hi, j, convert in ranged:
                 a = args[i]
