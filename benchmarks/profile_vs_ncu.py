@@ -148,6 +148,39 @@ def shared_vec(out: Array[float32], W: Const[int], ST: Const[int], LD: Const[int
 
 
 @kernel
+def shared_gather(idx: Array[int32], out: Array[float32], W: Const[int]):
+    """The block fills a shared array W floats at a time (contiguous slots), then thread t reads
+    the vector slot idx[t]: the load's pattern is in the data, where no compiler can change it."""
+    s = shared(float32, 2048)
+    t = thread_idx.x
+    for slot in range(t, 2048 // W, block_dim.x):
+        f = float32(slot)
+        if W == 4:
+            vstore(s, 4 * slot, (f, f + 1.0, f + 2.0, f + 3.0))
+        elif W == 2:
+            vstore(s, 2 * slot, (f, f + 1.0))
+        else:
+            s[slot] = f
+    barrier()
+    i = W * idx[global_id(0)]
+    if W == 4:
+        v = vload(s, i, 4)
+        out[global_id(0)] = v[0] + v[1] + v[2] + v[3]
+    elif W == 2:
+        u = vload(s, i, 2)
+        out[global_id(0)] = u[0] + u[1]
+    else:
+        out[global_id(0)] = s[i]
+
+
+@kernel
+def count_all(hist: Array[int32], n: int32):
+    """hist[0] += 1 by every thread: one address known to the compiler (nvcc may aggregate a warp's)."""
+    if global_id(0) < n:
+        atomic_add(hist, 0, 1)
+
+
+@kernel
 def add_at(x: Array[int32], hist: Array[int32], n: int32):
     """hist[x[i]] += 1 by global atomics whose result is unused (RED)."""
     i = global_id(0)
@@ -213,7 +246,30 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         for st, ld in strides:  # slot strides of the store and the load; 0: every thread reads slot 0
             label = f"shared float{w} st x{st} ld x{ld}"
             out.append((label, shared_vec[2, 64], (np.zeros(128, f32), w, st, ld)))
+    lane = np.arange(128) % 32  # two blocks of 64 threads: four warps, each with these slots
+    gathers = (
+        (4, "8 addresses 128 B apart", (lane % 8) * 8),
+        (4, "2 addresses 128 B apart", (lane % 2) * 8),
+        (4, "quarter-warps alternate 2 addresses", ((lane // 8) % 2) * 8),
+        (4, "half-warps read the same 16", lane % 16),
+        (4, "half-warps conflict in other banks", (lane % 16) * 8 + lane // 16),
+        (2, "16 addresses 128 B apart", (lane % 16) * 16),
+        (2, "half-warps conflict in other banks", (lane % 16) * 16 + lane // 16),
+        (2, "2 addresses 128 B apart", (lane % 2) * 16),
+        (2, "half-warps read the same 16", lane % 16),
+        (1, "4 addresses 128 B apart", (lane % 4) * 32),
+    )
+    for w, what, slots in gathers:
+        label = f"shared {'float' if w == 1 else f'float{w}'} ld: {what}"
+        out.append((label, shared_gather[2, 64], (slots.astype(np.int32), np.zeros(128, f32), w)))
     n = 5000
+    lanes = np.arange(n) % 32
+    for what, keys in (("4 addresses in a sector", lanes % 4), ("32 addresses in 4 sectors", lanes)):
+        launch = add_at[(n + 255) // 256, 256]
+        out.append((f"global atomics: {what}", launch, (keys.astype(np.int32), np.zeros(256, np.int32), n)))
+    out.append(
+        ("global atomics: one address in the code", count_all[(n + 255) // 256, 256], (np.zeros(1, np.int32), n))
+    )
     keys = rng.binomial(255, 0.3, n).astype(np.int32)
     out.append(("global atomics: histogram", add_at[(n + 255) // 256, 256], (keys, np.zeros(256, np.int32), n)))
     same = np.full(n, 7, np.int32)
@@ -266,11 +322,14 @@ def simulate(measured: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str,
 
 
 # ---------------------------------------------------------------- ncu
-def worker() -> None:
+def worker(debug: bool) -> None:
     gk.set_backend("cuda")
-    for _, launch, args in cases():
+    if debug:  # nvcc -G: every access of the source is its own instruction (few registers: 1024-thread blocks)
+        gk.get_backend().options = ("-G", "-maxrregcount=32")
+    for label, launch, args in cases():
+        print(f"case: {label}", flush=True)
         launch(*args)
-    gk.synchronize()
+        gk.synchronize()
 
 
 def offered(ncu: str, names: list[str]) -> set[str]:
@@ -282,12 +341,16 @@ def offered(ncu: str, names: list[str]) -> set[str]:
     return {m for m in names if re.search(rf"\b{re.escape(m)}\b", proc.stdout)}
 
 
-def ncu_counts(ncu: str, metrics: list[str], n_launches: int) -> list[dict[str, float]]:
-    """Per launch, in order: every metric's ``.sum``."""
+def ncu_counts(ncu: str, metrics: list[str], n_launches: int, debug: bool) -> list[dict[str, float]]:
+    """Per launch, in order: every metric's ``.sum``, of the build with nvcc -G (``debug``) or without."""
     cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(f"{m}.sum" for m in metrics)]
-    proc = subprocess.run([*cmd, sys.executable, __file__, "--worker"], capture_output=True, text=True, env=os.environ)
+    worker = [sys.executable, __file__, "--worker", *(["--debug-build"] if debug else [])]
+    proc = subprocess.run([*cmd, *worker], capture_output=True, text=True, env=os.environ)
     if proc.returncode != 0 or '"ID"' not in proc.stdout:
-        sys.stderr.write(f"ncu failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}\n")
+        said = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith('"'))
+        sys.stderr.write(
+            f"ncu failed ({' '.join(worker[2:])}, exit {proc.returncode}):\n{said[-6000:]}\n{proc.stderr[-3000:]}\n"
+        )
         raise SystemExit(2)
     rows: dict[int, dict[str, float]] = {}
     for r in csv.DictReader(io.StringIO(proc.stdout[proc.stdout.index('"ID"') :])):
@@ -318,15 +381,32 @@ def print_sim(labels: list[str], sim: list[dict[str, int]]) -> None:
         print(f"{label:<36}" + "".join(f"{s[k]:>12,}" for k in COMPARED))
 
 
-def compare(labels: list[str], sim: list[dict[str, int]], hw: list[dict[str, float]], have: set[str]) -> dict[str, Any]:
-    """Per case: both counts of every comparable counter and which differ."""
+def compare(
+    labels: list[str],
+    sim: list[dict[str, int]],
+    hw: list[dict[str, float]],
+    as_written: list[dict[str, float]],
+    have: set[str],
+) -> dict[str, Any]:
+    """Per case: the simulator's and ncu's count (of the build users run) of every comparable
+    counter and which differ; beside them ncu's count of the ``nvcc -G`` build, which tells a
+    difference that nvcc's optimisation makes (the -G count equals the simulator's) from one of the
+    profiler's rules."""
     comparable = [k for k, ms in COMPARED.items() if all(m in have for m in ms)]
     rows = []
-    for label, s, h in zip(labels, sim, hw):
+    for label, s, h, g in zip(labels, sim, hw, as_written):
         theirs = {k: sum(h.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
-        differs = [k for k in comparable if s[k] != theirs[k]]
-        recorded = {m: h[m] for m in RECORDED if m in h}
-        rows.append({"case": label, "simulator": s, "ncu": theirs, "differs": differs, "recorded": recorded})
+        debug = {k: sum(g.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
+        rows.append(
+            {
+                "case": label,
+                "simulator": s,
+                "ncu": theirs,
+                "ncu_debug_build": debug,
+                "differs": [k for k in comparable if s[k] != theirs[k]],
+                "recorded": {m: h[m] for m in RECORDED if m in h},
+            }
+        )
     missing = sorted({m for ms in COMPARED.values() for m in ms} - have)
     return {"compared": comparable, "missing_metrics": missing, "metrics": COMPARED, "cases": rows}
 
@@ -337,7 +417,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# Simulator profiler vs Nsight Compute, {env['device']}, {env['date']}",
         "",
-        f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu; **bold** where they differ.",
+        f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu (the kernels built as gpukern"
+        " builds them); **bold** where they differ.  After the table, every difference with ncu's count of the"
+        " same kernel built with `nvcc -G` (no optimisation).",
         "Counters: "
         + ", ".join(f"`{k}` = " + " + ".join(f"`{m}.sum`" for m in COMPARED[k]) for k in result["compared"]),
         "",
@@ -352,9 +434,17 @@ def markdown(result: dict[str, Any]) -> str:
             cell = f"{r['simulator'][k]:,} / {r['ncu'][k]:,.0f}"
             cells.append(f"**{cell}**" if k in r["differs"] else cell)
         lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
+    lines += ["", "Differences: simulator / ncu / ncu of the `nvcc -G` build:", ""]
+    for r in result["cases"]:
+        for k in r["differs"]:
+            s, h, g = r["simulator"][k], r["ncu"][k], r["ncu_debug_build"][k]
+            why = " (equal without optimisation: nvcc rewrote these accesses)" if s == g else ""
+            lines.append(f"- {r['case']}, {SHORT[k]}: {s:,} / {h:,.0f} / {g:,.0f}{why}")
     lines += ["", "Recorded, not compared (ncu):", ""]
     for r in result["cases"]:
-        lines.append(f"- {r['case']}: " + ", ".join(f"`{m}` {v:,.0f}" for m, v in r["recorded"].items() if v))
+        shown = ", ".join(f"`{m}` {v:,.0f}" for m, v in r["recorded"].items() if v)
+        if shown:
+            lines.append(f"- {r['case']}: {shown}")
     lines += ["", "All compared counts agree." if not bad else f"{bad} compared counts differ."]
     return "\n".join(lines) + "\n"
 
@@ -365,9 +455,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=pathlib.Path, help="write profile_vs_ncu.md and .json to this directory")
     p.add_argument("--ncu", default="ncu", help="the ncu executable (default: ncu on PATH)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--debug-build", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker()
+        worker(args.debug_build)
         return 0
     measured = cases()
     labels = [label for label, _, _ in measured]
@@ -380,8 +471,9 @@ def main(argv: list[str] | None = None) -> int:
             (args.out / "profile_sim.json").write_text(json.dumps({"cases": rows}, indent=2) + "\n")
         return 0
     have = offered(args.ncu, sorted({m for ms in COMPARED.values() for m in ms} | set(RECORDED)))
-    hw = ncu_counts(args.ncu, sorted(have), len(measured))
-    result = compare(labels, sim, hw, have)
+    hw = ncu_counts(args.ncu, sorted(have), len(measured), debug=False)
+    as_written = ncu_counts(args.ncu, sorted(have), len(measured), debug=True)
+    result = compare(labels, sim, hw, as_written, have)
     result["environment"] = environment(args.ncu)
     text = markdown(result)
     print(text)

@@ -12,7 +12,12 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   its width (a float4 access by a full warp is 1 request over 512 bytes, 16 sectors);
 - global atomics (``atomic_*`` on global memory: ATOM, or RED when the result is
   unused) apart from loads and stores, in requests, elements and sectors, as ncu
-  counts them under ``op_atom`` and ``op_red``;
+  counts them under ``op_atom`` and ``op_red``.  A warp's atomics move, per sector they
+  touch, as many sectors as the most threads updating one element of it (updates of
+  one element take turns): 32 threads on one element are 32 sectors, on 32 elements of
+  4 sectors 4 (measured on an H100).  nvcc turns an integer atomic at an address the
+  same in every thread *by the code* (``atomic_add(counter, 0, 1)``) into one atomic a
+  warp; the profiler counts the kernel as written, so ncu shows fewer sectors there;
 - shared-memory loads and stores and their bank conflicts: ``banks`` banks of
   ``bank_bytes``, one wavefront serving ``banks * bank_bytes`` bytes (128).  A warp
   access of B bytes a thread is served in phases of ``banks * bank_bytes // B``
@@ -23,12 +28,13 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   wavefronts beyond one per phase are the bank conflicts: a warp's float4 read of
   512 contiguous bytes is 4 wavefronts and no conflict, a float4 read at a stride of
   32 bytes 8 wavefronts and 4 conflicts, and 32 threads reading one float4 4 and 0.
-  This phase rule is the one usually given for 128-bit accesses (cited from NVIDIA's
-  GTC 2019 talk S9593, cuTENSOR: phases of 8 threads), extended to 64-bit ones.  It
-  is documentation, not a measurement: Maxwell-era accounts differ (half-warps for
-  128-bit), and whether hardware merges phases that read one address is not
-  documented, so ``benchmarks/profile_vs_ncu.py`` checks it, like every count here,
-  against Nsight Compute on a GPU, with cases on which the accounts disagree;
+  This phase rule agrees with Nsight Compute on an H100 for every 64- and 128-bit
+  access measured (``benchmarks/profile_vs_ncu.py``) except where phases read the very
+  same words: the hardware then serves two phases together (32 threads reading one
+  float4: 2 wavefronts, not 4; one float2: 1, not 2), a merge whose exact rule the
+  measurements do not yet pin down, so the profiler does not model it.  Counts are of
+  the kernel as written: nvcc may merge unrolled loads of neighbouring elements into
+  one wider load, or load an element once where the source reads it twice;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats), and arithmetic intensity (FLOPs per global byte).
@@ -296,7 +302,10 @@ class Profiler:
         else:
             sectors = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.sector_bytes)
         rows = self._rows(a.lanes, sectors)
-        moved = int(self._distinct_per_row(rows).sum())
+        if a.kind == "atomic":
+            moved = self._atomic_sectors(self._rows(a.lanes, a.offsets), a.itemsize)
+        else:
+            moved = int(self._distinct_per_row(rows).sum())
         if a.kind == "load":
             c.global_load_requests += len(rows)
             c.global_load_elems += n * a.width
@@ -311,6 +320,20 @@ class Profiler:
             c.global_atomic_requests += len(rows)
             c.global_atomic_elems += n
             c.global_atomic_sectors += moved
+
+    def _atomic_sectors(self, elements: np.ndarray, itemsize: int) -> int:
+        """Sectors of a warp's atomics as ncu counts them (measured on an H100, see
+        ``benchmarks/profile_vs_ncu.py``): per sector touched, as many as the most threads that
+        update one element of it (updates of one element take turns; distinct elements of a
+        sector go together).  ``elements``: a row per warp, -1 where no thread."""
+        warp = np.broadcast_to(np.arange(len(elements), dtype=np.int64)[:, None], elements.shape)
+        live = elements >= 0
+        span = int(elements.max()) + 1 if elements.size else 1
+        key, count = np.unique(warp[live] * span + elements[live], return_counts=True)  # by warp, element
+        group = (key // span) * span + (key % span) * itemsize // self.sector_bytes  # (warp, sector), ascending
+        new = np.ones(len(group), bool)
+        new[1:] = group[1:] != group[:-1]
+        return int(np.maximum.reduceat(count, np.nonzero(new)[0]).sum()) if len(count) else 0
 
     def _shared(self, a: Access) -> None:
         """Wavefronts by the phase rule of the module docstring (offsets within the block's array)."""
