@@ -25,12 +25,14 @@ from .errors import (
     CompileError,
     DataRaceError,
     GpukernError,
+    IndexOverflowError,
     KernelFault,
     KernelSyntaxError,
     KernelTypeError,
     LaunchError,
     MisalignedAccessError,
     OutOfBoundsError,
+    UninitializedReadError,
 )
 from .kernel import Kernel, kernel
 from .lang import (
@@ -57,6 +59,7 @@ from .lang import (
     vstore,
 )
 from .profile import ProfileReport, profile
+from .sanitize import sanitize
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 
@@ -68,8 +71,11 @@ __all__ = [
     "CompileError",
     "DataRaceError",
     "OutOfBoundsError",
+    "UninitializedReadError",
+    "IndexOverflowError",
     "ProfileReport",
     "profile",
+    "sanitize",
     "Const",
     "DeviceArray",
     "DeviceFunction",

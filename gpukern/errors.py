@@ -68,7 +68,22 @@ class KernelTypeError(CompileError):
 
 
 class KernelFault(LocatedError):
-    """A bug found while running a kernel (race, divergent barrier, bad index)."""
+    """A bug found while running a kernel (race, divergent barrier, bad index...).
+
+    ``kernel``: the kernel's name; ``threads``: the threads involved, as (block, thread) pairs
+    of 3-tuples (empty where the fault is not one thread's, as for a static check)."""
+
+    def __init__(
+        self,
+        message: str,
+        loc: Loc | None = None,
+        hint: str | None = None,
+        kernel: str | None = None,
+        threads: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (),
+    ):
+        self.kernel = kernel
+        self.threads = tuple(threads)
+        super().__init__(message, loc, hint)
 
 
 class BarrierDivergenceError(CompileError, KernelFault):
@@ -76,7 +91,19 @@ class BarrierDivergenceError(CompileError, KernelFault):
 
 
 class DataRaceError(KernelFault):
-    """Two threads of a block touch one shared-memory element between barriers, one writing."""
+    """Two threads touch one element, at least one writing, in no order a barrier gives: in
+    shared memory between two barriers of their block; in global memory within one launch,
+    unless both are of one block with a barrier between (different blocks are never ordered)."""
+
+
+class UninitializedReadError(KernelFault):
+    """A read of an element nothing has written: of a shared or local array in this launch, or
+    of a global array made by ``empty()`` in this launch or any before."""
+
+
+class IndexOverflowError(KernelFault):
+    """32-bit integer arithmetic that feeds an array index wrapped around (signed overflow is
+    undefined in the generated C; an unsigned wrap is almost surely not the index meant)."""
 
 
 class OutOfBoundsError(KernelFault):

@@ -19,7 +19,7 @@ from . import ir, lang
 from .checks import check_barriers, check_definite_assignment
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
-from .passes import finish_declarations, structure_early_returns, written_params
+from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
 from .source import ParsedFunction
 from .types import ScalarType, Type, WeakType, bool_, join, materialize, python_type
 from .values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
@@ -162,6 +162,7 @@ class FunctionLowering(ast.NodeVisitor):
             structure_early_returns(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
         fd.written = written_params(fd)
+        mark_index_arithmetic(fd)
         return fd
 
     # ------------------------------------------------------------ what expressions and intrinsics use

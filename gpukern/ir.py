@@ -97,6 +97,7 @@ class BinOp(Expr):
     right: Expr
     type: ScalarType
     loc: Loc | None = _loc()
+    feeds_index: bool = False  # 32-bit arithmetic whose value reaches an index (the simulator checks it)
 
 
 @dataclass(eq=False)
@@ -109,6 +110,7 @@ class Compare(Expr):
     right: Expr
     type: ScalarType
     loc: Loc | None = _loc()
+    feeds_index: bool = False  # 32-bit arithmetic whose value reaches an index (the simulator checks it)
 
 
 @dataclass(eq=False)
@@ -132,6 +134,7 @@ class Unary(Expr):
     operand: Expr
     type: ScalarType
     loc: Loc | None = _loc()
+    feeds_index: bool = False  # as BinOp's
 
 
 @dataclass(eq=False)

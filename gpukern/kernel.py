@@ -59,6 +59,14 @@ def _plain(part: Any) -> bool:
     return type(part) is int or (type(part) is tuple and all(type(v) is int for v in part))
 
 
+def configured(launch: Any, tool: str) -> Launch:
+    """``launch`` as a ``kernel[grid, block]``, or a LaunchError saying that ``tool`` wants one."""
+    if not isinstance(launch, Launch):
+        what = f"the kernel {launch.__name__} itself" if isinstance(launch, Kernel) else repr(launch)
+        raise LaunchError(f"{tool}() takes a configured launch, kernel[grid, block], not {what}")
+    return launch
+
+
 class Launch:
     """``kernel[grid, block]``: a configured launch, called with the kernel's arguments.
 

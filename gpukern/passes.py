@@ -139,6 +139,44 @@ def written_params(fd: ir.FuncDef) -> set[str]:
     return out
 
 
+_WRAPPING = {"+", "-", "*", "//", "**", "<<"}  # 32-bit results of these can wrap around
+
+
+def mark_index_arithmetic(fd: ir.FuncDef) -> None:
+    """Set ``feeds_index`` on the 32-bit integer arithmetic whose value reaches an array index,
+    through variables (every assignment of a variable used in an index, a loop's bounds for its
+    variable), casts, conditional expressions and math functions.  The simulator checks those for
+    wrap-around (``IndexOverflowError``); ``%``, ``&``, ``|``, ``^`` and ``>>`` stop the search, so
+    a hash that wraps on purpose and is reduced before it indexes is left alone.  Within one
+    function: a value passed to a ``@func`` is checked where the callee indexes with it only if the
+    callee computes it."""
+    sources: dict[str, list[ir.Expr]] = {}
+    todo: list[ir.Expr] = []
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, (ir.Load, ir.Store, ir.VecLoad, ir.VecStore, ir.Atomic)):
+            todo.extend(n.indices)
+        elif isinstance(n, ir.Assign):
+            sources.setdefault(n.target.name, []).append(n.value)
+        elif isinstance(n, ir.For):
+            sources.setdefault(n.var.name, []).extend((n.start, n.stop, n.step))
+    seen: set[str] = set()
+    while todo:
+        e = todo.pop()
+        if isinstance(e, (ir.BinOp, ir.Unary)):
+            if isinstance(e, ir.BinOp) and e.op not in _WRAPPING:
+                continue
+            if e.op in _WRAPPING or e.op == "-":
+                e.feeds_index = e.type.is_int and e.type.itemsize == 4
+            todo.extend(ir.children(e))
+        elif isinstance(e, (ir.Cast, ir.MathCall)):
+            todo.extend(ir.children(e))
+        elif isinstance(e, ir.Select):
+            todo.extend((e.a, e.b))
+        elif isinstance(e, ir.Var) and e.name not in seen:
+            seen.add(e.name)
+            todo.extend(sources.get(e.name, ()))
+
+
 _NONNEG_OPS = {"+", "*", "//", "%", ">>", "|"}
 
 

@@ -429,12 +429,9 @@ def profile(
     ``check=True`` also runs the simulator's race, barrier and bounds checks.
     """
     from .backends import get_backend
-    from .errors import LaunchError
-    from .kernel import Kernel, Launch
+    from .kernel import configured
 
-    if not isinstance(launch, Launch):
-        what = f"the kernel {launch.__name__} itself" if isinstance(launch, Kernel) else repr(launch)
-        raise LaunchError(f"profile() takes a configured launch, kernel[grid, block], not {what}")
+    launch = configured(launch, "profile")
     sim = get_backend("sim")
     kernel = launch.kernel
     variant = kernel.variant(kernel.signature_of(args))

@@ -222,7 +222,10 @@ def test_local_arrays_beyond_memory_are_a_launch_error_saying_how_much():
         big_local[4096, 256](out)  # 2^20 floats per thread times 2^20 threads: 4 TiB
     msg = str(info.value)
     assert "big_local" in msg and f"line {line_of(big_local, '# LOCAL')}" in msg and "'r'" in msg
-    assert "4.0 TiB" in msg and "1,048,576 threads" in msg
+    assert "5.0 TiB" in msg and "1,048,576 threads" in msg  # and a byte an element: was it written?
+    with pytest.raises(gk.LaunchError) as info:
+        big_local[4096, 256](out, check=False)
+    assert "4.0 TiB" in str(info.value)
 
 
 @kernel

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from typing import Any
 
 import numpy as np
 
 from .. import ir, ops
 from ..array import DeviceArray
-from ..errors import BarrierDivergenceError, LaunchError
+from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
 from .base import Backend
 from .sim_access import Memory
@@ -42,6 +43,14 @@ from .sim_memory import MemoryPath, memory_guard
 # What _Run keeps per lane before any variable: int64 lane, block and six coordinates (and one
 # temporary), int16 thread in block, nine int32 specials, two bool masks (``all``, ``returned``).
 _LANE_BYTES = 9 * 8 + 2 + 9 * 4 + 2
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def _wide(x: Any) -> np.ndarray:
+    """An integer operand as int64, where 32-bit arithmetic cannot wrap."""
+    return np.asarray(x).astype(np.int64)
 
 
 class _Frame:
@@ -57,10 +66,19 @@ class _Frame:
 class _Run:
     """One launch: the lanes, the memories, and the statement interpreter."""
 
-    def __init__(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], check: bool):
+    def __init__(
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        check: bool,
+        faults: list[Exception] | None = None,
+    ):
         self.variant = variant
         self.kname = variant.kernel.__name__
         self.check = check
+        self.faults = faults  # collect faults here instead of raising the first (None: raise)
+        self.fault_keys: set[tuple[type, int | None]] = set()
         self.grid, self.block = grid, block
         self.tpb = block[0] * block[1] * block[2]
         self.nblocks = grid[0] * grid[1] * grid[2]
@@ -106,12 +124,23 @@ class _Run:
         t = tuple(int(x[lane]) for x in self.tid)
         return f"block {b}, thread {t}"
 
-    def fault(self, cls: type, message: str, node: ir.Node) -> Exception:
-        return cls(f"in kernel {self.kname}: {message}", node.loc)
+    def fault(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> Exception:
+        threads = tuple((tuple(int(x[k]) for x in self.bid), tuple(int(x[k]) for x in self.tid)) for k in lanes)
+        return cls(f"in kernel {self.kname}: {message}", node.loc, kernel=self.kname, threads=threads)
+
+    def report(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> None:
+        """A fault found: raised, or, while ``faults`` collects them (``gk.sanitize``), kept (the
+        first of each class and line) and the run goes on."""
+        if self.faults is None:
+            raise self.fault(cls, message, node, lanes)
+        key = (cls, node.loc.lineno if node.loc is not None else None)
+        if key not in self.fault_keys:
+            self.fault_keys.add(key)
+            self.faults.append(self.fault(cls, message, node, lanes))
 
     # ------------------------------------------------------------ memory
-    def memory_for_param(self, ref: ir.ArrayRef, data: np.ndarray) -> Memory:
-        return self.mem.param(ref, data)
+    def memory_for_param(self, ref: ir.ArrayRef, data: np.ndarray, unwritten: np.ndarray | None) -> Memory:
+        return self.mem.param(ref, data, ref.name in self.variant.program.kernel.written, unwritten)
 
     def lanes_of(self, m: np.ndarray) -> np.ndarray:
         return self.lane_ids if m.all() else np.nonzero(m)[0]
@@ -244,12 +273,13 @@ class _Run:
                 in_block = self.block_of == b
                 missing = np.nonzero(in_block & ~m & ~self.frames[0].returned)[0]
                 here = np.nonzero(in_block & m)[0]
-                raise self.fault(
+                self.report(
                     BarrierDivergenceError,
                     f"barrier reached by {int(arrived[b])} of the {int(live[b])} live threads of block "
                     f"{tuple(int(x[here[0]]) for x in self.bid)}: thread {self._tid(int(here[0]))} arrived, "
                     f"thread {self._tid(int(missing[0]))} did not",
                     s,
+                    (int(here[0]), int(missing[0])),
                 )
             self.mem.barrier(np.nonzero(arrived > 0)[0])
 
@@ -278,7 +308,26 @@ class _Run:
         if self.prof is not None and e.type.is_float and op.flop:
             self.prof.flops(e.loc, int(np.count_nonzero(m)))
         with np.errstate(all="ignore"):
-            return op.numpy(a, b, e.type.dtype)
+            out = op.numpy(a, b, e.type.dtype)
+        if e.feeds_index and self.check:
+            with np.errstate(all="ignore"):
+                self.check_overflow(e, out, op.numpy(_wide(a), _wide(b), _INT64), m)
+        return out
+
+    def check_overflow(self, e: ir.Node, out: Any, exact: Any, m: np.ndarray) -> None:
+        """``out``, 32-bit arithmetic that feeds an index, must equal ``exact``, the same in 64 bits."""
+        bad = np.broadcast_to(np.asarray(exact) != out, (self.lanes,)) & m
+        if bad.any():
+            k = int(np.argmax(bad))
+            value = int(np.broadcast_to(exact, (self.lanes,))[k])
+            self.report(
+                IndexOverflowError,
+                f"{e.type.name} arithmetic that feeds an array index overflows: its value is {value:,}, which "
+                f"{e.type.name} cannot hold (it wraps to {int(np.broadcast_to(out, (self.lanes,))[k]):,}), "
+                f"in {self.who(k)}; compute the index in int64 (int64(row) * n + col)",
+                e,
+                (k,),
+            )
 
     def e_Compare(self, e: ir.Compare, m: np.ndarray) -> Any:
         return ops.COMPARE[e.op].numpy(self.eval(e.left, m), self.eval(e.right, m))
@@ -290,8 +339,12 @@ class _Run:
         return left | np.broadcast_to(self.eval(e.right, m & ~left), (self.lanes,))
 
     def e_Unary(self, e: ir.Unary, m: np.ndarray) -> Any:
+        v = self.eval(e.operand, m)
         with np.errstate(all="ignore"):
-            return ops.UNARY[e.op].numpy(self.eval(e.operand, m), e.type.dtype)
+            out = ops.UNARY[e.op].numpy(v, e.type.dtype)
+        if e.feeds_index and self.check:
+            self.check_overflow(e, out, ops.UNARY[e.op].numpy(_wide(v), _INT64), m)
+        return out
 
     def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:
         v = np.asarray(self.eval(e.value, m))
@@ -355,6 +408,8 @@ class SimBackend(Backend):
 
     def __init__(self) -> None:
         self.check = os.environ.get("GPUKERN_SIM_CHECK", "1") not in ("0", "false", "no")
+        # per array from empty() not yet wholly written: which elements have been (sim_init)
+        self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
 
     def device_name(self) -> str:
         return "gpukern simulator (CPU, NumPy)" + ("" if self.check else ", checks off")
@@ -367,12 +422,15 @@ class SimBackend(Backend):
         args: tuple[Any, ...],
         check: bool | None = None,
         profiler: Any = None,
+        faults: list[Exception] | None = None,
     ) -> None:
         """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays, so a launch whose
-        lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim_memory``)."""
+        lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim_memory``).
+        With ``faults`` (a list; checks on), faults are put there and the run goes on."""
         self.check_limits(variant, grid, block)
         self.check_arrays(variant, args)
-        run = _Run(variant, grid, block, self.check if check is None else check)
+        checked = faults is not None or (self.check if check is None else check)
+        run = _Run(variant, grid, block, checked, faults)
         if profiler is not None:
             run.prof = profiler
             profiler.start(run)
@@ -385,12 +443,21 @@ class SimBackend(Backend):
             a = args[position[p.name]]
             if isinstance(p, ir.ArrayRef):
                 data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
-                frame.arrays[p.name] = run.memory_for_param(p, data)
+                flags = self.unwritten.get(a) if isinstance(a, DeviceArray) else None
+                if flags is not None and not checked and p.name in fd.written:
+                    del self.unwritten[a]  # written unseen: which elements is not known any more
+                    flags = None
+                frame.arrays[p.name] = run.memory_for_param(p, data, flags.reshape(-1) if flags is not None else None)
             else:
                 v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
-        with np.errstate(all="ignore"), ir.deep_recursion():
-            run.run_block(fd.body, run.all)
+        try:
+            with np.errstate(all="ignore"), ir.deep_recursion():
+                run.run_block(fd.body, run.all)
+        finally:
+            for a in args:
+                if isinstance(a, DeviceArray) and a in self.unwritten and self.unwritten[a].all():
+                    del self.unwritten[a]
         for host, data in copy_back:
             host[...] = data
 
@@ -409,7 +476,11 @@ class SimBackend(Backend):
         return DeviceArray(self, array.copy(), array.shape, array.dtype)
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
-        return DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
+        """Zeros, but reads before writes are ``UninitializedReadError`` with checks on."""
+        a = DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
+        if a.size:
+            self.unwritten[a] = np.zeros(a.size, bool)
+        return a
 
     def download(self, array: DeviceArray) -> np.ndarray:
         return array.handle.copy()

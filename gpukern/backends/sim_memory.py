@@ -23,7 +23,8 @@ import numpy as np
 from .. import ir, ops
 from ..errors import LaunchError, MisalignedAccessError, OutOfBoundsError
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
-from .sim_races import ELEMENT_BYTES, SharedRaces
+from .sim_init import Initialised
+from .sim_races import ELEMENT_BYTES, Races
 
 _RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
 
@@ -141,7 +142,8 @@ class MemoryPath:
     def __init__(self, run: Any, check: bool):
         self.run = run  # the simulator run: lanes, blocks, messages
         self.check = check
-        self.races = SharedRaces(run) if check else None
+        self.races = Races(run) if check else None
+        self.initialised = Initialised(run) if check else None
         self.profiler: Any = None
         self.steps: list[Callable[[Access], None]] = []
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
@@ -151,6 +153,8 @@ class MemoryPath:
         """Count accesses with ``profiler.access(event)`` (None: stop).  Steps run in this order."""
         self.profiler = profiler
         self.steps = []
+        if self.initialised is not None:
+            self.steps.append(self.initialised.track)
         if self.races is not None:
             self.steps.append(self.races.track)
         if profiler is not None:
@@ -161,8 +165,20 @@ class MemoryPath:
             self.races.barrier(blocks)
 
     # ------------------------------------------------------------ arrays
-    def param(self, ref: ir.ArrayRef, data: np.ndarray) -> Memory:
-        return Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+    def param(self, ref: ir.ArrayRef, data: np.ndarray, written: bool, unwritten: np.ndarray | None) -> Memory:
+        """A global array: ``written`` if the kernel may write it (only those can race);
+        ``unwritten``: the flags of an array from ``empty()`` not yet wholly written."""
+        mem = Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+        if self.check:
+            if written:
+                what = (
+                    f"in kernel {self.run.kname}: race tracking of global array {ref.name!r} ({data.size:,} elements)"
+                )
+                with memory_guard(data.size * ELEMENT_BYTES, what):
+                    self.races.attach(mem)
+            if unwritten is not None:
+                self.initialised.attach(mem, unwritten)
+        return mem
 
     def declare(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A shared array (a copy per block) or local array (a copy per lane)."""
@@ -172,7 +188,7 @@ class MemoryPath:
         copies = run.nblocks if shared else run.lanes
         n = copies * int(np.prod(shape, dtype=object))
         tracked = shared and self.races is not None
-        need = n * (t.elem.dtype.itemsize + (ELEMENT_BYTES if tracked else 0))
+        need = n * (t.elem.dtype.itemsize + (ELEMENT_BYTES if tracked else 0) + (1 if self.check else 0))
         line = f", line {node.loc.lineno}" if node.loc is not None else ""
         what = (
             f"in kernel {run.kname}{line}: {t.space} array {ref.name!r} of shape {shape}, one copy per "
@@ -182,6 +198,8 @@ class MemoryPath:
             mem = Memory(ref.name, t.space, np.zeros(n, t.elem.dtype), shape)
             if tracked:
                 self.races.attach(mem)
+            if self.initialised is not None:
+                self.initialised.attach(mem)
         return mem
 
     # ------------------------------------------------------------ accesses
@@ -254,7 +272,9 @@ class MemoryPath:
         for i, n in zip(ix[1:], mem.shape[1:]):
             flat = flat * n + i
         if self.check:
-            self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node)
+            keep = self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node)
+            if keep is not None:  # faults being collected: the lanes out of bounds skip the access
+                lanes, flat, full = lanes[keep], flat[keep], False
         if mem.space == "global":
             where = flat
         else:
@@ -283,8 +303,9 @@ class MemoryPath:
         width: int,
         wide: bool,
         node: ir.Node,
-    ) -> None:
+    ) -> np.ndarray | None:
         """Every index within its dimension (a vector's last element too), vectors aligned.
+        Returns None, or (faults being collected) which lanes are within bounds.
 
         Messages show the kernel's own index values (``idx``), not the converted ``ix``."""
         run = self.run
@@ -297,14 +318,16 @@ class MemoryPath:
             if bad.any():
                 k = int(np.argmax(bad))
                 start = sum(i * int(np.prod(mem.shape[d + 1 :])) for d, i in enumerate(true_index(k)))
-                raise run.fault(
+                run.report(
                     MisalignedAccessError,
                     f"a vector access of {width} elements of {mem.name!r} starts at element {start}, "
                     f"which is not a multiple of {width}, in {run.who(int(lanes[k]))}",
                     node,
+                    (int(lanes[k]),),
                 )
         unsigned = np.uint64 if wide else np.uint32
         last = len(ix) - 1
+        outside = None
         for d, (i, n) in enumerate(zip(ix, mem.shape)):
             valid = n - (width - 1 if d == last else 0)  # valid (start) indices are 0 .. valid - 1
             bad = i.view(unsigned) >= max(valid, 0)  # negative indices are huge as unsigned
@@ -312,9 +335,12 @@ class MemoryPath:
                 k = int(np.argmax(bad))
                 at = true_index(k)
                 what = f"index {at}" if width == 1 else f"a vector access of {width} elements at index {at}"
-                raise run.fault(
+                run.report(
                     OutOfBoundsError,
                     f"{what} is out of bounds for {mem.space} array {mem.name!r} of shape {mem.shape} "
                     f"(dimension {d}) in {run.who(int(lanes[k]))}",
                     node,
+                    (int(lanes[k]),),
                 )
+                outside = bad if outside is None else outside | bad
+        return None if outside is None else ~outside

@@ -1,14 +1,23 @@
-"""Shared-memory data races: one step of the simulator's memory path (``sim_memory``).
+"""Data races in shared and global memory: one step of the simulator's memory path (``sim_memory``).
 
-Per element of a shared array and per epoch (from one barrier of its block to the next) the
-tracker keeps the thread that wrote it, a thread that read it (and whether several did), a
-thread that updated it atomically (and whether several did), and the line of each.  Two
-accesses of one element by different threads of a block in one epoch race unless both are
-plain reads or both are atomics; a thread never races with itself.
+Two accesses of one element race when they are by different threads, at least one writes, they
+are not both atomics, and no barrier orders them.  A barrier orders only the threads of its block:
+each block counts the barriers it has passed (its *epoch*), and an access by thread t of block b
+is ordered after an earlier one by thread u when u is t, or u is of block b and made it in an
+earlier epoch.  Threads of different blocks are never ordered within a launch.  Shared memory is
+one copy per block, so only its own block's threads meet there; global memory is where blocks meet.
 
-Reads are filed lazily, when a write or atomic of the same array follows in the epoch (or
-many reads have piled up): a read can only race with those, and in tiled kernels most reads
-are followed by a barrier first, which discards them unexamined.
+Per element of a tracked array the tracker keeps the thread that last wrote it and its epoch; the
+latest thread that read it, its epoch, the block of its readers (or ``SEVERAL``) and whether
+several threads read it in that epoch; and the same for atomic updates.  That is enough to decide
+every race exactly: a reader or updater kept is the latest, and earlier ones of its block are
+ordered before any later access that the latest one is.
+
+Reads are filed lazily, when a write or atomic of the same array follows (or many have piled up):
+a read can only race with those.  After a barrier of every block, nothing recorded in shared
+memory can race with what follows, so shared arrays skip their records until they are written
+again; in tiled kernels most reads are followed by such a barrier and are never filed.  Global
+arrays the kernel never writes cannot race and are not tracked.
 """
 
 from __future__ import annotations
@@ -19,75 +28,114 @@ import numpy as np
 
 from .. import ir
 from ..errors import DataRaceError, Loc
-from .sim_access import LOAD, STORE, Access, Memory
+from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
 
-# (name, dtype, value after a barrier) of the per-element records.  The *_at records hold a
-# site (source line) id, meaningful only where their thread record is set: barriers leave them.
+NONE = -1  # no thread recorded
+SEVERAL = -2  # readers (or updaters) of several blocks
+# (name, dtype) of the per-element records of plain accesses and, made on an array's first atomic,
+# of atomic updates; *_at hold a site (source line) id, meaningful only where their thread is set.
 _PLAIN = (
-    ("writer", np.int16, -1),  # the thread in block (< 1024) that wrote the element; -1: none
-    ("writer_at", np.int16, None),
-    ("reader", np.int16, -1),  # a thread that read it
-    ("reader_at", np.int16, None),
-    ("readers_many", np.bool_, False),  # two or more threads read it
+    ("writer", np.int32),
+    ("writer_epoch", np.int32),
+    ("writer_at", np.int16),
+    ("reader", np.int32),
+    ("reader_epoch", np.int32),
+    ("reader_block", np.int32),
+    ("readers_many", np.bool_),
+    ("reader_at", np.int16),
 )
-_ATOMIC = (
-    ("atomic", np.int16, -1),  # a thread that updated it atomically (made on the array's first atomic)
-    ("atomic_at", np.int16, None),
-    ("atomics_many", np.bool_, False),
-)
-ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t, _ in _PLAIN)  # what tracking adds to each shared element
-_NOW = {LOAD: "read", STORE: "written"}
+_ATOMIC = tuple((name.replace("reader", "updater"), t) for name, t in _PLAIN[3:])
+ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t in _PLAIN)  # what tracking adds to each element
+_NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically"}
 _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many elements per lane of the grid
 
 
-class _Epoch:
-    """The records of one shared array (every block's copy) since its block's last barrier."""
+class _Group:
+    """The readers (or atomic updaters) of each element of an array: the latest one's thread,
+    epoch and site, the block they are of (``SEVERAL``: more than one), and whether several
+    threads of that block did so in that epoch."""
 
-    writer: np.ndarray
-    writer_at: np.ndarray
-    reader: np.ndarray
-    reader_at: np.ndarray
-    readers_many: np.ndarray
-    atomic_at: np.ndarray
-    atomics_many: np.ndarray
+    def __init__(self, n: int, prefix: str):
+        self.thread = np.full(n, NONE, np.int32)
+        self.epoch = np.zeros(n, np.int32)
+        self.block = np.full(n, NONE, np.int32)
+        self.many = np.zeros(n, bool)
+        self.at = np.zeros(n, np.int16)
+        self.prefix = prefix
 
-    def __init__(self, n: int):
-        for name, dtype, empty in _PLAIN:
-            setattr(self, name, np.full(n, 0 if empty is None else empty, dtype))
+    def unordered(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
+        """Per element: whether some thread of the group is not ordered before thread t (of block
+        b in epoch e)."""
+        u = self.thread[where]
+        blk = self.block[where]
+        same_epoch = self.epoch[where] == e
+        return (u != NONE) & ((blk != b) | (same_epoch & (self.many[where] | (u != t))))
+
+    def add(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray, site: int) -> None:
+        """File accesses by lanes t (blocks b, epochs e) of elements ``where`` (repeats allowed)."""
+        order = np.argsort(where, kind="stable")
+        w, t, b, e = where[order], t[order], b[order], e[order]
+        first = np.ones(len(w), bool)
+        first[1:] = w[1:] != w[:-1]
+        starts = np.nonzero(first)[0]
+        w_u = w[starts]
+        t_last = t[np.append(starts[1:], len(w)) - 1]  # the last lane of each element's run
+        e_u = e[starts]
+        b_min = np.minimum.reduceat(b, starts)
+        b_max = np.maximum.reduceat(b, starts)
+        t_min = np.minimum.reduceat(t, starts)
+        t_max = np.maximum.reduceat(t, starts)
+        new_block = np.where(b_min == b_max, b_min, SEVERAL)
+        new_many = t_min != t_max
+        old_t, old_b = self.thread[w_u], self.block[w_u]
+        old_e, old_many = self.epoch[w_u], self.many[w_u]
+        empty = old_t == NONE
+        one_block = (old_b == new_block) & (new_block != SEVERAL)
+        replace = empty | (one_block & (old_e < e_u))  # earlier ones are ordered before the new ones
+        join = one_block & (old_e == e_u)
+        many = np.where(replace, new_many, np.where(join, old_many | new_many | (old_t != t_last), True))
+        self.block[w_u] = np.where(replace | join, new_block, SEVERAL)
+        self.many[w_u] = many
+        self.thread[w_u] = t_last
+        self.epoch[w_u] = e_u
+        self.at[w_u] = site
+
+
+class _Records:
+    """What the tracker knows of one array (every block's copy of a shared one)."""
+
+    def __init__(self, n: int, shared: bool):
+        self.shared = shared
+        self.writer = np.full(n, NONE, np.int32)
+        self.writer_epoch = np.zeros(n, np.int32)
+        self.writer_at = np.zeros(n, np.int16)
+        self.readers = _Group(n, "read")
+        self.updaters: _Group | None = None
         self.n = n
-        self.atomic: np.ndarray | None = None
-        # whether any write, filed read, atomic happened since a barrier of every block: an
-        # access skips the records that are all empty
+        # whether records may hold accesses not ordered before everything to come: after a barrier
+        # of every block, a shared array's records are all ordered before what follows
         self.written = False
         self.filed = False
         self.updated = False
-        self.pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (elements, threads, site) of reads
+        self.pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (elements, lanes, site) of reads
         self.pending_elements = 0
 
-    def make_atomic(self) -> None:
-        for name, dtype, empty in _ATOMIC:
-            setattr(self, name, np.full(self.n, 0 if empty is None else empty, dtype))
 
-    def records(self) -> list[tuple[np.ndarray, Any]]:
-        """The records a barrier resets, with their empty value."""
-        fields = _PLAIN + (_ATOMIC if self.atomic is not None else ())
-        return [(getattr(self, name), empty) for name, _, empty in fields if empty is not None]
-
-
-class SharedRaces:
-    """Race tracking for the shared arrays of one launch; ``track`` is the memory-path step."""
+class Races:
+    """Race tracking for the shared arrays and written global arrays of one launch."""
 
     def __init__(self, run: Any):
-        self.run = run  # the simulator run: thread numbering, block shape, messages
-        self.epochs: dict[Memory, _Epoch] = {}
+        self.run = run  # the simulator run: lanes, blocks, messages
+        self.records: dict[Memory, _Records] = {}
+        self.epoch = np.zeros(run.nblocks, np.int32)  # barriers each block has passed
         self.sites: list[Loc | None] = []
         self.site_of_loc: dict[Loc | None, int] = {}
         self.site_of_node: dict[int, int] = {}
         self.pending_budget = _PENDING_PER_LANE * run.lanes
 
     def attach(self, mem: Memory) -> None:
-        """Track ``mem`` (a shared array just declared)."""
-        self.epochs[mem] = _Epoch(mem.data.size)
+        """Track ``mem``: a shared array just declared, or a global array the kernel writes."""
+        self.records[mem] = _Records(mem.data.size, mem.space == "shared")
 
     def site(self, node: ir.Node) -> int:
         s = self.site_of_node.get(id(node))
@@ -99,122 +147,119 @@ class SharedRaces:
 
     # ------------------------------------------------------------ the step
     def track(self, a: Access) -> None:
-        ep = self.epochs.get(a.memory)
-        if ep is None:  # global or local memory, or checks off
+        rec = self.records.get(a.memory)
+        if rec is None:  # local memory, a global array never written, or checks off
             return
         run = self.run
-        t = a.per_element(run.thread_in_block if len(a.lanes) == run.lanes else run.thread_in_block[a.lanes])
+        lanes = a.per_element(a.lanes.astype(np.int32, copy=False))
         where = a.elements()
+        b = run.block_of[lanes].astype(np.int32, copy=False)
+        e = self.epoch[b]
         site = self.site(a.node)
         if a.kind == LOAD:
-            if ep.written:
-                self.check_writer(a, ep, where, t)
-            if ep.updated:
-                self.check_atomics(a, ep, where, t)
-            ep.pending.append((where, t, site))
-            ep.pending_elements += len(where)
-            if ep.pending_elements > self.pending_budget:
-                self.file_reads(ep)
+            if rec.written:
+                self.check_writer(a, rec, where, lanes, b, e)
+            if rec.updated:
+                self.check_group(a, rec, rec.updaters, where, lanes, b, e, "updated it atomically")
+            rec.pending.append((where, lanes, site))
+            rec.pending_elements += len(where)
+            if rec.pending_elements > self.pending_budget:
+                self.file_reads(rec)
             return
-        self.file_reads(ep)
-        if ep.written:
-            self.check_writer(a, ep, where, t)
-        if ep.filed:
-            self.check_readers(a, ep, where, t)
+        self.file_reads(rec)
+        if rec.written:
+            self.check_writer(a, rec, where, lanes, b, e)
+        if rec.filed:
+            self.check_group(a, rec, rec.readers, where, lanes, b, e, "read it")
         if a.kind == STORE:
-            if ep.updated:
-                self.check_atomics(a, ep, where, t)
-            ep.writer[where] = t
-            ep.writer_at[where] = site
-            if len(where) > 1:  # two threads of one block writing one element in this statement
-                last = ep.writer[where]
-                again = last != t
+            if rec.updated:
+                self.check_group(a, rec, rec.updaters, where, lanes, b, e, "updated it atomically")
+            rec.writer[where] = lanes
+            rec.writer_epoch[where] = e
+            rec.writer_at[where] = site
+            rec.written = True
+            if len(where) > 1:  # two threads writing one element in this statement
+                again = rec.writer[where] != lanes
                 if again.any():
                     k = int(np.argmax(again))
-                    self.race(a, where, k, "wrote it in the same statement", int(last[k]), site)
-            ep.written = True
+                    self.race(
+                        a, where, k, int(lanes[k]), "wrote it in the same statement", int(rec.writer[where[k]]), site
+                    )
             return
-        if ep.atomic is None:
-            ep.make_atomic()
-        before = ep.atomic[where]
-        ep.atomic[where] = t
-        ep.atomic_at[where] = site
-        many = (ep.atomic[where] != t) | ((before >= 0) & (before != t))
-        if many.any():
-            ep.atomics_many[where[many]] = True
-        ep.updated = True
+        if rec.updaters is None:
+            rec.updaters = _Group(rec.n, "update")
+        rec.updaters.add(where, lanes, b, e, site)
+        rec.updated = True
 
-    def check_writer(self, a: Access, ep: _Epoch, where: np.ndarray, t: np.ndarray) -> None:
-        w = ep.writer[where]
-        bad = (w >= 0) & (w != t)
+    def check_writer(
+        self, a: Access, rec: _Records, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray
+    ) -> None:
+        w = rec.writer[where]
+        ordered = (w == t) | ((w // self.run.tpb == b) & (rec.writer_epoch[where] < e))
+        bad = (w != NONE) & ~ordered
         if bad.any():
             k = int(np.argmax(bad))
-            self.race(a, where, k, "wrote it", int(w[k]), int(ep.writer_at[where[k]]))
+            self.race(a, where, k, int(t[k]), "wrote it", int(w[k]), int(rec.writer_at[where[k]]))
 
-    def check_readers(self, a: Access, ep: _Epoch, where: np.ndarray, t: np.ndarray) -> None:
-        r = ep.reader[where]
-        bad = ((r >= 0) & (r != t)) | ep.readers_many[where]
+    def check_group(
+        self,
+        a: Access,
+        rec: _Records,
+        group: _Group,
+        where: np.ndarray,
+        t: np.ndarray,
+        b: np.ndarray,
+        e: np.ndarray,
+        before: str,
+    ) -> None:
+        bad = group.unordered(where, t, b, e)
         if bad.any():
             k = int(np.argmax(bad))
-            other = int(r[k]) if r[k] != t[k] else -1
-            self.race(a, where, k, "read it", other, int(ep.reader_at[where[k]]))
+            other = int(group.thread[where[k]])
+            self.race(a, where, k, int(t[k]), before, other if other != t[k] else NONE, int(group.at[where[k]]))
 
-    def check_atomics(self, a: Access, ep: _Epoch, where: np.ndarray, t: np.ndarray) -> None:
-        u = ep.atomic[where]
-        bad = (u >= 0) & ((u != t) | ep.atomics_many[where])
-        if bad.any():
-            k = int(np.argmax(bad))
-            other = int(u[k]) if u[k] != t[k] else -1
-            self.race(a, where, k, "updated it atomically", other, int(ep.atomic_at[where[k]]))
-
-    @staticmethod
-    def file_reads(ep: _Epoch) -> None:
-        """Record the pending reads: per element, a thread that read it and whether several did."""
-        for where, t, site in ep.pending:
-            before = ep.reader[where]
-            ep.reader[where] = t
-            ep.reader_at[where] = site
-            many = (ep.reader[where] != t) | ((before >= 0) & (before != t))
-            if many.any():
-                ep.readers_many[where[many]] = True
-            ep.filed = True
-        ep.pending.clear()
-        ep.pending_elements = 0
+    def file_reads(self, rec: _Records) -> None:
+        """Record the pending reads."""
+        for where, lanes, site in rec.pending:
+            b = self.run.block_of[lanes].astype(np.int32, copy=False)
+            rec.readers.add(where, lanes, b, self.epoch[b], site)
+            rec.filed = True
+        rec.pending.clear()
+        rec.pending_elements = 0
 
     def barrier(self, blocks: np.ndarray) -> None:
-        """A barrier in ``blocks``: their shared memory starts a new epoch."""
+        """A barrier in ``blocks``: their threads' later accesses are ordered after earlier ones."""
+        self.epoch[blocks] += 1
         everyone = len(blocks) == self.run.nblocks
-        for ep in self.epochs.values():
-            if everyone:
-                ep.pending.clear()
-                ep.pending_elements = 0
-                if ep.written or ep.filed or ep.updated:
-                    for record, empty in ep.records():
-                        record.fill(empty)
-                ep.written = ep.filed = ep.updated = False
-            else:  # other blocks are between barriers: keep their records
-                self.file_reads(ep)
-                for record, empty in ep.records():
-                    record.reshape(self.run.nblocks, -1)[blocks] = empty
+        for rec in self.records.values():
+            if not rec.shared:
+                continue
+            if everyone:  # every record is ordered before whatever comes next
+                rec.pending.clear()
+                rec.pending_elements = 0
+                rec.written = rec.filed = rec.updated = False
+            else:
+                self.file_reads(rec)
 
     # ------------------------------------------------------------ the report
-    def race(self, a: Access, where: np.ndarray, k: int, before: str, other: int, site: int) -> None:
-        """Raise the race of element ``where[k]``: accessed now by lane ``k // width`` of ``a``,
-        and ``before`` (wrote it, read it...) by thread ``other`` of its block (-1: unknown) at ``site``."""
+    def race(self, a: Access, where: np.ndarray, k: int, lane: int, before: str, other: int, site: int) -> None:
+        """Report the race at element ``where[k]``: accessed now by ``lane`` and ``before`` (wrote
+        it, read it...) by lane ``other`` (NONE: another thread) at ``site``."""
         run, mem = self.run, a.memory
         index = [int(x) for x in np.unravel_index(int(where[k]) % mem.size, mem.shape)]
-        if other >= 0:
-            bx, by, _ = run.block
-            by_whom = f"thread {(other % bx, (other // bx) % by, other // (bx * by))}"
-        else:
-            by_whom = "another thread"
+        by_whom = run.who(other) if other != NONE else "another thread"
         loc, here = self.sites[site], a.loc
         at = f" at line {loc.lineno}" if loc is not None else ""
-        now = _NOW.get(a.kind, "updated atomically")
-        raise run.fault(
+        if other != NONE and run.block_of[other] != run.block_of[lane]:
+            fix = "threads of different blocks are never ordered within a launch: make each element one block's"
+        else:
+            fix = "put a barrier() between the two accesses"
+        lanes = (lane,) if other == NONE else (lane, other)
+        run.report(
             DataRaceError,
-            f"data race on shared array {mem.name!r}{index}: {now} by {run.who(int(a.lanes[k // a.width]))}"
+            f"data race on {mem.space} array {mem.name!r}{index}: {_NOW[a.kind]} by {run.who(lane)}"
             f"{f' at line {here.lineno}' if here is not None else ''} after {by_whom} {before}{at}, "
-            "with no barrier between; put a barrier() between the two accesses",
+            f"with no barrier between; {fix}",
             a.node,
+            lanes,
         )
