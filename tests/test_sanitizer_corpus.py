@@ -44,7 +44,7 @@ def assert_outputs(setup: corpus.Setup) -> None:
 # ---------------------------------------------------------------- the corpus itself
 
 
-def test_corpus_covers_what_it_must():
+def test_corpus_covers_what_it_must(on_simulator):
     names = [c.name for c in (*corpus.BUGGY, *corpus.CORRECT, *corpus.MULTI)]
     assert len(names) == len(set(names)), "case names must be unique"
     assert len(corpus.BUGGY) >= 32 and len(corpus.CORRECT) >= 16
@@ -53,6 +53,7 @@ def test_corpus_covers_what_it_must():
     for case in corpus.BUGGY:
         assert case.marker in linecache.getline(case.where.fn.__code__.co_filename, case.line), case.name
         assert not case.static or case.fault == "BarrierDivergenceError", case.name
+    assert all(case.build().expected for case in corpus.CORRECT), "every correct kernel has a NumPy reference"
 
 
 # ---------------------------------------------------------------- buggy kernels
@@ -88,7 +89,7 @@ def test_sanitize_reports_every_bug_of_a_kernel(case: corpus.Multi, on_simulator
     _, faults = sanitize(case)
     assert len(faults) >= 2, describe(faults)
     for cls, line in case.expected():
-        assert any(isinstance(f, cls) and f.loc.lineno == line for f in faults), (
+        assert any(isinstance(f, cls) and f.loc is not None and f.loc.lineno == line for f in faults), (
             f"expected {cls.__name__} at line {line}; {describe(faults)}"
         )
 
