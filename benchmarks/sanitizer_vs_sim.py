@@ -317,7 +317,9 @@ def markdown(doc: dict[str, Any], tools: list[str]) -> str:
         "# compute-sanitizer beside the gpukern simulator",
         "",
         f"- device: {m.get('device', 'none (simulator only)')}",
-        f"- compute-sanitizer: {m.get('compute_sanitizer', 'not run')}",
+        f"- compute-sanitizer: {m['compute_sanitizer']} ({doc['params']['sanitizer_flags']})"
+        if "compute_sanitizer" in m
+        else "- compute-sanitizer: not run",
         f"- date: {doc['date']}",
         f"- command: `{doc['command']}`",
         f"- gpukern {m['gpukern']}, Python {m['python']}, NumPy {m['numpy']}",
@@ -338,6 +340,9 @@ def markdown(doc: dict[str, Any], tools: list[str]) -> str:
             cells = [r["name"], r["category"], sim_cell(r), *(gpu_cell(r, t) for t in ["plain", *tools])]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
+        notes = [f"- {r['name']}: {r['note']}" for r in rows if r.get("note")]
+        if notes:
+            out += ["Notes:", "", *notes, ""]
     out += ["## Summary", ""]
     missed = summary["found_by_compute_sanitizer_not_by_simulator"]
     if missed:

@@ -806,7 +806,7 @@ BUGGY: list[Buggy] = [
         shift_into_tile,
         _shift_into_tile,
         MEMCHECK,
-        note="memcheck sees shared accesses only outside the block's whole shared window",
+        note="memcheck may miss it: s[B] can still lie inside the block's shared memory",
     ),
     bug(
         "oob_2d_dimension",
