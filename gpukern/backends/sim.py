@@ -39,18 +39,11 @@ from ..plan import convert_scalar
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
+from .sim_overflow import OverflowCheck
 
 # What _Run keeps per lane before any variable: int64 lane, block and six coordinates (and one
 # temporary), int16 thread in block, nine int32 specials, two bool masks (``all``, ``returned``).
 _LANE_BYTES = 9 * 8 + 2 + 9 * 4 + 2
-
-
-_INT64 = np.dtype(np.int64)
-
-
-def _wide(x: Any) -> np.ndarray:
-    """An integer operand as int64, where 32-bit arithmetic cannot wrap."""
-    return np.asarray(x).astype(np.int64)
 
 
 class _Frame:
@@ -79,6 +72,7 @@ class _Run:
         self.check = check
         self.faults = faults  # collect faults here instead of raising the first (None: raise)
         self.fault_keys: set[tuple[type, int | None]] = set()
+        self.overflow = OverflowCheck()
         self.grid, self.block = grid, block
         self.tpb = block[0] * block[1] * block[2]
         self.nblocks = grid[0] * grid[1] * grid[2]
@@ -310,21 +304,19 @@ class _Run:
         with np.errstate(all="ignore"):
             out = op.numpy(a, b, e.type.dtype)
         if e.feeds_index and self.check:
-            with np.errstate(all="ignore"):
-                self.check_overflow(e, out, op.numpy(_wide(a), _wide(b), _INT64), m)
+            self.check_overflow(e, [a, b], out, m)
         return out
 
-    def check_overflow(self, e: ir.Node, out: Any, exact: Any, m: np.ndarray) -> None:
-        """``out``, 32-bit arithmetic that feeds an index, must equal ``exact``, the same in 64 bits."""
-        bad = np.broadcast_to(np.asarray(exact) != out, (self.lanes,)) & m
-        if bad.any():
-            k = int(np.argmax(bad))
-            value = int(np.broadcast_to(exact, (self.lanes,))[k])
+    def check_overflow(self, e: ir.BinOp | ir.Unary, operands: list[Any], out: Any, m: np.ndarray) -> None:
+        """``out``, 32-bit arithmetic that feeds an index, must not have wrapped (``sim_overflow``)."""
+        k = self.overflow.wrapped(e.op, operands, out, e.type.dtype, m)
+        if k is not None:
             self.report(
                 IndexOverflowError,
-                f"{e.type.name} arithmetic that feeds an array index overflows: its value is {value:,}, which "
-                f"{e.type.name} cannot hold (it wraps to {int(np.broadcast_to(out, (self.lanes,))[k]):,}), "
-                f"in {self.who(k)}; compute the index in int64 (int64(row) * n + col)",
+                f"{e.type.name} arithmetic that feeds an array index overflows: its value is "
+                f"{self.overflow.exact:,}, which {e.type.name} cannot hold (it wraps to "
+                f"{int(np.broadcast_to(out, (self.lanes,))[k]):,}), in {self.who(k)}; "
+                "compute the index in int64 (int64(row) * n + col)",
                 e,
                 (k,),
             )
@@ -343,7 +335,7 @@ class _Run:
         with np.errstate(all="ignore"):
             out = ops.UNARY[e.op].numpy(v, e.type.dtype)
         if e.feeds_index and self.check:
-            self.check_overflow(e, out, ops.UNARY[e.op].numpy(_wide(v), _INT64), m)
+            self.check_overflow(e, [v], out, m)
         return out
 
     def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:

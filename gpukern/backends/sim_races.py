@@ -74,6 +74,7 @@ class _Group:
     def add(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray, site: int) -> None:
         """File accesses by lanes t (blocks b, epochs e) of elements ``where`` (repeats allowed)."""
         order = np.argsort(where, kind="stable")
+        e = np.broadcast_to(e, where.shape)
         w, t, b, e = where[order], t[order], b[order], e[order]
         first = np.ones(len(w), bool)
         first[1:] = w[1:] != w[:-1]
@@ -117,7 +118,7 @@ class _Records:
         self.written = False
         self.filed = False
         self.updated = False
-        self.pending: list[tuple[np.ndarray, np.ndarray, int]] = []  # (elements, lanes, site) of reads
+        self.pending: list[tuple[np.ndarray, np.ndarray, int, int]] = []  # (elements, lanes, width, site)
         self.pending_elements = 0
 
 
@@ -128,6 +129,9 @@ class Races:
         self.run = run  # the simulator run: lanes, blocks, messages
         self.records: dict[Memory, _Records] = {}
         self.epoch = np.zeros(run.nblocks, np.int32)  # barriers each block has passed
+        self.same_epoch: int | None = 0  # the epoch of every block, while they all have one
+        self.lane32 = run.lane_ids.astype(np.int32)
+        self.block32 = run.block_of.astype(np.int32)
         self.sites: list[Loc | None] = []
         self.site_of_loc: dict[Loc | None, int] = {}
         self.site_of_node: dict[int, int] = {}
@@ -150,23 +154,22 @@ class Races:
         rec = self.records.get(a.memory)
         if rec is None:  # local memory, a global array never written, or checks off
             return
-        run = self.run
-        lanes = a.per_element(a.lanes.astype(np.int32, copy=False))
         where = a.elements()
-        b = run.block_of[lanes].astype(np.int32, copy=False)
-        e = self.epoch[b]
         site = self.site(a.node)
         if a.kind == LOAD:
-            if rec.written:
-                self.check_writer(a, rec, where, lanes, b, e)
-            if rec.updated:
-                self.check_group(a, rec, rec.updaters, where, lanes, b, e, "updated it atomically")
-            rec.pending.append((where, lanes, site))
+            if rec.written or rec.updated:
+                lanes, b, e = self.threads(a.lanes, a.width)
+                if rec.written:
+                    self.check_writer(a, rec, where, lanes, b, e)
+                if rec.updated:
+                    self.check_group(a, rec, rec.updaters, where, lanes, b, e, "updated it atomically")
+            rec.pending.append((where, a.lanes, a.width, site))
             rec.pending_elements += len(where)
             if rec.pending_elements > self.pending_budget:
                 self.file_reads(rec)
             return
         self.file_reads(rec)
+        lanes, b, e = self.threads(a.lanes, a.width)
         if rec.written:
             self.check_writer(a, rec, where, lanes, b, e)
         if rec.filed:
@@ -190,6 +193,17 @@ class Races:
             rec.updaters = _Group(rec.n, "update")
         rec.updaters.add(where, lanes, b, e, site)
         rec.updated = True
+
+    def threads(self, lanes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, Any]:
+        """Per element of an access by ``lanes`` (``width`` elements each): the lane, its block and
+        the block's epoch (one number while every block has the same)."""
+        if len(lanes) == self.run.lanes:
+            t, b = self.lane32, self.block32
+        else:
+            t, b = lanes.astype(np.int32), self.block32[lanes]
+        if width > 1:
+            t, b = np.repeat(t, width), np.repeat(b, width)
+        return t, b, (np.int32(self.same_epoch) if self.same_epoch is not None else self.epoch[b])
 
     def check_writer(
         self, a: Access, rec: _Records, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray
@@ -220,9 +234,9 @@ class Races:
 
     def file_reads(self, rec: _Records) -> None:
         """Record the pending reads."""
-        for where, lanes, site in rec.pending:
-            b = self.run.block_of[lanes].astype(np.int32, copy=False)
-            rec.readers.add(where, lanes, b, self.epoch[b], site)
+        for where, lanes, width, site in rec.pending:
+            t, b, e = self.threads(lanes, width)
+            rec.readers.add(where, t, b, e, site)
             rec.filed = True
         rec.pending.clear()
         rec.pending_elements = 0
@@ -231,6 +245,7 @@ class Races:
         """A barrier in ``blocks``: their threads' later accesses are ordered after earlier ones."""
         self.epoch[blocks] += 1
         everyone = len(blocks) == self.run.nblocks
+        self.same_epoch = self.same_epoch + 1 if everyone and self.same_epoch is not None else None
         for rec in self.records.values():
             if not rec.shared:
                 continue
