@@ -61,11 +61,17 @@ def main(argv: list[str] | None = None) -> int:
             launch, extra = mm.matmul_naive[grid, (tile, tile)], ()
         else:
             launch, extra = mm.matmul_tiled[grid, (tile, tile)], (tile,)
-        ways = {
-            "off": lambda c: launch(a, b, c, n, n, n, *extra, check=False),
-            "checked": lambda c: launch(a, b, c, n, n, n, *extra, check=True),
-            "sanitize": lambda c: gk.sanitize(launch, a, b, c, n, n, n, *extra),
-        }
+
+        def off(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
+            return launch(a, b, c, n, n, n, *extra, check=False)
+
+        def checked(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
+            return launch(a, b, c, n, n, n, *extra, check=True)
+
+        def sanitize(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
+            return gk.sanitize(launch, a, b, c, n, n, n, *extra)
+
+        ways = {"off": off, "checked": checked, "sanitize": sanitize}
         times: dict[str, list[float]] = {k: [] for k in ways}
         for r in range(args.repeat + 1):
             for way, run in ways.items():
