@@ -419,7 +419,9 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu (the kernels built as gpukern"
         " builds them); **bold** where they differ.  After the table, every difference with ncu's count of the"
-        " same kernel built with `nvcc -G` (no optimisation).",
+        " same kernel built with `nvcc -G` (no optimisation: each scalar access of the source is an instruction of"
+        " its own, but -G also splits 64- and 128-bit vector accesses into 32-bit ones, so for those it tells"
+        " nothing).",
         "Counters: "
         + ", ".join(f"`{k}` = " + " + ".join(f"`{m}.sum`" for m in COMPARED[k]) for k in result["compared"]),
         "",
@@ -438,7 +440,7 @@ def markdown(result: dict[str, Any]) -> str:
     for r in result["cases"]:
         for k in r["differs"]:
             s, h, g = r["simulator"][k], r["ncu"][k], r["ncu_debug_build"][k]
-            why = " (equal without optimisation: nvcc rewrote these accesses)" if s == g else ""
+            why = " (= the -G build)" if s == g else ""
             lines.append(f"- {r['case']}, {SHORT[k]}: {s:,} / {h:,.0f} / {g:,.0f}{why}")
     lines += ["", "Recorded, not compared (ncu):", ""]
     for r in result["cases"]:
