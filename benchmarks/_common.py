@@ -51,6 +51,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def example(name: str) -> Any:
+    """A module of ``examples/`` (not a package), imported from its file: benchmarks run the
+    gallery's own kernels, never copies."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"gallery_{name}", ROOT / "examples" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def add_common_args(p: argparse.ArgumentParser) -> None:
     """``--backend`` and ``--out``, the options every benchmark has."""
     p.add_argument("--backend", choices=("cuda", "opencl"), help="default: gpukern's default backend")

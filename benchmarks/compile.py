@@ -46,23 +46,12 @@ GOAL_FIRST_LAUNCH_MS = 50.0
 TOLERANCE = 1e-4
 
 
-def _load_example() -> Any:
-    """examples/matmul_tiled.py as a module (examples/ is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("matmul_tiled_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 # ---------------------------------------------------------------- children (each prints one JSON line)
 def child_codegen(dialect: str, reps: int, tile: int) -> dict[str, Any]:
     """Codegen times of fresh Kernel objects; the first call of the process separately."""
     import gpukern as gk
 
-    fn = _load_example().matmul_tiled.fn
+    fn = _common.example("matmul_tiled").matmul_tiled.fn
     types = (gk.Array[gk.float32],) * 3 + (gk.int32,) * 3 + (tile,)
     t = time.perf_counter()
     first_src = gk.Kernel(fn).source(*types, backend=dialect)
@@ -92,7 +81,7 @@ def child_first_launch(backend_name: str, n: int, tile: int, seed: int) -> dict[
     import gpukern as gk
 
     t2 = time.perf_counter()
-    example = _load_example()
+    example = _common.example("matmul_tiled")
     t3 = time.perf_counter()
     rng = np.random.default_rng(seed)
     a, b = ((rng.uniform(0.5, 1.5, (n, n)) * rng.choice([-1.0, 1.0], (n, n))).astype(np.float32) for _ in range(2))

@@ -10,25 +10,14 @@ checked against NumPy.  The goal: profiling costs at most 3x the plain run.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import pathlib
 import statistics
 import sys
 import time
 
+import _common  # noqa: E402  (puts the checkout first on sys.path)
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 import gpukern as gk  # noqa: E402
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("matmul_tiled_example", ROOT / "examples" / "matmul_tiled.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def median_time(fn, repeat: int) -> float:
@@ -47,7 +36,7 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     n = args.size
-    mm = _example()
+    mm = _common.example("matmul_tiled")
     rng = np.random.default_rng(0)
     a = rng.standard_normal(n * n, dtype=np.float32)
     b = rng.standard_normal(n * n, dtype=np.float32)

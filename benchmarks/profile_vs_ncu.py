@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
-import importlib.util
 import io
 import json
 import os
@@ -37,10 +36,8 @@ import subprocess
 import sys
 from typing import Any
 
+import _common  # noqa: E402  (puts the checkout first on sys.path)
 import numpy as np
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import gpukern as gk  # noqa: E402
 from gpukern import (  # noqa: E402
@@ -219,18 +216,10 @@ def shared_hist(x: Array[int32], hist: Array[int32], BINS: Const[int]):
 
 
 # ---------------------------------------------------------------- the cases
-def example(name: str) -> Any:
-    """A module of ``examples/`` (not a package), imported from its file."""
-    spec = importlib.util.spec_from_file_location(f"gallery_{name}", ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
     names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast")
-    tr, red, hist, mm, fast = (example(name) for name in names)
+    tr, red, hist, mm, fast = (_common.example(name) for name in names)
     rng = np.random.default_rng(0)
     f32 = np.float32
     out: list[tuple[str, Any, tuple[Any, ...]]] = []

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
 import json
 import pathlib
 import platform
@@ -23,21 +22,12 @@ import sys
 import time
 from typing import Any
 
+import _common  # noqa: E402  (puts the checkout first on sys.path)
 import numpy as np
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 import gpukern as gk  # noqa: E402
 
 GOAL = 1.5
-
-
-def _example() -> Any:
-    spec = importlib.util.spec_from_file_location("matmul_tiled_example", ROOT / "examples" / "matmul_tiled.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=pathlib.Path, help="write sanitizer_overhead.json here")
     args = p.parse_args(argv)
     n = args.size
-    mm = _example()
+    mm = _common.example("matmul_tiled")
     rng = np.random.default_rng(0)
     a = rng.standard_normal(n * n, dtype=np.float32)
     b = rng.standard_normal(n * n, dtype=np.float32)
