@@ -247,6 +247,17 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         (2, "2 addresses 128 B apart", (lane % 2) * 16),
         (2, "half-warps read the same 16", lane % 16),
         (1, "4 addresses 128 B apart", (lane % 4) * 32),
+        # whether quarter-warps (float4) or half-warps (float2) that read the same words share
+        # wavefronts: identical phases without and with threads sharing an address within a phase,
+        # and phases whose words together fit one wavefront
+        (4, "each quarter one 128 B row", lane % 8),
+        (4, "each quarter 8 addresses 32 B apart", (lane % 8) * 2),
+        (4, "each quarter 8 addresses 64 B apart", (lane % 8) * 4),
+        (4, "each quarter 4 addresses 128 B apart, 2 threads each", (lane % 4) * 8),
+        (4, "quarters 0 and 2 one float4, 1 and 3 the next", (lane // 8) % 2),
+        (2, "each half 16 addresses 16 B apart", (lane % 16) * 2),
+        (2, "half 0 one float2, half 1 the next", lane // 16),
+        (2, "each half 8 addresses 128 B apart, 2 threads each", (lane % 8) * 16),
     )
     for w, what, slots in gathers:
         label = f"shared {'float' if w == 1 else f'float{w}'} ld: {what}"
@@ -365,9 +376,10 @@ def environment(ncu: str) -> dict[str, str]:
 
 # ---------------------------------------------------------------- reports
 def print_sim(labels: list[str], sim: list[dict[str, int]]) -> None:
-    print(f"{'case':<36}" + "".join(f"{SHORT[k]:>12}" for k in COMPARED))
+    w = max(map(len, labels)) + 2
+    print(f"{'case':<{w}}" + "".join(f"{SHORT[k]:>12}" for k in COMPARED))
     for label, s in zip(labels, sim):
-        print(f"{label:<36}" + "".join(f"{s[k]:>12,}" for k in COMPARED))
+        print(f"{label:<{w}}" + "".join(f"{s[k]:>12,}" for k in COMPARED))
 
 
 def compare(

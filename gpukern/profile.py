@@ -28,13 +28,15 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   wavefronts beyond one per phase are the bank conflicts: a warp's float4 read of
   512 contiguous bytes is 4 wavefronts and no conflict, a float4 read at a stride of
   32 bytes 8 wavefronts and 4 conflicts, and 32 threads reading one float4 4 and 0.
-  This phase rule agrees with Nsight Compute on an H100 for every 64- and 128-bit
-  access measured (``benchmarks/profile_vs_ncu.py``) except where phases read the very
-  same words: the hardware then serves two phases together (32 threads reading one
-  float4: 2 wavefronts, not 4; one float2: 1, not 2), a merge whose exact rule the
-  measurements do not yet pin down, so the profiler does not model it.  Counts are of
-  the kernel as written: nvcc may merge unrolled loads of neighbouring elements into
-  one wider load, or load an element once where the source reads it twice;
+  One more rule, measured: two neighbouring phases of a load (the two quarter-warps of
+  a half-warp, the two half-warps of a warp) whose threads start at no more than two
+  distinct addresses are served as one phase (32 threads reading one float4: 2
+  wavefronts, not 4; one float2: 1).  With it every 64- and 128-bit access measured
+  agrees with Nsight Compute on an H100, wavefronts and conflicts alike
+  (``benchmarks/profile_vs_ncu.py``: strides, broadcasts, quarter- and half-warp
+  patterns).  Counts are of the kernel as written: nvcc may merge unrolled loads of
+  neighbouring elements into one wider load, or load an element once where the source
+  reads it twice;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats), and arithmetic intensity (FLOPs per global byte).
@@ -355,7 +357,10 @@ class Profiler:
             phases = -(-self.warp_size // per_phase)
             if phases * per_phase != self.warp_size:
                 rows = np.pad(rows, ((0, 0), (0, (phases * per_phase - self.warp_size) * width)), constant_values=-1)
-            rows = rows.reshape(-1, per_phase * width)
+            if a.kind == "load":  # measured for loads; stores of one address by many threads race anyway
+                rows = self._pair_phases(rows, phases, per_phase * width, width)
+            else:
+                rows = rows.reshape(-1, per_phase * width)
             rows = rows[rows.max(axis=1) >= 0]  # phases with an active thread
         # Quick answer for most accesses: a phase whose words all lie within `banks` consecutive
         # words (a broadcast, a row, a column of a small tile) needs one wavefront.
@@ -378,6 +383,22 @@ class Profiler:
             c.shared_load_elems += n * a.width
             c.shared_load_wavefronts += total
             c.shared_load_conflicts += conflicts
+
+    @staticmethod
+    def _pair_phases(rows: np.ndarray, phases: int, length: int, width: int) -> np.ndarray:
+        """The phases of each warp (rows of ``length`` words, ``width`` a thread), with each pair
+        of neighbouring phases (0 and 1, 2 and 3...) whose threads start at two distinct addresses
+        or fewer made one phase: as an H100 serves them (measured with ncu,
+        ``benchmarks/profile_vs_ncu.py``).  Rows come back ``2 * length`` long, -1 padded."""
+        if phases % 2:
+            return rows.reshape(-1, length)
+        pairs = rows.reshape(-1, 2 * length)
+        starts = np.sort(pairs[:, ::width], axis=1)  # each thread's first word
+        new = np.ones(starts.shape, bool)
+        new[:, 1:] = starts[:, 1:] != starts[:, :-1]
+        few = (new & (starts >= 0)).sum(axis=1) <= 2
+        single = pairs[~few].reshape(-1, length)  # each phase on its own, padded to a pair's width
+        return np.concatenate([pairs[few], np.pad(single, ((0, 0), (0, length)), constant_values=-1)])
 
     def _wavefronts(self, rows: np.ndarray) -> np.ndarray:
         """Per phase (row of word addresses, -1 for no thread): the most distinct words in one bank."""
