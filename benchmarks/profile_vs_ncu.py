@@ -4,8 +4,9 @@
     python benchmarks/profile_vs_ncu.py --out DIR               # on an NVIDIA GPU, with nvcc and ncu
 
 Each case is one kernel launch: copies (scalar, 32-byte strided, float2 and float4 vectors),
-a shared-memory float4/float2 round trip at several strides (the cases on which accounts of
-how 64- and 128-bit shared accesses are split into phases disagree), atomics on global
+a shared-memory float4/float2 round trip at several strides and gathers of float4s, float2s
+and floats at patterns that tell apart how 64- and 128-bit shared accesses are split into
+phases and when phases are served together, atomics on global
 memory (histogram-like, every thread on one element, with the result used and unused, so
 both ATOM and RED appear) and on shared memory, the gallery's transpose, reduction and
 histogram, the flagship matmuls and ``examples/matmul_fast.py``'s kernel in one
@@ -14,10 +15,16 @@ configuration; gallery kernels are imported from ``examples/``, not copied.
 Every launch is profiled with ``gk.profile`` (the simulator), then run on the CUDA backend
 under ``ncu --clock-control none`` (this script again, as ``--worker``), and the counters of
 ``COMPARED`` are set side by side (a counter with several ncu metrics is their sum: a global
-atomic whose result is unused compiles to RED, one whose result is used to ATOM).  Metrics
-in ``RECORDED`` are only written down.  Metrics this ncu does not offer (``ncu
---query-metrics``) are reported as missing, never compared.  With ``--out DIR`` the
-side-by-side goes to DIR/profile_vs_ncu.md and DIR/profile_vs_ncu.json.
+atomic whose result is unused compiles to RED, one whose result is used to ATOM).
+
+The kernels run twice under ncu: as gpukern builds them (the comparison) and with ptxas at
+-O0 (``AS_EMITTED``), whose counts are set beside each difference.  The profiler counts the
+accesses the kernel makes; ptxas's optimisation may merge unrolled loads of neighbouring
+shared elements into one 128-bit load, and make a warp's integer atomics at an address the
+code fixes into one; where the -O0 build's count equals the simulator's, that is the
+difference.  (Neither build is the kernel as written everywhere: nvcc's front end loads an
+element once where the code reads it twice, and at -O0 a conditional expression stored to
+shared memory becomes a store on each branch.)
 
 Exit status: 0 if every compared count agrees, 1 if any differs, 2 if ncu could not run.
 """
@@ -322,10 +329,13 @@ def simulate(measured: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str,
 
 
 # ---------------------------------------------------------------- ncu
-def worker(debug: bool) -> None:
+AS_EMITTED = ("-Xptxas", "-O0", "-maxrregcount=64")  # ptxas leaves each memory instruction of the PTX as it is
+
+
+def worker(as_emitted: bool) -> None:
     gk.set_backend("cuda")
-    if debug:  # nvcc -G: every access of the source is its own instruction (few registers: 1024-thread blocks)
-        gk.get_backend().options = ("-G", "-maxrregcount=32")
+    if as_emitted:  # ptxas -O0: no merged loads, no loads shared between reads, no aggregated atomics
+        gk.get_backend().options = AS_EMITTED
     for label, launch, args in cases():
         print(f"case: {label}", flush=True)
         launch(*args)
@@ -341,10 +351,11 @@ def offered(ncu: str, names: list[str]) -> set[str]:
     return {m for m in names if re.search(rf"\b{re.escape(m)}\b", proc.stdout)}
 
 
-def ncu_counts(ncu: str, metrics: list[str], n_launches: int, debug: bool) -> list[dict[str, float]]:
-    """Per launch, in order: every metric's ``.sum``, of the build with nvcc -G (``debug``) or without."""
+def ncu_counts(ncu: str, metrics: list[str], n_launches: int, as_emitted: bool) -> list[dict[str, float]]:
+    """Per launch, in order: every metric's ``.sum``, of the build with ptxas -O0 (``as_emitted``) or
+    the default build."""
     cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(f"{m}.sum" for m in metrics)]
-    worker = [sys.executable, __file__, "--worker", *(["--debug-build"] if debug else [])]
+    worker = [sys.executable, __file__, "--worker", *(["--as-emitted"] if as_emitted else [])]
     proc = subprocess.run([*cmd, *worker], capture_output=True, text=True, env=os.environ)
     if proc.returncode != 0 or '"ID"' not in proc.stdout:
         said = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith('"'))
@@ -386,25 +397,22 @@ def compare(
     labels: list[str],
     sim: list[dict[str, int]],
     hw: list[dict[str, float]],
-    as_written: list[dict[str, float]],
+    as_emitted: list[dict[str, float]],
     have: set[str],
 ) -> dict[str, Any]:
-    """Per case: the simulator's and ncu's count (of the build users run) of every comparable
-    counter and which differ; beside them ncu's count of the ``nvcc -G`` build, which tells a
-    difference that nvcc's optimisation makes (the -G count equals the simulator's) from one of the
-    profiler's rules."""
+    """Per case: the simulator's and ncu's count (the default build) of every comparable counter
+    and which differ; beside them ncu's count of the build with ptxas -O0."""
     comparable = [k for k, ms in COMPARED.items() if all(m in have for m in ms)]
     rows = []
-    for label, s, h, g in zip(labels, sim, hw, as_written):
+    for label, s, h, o in zip(labels, sim, hw, as_emitted):
         theirs = {k: sum(h.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
-        debug = {k: sum(g.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
         rows.append(
             {
                 "case": label,
                 "simulator": s,
                 "ncu": theirs,
-                "ncu_debug_build": debug,
                 "differs": [k for k in comparable if s[k] != theirs[k]],
+                "ncu_ptxas_O0": {k: sum(o.get(m, float("nan")) for m in COMPARED[k]) for k in comparable},
                 "recorded": {m: h[m] for m in RECORDED if m in h},
             }
         )
@@ -415,14 +423,13 @@ def compare(
 def markdown(result: dict[str, Any]) -> str:
     env = result["environment"]
     bad = sum(len(r["differs"]) for r in result["cases"])
+    total = len(result["cases"]) * len(result["compared"])
     lines = [
         f"# Simulator profiler vs Nsight Compute, {env['device']}, {env['date']}",
         "",
         f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu (the kernels built as gpukern"
-        " builds them); **bold** where they differ.  After the table, every difference with ncu's count of the"
-        " same kernel built with `nvcc -G` (no optimisation: each scalar access of the source is an instruction of"
-        " its own, but -G also splits 64- and 128-bit vector accesses into 32-bit ones, so for those it tells"
-        " nothing).",
+        " builds them); **bold** where they differ.  After the table, each difference with ncu's count of the"
+        f" same kernel built with `{' '.join(AS_EMITTED)}` (ptxas keeps the PTX's memory instructions).",
         "Counters: "
         + ", ".join(f"`{k}` = " + " + ".join(f"`{m}.sum`" for m in COMPARED[k]) for k in result["compared"]),
         "",
@@ -437,18 +444,21 @@ def markdown(result: dict[str, Any]) -> str:
             cell = f"{r['simulator'][k]:,} / {r['ncu'][k]:,.0f}"
             cells.append(f"**{cell}**" if k in r["differs"] else cell)
         lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
-    lines += ["", "Differences: simulator / ncu / ncu of the `nvcc -G` build:", ""]
-    for r in result["cases"]:
-        for k in r["differs"]:
-            s, h, g = r["simulator"][k], r["ncu"][k], r["ncu_debug_build"][k]
-            why = " (= the -G build)" if s == g else ""
-            lines.append(f"- {r['case']}, {SHORT[k]}: {s:,} / {h:,.0f} / {g:,.0f}{why}")
-    lines += ["", "Recorded, not compared (ncu):", ""]
+    verdict = "All compared counts agree" if not bad else f"{bad} compared counts differ"
+    lines += ["", f"{verdict} ({total - bad:,} of {total:,} equal).", ""]
+    if bad:
+        lines += ["Differences: simulator / ncu / ncu of the ptxas -O0 build:", ""]
+        for r in result["cases"]:
+            for k in r["differs"]:
+                s, h, o = r["simulator"][k], r["ncu"][k], r["ncu_ptxas_O0"][k]
+                why = " (= the ptxas -O0 build: ptxas rewrote these accesses)" if s == o else ""
+                lines.append(f"- {r['case']}, {SHORT[k]}: {s:,} / {h:,.0f} / {o:,.0f}{why}")
+        lines.append("")
+    lines += ["Recorded, not compared (ncu):", ""]
     for r in result["cases"]:
         shown = ", ".join(f"`{m}` {v:,.0f}" for m, v in r["recorded"].items() if v)
         if shown:
             lines.append(f"- {r['case']}: {shown}")
-    lines += ["", "All compared counts agree." if not bad else f"{bad} compared counts differ."]
     return "\n".join(lines) + "\n"
 
 
@@ -458,10 +468,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=pathlib.Path, help="write profile_vs_ncu.md and .json to this directory")
     p.add_argument("--ncu", default="ncu", help="the ncu executable (default: ncu on PATH)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--debug-build", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--as-emitted", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker(args.debug_build)
+        worker(args.as_emitted)
         return 0
     measured = cases()
     labels = [label for label, _, _ in measured]
@@ -474,9 +484,9 @@ def main(argv: list[str] | None = None) -> int:
             (args.out / "profile_sim.json").write_text(json.dumps({"cases": rows}, indent=2) + "\n")
         return 0
     have = offered(args.ncu, sorted({m for ms in COMPARED.values() for m in ms} | set(RECORDED)))
-    hw = ncu_counts(args.ncu, sorted(have), len(measured), debug=False)
-    as_written = ncu_counts(args.ncu, sorted(have), len(measured), debug=True)
-    result = compare(labels, sim, hw, as_written, have)
+    hw = ncu_counts(args.ncu, sorted(have), len(measured), as_emitted=False)
+    as_emitted = ncu_counts(args.ncu, sorted(have), len(measured), as_emitted=True)
+    result = compare(labels, sim, hw, as_emitted, have)
     result["environment"] = environment(args.ncu)
     text = markdown(result)
     print(text)
