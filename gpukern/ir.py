@@ -419,16 +419,32 @@ def children(node: Any) -> Iterator[Any]:
             yield value
 
 
+def _subnodes(node: Any) -> list[Any]:
+    out: list[Any] = []
+    for name in node.CHILDREN:
+        value = getattr(node, name)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, Node))
+        elif isinstance(value, Node):
+            out.append(value)
+    return out
+
+
 def walk(node: Any) -> Iterator[Any]:
-    """Every node under ``node`` (inclusive), depth first; does not enter callees."""
-    yield node
-    for child in children(node):
-        yield from walk(child)
+    """Every node under ``node`` (inclusive), depth first, parents before children, in order; does
+    not enter callees.  A loop over a stack, not nested generators: every pass walks the IR."""
+    return walk_body([node])
 
 
-def walk_body(body: list[Stmt]) -> Iterator[Any]:
-    for stmt in body:
-        yield from walk(stmt)
+def walk_body(body: list[Any]) -> Iterator[Any]:
+    stack = list(reversed(body))
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.CHILDREN:
+            sub = _subnodes(n)
+            sub.reverse()
+            stack.extend(sub)
 
 
 def names_in(fd: FuncDef) -> set[str]:
