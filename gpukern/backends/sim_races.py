@@ -32,20 +32,25 @@ from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
 
 NONE = -1  # no thread recorded
 SEVERAL = -2  # readers (or updaters) of several blocks
-# (name, dtype) of the per-element records of plain accesses and, made on an array's first atomic,
-# of atomic updates; *_at hold a site (source line) id, meaningful only where their thread is set.
-_PLAIN = (
-    ("writer", np.int32),
-    ("writer_epoch", np.int32),
-    ("writer_at", np.int16),
-    ("reader", np.int32),
-    ("reader_epoch", np.int32),
-    ("reader_block", np.int32),
-    ("readers_many", np.bool_),
-    ("reader_at", np.int16),
+# The per-element records, as (name, dtype, empty value): a writer's, and a group's (the readers;
+# the atomic updaters, made on an array's first atomic).  ``at`` holds a site (source line) id,
+# meaningful only where its thread is set.
+_WRITER = (("writer", np.int32, NONE), ("writer_epoch", np.int32, 0), ("writer_at", np.int16, 0))
+_GROUP = (
+    ("thread", np.int32, NONE),
+    ("epoch", np.int32, 0),
+    ("block", np.int32, NONE),
+    ("many", np.bool_, False),
+    ("at", np.int16, 0),
 )
-_ATOMIC = tuple((name.replace("reader", "updater"), t) for name, t in _PLAIN[3:])
-ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t in _PLAIN)  # what tracking adds to each element
+ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t, _ in _WRITER + _GROUP)  # what tracking adds an element
+
+
+def _make(obj: object, layout: tuple[tuple[str, type, object], ...], n: int) -> None:
+    for name, dtype, empty in layout:
+        setattr(obj, name, np.full(n, empty, dtype))
+
+
 _NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically"}
 _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many elements per lane of the grid
 
@@ -55,13 +60,14 @@ class _Group:
     epoch and site, the block they are of (``SEVERAL``: more than one), and whether several
     threads of that block did so in that epoch."""
 
-    def __init__(self, n: int, prefix: str):
-        self.thread = np.full(n, NONE, np.int32)
-        self.epoch = np.zeros(n, np.int32)
-        self.block = np.full(n, NONE, np.int32)
-        self.many = np.zeros(n, bool)
-        self.at = np.zeros(n, np.int16)
-        self.prefix = prefix
+    thread: np.ndarray
+    epoch: np.ndarray
+    block: np.ndarray
+    many: np.ndarray
+    at: np.ndarray
+
+    def __init__(self, n: int):
+        _make(self, _GROUP, n)
 
     def unordered(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Per element: whether some thread of the group is not ordered before thread t (of block
@@ -105,12 +111,14 @@ class _Group:
 class _Records:
     """What the tracker knows of one array (every block's copy of a shared one)."""
 
+    writer: np.ndarray
+    writer_epoch: np.ndarray
+    writer_at: np.ndarray
+
     def __init__(self, n: int, shared: bool):
         self.shared = shared
-        self.writer = np.full(n, NONE, np.int32)
-        self.writer_epoch = np.zeros(n, np.int32)
-        self.writer_at = np.zeros(n, np.int16)
-        self.readers = _Group(n, "read")
+        _make(self, _WRITER, n)
+        self.readers = _Group(n)
         self.updaters: _Group | None = None
         self.n = n
         # whether records may hold accesses not ordered before everything to come: after a barrier
@@ -190,7 +198,7 @@ class Races:
                     )
             return
         if rec.updaters is None:
-            rec.updaters = _Group(rec.n, "update")
+            rec.updaters = _Group(rec.n)
         rec.updaters.add(where, lanes, b, e, site)
         rec.updated = True
 
