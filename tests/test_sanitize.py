@@ -75,6 +75,16 @@ def indexed(a: Array[float32], out: Array[float32], row: int32, n: int32, col: i
 
 
 @kernel
+def squared_index(a: Array[float32], out: Array[float32], x: uint32):
+    out[0] = a[x * x]
+
+
+def test_an_overflow_report_gives_the_value_even_where_64_bits_would_wrap():
+    with pytest.raises(gk.IndexOverflowError, match="18,446,744,065,119,617,025.*wraps to 1,"):
+        squared_index[1, 1](np.zeros(4, np.float32), np.zeros(1, np.float32), 2**32 - 1)
+
+
+@kernel
 def arithmetic_not_for_indices(a: Array[int32], out: Array[int32], x: int32, seed: uint32, n: int32):
     t = thread_idx.x
     h = (seed + uint32(t)) * uint32(2654435761)  # a hash that wraps on purpose, reduced before it indexes

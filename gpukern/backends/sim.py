@@ -309,12 +309,13 @@ class _Run:
 
     def check_overflow(self, e: ir.BinOp | ir.Unary, operands: list[Any], out: Any, m: np.ndarray) -> None:
         """``out``, 32-bit arithmetic that feeds an index, must not have wrapped (``sim_overflow``)."""
-        k = self.overflow.wrapped(e.op, operands, out, e.type.dtype, m)
-        if k is not None:
+        found = self.overflow.wrapped(e.op, operands, out, e.type.dtype, m)
+        if found is not None:
+            k, value = found
             self.report(
                 IndexOverflowError,
                 f"{e.type.name} arithmetic that feeds an array index overflows: its value is "
-                f"{self.overflow.exact:,}, which {e.type.name} cannot hold (it wraps to "
+                f"{value:,}, which {e.type.name} cannot hold (it wraps to "
                 f"{int(np.broadcast_to(out, (self.lanes,))[k]):,}), in {self.who(k)}; "
                 "compute the index in int64 (int64(row) * n + col)",
                 e,

@@ -67,17 +67,21 @@ class OverflowCheck:
             return True
         return lo < info.min or hi > info.max
 
-    def wrapped(self, op: str, operands: list[Any], out: Any, dtype: np.dtype, m: np.ndarray) -> int | None:
-        """The first active lane where ``out`` (``op`` of ``operands`` in ``dtype``) wrapped, with
-        its exact value, or None."""
+    def wrapped(self, op: str, operands: list[Any], out: Any, dtype: np.dtype, m: np.ndarray) -> tuple[int, int] | None:
+        """The first active lane where ``out`` (``op`` of ``operands`` in ``dtype``) wrapped, and the
+        value it should have had (Python's, from ``ops``: 64 bits can wrap too), or None."""
         if not self.may_wrap(op, operands, dtype):
             return None
+        entry = ops.BINARY[op] if len(operands) == 2 else ops.UNARY[op]
         wide = [np.asarray(x).astype(np.int64) for x in operands]
         with np.errstate(all="ignore"):
-            exact = ops.BINARY[op].numpy(*wide, _INT64) if len(wide) == 2 else ops.UNARY[op].numpy(wide[0], _INT64)
+            exact = entry.numpy(*wide, _INT64)
         bad = np.broadcast_to(exact != out, m.shape) & m
         if not bad.any():
             return None
         k = int(np.argmax(bad))
-        self.exact = int(np.broadcast_to(exact, m.shape)[k])
-        return k
+        try:
+            value = int(entry.python(*(int(np.broadcast_to(x, m.shape)[k]) for x in operands)))
+        except (ArithmeticError, ValueError):  # a shift by a negative count: NumPy's meaning stands
+            value = int(np.broadcast_to(exact, m.shape)[k])
+        return k, value
