@@ -59,8 +59,8 @@ def test_empty_arrays_keep_their_written_flags_across_launches():
     fill[1, 64](a, 64)
     copy[1, 64](a, b)  # now every element is written
     np.testing.assert_array_equal(b.get(), np.arange(64, dtype=np.float32))
-    assert gk.to_device(np.ones(4, np.float32)) is not None  # to_device and zeros are written arrays
-    copy[1, 4](gk.zeros(4, np.float32), gk.empty(4, np.float32))
+    copy[1, 4](gk.zeros(4, np.float32), gk.empty(4, np.float32))  # zeros() and to_device(): written arrays
+    copy[1, 4](gk.to_device(np.ones(4, np.float32)), gk.empty(4, np.float32))
 
 
 def test_an_unchecked_launch_that_writes_an_empty_array_ends_its_tracking():
