@@ -13,8 +13,7 @@ with a timeout, so a case that hangs or kills its process is reported, not fatal
 gpukern's static check rejects never reach the GPU and are marked so.  ``--correct`` runs the
 correct kernels the same way (no tool and no simulator check should report anything).
 
-The simulator's side is ``gk.sanitize`` of the same case (where a gpukern without it runs, the
-first fault of a checked launch stands in, and the report says so).
+The simulator's side is ``gk.sanitize`` of the same case.
 
 Writes OUT/sanitizer.md (one row per case: category, the simulator's findings, one column per
 tool) and OUT/sanitizer.json (device, compute-sanitizer version, date, command, per case and
@@ -153,22 +152,10 @@ def judge(out: str, rc: int | None, tool: str | None, timeout: float) -> dict[st
 def simulate(case: corpus.Buggy | corpus.Correct) -> dict[str, Any]:
     """The simulator's findings for one case: every fault ``gk.sanitize`` reports."""
     gk.set_backend("sim")
-    sanitize = getattr(gk, "sanitize", None)
-    mode = (
-        "gk.sanitize" if sanitize is not None else "first fault of a checked launch (this gpukern has no gk.sanitize)"
-    )
+    mode = "gk.sanitize"
     try:
         setup = case.build()
-        if sanitize is not None:
-            faults = list(sanitize(setup.launch, *setup.args))
-        else:
-            try:
-                setup.launch(*setup.args, check=True)
-                faults = []
-            except gk.KernelFault as e:
-                faults = [e]
-    except gk.KernelFault as e:  # a kernel rejected before it runs (static checks)
-        faults = [e]
+        faults = gk.sanitize(setup.launch, *setup.args)  # a kernel rejected by the static checks: one fault
     except Exception as e:
         return {"mode": mode, "faults": [], "found": False, "error": f"{type(e).__name__}: {e}"}
     finally:
@@ -183,7 +170,7 @@ def simulate(case: corpus.Buggy | corpus.Correct) -> dict[str, Any]:
     ]
     result: dict[str, Any] = {"mode": mode, "faults": listed, "found": bool(listed)}
     if isinstance(case, corpus.Buggy):
-        result["expected_found"] = any(f["class"] == case.fault and f["line"] == case.line for f in listed)
+        result["expected_found"] = any(f["class"] == case.fault.__name__ and f["line"] == case.line for f in listed)
     return result
 
 
@@ -244,7 +231,7 @@ def case_record(case: corpus.Buggy | corpus.Correct) -> dict[str, Any]:
             "name": case.name,
             "kind": "buggy",
             "category": case.category,
-            "expected": {"class": case.fault, "line": case.line, "tool": case.tool, "static": case.static},
+            "expected": {"class": case.fault.__name__, "line": case.line, "tool": case.tool, "static": case.static},
             "note": case.note,
         }
     return {"name": case.name, "kind": "correct", "category": case.category}

@@ -94,17 +94,13 @@ class Buggy:
 
     name: str
     category: str
-    fault: str  # the class's name in gpukern
+    fault: type[gk.KernelFault]
     where: Any  # the kernel or @func holding the marked line
     build: Callable[[], Setup]
     tool: str  # the compute-sanitizer tool that should, in principle, find it (or NONE)
     static: bool = False  # rejected by gpukern's static checks before it runs
     marker: str = "# BUG"
     note: str = ""
-
-    @property
-    def fault_class(self) -> type[gk.KernelFault]:
-        return getattr(gk, self.fault)
 
     @property
     def line(self) -> int:
@@ -695,38 +691,23 @@ def _vec_store_shared_offset() -> Setup:
     return Setup(vec_store_shared_offset[1, 32], (ints(32, 35), f32(32)))
 
 
-def bug(
-    name: str,
-    category: str,
-    fault: str,
-    where: Any,
-    build: Callable[[], Setup],
-    tool: str,
-    *,
-    static: bool = False,
-    marker: str = "# BUG",
-    note: str = "",
-) -> Buggy:
-    return Buggy(name, category, fault, where, build, tool, static, marker, note)
-
-
 RACE, UNINIT, OVER, OUT, MIS, DIV = (
-    "DataRaceError",
-    "UninitializedReadError",
-    "IndexOverflowError",
-    "OutOfBoundsError",
-    "MisalignedAccessError",
-    "BarrierDivergenceError",
+    gk.DataRaceError,
+    gk.UninitializedReadError,
+    gk.IndexOverflowError,
+    gk.OutOfBoundsError,
+    gk.MisalignedAccessError,
+    gk.BarrierDivergenceError,
 )
 
 BUGGY: list[Buggy] = [
     # shared races
-    bug("shared_write_write", SHARED_RACE, RACE, last_writer_wins, _last_writer_wins, RACECHECK),
-    bug("shared_read_without_barrier", SHARED_RACE, RACE, rotate_no_barrier, _rotate_no_barrier, RACECHECK),
-    bug(
+    Buggy("shared_write_write", SHARED_RACE, RACE, last_writer_wins, _last_writer_wins, RACECHECK),
+    Buggy("shared_read_without_barrier", SHARED_RACE, RACE, rotate_no_barrier, _rotate_no_barrier, RACECHECK),
+    Buggy(
         "shared_barrier_misplaced", SHARED_RACE, RACE, reverse_barrier_misplaced, _reverse_barrier_misplaced, RACECHECK
     ),
-    bug(
+    Buggy(
         "shared_reduction_missing_barrier",
         SHARED_RACE,
         RACE,
@@ -734,13 +715,13 @@ BUGGY: list[Buggy] = [
         _tree_sum_no_inner_barrier,
         RACECHECK,
     ),
-    bug("shared_tile_reuse_one_barrier", SHARED_RACE, RACE, tiles_one_barrier, _tiles_one_barrier, RACECHECK),
-    bug("shared_scan_in_place", SHARED_RACE, RACE, scan_in_place, _scan_in_place, RACECHECK),
+    Buggy("shared_tile_reuse_one_barrier", SHARED_RACE, RACE, tiles_one_barrier, _tiles_one_barrier, RACECHECK),
+    Buggy("shared_scan_in_place", SHARED_RACE, RACE, scan_in_place, _scan_in_place, RACECHECK),
     # shared atomics against plain accesses
-    bug(
+    Buggy(
         "shared_atomic_then_plain_read", SHARED_ATOMIC, RACE, shared_hist_read_early, _shared_hist_read_early, RACECHECK
     ),
-    bug(
+    Buggy(
         "shared_plain_store_then_atomic",
         SHARED_ATOMIC,
         RACE,
@@ -749,9 +730,11 @@ BUGGY: list[Buggy] = [
         RACECHECK,
     ),
     # global races: racecheck looks at shared memory only
-    bug("global_all_store_one_element", GLOBAL_RACE, RACE, everyone_stores_a0, _everyone_stores_a0, NONE),
-    bug("global_read_other_blocks_store", GLOBAL_RACE, RACE, read_other_blocks_output, _read_other_blocks_output, NONE),
-    bug(
+    Buggy("global_all_store_one_element", GLOBAL_RACE, RACE, everyone_stores_a0, _everyone_stores_a0, NONE),
+    Buggy(
+        "global_read_other_blocks_store", GLOBAL_RACE, RACE, read_other_blocks_output, _read_other_blocks_output, NONE
+    ),
+    Buggy(
         "global_read_after_write_across_blocks",
         GLOBAL_RACE,
         RACE,
@@ -759,15 +742,17 @@ BUGGY: list[Buggy] = [
         _handoff_between_blocks,
         NONE,
     ),
-    bug("global_same_block_no_barrier", GLOBAL_RACE, RACE, global_rotate_no_barrier, _global_rotate_no_barrier, NONE),
-    bug("global_barrier_does_not_order_blocks", GLOBAL_RACE, RACE, barrier_across_blocks, _barrier_across_blocks, NONE),
-    bug("global_in_place_stencil", GLOBAL_RACE, RACE, smooth_in_place, _smooth_in_place, NONE),
+    Buggy("global_same_block_no_barrier", GLOBAL_RACE, RACE, global_rotate_no_barrier, _global_rotate_no_barrier, NONE),
+    Buggy(
+        "global_barrier_does_not_order_blocks", GLOBAL_RACE, RACE, barrier_across_blocks, _barrier_across_blocks, NONE
+    ),
+    Buggy("global_in_place_stencil", GLOBAL_RACE, RACE, smooth_in_place, _smooth_in_place, NONE),
     # global atomics against plain accesses
-    bug("global_atomic_then_plain_read", GLOBAL_ATOMIC, RACE, global_hist_read_early, _global_hist_read_early, NONE),
-    bug("global_plain_store_then_atomic", GLOBAL_ATOMIC, RACE, count_with_reset, _count_with_reset, NONE),
+    Buggy("global_atomic_then_plain_read", GLOBAL_ATOMIC, RACE, global_hist_read_early, _global_hist_read_early, NONE),
+    Buggy("global_plain_store_then_atomic", GLOBAL_ATOMIC, RACE, count_with_reset, _count_with_reset, NONE),
     # uninitialised reads: initcheck looks at global memory only
-    bug("uninit_shared_half_written", UNINIT_SHARED, UNINIT, half_filled_shared, _half_filled_shared, NONE),
-    bug(
+    Buggy("uninit_shared_half_written", UNINIT_SHARED, UNINIT, half_filled_shared, _half_filled_shared, NONE),
+    Buggy(
         "uninit_shared_hist_not_zeroed",
         UNINIT_SHARED,
         UNINIT,
@@ -776,7 +761,7 @@ BUGGY: list[Buggy] = [
         NONE,
         note="the first read is an atomic's: a read-modify-write of an element nothing wrote",
     ),
-    bug(
+    Buggy(
         "uninit_shared_missing_halo",
         UNINIT_SHARED,
         UNINIT,
@@ -784,9 +769,9 @@ BUGGY: list[Buggy] = [
         _stencil_missing_right_halo,
         NONE,
     ),
-    bug("uninit_local_partly_filled", UNINIT_LOCAL, UNINIT, local_partly_filled, _local_partly_filled, NONE),
-    bug("uninit_global_empty_never_written", UNINIT_GLOBAL, UNINIT, add_bias, _add_bias, INITCHECK),
-    bug(
+    Buggy("uninit_local_partly_filled", UNINIT_LOCAL, UNINIT, local_partly_filled, _local_partly_filled, NONE),
+    Buggy("uninit_global_empty_never_written", UNINIT_GLOBAL, UNINIT, add_bias, _add_bias, INITCHECK),
+    Buggy(
         "uninit_global_producer_wrote_half",
         UNINIT_GLOBAL,
         UNINIT,
@@ -797,9 +782,9 @@ BUGGY: list[Buggy] = [
         note="an earlier launch filled only half of the gk.empty buffer",
     ),
     # out of bounds
-    bug("oob_negative_index", OOB, OUT, backward_diff, _backward_diff, MEMCHECK),
-    bug("oob_tail_without_guard", OOB, OUT, scale_no_tail_guard, _scale_no_tail_guard, MEMCHECK),
-    bug(
+    Buggy("oob_negative_index", OOB, OUT, backward_diff, _backward_diff, MEMCHECK),
+    Buggy("oob_tail_without_guard", OOB, OUT, scale_no_tail_guard, _scale_no_tail_guard, MEMCHECK),
+    Buggy(
         "oob_shared_tile_off_by_one",
         OOB,
         OUT,
@@ -808,7 +793,7 @@ BUGGY: list[Buggy] = [
         MEMCHECK,
         note="memcheck may miss it: s[B] can still lie inside the block's shared memory",
     ),
-    bug(
+    Buggy(
         "oob_2d_dimension",
         OOB,
         OUT,
@@ -817,8 +802,8 @@ BUGGY: list[Buggy] = [
         MEMCHECK,
         note="most bad (r, c) still land inside the allocation; only the last row's leave it",
     ),
-    bug("oob_write_past_end", OOB, OUT, shift_right, _shift_right, MEMCHECK),
-    bug(
+    Buggy("oob_write_past_end", OOB, OUT, shift_right, _shift_right, MEMCHECK),
+    Buggy(
         "oob_local_array",
         OOB,
         OUT,
@@ -827,11 +812,13 @@ BUGGY: list[Buggy] = [
         MEMCHECK,
         note="a local array overrun may stay inside the thread's stack frame",
     ),
-    bug("oob_shared_negative", OOB, OUT, shared_backward_diff, _shared_backward_diff, MEMCHECK),
-    bug("oob_grid_stride_inclusive_bound", OOB, OUT, copy_grid_stride_inclusive, _copy_grid_stride_inclusive, MEMCHECK),
+    Buggy("oob_shared_negative", OOB, OUT, shared_backward_diff, _shared_backward_diff, MEMCHECK),
+    Buggy(
+        "oob_grid_stride_inclusive_bound", OOB, OUT, copy_grid_stride_inclusive, _copy_grid_stride_inclusive, MEMCHECK
+    ),
     # divergent barriers
-    bug("barrier_in_thread_branch", DIVERGENCE, DIV, barrier_in_branch, _barrier_in_branch, SYNCCHECK, static=True),
-    bug(
+    Buggy("barrier_in_thread_branch", DIVERGENCE, DIV, barrier_in_branch, _barrier_in_branch, SYNCCHECK, static=True),
+    Buggy(
         "barrier_in_data_dependent_loop",
         DIVERGENCE,
         DIV,
@@ -840,7 +827,7 @@ BUGGY: list[Buggy] = [
         SYNCCHECK,
         static=True,
     ),
-    bug(
+    Buggy(
         "barrier_after_thread_dependent_break",
         DIVERGENCE,
         DIV,
@@ -849,7 +836,7 @@ BUGGY: list[Buggy] = [
         SYNCCHECK,
         static=True,
     ),
-    bug(
+    Buggy(
         "barrier_after_early_return_in_func",
         DIVERGENCE,
         DIV,
@@ -859,8 +846,8 @@ BUGGY: list[Buggy] = [
         note="found at run time; the static check cannot see through the function's early return",
     ),
     # index overflow
-    bug("overflow_int32_wraps_in_bounds", OVERFLOW, OVER, window_gather, _window_gather_wraps_in_bounds, NONE),
-    bug(
+    Buggy("overflow_int32_wraps_in_bounds", OVERFLOW, OVER, window_gather, _window_gather_wraps_in_bounds, NONE),
+    Buggy(
         "overflow_int32_wraps_negative",
         OVERFLOW,
         OVER,
@@ -869,10 +856,10 @@ BUGGY: list[Buggy] = [
         MEMCHECK,
         note="the wrapped index is out of bounds too: the overflow must be reported first",
     ),
-    bug("overflow_uint32_wraps_in_bounds", OVERFLOW, OVER, record_gather, _record_gather, NONE),
+    Buggy("overflow_uint32_wraps_in_bounds", OVERFLOW, OVER, record_gather, _record_gather, NONE),
     # misaligned vector accesses
-    bug("misaligned_global_vload", MISALIGNED, MIS, vec_copy_offset, _vec_copy_offset, MEMCHECK),
-    bug("misaligned_shared_vstore", MISALIGNED, MIS, vec_store_shared_offset, _vec_store_shared_offset, MEMCHECK),
+    Buggy("misaligned_global_vload", MISALIGNED, MIS, vec_copy_offset, _vec_copy_offset, MEMCHECK),
+    Buggy("misaligned_shared_vstore", MISALIGNED, MIS, vec_store_shared_offset, _vec_store_shared_offset, MEMCHECK),
 ]
 
 
@@ -900,15 +887,15 @@ def two_bad_reads(x: Array[float32], y: Array[float32]):
 
 @dataclass(frozen=True)
 class Multi:
-    """A kernel with several bugs: ``gk.sanitize`` must report each (class name, marker)."""
+    """A kernel with several bugs: ``gk.sanitize`` must report each (class, marker)."""
 
     name: str
     where: Any
     build: Callable[[], Setup]
-    faults: tuple[tuple[str, str], ...]
+    faults: tuple[tuple[type[gk.KernelFault], str], ...]
 
     def expected(self) -> list[tuple[type[gk.KernelFault], int]]:
-        return [(getattr(gk, cls), line_of(self.where, marker)) for cls, marker in self.faults]
+        return [(cls, line_of(self.where, marker)) for cls, marker in self.faults]
 
 
 MULTI: list[Multi] = [

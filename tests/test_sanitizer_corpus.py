@@ -19,17 +19,6 @@ import sanitizer_corpus as corpus
 import gpukern as gk
 
 
-def sanitize(case: corpus.Buggy | corpus.Multi) -> tuple[corpus.Setup, list[Any]]:
-    """Build the case's launch and sanitize it; a kernel rejected before it runs is one fault."""
-    setup = case.build()
-    try:
-        return setup, gk.sanitize(setup.launch, *setup.args)
-    except gk.BarrierDivergenceError as e:
-        if not getattr(case, "static", False):
-            raise
-        return setup, [e]
-
-
 def describe(faults: list[Any]) -> str:
     return "faults found: " + (
         "; ".join(f"{type(f).__name__} at line {f.loc.lineno if f.loc else '?'}" for f in faults) or "none"
@@ -52,7 +41,7 @@ def test_corpus_covers_what_it_must(on_simulator):
     assert {c.tool for c in corpus.BUGGY} <= {*corpus.TOOLS, corpus.NONE}
     for case in corpus.BUGGY:
         assert case.marker in linecache.getline(case.where.fn.__code__.co_filename, case.line), case.name
-        assert not case.static or case.fault == "BarrierDivergenceError", case.name
+        assert not case.static or case.fault is gk.BarrierDivergenceError, case.name
     assert all(case.build().expected for case in corpus.CORRECT), "every correct kernel has a NumPy reference"
 
 
@@ -61,14 +50,16 @@ def test_corpus_covers_what_it_must(on_simulator):
 
 @pytest.mark.parametrize("case", corpus.BUGGY, ids=lambda c: c.name)
 def test_sanitize_reports_the_bug(case: corpus.Buggy, on_simulator):
-    setup, faults = sanitize(case)
-    found = [f for f in faults if isinstance(f, case.fault_class) and f.loc is not None and f.loc.lineno == case.line]
-    assert found, f"expected {case.fault} at line {case.line}; {describe(faults)}"
+    setup = case.build()
+    faults = gk.sanitize(setup.launch, *setup.args)
+    found = [f for f in faults if isinstance(f, case.fault) and f.loc is not None and f.loc.lineno == case.line]
+    assert found, f"expected {case.fault.__name__} at line {case.line}; {describe(faults)}"
     assert all(isinstance(f, gk.KernelFault) for f in faults)
-    if case.static:
-        return  # found before anything ran: no kernel run, no threads
     fault = found[0]
-    assert setup.launch.kernel.__name__ in fault.message
+    assert fault.kernel == setup.launch.kernel.__name__
+    if case.static:
+        return  # found before anything ran: no threads
+    assert fault.kernel in fault.message
     assert fault.threads, "a fault names the threads involved"
     for block, thread in fault.threads:
         assert len(block) == 3 and len(thread) == 3
@@ -80,13 +71,14 @@ def test_checked_launch_raises_the_bug(case: corpus.Buggy, on_simulator):
     with pytest.raises(gk.KernelFault) as info:
         setup.launch(*setup.args, check=True)
     e = info.value
-    assert isinstance(e, case.fault_class), f"expected {case.fault}, got {type(e).__name__}: {e}"
+    assert isinstance(e, case.fault), f"expected {case.fault.__name__}, got {type(e).__name__}: {e}"
     assert e.lineno == case.line, str(e)
 
 
 @pytest.mark.parametrize("case", corpus.MULTI, ids=lambda c: c.name)
 def test_sanitize_reports_every_bug_of_a_kernel(case: corpus.Multi, on_simulator):
-    _, faults = sanitize(case)
+    setup = case.build()
+    faults = gk.sanitize(setup.launch, *setup.args)
     assert len(faults) >= 2, describe(faults)
     for cls, line in case.expected():
         assert any(isinstance(f, cls) and f.loc is not None and f.loc.lineno == line for f in faults), (
