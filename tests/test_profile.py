@@ -32,6 +32,9 @@ from gpukern import (
 N = 1024
 
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
 @kernel
 def copy(x: Array[float32], y: Array[float32], n: int32):
     i = global_id(0)
@@ -252,47 +255,9 @@ def test_shared_vector_wavefronts_follow_the_phase_rule(width, stride, active, w
     out = np.zeros(32, np.float32)
     t = gk.profile(shared_vec[1, 32], out, width, stride, active).total
     assert (t.shared_store_wavefronts, t.shared_store_conflicts) == (wavefronts, conflicts)
-    if stride:  # (one address for all: loads pair their phases, see below)
+    if stride:  # (one address for all: loads pair their phases; checked against ncu's counts below)
         assert (t.shared_load_wavefronts, t.shared_load_conflicts) == (wavefronts, conflicts)
     assert t.shared_load_elems == t.shared_store_elems == active * width
-
-
-@kernel
-def shared_gather(idx: Array[int32], out: Array[float32], W: Const[int]):
-    s = shared(float32, 2048)
-    t = thread_idx.x
-    for slot in range(t, 2048, 32):
-        s[slot] = float32(slot)
-    barrier()
-    if W == 4:
-        v = vload(s, 4 * idx[t], 4)
-        out[t] = v[0] + v[3]
-    else:
-        u = vload(s, 2 * idx[t], 2)
-        out[t] = u[0] + u[1]
-
-
-LANE = np.arange(32)
-
-
-@pytest.mark.parametrize(
-    ("width", "slots", "wavefronts", "conflicts"),
-    [  # each as Nsight Compute counted it on an H100 (benchmarks/results/2026-11-23-h100-sanitizer)
-        (4, np.zeros(32, int), 2, 0),  # one float4 for all: the quarters of a half-warp go together
-        (4, (LANE % 2) * 8, 4, 2),  # two float4s 128 B apart: a half-warp's two quarters together, 2 each
-        (4, ((LANE // 8) % 2) * 8, 4, 2),  # quarters alternate two float4s of one bank group: paired too
-        (4, (LANE // 8) % 2, 2, 0),  # quarters alternate neighbouring float4s: one wavefront a half-warp
-        (4, LANE % 8, 4, 0),  # each quarter a whole 128-byte row: 8 addresses, no pairing
-        (4, (LANE % 4) * 8, 16, 12),  # four addresses a quarter, one bank group: 4 a quarter
-        (2, np.zeros(32, int), 1, 0),  # one float2 for all: both half-warps in one wavefront
-        (2, (LANE % 2) * 16, 2, 1),
-        (2, LANE // 16, 1, 0),
-        (2, (LANE % 8) * 16, 16, 14),  # eight addresses a half-warp: no pairing
-    ],
-)
-def test_shared_vector_loads_pair_phases_of_two_addresses(width, slots, wavefronts, conflicts):
-    t = gk.profile(shared_gather[1, 32], slots.astype(np.int32), np.zeros(32, np.float32), width).total
-    assert (t.shared_load_wavefronts, t.shared_load_conflicts) == (wavefronts, conflicts)
 
 
 @kernel
@@ -373,8 +338,14 @@ def test_shared_atomics_are_counted_as_shared_accesses():
     assert "shared atomics" in str(r) and "atom" in r.source_view()
 
 
-def test_the_ncu_benchmark_runs_its_simulator_half(capsys, monkeypatch):
-    path = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "profile_vs_ncu.py"
+MEASURED = ROOT / "benchmarks" / "results" / "2026-11-23-h100-sanitizer" / "profile_vs_ncu.json"
+
+
+def test_the_profiler_counts_what_ncu_measured(capsys, monkeypatch):
+    """Every case of benchmarks/profile_vs_ncu.py, run here, against Nsight Compute's counts of the
+    same launches on an H100: equal wherever they were equal then; the few that differed (nvcc's
+    own rewrites of the kernels, listed in the results' README) still give the simulator's count."""
+    path = ROOT / "benchmarks" / "profile_vs_ncu.py"
     monkeypatch.syspath_prepend(str(path.parent))  # where the script's own helpers (_common) are
     spec = importlib.util.spec_from_file_location("profile_vs_ncu_for_test", path)
     bench = importlib.util.module_from_spec(spec)
@@ -382,5 +353,12 @@ def test_the_ncu_benchmark_runs_its_simulator_half(capsys, monkeypatch):
     assert bench.main(["--sim-only"]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]
     rows = {label: values for label, *values in (re.split(r"\s{2,}", line.strip()) for line in lines)}
-    assert len(rows) == len(bench.cases()) and "matmul_fast 128x128x8_8x8 n=256" in rows
-    assert rows["float4 copy n=4096"][1] == rows["copy n=4096"][1] == "512"  # load sectors
+    assert len(rows) == len(bench.cases()) and rows["float4 copy n=4096"][1] == "512"  # load sectors
+    measured = json.loads(MEASURED.read_text())
+    sim = dict(zip([label for label, _, _ in bench.cases()], bench.simulate(bench.cases())))
+    assert sorted(sim) == sorted(r["case"] for r in measured["cases"])
+    for r in measured["cases"]:
+        for k in measured["compared"]:
+            want = r["simulator"][k] if k in r["differs"] else r["ncu"][k]
+            assert sim[r["case"]][k] == want, (r["case"], k, r["ncu"][k])
+    assert sum(len(r["differs"]) for r in measured["cases"]) == 5
