@@ -18,7 +18,7 @@ under ``ncu --clock-control none`` (this script again, as ``--worker``), and the
 atomic whose result is unused compiles to RED, one whose result is used to ATOM).
 
 The kernels run twice under ncu: as gpukern builds them (the comparison) and with ptxas at
--O0 (``AS_EMITTED``), whose counts are set beside each difference.  The profiler counts the
+-O0 (``PTXAS_O0``), whose counts are set beside each difference.  The profiler counts the
 accesses the kernel makes; ptxas's optimisation may merge unrolled loads of neighbouring
 shared elements into one 128-bit load, and make a warp's integer atomics at an address the
 code fixes into one; where the -O0 build's count equals the simulator's, that is the
@@ -329,13 +329,13 @@ def simulate(measured: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str,
 
 
 # ---------------------------------------------------------------- ncu
-AS_EMITTED = ("-Xptxas", "-O0", "-maxrregcount=64")  # ptxas leaves each memory instruction of the PTX as it is
+PTXAS_O0 = ("-Xptxas", "-O0", "-maxrregcount=64")  # ptxas keeps the PTX's memory instructions
 
 
-def worker(as_emitted: bool) -> None:
+def worker(ptxas_o0: bool) -> None:
     gk.set_backend("cuda")
-    if as_emitted:  # ptxas -O0: no merged loads, no loads shared between reads, no aggregated atomics
-        gk.get_backend().options = AS_EMITTED
+    if ptxas_o0:  # ptxas -O0: no merged loads, no aggregated atomics (see the module docstring)
+        gk.get_backend().options = PTXAS_O0
     for label, launch, args in cases():
         print(f"case: {label}", flush=True)
         launch(*args)
@@ -351,11 +351,11 @@ def offered(ncu: str, names: list[str]) -> set[str]:
     return {m for m in names if re.search(rf"\b{re.escape(m)}\b", proc.stdout)}
 
 
-def ncu_counts(ncu: str, metrics: list[str], n_launches: int, as_emitted: bool) -> list[dict[str, float]]:
-    """Per launch, in order: every metric's ``.sum``, of the build with ptxas -O0 (``as_emitted``) or
+def ncu_counts(ncu: str, metrics: list[str], n_launches: int, ptxas_o0: bool) -> list[dict[str, float]]:
+    """Per launch, in order: every metric's ``.sum``, of the build with ptxas -O0 (``ptxas_o0``) or
     the default build."""
     cmd = [ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(f"{m}.sum" for m in metrics)]
-    worker = [sys.executable, __file__, "--worker", *(["--as-emitted"] if as_emitted else [])]
+    worker = [sys.executable, __file__, "--worker", *(["--ptxas-o0"] if ptxas_o0 else [])]
     proc = subprocess.run([*cmd, *worker], capture_output=True, text=True, env=os.environ)
     if proc.returncode != 0 or '"ID"' not in proc.stdout:
         said = "\n".join(line for line in proc.stdout.splitlines() if not line.startswith('"'))
@@ -397,14 +397,14 @@ def compare(
     labels: list[str],
     sim: list[dict[str, int]],
     hw: list[dict[str, float]],
-    as_emitted: list[dict[str, float]],
+    ptxas_o0: list[dict[str, float]],
     have: set[str],
 ) -> dict[str, Any]:
     """Per case: the simulator's and ncu's count (the default build) of every comparable counter
     and which differ; beside them ncu's count of the build with ptxas -O0."""
     comparable = [k for k, ms in COMPARED.items() if all(m in have for m in ms)]
     rows = []
-    for label, s, h, o in zip(labels, sim, hw, as_emitted):
+    for label, s, h, o in zip(labels, sim, hw, ptxas_o0):
         theirs = {k: sum(h.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
         rows.append(
             {
@@ -429,7 +429,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"ncu: {env['ncu']}, `--clock-control none`. Each cell: simulator / ncu (the kernels built as gpukern"
         " builds them); **bold** where they differ.  After the table, each difference with ncu's count of the"
-        f" same kernel built with `{' '.join(AS_EMITTED)}` (ptxas keeps the PTX's memory instructions).",
+        f" same kernel built with `{' '.join(PTXAS_O0)}` (ptxas keeps the PTX's memory instructions).",
         "Counters: "
         + ", ".join(f"`{k}` = " + " + ".join(f"`{m}.sum`" for m in COMPARED[k]) for k in result["compared"]),
         "",
@@ -468,10 +468,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=pathlib.Path, help="write profile_vs_ncu.md and .json to this directory")
     p.add_argument("--ncu", default="ncu", help="the ncu executable (default: ncu on PATH)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--as-emitted", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--ptxas-o0", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        worker(args.as_emitted)
+        worker(args.ptxas_o0)
         return 0
     measured = cases()
     labels = [label for label, _, _ in measured]
@@ -484,9 +484,9 @@ def main(argv: list[str] | None = None) -> int:
             (args.out / "profile_sim.json").write_text(json.dumps({"cases": rows}, indent=2) + "\n")
         return 0
     have = offered(args.ncu, sorted({m for ms in COMPARED.values() for m in ms} | set(RECORDED)))
-    hw = ncu_counts(args.ncu, sorted(have), len(measured), as_emitted=False)
-    as_emitted = ncu_counts(args.ncu, sorted(have), len(measured), as_emitted=True)
-    result = compare(labels, sim, hw, as_emitted, have)
+    hw = ncu_counts(args.ncu, sorted(have), len(measured), ptxas_o0=False)
+    ptxas_o0 = ncu_counts(args.ncu, sorted(have), len(measured), ptxas_o0=True)
+    result = compare(labels, sim, hw, ptxas_o0, have)
     result["environment"] = environment(args.ncu)
     text = markdown(result)
     print(text)
