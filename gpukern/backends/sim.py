@@ -110,16 +110,16 @@ class _Run:
         self.mem.set_profiler(profiler)
 
     # ------------------------------------------------------------ errors
-    def _tid(self, lane: int) -> tuple[int, ...]:
-        return tuple(int(x[lane]) for x in self.tid)
+    def place(self, lane: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """A lane's (block, thread) indices."""
+        return tuple(int(x[lane]) for x in self.bid), tuple(int(x[lane]) for x in self.tid)
 
     def who(self, lane: int) -> str:
-        b = tuple(int(x[lane]) for x in self.bid)
-        t = tuple(int(x[lane]) for x in self.tid)
+        b, t = self.place(lane)
         return f"block {b}, thread {t}"
 
     def fault(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> Exception:
-        threads = tuple((tuple(int(x[k]) for x in self.bid), tuple(int(x[k]) for x in self.tid)) for k in lanes)
+        threads = tuple(self.place(k) for k in lanes)
         return cls(f"in kernel {self.kname}: {message}", node.loc, kernel=self.kname, threads=threads)
 
     def report(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> None:
@@ -270,8 +270,8 @@ class _Run:
                 self.report(
                     BarrierDivergenceError,
                     f"barrier reached by {int(arrived[b])} of the {int(live[b])} live threads of block "
-                    f"{tuple(int(x[here[0]]) for x in self.bid)}: thread {self._tid(int(here[0]))} arrived, "
-                    f"thread {self._tid(int(missing[0]))} did not",
+                    f"{self.place(int(here[0]))[0]}: thread {self.place(int(here[0]))[1]} arrived, "
+                    f"thread {self.place(int(missing[0]))[1]} did not",
                     s,
                     (int(here[0]), int(missing[0])),
                 )
@@ -440,7 +440,7 @@ class SimBackend(Backend):
                 if flags is not None and not checked and p.name in fd.written:
                     del self.unwritten[a]  # written unseen: which elements is not known any more
                     flags = None
-                frame.arrays[p.name] = run.memory_for_param(p, data, flags.reshape(-1) if flags is not None else None)
+                frame.arrays[p.name] = run.memory_for_param(p, data, flags)
             else:
                 v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)

@@ -20,6 +20,8 @@ import numpy as np
 from ..errors import UninitializedReadError
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
 
+FLAG_BYTES = np.dtype(bool).itemsize  # what tracking adds to each shared or local element
+
 
 class _Flags:
     """Which elements of one array have been written; ``complete`` once all have."""

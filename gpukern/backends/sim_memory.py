@@ -23,7 +23,7 @@ import numpy as np
 from .. import ir, ops
 from ..errors import LaunchError, MisalignedAccessError, OutOfBoundsError
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
-from .sim_init import Initialised
+from .sim_init import FLAG_BYTES, Initialised
 from .sim_races import ELEMENT_BYTES, Races
 
 _RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
@@ -188,7 +188,7 @@ class MemoryPath:
         copies = run.nblocks if shared else run.lanes
         n = copies * int(np.prod(shape, dtype=object))
         tracked = shared and self.races is not None
-        need = n * (t.elem.dtype.itemsize + (ELEMENT_BYTES if tracked else 0) + (1 if self.check else 0))
+        need = n * (t.elem.dtype.itemsize + (ELEMENT_BYTES if tracked else 0) + (FLAG_BYTES if self.check else 0))
         line = f", line {node.loc.lineno}" if node.loc is not None else ""
         what = (
             f"in kernel {run.kname}{line}: {t.space} array {ref.name!r} of shape {shape}, one copy per "
