@@ -51,9 +51,16 @@ from gpukern import (  # noqa: E402
     Array,
     Const,
     atomic_add,
+    atomic_cas,
+    atomic_exch,
+    atomic_max,
+    atomic_min,
+    atomic_sub,
     barrier,
     block_dim,
+    block_idx,
     float32,
+    func,
     global_id,
     int32,
     kernel,
@@ -209,6 +216,56 @@ def sum_into_one(x: Array[float32], total: Array[float32], n: int32):
 
 
 @kernel
+def atomics_one_address(c: Array[int32], f: Array[float32], x: Array[int32], n: int32, k: int32, OP: Const[int]):
+    """Every thread updates one element: which operations, types and addresses ptxas makes one per warp."""
+    i = global_id(0)
+    if i < n:
+        if OP == 0:
+            atomic_add(c, 0, x[i])  # int add, a value that differs per thread
+        elif OP == 1:
+            atomic_add(f, 0, 1.0)  # float add, one value
+        elif OP == 2:
+            atomic_max(c, 0, 1)
+        elif OP == 3:
+            atomic_max(c, 0, x[i])
+        elif OP == 4:
+            atomic_sub(c, 0, 1)
+        elif OP == 5:
+            atomic_min(c, 0, x[i])
+        elif OP == 6:
+            atomic_exch(c, 0, x[i])
+        elif OP == 7:
+            atomic_cas(c, 0, 0, x[i])
+        elif OP == 8:
+            atomic_add(c, k, 1)  # the address comes from a parameter
+        elif OP == 9:
+            if x[i] % 3 == 0:  # a third of the lanes, scattered
+                atomic_add(c, 0, 1)
+        elif OP == 10:
+            atomic_add(c, x[i] // 1000, 1)  # one address (x < 1000), not known to be one in the code
+        elif OP == 11:
+            add_one(c, k)  # the parameter's index, through a device function
+
+
+@func
+def add_one(c: Array[int32], k: int32):
+    atomic_add(c, k, 1)
+
+
+@kernel
+def shared_one_address(x: Array[int32], out: Array[int32]):
+    """Every thread adds to one shared element."""
+    s = shared(int32, 1)
+    if thread_idx.x == 0:
+        s[0] = 0
+    barrier()
+    atomic_add(s, 0, x[global_id(0)])
+    barrier()
+    if thread_idx.x == 0:
+        out[block_idx.x] = s[0]
+
+
+@kernel
 def shared_hist(x: Array[int32], hist: Array[int32], BINS: Const[int]):
     """A block's histogram in shared memory (int32 shared atomics), then added into hist."""
     h = shared(int32, BINS)
@@ -285,6 +342,26 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     out.append(("global atomics: tickets", tickets[(n + 255) // 256, 256], (counter, ticket, n)))
     x = rng.standard_normal(n, dtype=f32)
     out.append(("global float atomics: one elem", sum_into_one[(n + 255) // 256, 256], (x, np.zeros(1, f32), n)))
+    small = rng.integers(1, 100, n).astype(np.int32)
+    probes = (
+        "int add of x[i]",
+        "float add of 1.0",
+        "max of 1",
+        "max of x[i]",
+        "sub of 1",
+        "min of x[i]",
+        "exch",
+        "cas",
+        "add at a parameter's index",
+        "add of 1 by a third of lanes",
+        "add at x[i] // 1000",
+        "add at a parameter's index in a @func",
+    )
+    for op, what in enumerate(probes):
+        launch = atomics_one_address[(n + 255) // 256, 256]
+        args = (np.zeros(4, np.int32), np.zeros(1, f32), small, n, 2, op)
+        out.append((f"one-address atomics: {what}", launch, args))
+    out.append(("shared atomics: one address", shared_one_address[8, 256], (small[:2048], np.zeros(8, np.int32))))
     keys = rng.integers(0, 64, 4096).astype(np.int32)
     out.append(("shared atomics: histogram", shared_hist[16, 256], (keys, np.zeros(64, np.int32), 64)))
     out.append(("gallery histogram", hist.histogram[8, 256], (keys, np.zeros(64, np.int32), 4096, 64)))
@@ -306,7 +383,10 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         b = rng.standard_normal(n * n, dtype=f32)
         g = ((n + 15) // 16,) * 2
         out.append((f"matmul naive n={n}", mm.matmul_naive[g, (16, 16)], (a, b, np.zeros(n * n, f32), n, n, n)))
-        out.append((f"matmul tiled16 n={n}", mm.matmul_tiled[g, (16, 16)], (a, b, np.zeros(n * n, f32), n, n, n, 16)))
+        for tile in (8, 16, 32):
+            g = ((n + tile - 1) // tile,) * 2
+            args = (a, b, np.zeros(n * n, f32), n, n, n, tile)
+            out.append((f"matmul tiled{tile} n={n}", mm.matmul_tiled[g, (tile, tile)], args))
     config = fast.DEFAULT
     cfg = fast.CONFIGS[config]
     n = 256

@@ -211,6 +211,34 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     block(fd.body, None)
 
 
+def mark_uniform_addresses(kernel: ir.FuncDef) -> None:
+    """Set ``Atomic.uniform_address`` where the code makes the index the same in every thread
+    (ptxas makes such a warp's integer atomics one; the profiler counts them so).  An atomic in
+    a ``@func`` is uniform when it is at every call."""
+    uniform: dict[int, tuple[ir.Atomic, bool]] = {}
+    done: set[tuple[int, frozenset[str]]] = set()
+    pending = [(kernel, frozenset[str]())]
+    while pending:
+        fd, varying = pending.pop()
+        if (id(fd), varying) in done:
+            continue
+        done.add((id(fd), varying))
+        u = _Uniformity(fd, varying)
+        for n in ir.walk_body(fd.body):
+            if isinstance(n, ir.Atomic):
+                same = not any(u.expr(i) for i in n.indices)
+                uniform[id(n)] = (n, same and uniform.get(id(n), (n, True))[1])
+            elif isinstance(n, ir.Call):
+                passed = frozenset(
+                    p.name
+                    for p, a in zip(n.func.params, n.args)
+                    if isinstance(p, ir.Var) and isinstance(a, ir.Expr) and u.expr(a)
+                )
+                pending.append((n.func, passed))
+    for atomic, same in uniform.values():
+        atomic.uniform_address = same
+
+
 def _check_call(c: ir.Call, u: _Uniformity) -> None:
     """A call of a function with a barrier, passing thread-dependent values to some parameters."""
     varying = frozenset(

@@ -206,6 +206,7 @@ class Atomic(Expr):
     operands: list[Expr]
     type: ScalarType
     loc: Loc | None = _loc()
+    uniform_address: bool = False  # the index is the same in every thread by the code (checks sets it)
 
 
 @dataclass(eq=False)

@@ -15,9 +15,11 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   counts them under ``op_atom`` and ``op_red``.  A warp's atomics move, per sector they
   touch, as many sectors as the most threads updating one element of it (updates of
   one element take turns): 32 threads on one element are 32 sectors, on 32 elements of
-  4 sectors 4 (measured on an H100).  nvcc turns an integer atomic at an address the
-  same in every thread *by the code* (``atomic_add(counter, 0, 1)``) into one atomic a
-  warp; the profiler counts the kernel as written, so ncu shows fewer sectors there;
+  4 sectors 4 (measured on an H100).  ptxas makes a warp's integer ``add``, ``sub``,
+  ``min`` and ``max`` at an index the code makes the same in every thread (a constant, a
+  parameter, ``atomic_add(counter, 0, 1)``; ``Atomic.uniform_address``) one atomic of
+  the warp, whatever the values: one sector.  Float atomics, ``exch`` and ``cas``, and
+  an index that is the same in every thread only by the data, stay one per thread;
 - shared-memory loads and stores and their bank conflicts: ``banks`` banks of
   ``bank_bytes``, one wavefront serving ``banks * bank_bytes`` bytes (128).  A warp
   access of B bytes a thread is served in phases of ``banks * bank_bytes // B``
@@ -34,9 +36,10 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   wavefronts, not 4; one float2: 1).  With it every 64- and 128-bit access measured
   agrees with Nsight Compute on an H100, wavefronts and conflicts alike
   (``benchmarks/profile_vs_ncu.py``: strides, broadcasts, quarter- and half-warp
-  patterns).  Counts are of the kernel as written: nvcc may merge unrolled loads of
-  neighbouring elements into one wider load, or load an element once where the source
-  reads it twice;
+  patterns).  The front end makes two of an optimising compiler's changes itself, so
+  that the counts are of the code that runs (``gpukern.load_rewrites``): a shared
+  element read again with nothing in between that could change it is loaded once, and
+  a loop of constant bounds along a shared row reads it in 16-byte vectors;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats), and arithmetic intensity (FLOPs per global byte).
@@ -56,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import ir
 from .errors import Loc
 
 if TYPE_CHECKING:
@@ -224,6 +228,20 @@ class ProfileReport:
         return "\n".join(out)
 
 
+_WARP_COMBINED = frozenset({"add", "sub", "min", "max"})  # ptxas combines a warp's (measured on an H100)
+
+
+def _combined_in_warp(a: Access) -> bool:
+    """A global integer atomic that ptxas makes one of the warp (see the module docstring)."""
+    node = a.node
+    return (
+        isinstance(node, ir.Atomic)
+        and node.uniform_address
+        and node.op in _WARP_COMBINED
+        and a.memory.data.dtype.kind in "iu"
+    )
+
+
 class Profiler:
     """Collects counts from the simulator (see ``backends.sim``); one per profiled launch."""
 
@@ -304,7 +322,9 @@ class Profiler:
         else:
             sectors = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.sector_bytes)
         rows = self._rows(a.lanes, sectors)
-        if a.kind == "atomic":
+        if a.kind == "atomic" and _combined_in_warp(a):
+            moved = len(rows)  # one atomic a warp, on one element
+        elif a.kind == "atomic":
             moved = self._atomic_sectors(self._rows(a.lanes, a.offsets), a.itemsize)
         else:
             moved = int(self._distinct_per_row(rows).sum())

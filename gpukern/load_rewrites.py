@@ -1,0 +1,302 @@
+"""Two rewrites of a function's shared-memory loads, made once in the IR.
+
+An optimising compiler changes which loads a kernel makes: nvcc loads an element once where
+the code reads it twice with nothing in between that could change it, and ptxas merges the
+reads of neighbouring elements in an unrolled loop into one 128-bit load.  Made here, in the
+IR every consumer reads, the C each backend compiles, the simulator with its race and
+initialisation checks, and the profiler all see the same accesses, and the profiler's counts
+are the machine's (``benchmarks/profile_vs_ncu.py``).
+
+Both keep to shared and local arrays: their elements change only through the array itself,
+where a global array may also be reached through another parameter.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import ir
+
+_SPACES = ("shared",)
+VECTOR_BYTES = 16  # the widest load one thread makes in one instruction (float4, double2)
+
+Replace = Callable[[ir.Expr], "ir.Expr | None"]
+
+
+def _key(e: ir.Node) -> Any:
+    """A value two expressions share when they compute the same from the same variables; None
+    for one that reads memory, calls, or reads a vector (its value can change unseen)."""
+    if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane)):
+        return None
+    parts: list[Any] = [type(e).__name__]
+    for f in dataclasses.fields(e):  # type: ignore[arg-type]
+        if f.name in ("loc", "feeds_index"):
+            continue
+        value = getattr(e, f.name)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, ir.ArrayRef):
+                parts.append(v.name)
+            elif isinstance(v, ir.Node):
+                k = _key(v)
+                if k is None:
+                    return None
+                parts.append(k)
+            else:
+                parts.append(v)
+    return tuple(parts)
+
+
+def _load_key(e: ir.Node) -> Any:
+    """Which element a shared-memory load reads, as a value; None for any other node."""
+    if not isinstance(e, ir.Load) or e.array.type.space not in _SPACES:
+        return None
+    keys = tuple(_key(i) for i in e.indices)
+    return None if None in keys else (e.array.name, keys)
+
+
+def _rebuilt(node: Any, replace: Replace) -> Any:
+    """A copy of a statement or expression with the substitutes ``replace`` gives, outermost
+    first (a substitute is not looked into); arrays and callees are shared, not copied."""
+    if isinstance(node, ir.ArrayRef) or not isinstance(node, ir.Node):
+        return node
+    if isinstance(node, ir.Expr):
+        sub = replace(node)
+        if sub is not None:
+            return sub
+    new = copy.copy(node)
+    _replace_in(new, replace)
+    return new
+
+
+def _replace_in(node: ir.Node, replace: Replace, fields: Sequence[str] | None = None) -> None:
+    """Substitute in place under the children ``fields`` of ``node`` (all by default)."""
+    for name in node.CHILDREN if fields is None else fields:
+        value = getattr(node, name)
+        if isinstance(value, list):
+            setattr(node, name, [_rebuilt(v, replace) for v in value])
+        else:
+            setattr(node, name, _rebuilt(value, replace))
+
+
+def _blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(s, ir.If):
+        return [s.then, s.orelse]
+    if isinstance(s, (ir.For, ir.While)):
+        return [s.body]
+    return []
+
+
+# ---------------------------------------------------------------- one load for repeated reads
+def reuse_loads(fd: ir.FuncDef) -> None:
+    """Read a shared element once where the code reads it again before anything can change it.
+
+    The first read must be one its statement always makes (not under ``and``/``or`` or in a
+    branch of a conditional expression) and the statement must make no atomic or call; the
+    later reads are in the same statement, in the branches of an ``if`` whose condition holds
+    the first, and in the statements after it.  A store to the array, an atomic on it, a call,
+    a barrier, or an assignment to a variable of the index ends the reuse.  The first read
+    becomes a temporary assigned just before its statement."""
+    taken = ir.names_in(fd)
+    pending = [fd.body]
+    while pending:
+        block = pending.pop()
+        i = 0
+        while i < len(block):
+            for load in _first_reads(block[i]):
+                if _reuse(block, i, load, taken):
+                    i += 1  # the temporary's assignment went in before the statement
+            pending.extend(_blocks(block[i]))
+            i += 1
+
+
+def _roots(s: ir.Stmt) -> list[str]:
+    """The fields of a statement that are evaluated before it does anything else."""
+    if isinstance(s, ir.Assign):
+        return ["value"]
+    if isinstance(s, ir.Store):
+        return ["indices", "value"]
+    if isinstance(s, ir.If):
+        return ["cond"]
+    return []
+
+
+def _first_reads(s: ir.Stmt) -> list[ir.Load]:
+    """The shared loads the statement always makes, one per element, if it makes no atomic or
+    call."""
+    roots = [n for f in _roots(s) for n in (getattr(s, f) if isinstance(getattr(s, f), list) else [getattr(s, f)])]
+    if any(isinstance(n, (ir.Atomic, ir.Call)) for r in roots for n in ir.walk(r)):
+        return []
+    out: dict[Any, ir.Load] = {}
+    stack = list(reversed(roots))
+    while stack:
+        e = stack.pop()
+        key = _load_key(e)
+        if key is not None:
+            out.setdefault(key, e)
+        if isinstance(e, ir.Logic):
+            stack.append(e.left)  # the right operand may not be evaluated
+        elif isinstance(e, ir.Select):
+            stack.append(e.cond)
+        else:
+            stack.extend(reversed(list(ir.children(e))))
+    return list(out.values())
+
+
+def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> bool:
+    """Replace every read of ``load``'s element it reaches; False (and nothing changed) when the
+    first read is the only one."""
+    key = _load_key(load)
+    array = load.array.name
+    index_vars = {n.name for i in load.indices for n in ir.walk(i) if isinstance(n, ir.Var)}
+
+    def ends(s: ir.Node) -> bool:
+        """May running ``s`` change the element or its index?"""
+        for c in ir.walk(s):
+            if isinstance(c, (ir.Barrier, ir.Call)):
+                return True
+            if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and c.array.name == array:
+                return True
+            if isinstance(c, ir.Assign) and c.target.name in index_vars:
+                return True
+            if isinstance(c, ir.For) and c.var.name in index_vars:
+                return True
+        return False
+
+    def region(visit: Callable[[ir.Node, Sequence[str] | None], None]) -> None:
+        """Visit what the first read reaches, in program order (``visit(node, fields)``)."""
+
+        def scan(stmts: list[ir.Stmt]) -> bool:
+            for s in stmts:
+                if isinstance(s, ir.If) and not any(isinstance(c, (ir.Atomic, ir.Call)) for c in ir.walk(s.cond)):
+                    visit(s, ["cond"])
+                    through_then = scan(s.then)
+                    through_else = scan(s.orelse)
+                    if not (through_then and through_else):
+                        return False
+                    continue
+                simple = not isinstance(s, (ir.If, ir.For, ir.While))
+                if ends(s) and not (simple and not any(isinstance(c, (ir.Atomic, ir.Call)) for c in ir.walk(s))):
+                    return False  # a loop or branch that changes it, or a statement that may before reading
+                visit(s, None)
+                if ends(s):
+                    return False
+            return True
+
+        s = block[at]
+        visit(s, _roots(s))
+        if isinstance(s, ir.If):
+            if scan(s.then) & scan(s.orelse):
+                scan(block[at + 1 :])
+        elif not ends(s):
+            scan(block[at + 1 :])
+
+    reads = 0
+
+    def count(node: ir.Node, fields: Sequence[str] | None) -> None:
+        nonlocal reads
+        for name in node.CHILDREN if fields is None else fields:
+            value = getattr(node, name)
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, ir.Node):
+                    reads += sum(1 for e in ir.walk(v) if _load_key(e) == key)
+
+    region(count)
+    if reads < 2:
+        return False
+    temp = ir.Var(ir.fresh_name(f"{array}_elem", taken), load.type, loc=load.loc, temp=True)
+
+    def substitute(node: ir.Node, fields: Sequence[str] | None) -> None:
+        _replace_in(
+            node, lambda e: ir.Var(temp.name, temp.type, loc=e.loc, temp=True) if _load_key(e) == key else None, fields
+        )
+
+    region(substitute)
+    block.insert(at, ir.Assign(temp, _rebuilt(load, lambda e: None), declare=True, loc=load.loc))
+    return True
+
+
+# ---------------------------------------------------------------- vector loads of rows
+def widen_row_reads(fd: ir.FuncDef) -> None:
+    """Read a shared row in 16-byte vectors where a loop of constant bounds walks along it.
+
+    ``for i in range(C): ... s[r, i] ...`` with ``r`` the same in every iteration, ``s`` not
+    written in the loop, and a body of plain assignments becomes ``for i in range(0, C, W)``
+    with one W-wide load of ``s[r, i:i+W]`` and the body W times, for ``i``, ``i + 1`` ...
+    (W = 16 bytes / element size).  The rows must start at multiples of W elements, so the
+    vectors are aligned; ``C`` and the loop's start must be multiples of W too."""
+    taken = ir.names_in(fd)
+    for s in list(ir.walk_body(fd.body)):
+        if isinstance(s, ir.For):
+            _widen(s, taken)
+
+
+def _lit_int(e: ir.Expr) -> int | None:
+    return e.value if isinstance(e, ir.Lit) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
+
+
+def _widen(loop: ir.For, taken: set[str]) -> None:
+    start, stop, step = _lit_int(loop.start), _lit_int(loop.stop), _lit_int(loop.step)
+    if start is None or stop is None or step != 1:
+        return
+    i = loop.var.name
+    body_nodes = list(ir.walk_body(loop.body))
+    if not all(isinstance(s, (ir.Assign, ir.Store)) for s in loop.body) or any(
+        isinstance(n, (ir.Atomic, ir.Call, ir.VecLoad, ir.VecStore, ir.Lane)) for n in body_nodes
+    ):
+        return
+    assigned = {s.target.name for s in loop.body if isinstance(s, ir.Assign)}
+    if i in assigned:
+        return
+    stored = {s.array.name for s in loop.body if isinstance(s, ir.Store)}
+    rows: dict[Any, tuple[ir.Load, int]] = {}  # (array, the other indices) -> a load and its width
+    for n in body_nodes:
+        if not (isinstance(n, ir.Load) and n.array.type.space == "shared" and n.array.name not in stored):
+            continue
+        last, others = n.indices[-1], n.indices[:-1]
+        if not (isinstance(last, ir.Var) and last.name == i):
+            continue
+        names = {v.name for o in others for v in ir.walk(o) if isinstance(v, ir.Var)}
+        keys = tuple(_key(o) for o in others)
+        if i in names or names & assigned or None in keys:
+            continue
+        shape, size = n.array.type.shape or (), n.array.type.elem.itemsize
+        width = VECTOR_BYTES // size
+        if VECTOR_BYTES % size or width < 2 or not shape or shape[-1] % width:
+            continue
+        if start % width or (stop - start) % width or stop - start < width or start < 0 or stop > shape[-1]:
+            continue
+        rows.setdefault((n.array.name, keys), (n, width))
+    if not rows:
+        return
+    widths = {w for _, w in rows.values()}
+    if len(widths) != 1:
+        return  # rows of elements of different sizes: one step cannot serve both
+    (width,) = widths
+    vectors = {}
+    loads: list[ir.Stmt] = []
+    for key, (n, _) in rows.items():
+        name = ir.fresh_name(f"{n.array.name}_row", taken)
+        vectors[key] = name
+        loads.append(ir.VecLoad(name, n.array, [_rebuilt(o, lambda e: None) for o in n.indices], width, loc=n.loc))
+
+    def lane(j: int) -> Replace:
+        def replace(e: ir.Expr) -> ir.Expr | None:
+            if isinstance(e, ir.Load) and e.array.type.space == "shared":
+                last = e.indices[-1]
+                key = (e.array.name, tuple(_key(o) for o in e.indices[:-1]))
+                if key in vectors and isinstance(last, ir.Var) and last.name == i:
+                    return ir.Lane(vectors[key], j, e.type, loc=e.loc)
+            if isinstance(e, ir.Var) and e.name == i and j:
+                return ir.BinOp("+", e, ir.Lit(j, e.type, loc=e.loc), e.type, loc=e.loc)
+            return None
+
+        return replace
+
+    body: list[ir.Stmt] = list(loads)
+    for j in range(width):
+        body.extend(_rebuilt(s, lane(j)) for s in loop.body)
+    loop.body = body
+    loop.step = ir.Lit(width, loop.step.type, loc=loop.step.loc)
