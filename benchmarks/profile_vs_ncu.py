@@ -18,13 +18,12 @@ under ``ncu --clock-control none`` (this script again, as ``--worker``), and the
 atomic whose result is unused compiles to RED, one whose result is used to ATOM).
 
 The kernels run twice under ncu: as gpukern builds them (the comparison) and with ptxas at
--O0 (``PTXAS_O0``), whose counts are set beside each difference.  The profiler counts the
-accesses the kernel makes; ptxas's optimisation may merge unrolled loads of neighbouring
-shared elements into one 128-bit load, and make a warp's integer atomics at an address the
-code fixes into one; where the -O0 build's count equals the simulator's, that is the
-difference.  (Neither build is the kernel as written everywhere: nvcc's front end loads an
-element once where the code reads it twice, and at -O0 a conditional expression stored to
-shared memory becomes a store on each branch.)
+-O0 (``PTXAS_O0``), whose counts are set beside any difference: where the -O0 build's count
+equals the simulator's, ptxas rewrote the accesses.  gpukern's front end makes the rewrites
+that change loads itself (``gpukern/load_rewrites.py``: an element read twice loaded once,
+shared rows read in 16-byte vectors), and the profiler models the one that changes atomics
+(a warp's integer add/sub/min/max at an index the code makes uniform is one atomic); the
+``one-address atomics`` cases probe which operations, types and indices ptxas combines.
 
 Exit status: 0 if every compared count agrees, 1 if any differs, 2 if ncu could not run.
 """
