@@ -211,13 +211,15 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     block(fd.body, None)
 
 
-def mark_uniform_addresses(kernel: ir.FuncDef) -> None:
+def mark_uniform_addresses(program: ir.Program) -> None:
     """Set ``Atomic.uniform_address`` where the code makes the index the same in every thread
     (ptxas makes such a warp's integer atomics one; the profiler counts them so).  An atomic in
     a ``@func`` is uniform when it is at every call."""
+    if not any(isinstance(n, ir.Atomic) for fd in [program.kernel, *program.funcs] for n in ir.walk_body(fd.body)):
+        return
     uniform: dict[int, tuple[ir.Atomic, bool]] = {}
     done: set[tuple[int, frozenset[str]]] = set()
-    pending = [(kernel, frozenset[str]())]
+    pending = [(program.kernel, frozenset[str]())]
     while pending:
         fd, varying = pending.pop()
         if (id(fd), varying) in done:

@@ -19,7 +19,7 @@ from . import ir, lang
 from .checks import check_barriers, check_definite_assignment, mark_uniform_addresses
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
-from .load_rewrites import reuse_loads, widen_row_reads
+from .load_rewrites import rewrite_loads
 from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
 from .source import ParsedFunction
 from .types import ScalarType, Type, WeakType, bool_, join, materialize, python_type
@@ -36,9 +36,10 @@ class Compiler:
     def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
         with ir.deep_recursion():
             kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
-            mark_uniform_addresses(kernel)
         kernel.description = description
-        return ir.Program(kernel, self._reachable(kernel))
+        program = ir.Program(kernel, self._reachable(kernel))
+        mark_uniform_addresses(program)
+        return program
 
     def device_function(self, df: lang.DeviceFunction, args: list[Value], loc: Loc) -> ir.FuncDef:
         parsed = df.parsed
@@ -163,8 +164,7 @@ class FunctionLowering(ast.NodeVisitor):
         if self.returns_value is not None:  # the function has a return statement
             structure_early_returns(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
-        reuse_loads(fd)
-        widen_row_reads(fd)
+        rewrite_loads(fd, self.taken)
         fd.written = written_params(fd)
         mark_index_arithmetic(fd)
         return fd

@@ -23,12 +23,18 @@ from . import ir
 _SPACES = ("shared",)
 VECTOR_BYTES = 16  # the widest load one thread makes in one instruction (float4, double2)
 
+_FIELDS = {ir.Lit: ("value", "type"), ir.Special: ("name", "dim", "type")}
 Replace = Callable[[ir.Expr], "ir.Expr | None"]
 
 
 def _key(e: ir.Node) -> Any:
     """A value two expressions share when they compute the same from the same variables; None
     for one that reads memory, calls, or reads a vector (its value can change unseen)."""
+    cls = e.__class__
+    if cls is ir.Var:  # the common leaves first
+        return e.name  # type: ignore[attr-defined]
+    if cls is ir.Lit or cls is ir.Special:
+        return (cls, *(getattr(e, f) for f in _FIELDS[cls]))
     if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane)):
         return None
     parts: list[Any] = [type(e).__name__]
@@ -58,17 +64,32 @@ def _load_key(e: ir.Node) -> Any:
 
 
 def _rebuilt(node: Any, replace: Replace) -> Any:
-    """A copy of a statement or expression with the substitutes ``replace`` gives, outermost
-    first (a substitute is not looked into); arrays and callees are shared, not copied."""
+    """``node`` with the substitutes ``replace`` gives, outermost first (a substitute is not
+    looked into): a copy where something changed below, else the node itself; arrays and
+    callees are shared, not copied."""
     if isinstance(node, ir.ArrayRef) or not isinstance(node, ir.Node):
         return node
     if isinstance(node, ir.Expr):
         sub = replace(node)
         if sub is not None:
             return sub
-    new = copy.copy(node)
-    _replace_in(new, replace)
-    return new
+    changed = {}
+    for name in node.CHILDREN:
+        value = getattr(node, name)
+        if isinstance(value, list):
+            new = [_rebuilt(v, replace) for v in value]
+            if any(a is not b for a, b in zip(new, value)):
+                changed[name] = new
+        else:
+            new = _rebuilt(value, replace)
+            if new is not value:
+                changed[name] = new
+    if not changed:
+        return node
+    out = copy.copy(node)
+    for name, value in changed.items():
+        setattr(out, name, value)
+    return out
 
 
 def _replace_in(node: ir.Node, replace: Replace, fields: Sequence[str] | None = None) -> None:
@@ -89,8 +110,33 @@ def _blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
     return []
 
 
+def _constant_loop(n: ir.Node) -> bool:
+    return isinstance(n, ir.For) and isinstance(n.start, ir.Lit) and isinstance(n.stop, ir.Lit)
+
+
+def rewrite_loads(fd: ir.FuncDef, taken: set[str]) -> None:
+    """Both rewrites, after one look at the function for what they could apply to (most
+    functions have neither a shared element read twice nor a loop of constant bounds).
+    ``taken``: every name the function uses (new temporaries are added to it)."""
+    seen: set[Any] = set()
+    repeated = False
+    loops = []
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Load) and not repeated and n.array.type.space in _SPACES:
+            rough = (n.array.name, *((type(i), getattr(i, "name", None), getattr(i, "value", None)) for i in n.indices))
+            repeated = rough in seen  # perhaps the same element: worth the exact look
+            seen.add(rough)
+        elif _constant_loop(n):
+            loops.append(n)
+    if repeated:
+        reuse_loads(fd, taken)
+        loops = [n for n in ir.walk_body(fd.body) if _constant_loop(n)]  # its loops may be copies now
+    for loop in loops:
+        _widen(loop, taken)
+
+
 # ---------------------------------------------------------------- one load for repeated reads
-def reuse_loads(fd: ir.FuncDef) -> None:
+def reuse_loads(fd: ir.FuncDef, taken: set[str]) -> None:
     """Read a shared element once where the code reads it again before anything can change it.
 
     The first read must be one its statement always makes (not under ``and``/``or`` or in a
@@ -98,8 +144,7 @@ def reuse_loads(fd: ir.FuncDef) -> None:
     later reads are in the same statement, in the branches of an ``if`` whose condition holds
     the first, and in the statements after it.  A store to the array, an atomic on it, a call,
     a barrier, or an assignment to a variable of the index ends the reuse.  The first read
-    becomes a temporary assigned just before its statement."""
-    taken = ir.names_in(fd)
+    becomes a temporary assigned just before its statement (``taken``: the names in use)."""
     pending = [fd.body]
     while pending:
         block = pending.pop()
@@ -219,7 +264,11 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
 
 
 # ---------------------------------------------------------------- vector loads of rows
-def widen_row_reads(fd: ir.FuncDef) -> None:
+def _lit_int(e: ir.Expr) -> int | None:
+    return e.value if isinstance(e, ir.Lit) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
+
+
+def _widen(loop: ir.For, taken: set[str]) -> None:
     """Read a shared row in 16-byte vectors where a loop of constant bounds walks along it.
 
     ``for i in range(C): ... s[r, i] ...`` with ``r`` the same in every iteration, ``s`` not
@@ -227,17 +276,6 @@ def widen_row_reads(fd: ir.FuncDef) -> None:
     with one W-wide load of ``s[r, i:i+W]`` and the body W times, for ``i``, ``i + 1`` ...
     (W = 16 bytes / element size).  The rows must start at multiples of W elements, so the
     vectors are aligned; ``C`` and the loop's start must be multiples of W too."""
-    taken = ir.names_in(fd)
-    for s in list(ir.walk_body(fd.body)):
-        if isinstance(s, ir.For):
-            _widen(s, taken)
-
-
-def _lit_int(e: ir.Expr) -> int | None:
-    return e.value if isinstance(e, ir.Lit) and isinstance(e.value, int) and not isinstance(e.value, bool) else None
-
-
-def _widen(loop: ir.For, taken: set[str]) -> None:
     start, stop, step = _lit_int(loop.start), _lit_int(loop.stop), _lit_int(loop.step)
     if start is None or stop is None or step != 1:
         return

@@ -6,7 +6,6 @@ import ast
 import builtins
 import inspect
 import linecache
-import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +34,42 @@ class ParsedFunction:
         return False, None
 
 
+def _definition_lines(fn: Any, filename: str) -> tuple[list[str], int] | None:
+    """The lines of ``fn``'s definition (decorators first) and the number of the first, found fast.
+
+    ``inspect.getsourcelines`` tokenizes its way to the end of the block, most of a small
+    kernel's compile time; this takes the lines up to the first one back at the definition's
+    indentation (closing brackets aside).  A string or bracket whose lines start further left
+    cuts the definition short, which then does not parse: the caller asks ``inspect``."""
+    first = fn.__code__.co_firstlineno
+    every = linecache.getlines(filename, fn.__globals__)
+    if not 0 < first <= len(every):
+        return None
+    head = every[first - 1]
+    indent = len(head) - len(head.lstrip())
+    end, body = first, False
+    while end < len(every):
+        line = every[end]
+        text = line.lstrip()
+        if body and text and not text.startswith("#") and len(line) - len(text) <= indent and text[0] not in ")]}":
+            break
+        body = body or text.startswith(("def ", "async def "))
+        end += 1
+    return every[first - 1 : end], first
+
+
+def _parse_in_place(lines: list[str], first: int) -> ast.Module:
+    """Parse a definition on its own file positions (see ``parse_function``)."""
+    text = "".join(lines)
+    if text[:1] in (" ", "\t"):  # indented: parsed under an `if` at column 0, keeping its columns
+        module = ast.parse("\n" * max(first - 2, 0) + "if 1:\n" + text)
+        module.body = module.body[0].body  # type: ignore[attr-defined]
+        if first < 2:  # pragma: no cover - an indented def on the file's first line
+            ast.increment_lineno(module, 1 - first)
+        return module
+    return ast.parse("\n" * (first - 1) + text)
+
+
 def parse_function(fn: Any) -> ParsedFunction:
     """Parse ``fn``'s source; line and column numbers point into the real file."""
     filename = inspect.getsourcefile(fn) or "<unknown>"
@@ -44,31 +79,31 @@ def parse_function(fn: Any) -> ParsedFunction:
         raise KernelSyntaxError(
             "a kernel or device function must be a def function, not a lambda", Loc(filename, line, col)
         )
+    # Parsed in place: blank lines put it on its own line numbers, and an indented one (a method,
+    # a nested function) is parsed under an ``if`` at column 0, keeping its columns; no pass over
+    # the tree to shift positions, and no dedent (which a string's lines defeat).
+    found = _definition_lines(fn, filename)
     try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError) as e:
-        raise KernelSyntaxError(
-            f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}",
-            hint="kernels must be defined in a file, not typed at an interactive prompt",
-        ) from None
-    text = "".join(lines)
-    dedented = textwrap.dedent(text)
-    indent = len(text.splitlines()[0]) - len(dedented.splitlines()[0])
-    try:
-        module = ast.parse(dedented)
-    except SyntaxError as e:  # e.g. a lambda inside a larger expression: its lines alone do not parse
-        raise KernelSyntaxError(
-            f"cannot parse the source of {getattr(fn, '__name__', fn)!r} on its own: {e.msg}",
-            Loc(filename, first, 0),
-            "define kernels and device functions with def at the top level of a module or function",
-        ) from None
-    for node in ast.walk(module):
-        if hasattr(node, "lineno"):
-            node.lineno += first - 1
-            node.col_offset += indent
-            if getattr(node, "end_lineno", None) is not None:
-                node.end_lineno += first - 1
-                node.end_col_offset += indent
+        if found is None:
+            raise SyntaxError("not found")
+        lines, first = found
+        module = _parse_in_place(lines, first)
+    except SyntaxError:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise KernelSyntaxError(
+                f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}",
+                hint="kernels must be defined in a file, not typed at an interactive prompt",
+            ) from None
+        try:
+            module = _parse_in_place(lines, first)
+        except SyntaxError as e:  # e.g. a lambda inside a larger expression: its lines alone do not parse
+            raise KernelSyntaxError(
+                f"cannot parse the source of {getattr(fn, '__name__', fn)!r} on its own: {e.msg}",
+                Loc(filename, first, 0),
+                "define kernels and device functions with def at the top level of a module or function",
+            ) from None
     tree = module.body[0]
     if not isinstance(tree, ast.FunctionDef):
         what = "an async function" if isinstance(tree, ast.AsyncFunctionDef) else "not a plain function definition"

@@ -106,3 +106,33 @@ def test_augmented_store_evaluates_its_index_once(backend):
     augmented_atomic_index[1, 4](c, out)
     assert c[0] == 4
     np.testing.assert_array_equal(out, [5, 5, 5, 5, 0, 0, 0, 0])
+
+
+def _kernel_with_a_string_at_column_0(out: gk.Array[gk.float32]):
+    """A docstring whose lines start further left than the body:
+text at column 0 cuts a naive look for the end of the definition short
+    """
+    out[0] = 1.0
+
+
+def test_definitions_are_found_whole_whatever_their_lines_look_like():
+    """The fast look for a definition's lines falls back on ``inspect`` where it cannot be sure,
+    and positions point into the real file either way (indented, multi-line header, column-0 string)."""
+    import inspect
+
+    from gpukern.source import parse_function
+
+    def nested(
+        out: gk.Array[gk.float32],
+    ):
+        out[0] = 2.0  # the body's first statement
+
+    for fn, value in ((nested, 2.0), (_kernel_with_a_string_at_column_0, 1.0)):
+        parsed = parse_function(fn)
+        lines, first = inspect.getsourcelines(fn)
+        assert parsed.tree.lineno == first + sum(1 for x in lines if x.lstrip().startswith("@"))
+        stmt = parsed.tree.body[-1]
+        assert lines[stmt.lineno - first][stmt.col_offset :].startswith("out[0] = ")
+        out = np.zeros(1, np.float32)
+        gk.kernel(fn)[1, 1](out, backend="sim")
+        assert out[0] == value
