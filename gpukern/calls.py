@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, WeakType, bool_, float64, int64, materialize, promote, python_type
+from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -38,7 +38,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
     mf = ops.math_func(fn)
     if mf is not None:
-        return {"float": math_call, "abs": abs_call, "same": min_max}[mf.typing](x, node, mf, args)
+        lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
+        return lower[mf.typing](x, node, mf, args)
     if fn is len:
         if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
             raise KernelTypeError("len() takes one array", x.loc(node))
@@ -92,6 +93,19 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
     ft = materialize(t) if t.is_float else float64
     cargs = [coerce(x.loc(node), a, ft) for a in args]
     return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=x.loc(node))
+
+
+def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
+    """A function of an integer's bits (``popc``, ``brev``...): integers only, as in CUDA."""
+    x.nargs(node, mf.nargs, mf.name)
+    v = scalar(x.loc(node), args[0], f"{mf.name}() argument")
+    t = materialize(x.type_of(v))
+    if not t.is_int or t == bool_:
+        raise KernelTypeError(f"{mf.name}() takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
+    result = int32 if mf.typing == "bits" else t
+    if isinstance(v, Static):
+        return Static(mf.evaluate([v.value], t)[()].astype(result.dtype)[()])
+    return ir.MathCall(mf.name, [v], result, loc=x.loc(node))
 
 
 def abs_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:

@@ -351,3 +351,7 @@ atomic_exch = _Atomic("exch", "atomic_exch(a, i, v): a[i] = v atomically; return
 atomic_cas = _Atomic(
     "cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
 )
+
+# Math functions Python has no name for (CUDA's intrinsics): the entries of ``ops.MATH``
+# themselves, so a kernel names them as ``gk.popc`` and the host can call them too.
+popc, clz, ffs, brev, fma, rsqrt, exp10 = (ops.MATH[n] for n in ("popc", "clz", "ffs", "brev", "fma", "rsqrt", "exp10"))

@@ -35,6 +35,7 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Protocol
 
 import numpy as np
@@ -314,13 +315,124 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], np.int32)
+_BYTE_REVERSED = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint8)
+
+
+def _bytes(x: np.ndarray) -> np.ndarray:
+    """An integer array's bytes, a row per element, least significant first."""
+    x = np.ascontiguousarray(x, x.dtype.newbyteorder("<"))
+    return x.reshape(-1).view(np.uint8).reshape(-1, x.dtype.itemsize)
+
+
+def _popc(x: Any) -> Any:
+    x = np.asarray(x)
+    return _BYTE_BITS[_bytes(x)].sum(axis=1, dtype=np.int32).reshape(x.shape)
+
+
+def _bit_length(x: np.ndarray) -> np.ndarray:
+    """Bits up to the highest set bit of the unsigned pattern (0 for 0)."""
+    u = x.view(unsigned_of_dtype(x.dtype)).copy()
+    shift = 1
+    while shift < 8 * x.dtype.itemsize:  # every bit below the highest set one set too
+        u |= u >> u.dtype.type(shift)
+        shift *= 2
+    return _popc(u)
+
+
+def _clz(x: Any) -> Any:
+    x = np.asarray(x)
+    return (np.int32(8 * x.dtype.itemsize) - _bit_length(x)).astype(np.int32)
+
+
+def _ffs(x: Any) -> Any:
+    """1 + the index of the lowest set bit; 0 for 0."""
+    x = np.asarray(x)
+    u = x.view(unsigned_of_dtype(x.dtype))
+    return _bit_length(u & (~u + u.dtype.type(1))).astype(np.int32)
+
+
+def _brev(x: Any) -> Any:
+    x = np.asarray(x)
+    flipped = _BYTE_REVERSED[_bytes(x)][:, ::-1]
+    return np.ascontiguousarray(flipped).view(x.dtype.newbyteorder("<")).astype(x.dtype).reshape(x.shape)
+
+
+def _fma_one(a: float, b: float, c: float, dt: np.dtype) -> Any:
+    """``a * b + c`` rounded once to ``dt`` (NumPy has no fused multiply-add: exact rationals)."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return dt.type(np.float64(a) * np.float64(b) + np.float64(c))  # inf and nan as the hardware's
+    exact = Fraction(a) * Fraction(b) + Fraction(c)
+    if exact == 0:  # the sign of an exact zero: as a * b + c in round-to-nearest
+        return dt.type(np.float64(a) * np.float64(b) + np.float64(c))
+    try:
+        near = dt.type(float(exact))  # correctly rounded to float64; float32 may be one ulp off
+    except OverflowError:
+        return dt.type(-math.inf if exact < 0 else math.inf)
+    if not np.isfinite(near):
+        return near
+    best, d_best = near, abs(Fraction(float(near)) - exact)
+    for other in (np.nextafter(near, dt.type(-np.inf)), np.nextafter(near, dt.type(np.inf))):
+        if not np.isfinite(other):
+            continue
+        d_other = abs(Fraction(float(other)) - exact)
+        if d_other < d_best or (d_other == d_best and int(other.view(unsigned_of_dtype(dt))) % 2 == 0):
+            best, d_best = other, d_other
+    return best
+
+
+def _fma(a: Any, b: Any, c: Any) -> Any:
+    a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
+    dt = np.result_type(a, b, c)
+    out = np.array([_fma_one(float(x), float(y), float(z), dt) for x, y, z in zip(a.flat, b.flat, c.flat)], dt)
+    return out.reshape(a.shape)
+
+
+def _rsqrt(x: Any) -> Any:
+    x = np.asarray(x)
+    return x.dtype.type(1) / np.sqrt(x)
+
+
+def _exp10(x: Any) -> Any:
+    x = np.asarray(x)
+    return np.power(x.dtype.type(10), x)
+
+
+def _c_ffs(t: ScalarType, c: CText) -> str:
+    """``ffs`` where the dialect has none: the bits below the lowest set one, counted, plus one."""
+    U = c.unsigned(t)
+    low = f"(({U})a & (0 - ({U})a))"
+    return f"    return a == 0 ? 0 : (int){c.math_text('popc', t, [f'({c.type(t)})({low} - 1)'])} + 1;"
+
+
+def _c_brev(t: ScalarType, c: CText) -> str:
+    """``brev`` where the dialect has none: halves swapped, then quarters... then neighbouring bits."""
+    U, bits = c.unsigned(t), 8 * t.itemsize
+    lines = [f"    {U} u = ({U})a;"]
+    width = bits // 2
+    while width >= 1:
+        mask = (1 << bits) - 1
+        pattern = 0
+        for start in range(0, bits, 2 * width):
+            pattern |= ((1 << width) - 1) << start
+        pattern &= mask
+        suffix = "UL" if bits == 64 else "u"
+        lines.append(
+            f"    u = ((u >> {width}) & ({U})0x{pattern:x}{suffix}) | ((u & ({U})0x{pattern:x}{suffix}) << {width});"
+        )
+        width //= 2
+    lines.append(f"    return ({c.type(t)})u;")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class MathFunc:
     """A math intrinsic: its NumPy meaning (simulator and constant folder alike) and how C calls it.
 
     The dialect's ``math`` table spells it by name and type; where C's function differs from
     the meaning on some operands (float min/max and NaN), ``helper`` is the body C uses.
-    ``typing`` is 'float' (NumPy ufunc rules: integers compute in float64), 'same' (the
+    ``typing`` is 'bits' (an integer operand, an int32 count), 'int' (an integer operand and
+    result), 'float' (NumPy ufunc rules: integers compute in float64), 'same' (the
     promoted operand type, e.g. min/max) or 'abs'.
     """
 
@@ -330,12 +442,27 @@ class MathFunc:
     predicate: bool = False  # returns bool (isnan...)
     typing: str = "float"
     float_helper: str | None = None  # C body for float operands, where the library function differs
+    int_helper: Callable[[ScalarType, CText], str] | None = None  # C body where a dialect has no spelling
+    doc: str = ""  # for gpukern's own functions (``gk.popc``): what it computes
+
+    def __call__(self, *args: Any) -> Any:
+        """On the host, the same meaning (NumPy typing: Python ints are int64, floats float64)."""
+        if len(args) != self.nargs:
+            raise TypeError(f"{self.name}() takes {self.nargs} argument(s), not {len(args)}")
+        t = np.result_type(*[np.asarray(a) for a in args])
+        if self.typing == "float" and t.kind != "f":
+            t = np.dtype(np.float64)
+        with np.errstate(all="ignore"):
+            out = self.numpy(*[_arr(a, t) for a in args])
+        return np.asarray(out)[()]
 
     def evaluate(self, args: list[Any], t: ScalarType) -> Any:
         """The value at run time (or of constants) for operands already of type ``t``."""
         with np.errstate(all="ignore"):
             out = self.numpy(*[_arr(a, t.dtype) for a in args])
-        return out if self.predicate else np.asarray(out).astype(t.dtype, copy=False)
+        if self.predicate:
+            return out
+        return np.asarray(out).astype(np.int32 if self.typing == "bits" else t.dtype, copy=False)
 
 
 def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc:
@@ -379,6 +506,15 @@ MATH: dict[str, MathFunc] = {
         _m("isnan", np.isnan, predicate=True),
         _m("isinf", np.isinf, predicate=True),
         _m("isfinite", np.isfinite, predicate=True),
+        _m("cbrt", np.cbrt),
+        _m("rsqrt", _rsqrt, doc="rsqrt(x): 1 / sqrt(x) (CUDA rsqrtf, OpenCL rsqrt; not correctly rounded)."),
+        _m("exp10", _exp10, doc="exp10(x): 10 ** x (CUDA exp10f, OpenCL exp10)."),
+        _m("nextafter", np.nextafter, 2),
+        _m("fma", _fma, 3, doc="fma(a, b, c): a * b + c with one rounding (C's fma)."),
+        _m("popc", _popc, typing="bits", doc="popc(x): the number of set bits of an integer (an int32)."),
+        _m("clz", _clz, typing="bits", doc="clz(x): the number of zero bits above the highest set bit (an int32)."),
+        _m("ffs", _ffs, typing="bits", int_helper=_c_ffs, doc="ffs(x): 1 + the index of the lowest set bit; 0 for 0."),
+        _m("brev", _brev, typing="int", int_helper=_c_brev, doc="brev(x): the bits of an integer in reverse order."),
         _m("abs", np.abs, typing="abs"),  # wraps at MIN, like NumPy and like C in practice
         _m("min", _py_min_max(np.less), 2, typing="same", float_helper="    return b < a ? b : a;"),
         _m("max", _py_min_max(np.greater), 2, typing="same", float_helper="    return b > a ? b : a;"),
@@ -412,6 +548,8 @@ def _python_objects() -> dict[int, MathFunc]:
                 table[id(getattr(module, name))] = fn
     for np_name, name in _NUMPY_ALIASES.items():
         table[id(getattr(np, np_name))] = MATH[name]
+    for fn in MATH.values():  # gpukern's own (gk.popc...): the entries themselves
+        table[id(fn)] = fn
     return table
 
 

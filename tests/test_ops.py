@@ -161,6 +161,11 @@ def op_dtype(symbol: str, t: ScalarType) -> np.dtype:
     return promote(t, t).dtype
 
 
+def math_defined(mf: ops.MathFunc, t: ScalarType) -> bool:
+    """Whether the front end takes operands of type ``t`` (the bit functions take integers only)."""
+    return mf.typing not in ("bits", "int") or (t.is_int and t != bool_)
+
+
 def math_type(mf: ops.MathFunc, t: ScalarType) -> ScalarType:
     """The type a math function computes in for operands of type ``t``."""
     if mf.typing == "float":
@@ -172,7 +177,7 @@ def math_type(mf: ops.MathFunc, t: ScalarType) -> ScalarType:
 
 def math_spelling(name: str) -> str:
     """How kernel source names the math function: ``math.sqrt``, ``np.arcsinh``, ``abs``..."""
-    for prefix, module in (("math.", math), ("np.", np), ("", builtins)):
+    for prefix, module in (("math.", math), ("np.", np), ("", builtins), ("gk.", gk)):
         if ops.math_func(getattr(module, name, None)) is ops.MATH[name]:
             return prefix + name
     raise AssertionError(f"no Python object names the math function {name!r}")
@@ -561,20 +566,44 @@ def test_unary(backend, t):
 def test_math(backend, t):
     """Every function of ``ops.MATH`` on every edge value (pair, for two arguments)."""
     a, b = pairs(t)
-    arrays: dict[str, np.ndarray] = {"a": a, "b": b}
+    c = np.roll(b, 7)  # a third operand (fma), in other combinations with the first two
+    arrays: dict[str, np.ndarray] = {"a": a, "b": b, "c": c}
     groups = []
     for r, (name, mf) in enumerate(ops.MATH.items()):
+        if not math_defined(mf, t):
+            continue  # refused by the front end: test_bit_functions_take_integers_only
         mt = math_type(mf, t)
-        operands = (a, b)[: mf.nargs]
+        operands = (a, b, c)[: mf.nargs]
         want = np.asarray(mf.evaluate([x.astype(mt.dtype) for x in operands], mt))
         arrays[f"out{r}"] = np.zeros(len(a), want.dtype)
-        text = f"{math_spelling(name)}({', '.join(('a[i]', 'b[i]')[: mf.nargs])})"
+        text = f"{math_spelling(name)}({', '.join(('a[i]', 'b[i]', 'c[i]')[: mf.nargs])})"
         check = Check(f"out{r}", slice(None), want, text, operands, tolerance(name, mt), entry=name)
         groups.append(Group([f"out{r}[i] = {text}"], [check]))
     params = list(arrays)
     built = build(params, [], groups, arrays)
     launch(built, params, arrays)
     check_all(built, arrays, backend, "math", t)
+
+
+@pytest.mark.parametrize("name", [n for n, mf in ops.MATH.items() if mf.typing in ("bits", "int")])
+def test_bit_functions_take_integers_only(name):
+    for t in (bool_, float32, float64):
+        spelled = "bool_" if t == bool_ else t.name
+        text = f"import gpukern as gk\n\n@gk.kernel\ndef k(a: gk.Array[gk.{spelled}], out: gk.Array[gk.int64]):\n"
+        k = load_kernel(text + f"    out[0] = gk.{name}(a[0])\n")
+        with pytest.raises(gk.KernelTypeError, match=f"{name}\\(\\) takes an integer, not {t.name}"):
+            k.source(np.zeros(1, t.dtype), np.zeros(1, np.int64))
+
+
+def test_math_functions_of_gpukern_run_on_the_host_with_the_kernel_meaning():
+    """``gk.popc`` and the others are the table's entries: the host calls the same NumPy form."""
+    assert gk.popc(np.int32(-1)) == 32 and gk.popc(np.int64(-1)) == 64 and gk.popc(0) == 0
+    assert gk.clz(np.uint32(1)) == 31 and gk.clz(np.int32(0)) == 32 and gk.clz(np.int64(1)) == 63
+    assert gk.ffs(np.int32(0)) == 0 and gk.ffs(np.int32(8)) == 4 and gk.ffs(np.int32(-(2**31))) == 32
+    assert gk.brev(np.uint32(1)) == 2**31 and gk.brev(np.int64(1)) == -(2**63)
+    assert gk.fma(0.1, 10.0, -1.0) == 5.551115123125783e-17  # 0.1 * 10.0 rounds to 1.0 unfused: 0.0
+    assert gk.fma(np.float32(1 + 2**-23), np.float32(1 - 2**-23), np.float32(-1)) == np.float32(-(2**-46))
+    assert gk.exp10(2.0) == 100.0 and gk.rsqrt(4.0) == 0.5
 
 
 # ---------------------------------------------------------------- atomics

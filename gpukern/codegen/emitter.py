@@ -474,9 +474,11 @@ class Emitter:
         return f"{c} ? {self.expr(e.a, _TERNARY + 1)} : {self.expr(e.b, _TERNARY)}", _TERNARY
 
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
-        t, helper = e.args[0].type, ops.MATH[e.name].float_helper
-        if helper is not None and t.is_float:
-            return self.helper_call(e.name, t, e.args, lambda t, c: helper), _ATOM
+        t, mf = e.args[0].type, ops.MATH[e.name]
+        if mf.float_helper is not None and t.is_float:
+            return self.helper_call(e.name, t, e.args, lambda t, c: mf.float_helper), _ATOM
+        if mf.int_helper is not None and (e.name, t.name) not in self.d.math and (e.name, "*") not in self.d.math:
+            return self.helper_call(e.name, t, e.args, mf.int_helper, e.type), _ATOM
         return self.math_text(e.name, t, [self.expr(a) for a in e.args]), _ATOM
 
     def math_text(self, name: str, t: ScalarType, args: list[str]) -> str:
@@ -521,12 +523,22 @@ class Emitter:
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
 
     # ------------------------------------------------------------ helpers
-    def helper_call(self, kind: str, t: ScalarType, args: list[ir.Expr], body: Callable[[ScalarType, Any], str]) -> str:
-        """A call of ``gk_<kind>_<type>(a, b)``, defining the helper (with ``body``) on first use."""
+    def helper_call(
+        self,
+        kind: str,
+        t: ScalarType,
+        args: list[ir.Expr],
+        body: Callable[[ScalarType, Any], str],
+        ret: ScalarType | None = None,
+    ) -> str:
+        """A call of ``gk_<kind>_<type>(a[, b, c])`` returning ``ret`` (default ``t``), defining the
+        helper (with ``body``) on first use."""
         name = f"gk_{kind}_{t.name}"
         if name not in self.helpers:
             T = self.type(t)
-            self.helpers[name] = f"{self.d.func_prefix}{T} {name}({T} a, {T} b)\n{{\n{body(t, self)}\n}}"
+            params = ", ".join(f"{T} {p}" for p in "abc"[: len(args)])
+            R = self.type(ret or t)
+            self.helpers[name] = f"{self.d.func_prefix}{R} {name}({params})\n{{\n{body(t, self)}\n}}"
         return f"{name}({', '.join(self.expr(a) for a in args)})"
 
     def _cas_helper(self, name: str, op: str, t: ScalarType, space: str) -> str:
