@@ -137,7 +137,12 @@ class ExpressionLowering(ast.NodeVisitor):
                 return ShapeOf(base)
             if attr == "ndim":
                 return Static(base.type.ndim)
-            raise KernelTypeError(f"arrays in kernels have .shape and .ndim, not .{attr}", self.loc(node))
+            if attr == "size":  # the product of the shape, as NumPy's (int64 for a global array)
+                size = self.shape_entry(node, base, 0)
+                for d in range(1, base.type.ndim):
+                    size = self.binop(node, ast.Mult, size, self.shape_entry(node, base, d))
+                return size
+            raise KernelTypeError(f"arrays in kernels have .shape, .ndim and .size, not .{attr}", self.loc(node))
         raise KernelTypeError(f"{describe(base)} has no attribute {attr!r}", self.loc(node))
 
     def visit_Subscript(self, node: ast.Subscript) -> Value:

@@ -532,7 +532,7 @@ def ty_thread_idx_w(a: Array[float32], ai: Array[int32], x: float32, n: int32):
 
 @gk.kernel
 def ty_array_size(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    ai[0] = a.size  # E134
+    ai[0] = a.nbytes  # E134
 
 
 @gk.kernel

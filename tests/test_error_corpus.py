@@ -153,7 +153,7 @@ COMPILE_CASES = [
     C("range-float", K.ty_range_float, TYP, "E131", "range", "integers"),
     C("range-zero-step", K.ty_range_zero_step, TYP, "E132", "step", "zero"),
     C("thread-idx-w", K.ty_thread_idx_w, TYP, "E133", "thread_idx", ".x"),
-    C("array-size", K.ty_array_size, TYP, "E134", ".size", ".shape"),
+    C("array-nbytes", K.ty_array_size, TYP, "E134", ".nbytes", ".size"),
     C("global-id-3", K.ty_global_id_3, TYP, "E135", "global_id", "3"),
     C("and-non-bool", K.ty_and_non_bool, TYP, "E136", "'and'", "bool"),
     C("or-non-bool", K.ty_or_non_bool, TYP, "E137", "'or'", "bool"),

@@ -603,3 +603,48 @@ def test_atomics_on_shared_arrays(backend, n, seed):
     np.testing.assert_array_equal(hist, np.bincount(x, minlength=bins).astype(np.uint32))
     assert lo[0] == vals.min()
     assert hi[0] == x.max()
+
+
+# ---------------------------------------------------------------- size, len, min/max of several
+@gk.kernel
+def sizes(a: Array[float32, 2], out: Array[int64], v: Array[float32]):
+    s = shared(float32, (4, 8))
+    t = global_id(0)
+    if t == 0:
+        out[0] = a.size  # the product of the shape, read from the launch
+        out[1] = len(a)  # the first dimension, as Python's
+        out[2] = s.size  # a constant
+        out[3] = len(s)
+        out[4] = a.ndim
+    if t < v.shape[0]:
+        v[t] = min(v[t], 2.0, float32(t) - 5.0) + max(v[t], -1.0, float32(t), 0.5)
+
+
+def test_size_and_len_of_arrays_and_min_max_of_several_arguments(backend):
+    """``a.size`` and ``len(a)`` as NumPy and Python have them; ``min``/``max`` of three or more
+    numbers pairwise from the left (the first wins ties and NaN)."""
+    a = np.ones((3, 5), np.float32)
+    out = np.zeros(5, np.int64)
+    v = np.array([3.0, -2.0, np.nan, 0.25, 7.0, 1.0], np.float32)
+    want = v.copy()
+    for t in range(len(v)):
+        x = v[t]
+        want[t] = min(min(x, np.float32(2.0)), np.float32(t) - 5) + max(max(x, np.float32(-1.0)), np.float32(t), 0.5)
+    sizes[1, 8](a, out, v)
+    assert out.tolist() == [15, 3, 32, 4, 2]
+    np.testing.assert_array_equal(v, want)
+
+
+@gk.kernel
+def count_range(out: Array[int32], start: gk.uint32, stop: int32, step: gk.uint32):
+    c = 0
+    for i in range(start, stop, step):
+        c += 1
+    out[0] = c
+
+
+@pytest.mark.parametrize("start, stop, step", [(3, -5, 2), (3, 20, 2), (0, 2**31 - 1, 2**30), (4_000_000_000, 7, 1)])
+def test_range_with_mixed_int32_and_uint32_bounds_counts_as_python(backend, start, stop, step):
+    out = np.zeros(1, np.int32)
+    count_range[1, 1](out, np.uint32(start), stop, np.uint32(step))
+    assert out[0] == len(range(start, stop, step))
