@@ -115,6 +115,8 @@ class ExpressionLowering(ast.NodeVisitor):
         found, value = f.parsed.resolve_global(name)
         if not found:
             raise KernelTypeError(f"name {name!r} is not defined", self.loc(node))
+        if isinstance(value, np.ndarray):
+            return self.compiler.constant_table(name, value, self.loc(node))
         return Static(value)
 
     def visit_Tuple(self, node: ast.Tuple) -> Value:
@@ -194,6 +196,15 @@ class ExpressionLowering(ast.NodeVisitor):
         indices = self.index_list(node.args[1])
         self.check_indices(node, array, indices)
         return array, indices
+
+    def check_writable(self, node: ast.AST, array: ir.ArrayRef) -> None:
+        if array.type.space == "constant":
+            raise KernelTypeError(
+                f"{array.name!r} is a constant table (an array of the kernel's module): kernels read it, "
+                "they cannot write it",
+                self.loc(node),
+                "pass the array as an argument to write it",
+            )
 
     def check_indices(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> None:
         if len(indices) != array.type.ndim:

@@ -15,6 +15,8 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from . import ir, lang
 from .checks import check_barriers, check_definite_assignment, mark_uniform_addresses
 from .errors import KernelSyntaxError, KernelTypeError, Loc
@@ -22,8 +24,10 @@ from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
 from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
 from .source import ParsedFunction
-from .types import ScalarType, Type, WeakType, bool_, join, materialize, python_type
+from .types import ArrayType, ScalarType, Type, WeakType, bool_, from_dtype, join, materialize, python_type
 from .values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
+
+CONSTANT_BYTES = 64 * 1024  # constant memory every CUDA device has, and OpenCL's minimum
 
 
 class Compiler:
@@ -32,12 +36,13 @@ class Compiler:
     def __init__(self) -> None:
         self.funcs: dict[tuple[Any, ...], ir.FuncDef] = {}
         self.in_progress: set[tuple[Any, ...]] = set()
+        self.tables: dict[int, tuple[ir.ArrayRef, np.ndarray]] = {}  # by the id of the module's array
 
     def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
         with ir.deep_recursion():
             kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
         kernel.description = description
-        program = ir.Program(kernel, self._reachable(kernel))
+        program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()))
         mark_uniform_addresses(program)
         return program
 
@@ -72,6 +77,33 @@ class Compiler:
             self.in_progress.discard(key)
         self.funcs[key] = fd
         return fd
+
+    def constant_table(self, name: str, value: np.ndarray, loc: Loc) -> ir.ArrayRef:
+        """A NumPy array of the kernel's module, read as a constant table (``TABLE[i]``): its data
+        is copied now and compiled into the kernel (CUDA ``__constant__``, OpenCL ``__constant``)."""
+        known = self.tables.get(id(value))
+        if known is not None:
+            return known[0]
+        try:
+            elem = from_dtype(value.dtype, f" for the constant table {name!r}")
+        except KernelTypeError as e:
+            raise KernelTypeError(e.message, loc, "convert the table to a supported type") from None
+        if value.ndim == 0 or value.size == 0:
+            raise KernelTypeError(f"the constant table {name!r} must have at least one element in one dimension", loc)
+        total = sum(d.nbytes for _, d in self.tables.values()) + value.size * elem.itemsize
+        if total > CONSTANT_BYTES:
+            raise KernelTypeError(
+                f"constant tables of {total:,} bytes (with {name!r}) exceed the {CONSTANT_BYTES:,} bytes of "
+                "constant memory",
+                loc,
+                "pass a large table as an array argument",
+            )
+        taken = {ref.name for ref, _ in self.tables.values()}
+        unique = ir.fresh_name(name, taken)
+        data = np.array(value, dtype=elem.dtype, order="C", copy=True)
+        ref = ir.ArrayRef(unique, ArrayType(elem, data.ndim, "constant", tuple(data.shape)), loc=loc)
+        self.tables[id(value)] = (ref, data)
+        return ref
 
     @staticmethod
     def _reachable(kernel: ir.FuncDef) -> list[ir.FuncDef]:
@@ -340,6 +372,7 @@ class FunctionLowering(ast.NodeVisitor):
         raise self.type_error(node, f"cannot assign into {describe(base)}")
 
     def store(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
+        self.x.check_writable(node, array)
         self.x.check_indices(node, array, indices)
         value = scalar(self.loc(node), value, "stored value")
         elem = array.type.elem

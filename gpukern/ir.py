@@ -403,10 +403,12 @@ class FuncDef:
 
 @dataclass(eq=False)
 class Program:
-    """A kernel and the device functions it calls (callees first)."""
+    """A kernel and the device functions it calls (callees first), and the constant tables they
+    read: a NumPy array of their module, copied when the kernel was compiled."""
 
     kernel: FuncDef
     funcs: list[FuncDef]
+    tables: list[tuple[ArrayRef, Any]] = field(default_factory=list)  # (the array, its data)
 
 
 # ---------------------------------------------------------------- traversal

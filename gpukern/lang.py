@@ -273,6 +273,7 @@ class _VStore(_Vector):
             v = scalar(loc, v, "stored value")
             check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
             out.append(coerce(loc, v, elem))
+        cx.check_writable(node, array)
         cx.emit(ir.VecStore(array, indices, out, loc=cx.loc(node)))
         return Static(None)
 

@@ -103,7 +103,7 @@ def python_type(obj: Any) -> ScalarType | None:
     return {int: int32, float: float32, bool: bool_}.get(obj)
 
 
-MemSpace = str  # 'global', 'shared' or 'local'
+MemSpace = str  # 'global', 'shared', 'local' or 'constant' (a table the kernel reads from its module)
 
 
 @dataclass(frozen=True)

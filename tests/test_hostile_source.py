@@ -110,7 +110,7 @@ def test_augmented_store_evaluates_its_index_once(backend):
 
 def _kernel_with_a_string_at_column_0(out: gk.Array[gk.float32]):
     """A docstring whose lines start further left than the body:
-text at column 0 cuts a naive look for the end of the definition short
+    text at column 0 cuts a naive look for the end of the definition short
     """
     out[0] = 1.0
 

@@ -97,6 +97,10 @@ class _Run:
         self.lane_ids = lane
         self.frames: list[_Frame] = []
         self.mem = MemoryPath(self, check)
+        self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
+            ref.name: Memory(ref.name, "constant", data.reshape(-1), tuple(data.shape))
+            for ref, data in variant.program.tables
+        }
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
 
@@ -279,7 +283,8 @@ class _Run:
 
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:
-        return self.frame.arrays[ref.name]
+        found = self.frame.arrays.get(ref.name)
+        return found if found is not None else self.tables[ref.name]  # a function's own, or a table
 
     def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
         return getattr(self, f"e_{type(e).__name__}")(e, m)

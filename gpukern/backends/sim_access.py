@@ -22,7 +22,7 @@ LOAD, STORE, ATOMIC = "load", "store", "atomic"
 class Memory:
     """One array's storage, flat in C order.
 
-    ``data`` holds the whole grid's copy: a global array itself, a shared array once per block
+    ``data`` holds the whole grid's copy: a global array (or a constant table) itself, a shared array once per block
     (block b's row starts at ``b * size``), a local array once per thread (lane l's at ``l * size``).
     """
 

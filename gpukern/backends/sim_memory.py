@@ -275,7 +275,7 @@ class MemoryPath:
             keep = self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node)
             if keep is not None:  # faults being collected: the lanes out of bounds skip the access
                 lanes, flat, full = lanes[keep], flat[keep], False
-        if mem.space == "global":
+        if mem.space in ("global", "constant"):  # one copy for the whole grid
             where = flat
         else:
             base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size

@@ -28,7 +28,7 @@ CUDA = Dialect(
     unsigned_types={4: "unsigned int", 8: "unsigned long long"},
     storage_types={},
     global_ptr="{const}{T}* __restrict__ {name}",
-    qualifiers={"shared": "__shared__ ", "local": ""},
+    qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
     barrier="__syncthreads();",
     specials={
         "thread_idx": "threadIdx.{c}",
@@ -43,6 +43,12 @@ CUDA = Dialect(
         ("nan", float32): "__int_as_float(0x7fc00000)",
         ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
         ("nan", float64): "__longlong_as_double(0x7ff8000000000000LL)",
+    },
+    constant_specials={  # in a constant table's initializer, which must be a constant expression
+        ("inf", float32): "__builtin_huge_valf()",
+        ("nan", float32): '__builtin_nanf("")',
+        ("inf", float64): "__builtin_huge_val()",
+        ("nan", float64): '__builtin_nan("")',
     },
     math={
         ("*", "float32"): "{name}f({args})",
@@ -98,7 +104,7 @@ OPENCL = Dialect(
     unsigned_types={4: "uint", 8: "ulong"},
     storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
     global_ptr="__global {const}{T}* restrict {name}",
-    qualifiers={"shared": "__local ", "local": ""},
+    qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
     specials={
         "thread_idx": "get_local_id({d})",
@@ -113,6 +119,10 @@ OPENCL = Dialect(
         ("nan", float32): "NAN",
         ("inf", float64): "(double)INFINITY",
         ("nan", float64): "(double)NAN",
+    },
+    constant_specials={  # PoCL's NAN is not a constant expression; clang's builtin is
+        ("nan", float32): '__builtin_nanf("")',
+        ("nan", float64): '__builtin_nan("")',
     },
     math={
         ("*", "*"): "{name}({args})",
@@ -142,7 +152,7 @@ OPENCL = Dialect(
     vload="vload{n}(0, {p})",
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
-    pointer_spaces={"global": "__global ", "shared": "__local ", "local": ""},
+    pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
 )
 
 
