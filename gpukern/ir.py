@@ -196,7 +196,8 @@ class Shape(Expr):
 class Atomic(Expr):
     """``atomic_<op>(array, index, *operands)``: returns the element's old value.
 
-    ``op`` is add, sub, min, max, exch or cas (cas takes compare then value).
+    ``op`` names an entry of ``ops.ATOMIC`` (add, sub, min, max, exch, cas, and, or, xor, inc,
+    dec; cas takes compare then value).
     """
 
     CHILDREN = ("array", "indices", "operands")
@@ -355,6 +356,16 @@ class Return(Stmt):
 class Barrier(Stmt):
     """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``)."""
 
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Fence(Stmt):
+    """A memory fence: this thread's memory accesses before it are seen, by the threads of
+    ``scope`` ('block', 'device' or 'system'), before those after it.  It orders; it does not
+    wait for other threads (that is ``Barrier``)."""
+
+    scope: str
     loc: Loc | None = _loc()
 
 

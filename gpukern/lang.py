@@ -129,6 +129,19 @@ class _Barrier(Intrinsic):
         return Static(None)
 
 
+class _Fence(Intrinsic):
+    """``threadfence*()``: a memory fence of one scope (``ir.Fence``); orders, does not synchronise."""
+
+    def __init__(self, name: str, doc: str, scope: str):
+        super().__init__(name, doc)
+        self.scope = scope
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        cx.emit(ir.Fence(self.scope, loc=cx.loc(node)))
+        return Static(None)
+
+
 class _Misplaced(Intrinsic):
     """An intrinsic that is part of a statement's syntax (``for ... in unroll(...)``, ``with``)."""
 
@@ -281,7 +294,7 @@ class _VStore(_Vector):
 class _Atomic(Intrinsic):
     """``atomic_<op>(a, i, *operands)``: the operation ``ops.ATOMIC[op]`` on one element."""
 
-    TYPES = ("int32", "uint32", "float32")
+    TYPES = ops.ATOMIC_TYPES  # the element types any atomic works on; each entry says its own
 
     def __init__(self, op: str, doc: str):
         super().__init__(f"atomic_{op}", doc)
@@ -290,12 +303,19 @@ class _Atomic(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2 + self.op.nargs, self.name)
         array, indices = cx.array_and_index(node, self.name)
+        cx.check_writable(node, array)
         if array.type.space == "local":
             raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
         elem = array.type.elem
         if elem.name not in self.TYPES:
             raise KernelTypeError(
                 f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}", cx.loc(node.args[0])
+            )
+        if elem.name not in self.op.types:
+            raise KernelTypeError(
+                f"{self.name}() works on {', '.join(self.op.types)} arrays, not {elem.name} "
+                f"(array {array.name!r}): {self.op.why_types}",
+                cx.loc(node.args[0]),
             )
         operands = []
         for a in node.args[2:]:
@@ -314,6 +334,22 @@ grid_dim = Dim3("grid_dim", "Blocks in the grid along each dimension (CUDA gridD
 
 global_id = _GlobalId("global_id", "global_id(d): block_idx[d] * block_dim[d] + thread_idx[d].")
 barrier = _Barrier("barrier", "barrier(): every thread of the block waits here; shared memory is then consistent.")
+threadfence = _Fence(
+    "threadfence",
+    "threadfence(): this thread's writes before it are seen by every thread of the device before its "
+    "writes after it (CUDA __threadfence); it does not wait for other threads, as barrier() does.",
+    "device",
+)
+threadfence_block = _Fence(
+    "threadfence_block",
+    "threadfence_block(): as threadfence(), for the threads of this block (CUDA __threadfence_block).",
+    "block",
+)
+threadfence_system = _Fence(
+    "threadfence_system",
+    "threadfence_system(): as threadfence(), for the host and other devices too (CUDA __threadfence_system).",
+    "system",
+)
 shared = _ArrayDecl(
     "shared", "shared(dtype, shape): an array shared by the threads of a block; shape is compile-time.", "shared"
 )
@@ -351,6 +387,19 @@ atomic_max = _Atomic("max", "atomic_max(a, i, v): a[i] = max(a[i], v) atomically
 atomic_exch = _Atomic("exch", "atomic_exch(a, i, v): a[i] = v atomically; returns the old value.")
 atomic_cas = _Atomic(
     "cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
+)
+atomic_and = _Atomic("and", "atomic_and(a, i, v): a[i] &= v atomically (integers); returns the old value.")
+atomic_or = _Atomic("or", "atomic_or(a, i, v): a[i] |= v atomically (integers); returns the old value.")
+atomic_xor = _Atomic("xor", "atomic_xor(a, i, v): a[i] ^= v atomically (integers); returns the old value.")
+atomic_inc = _Atomic(
+    "inc",
+    "atomic_inc(a, i, v): a[i] = 0 if a[i] >= v else a[i] + 1, atomically (uint32, CUDA's atomicInc: "
+    "a counter that wraps after v); returns the old value.",
+)
+atomic_dec = _Atomic(
+    "dec",
+    "atomic_dec(a, i, v): a[i] = v if a[i] == 0 or a[i] > v else a[i] - 1, atomically (uint32, CUDA's "
+    "atomicDec: a counter that wraps from 0 to v); returns the old value.",
 )
 
 # Math functions Python has no name for (CUDA's intrinsics): the entries of ``ops.MATH``

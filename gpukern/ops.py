@@ -562,16 +562,24 @@ def math_func(obj: Any) -> MathFunc | None:
 
 
 # ---------------------------------------------------------------- atomics
+# the element types atomics work on (a subset of an entry's where ``types`` says so)
+ATOMIC_TYPES = ("int32", "uint32", "int64", "float32", "float64")
+_INT_ATOMIC_TYPES = ("int32", "uint32", "int64")
+
+
 @dataclass(frozen=True)
 class AtomicOp:
     """``atomic_<name>(a, i, *operands)``: replaces ``a[i]`` by ``update(old, *operands)`` and
     returns the old value.  C uses the dialect's native instruction for (name, type) where it
-    has one, else a compare-and-swap loop that stores ``c_update`` (C over ``old``, ``v``, ``cmp``)."""
+    has one, else a compare-and-swap loop that stores ``c_update`` (C over ``old``, ``v``, ``cmp``).
+    ``types``: the element types it is defined on (the front end refuses the others)."""
 
     name: str
     nargs: int  # operands after the array and index
     update: Callable[..., Any]  # NumPy: old, *operands -> new (elementwise)
     c_update: str
+    types: tuple[str, ...] = ATOMIC_TYPES
+    why_types: str = ""  # why the entry is defined on fewer types, for the front end's message
 
 
 def _bits_equal(old: Any, cmp: Any) -> Any:
@@ -580,6 +588,26 @@ def _bits_equal(old: Any, cmp: Any) -> Any:
     u = unsigned_of_dtype(old.dtype)
     return old.view(u) == np.asarray(cmp, old.dtype).view(u)
 
+
+def _inc(old: Any, v: Any) -> Any:
+    """CUDA's atomicInc: counts up to ``v``, then wraps to 0 (``old >= v ? 0 : old + 1``)."""
+    old = np.asarray(old)
+    dt = old.dtype
+    with np.errstate(all="ignore"):
+        return np.where(old >= np.asarray(v, dt), dt.type(0), old + dt.type(1)).astype(dt)
+
+
+def _dec(old: Any, v: Any) -> Any:
+    """CUDA's atomicDec: counts down to 0, then wraps to ``v``; a value above ``v`` also becomes ``v``
+    (``(old == 0 || old > v) ? v : old - 1``)."""
+    old = np.asarray(old)
+    dt = old.dtype
+    v = np.asarray(v, dt)
+    with np.errstate(all="ignore"):
+        return np.where((old == 0) | (old > v), v, old - dt.type(1)).astype(dt)
+
+
+_WRAPPING = "it wraps like CUDA's atomicInc/atomicDec, which are defined on unsigned 32-bit counters"
 
 ATOMIC: dict[str, AtomicOp] = {
     op.name: op
@@ -590,5 +618,10 @@ ATOMIC: dict[str, AtomicOp] = {
         AtomicOp("max", 1, lambda old, v: np.where(v > old, v, old), "v > old ? v : old"),
         AtomicOp("exch", 1, lambda old, v: v, "v"),
         AtomicOp("cas", 2, lambda old, cmp, v: np.where(_bits_equal(old, cmp), v, old), "cmp"),
+        AtomicOp("and", 1, np.bitwise_and, "old & v", _INT_ATOMIC_TYPES, "a bitwise operation"),
+        AtomicOp("or", 1, np.bitwise_or, "old | v", _INT_ATOMIC_TYPES, "a bitwise operation"),
+        AtomicOp("xor", 1, np.bitwise_xor, "old ^ v", _INT_ATOMIC_TYPES, "a bitwise operation"),
+        AtomicOp("inc", 1, _inc, "old >= v ? 0 : old + 1", ("uint32",), _WRAPPING),
+        AtomicOp("dec", 1, _dec, "(old == 0 || old > v) ? v : old - 1", ("uint32",), _WRAPPING),
     ]
 }

@@ -26,6 +26,8 @@ class Variant:
     program: ir.Program
     arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
     sources: dict[str, str] = field(default_factory=dict)
+    # per dialect: the language extensions its source enables, each with the first node needing it
+    extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
     compiled: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -52,8 +54,10 @@ class Variant:
 
     def source(self, backend: str) -> str:
         if backend not in self.sources:
+            emitter = Emitter(dialect(backend))
             with ir.deep_recursion():
-                self.sources[backend] = Emitter(dialect(backend)).program(self.program)
+                self.sources[backend] = emitter.program(self.program)
+            self.extensions[backend] = emitter.extensions
         return self.sources[backend]
 
 

@@ -441,12 +441,12 @@ def ty_local_four_dims(a: Array[float32], ai: Array[int32], x: float32, n: int32
 
 @gk.kernel
 def ty_atomic_float64(d: Array[float64], ai: Array[int32], x: float32, n: int32):
-    atomic_add(d, 0, 1.0)  # E120
+    gk.atomic_and(d, 0, 1.0)  # E120
 
 
 @gk.kernel
 def ty_atomic_int64(q: Array[int64], ai: Array[int32], x: float32, n: int32):
-    atomic_add(q, 0, 1)  # E121
+    gk.atomic_inc(q, 0, 1)  # E121
 
 
 @gk.kernel

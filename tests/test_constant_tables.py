@@ -60,6 +60,11 @@ def write_table(out: Array[float32]):
 
 
 @kernel
+def atomic_on_table(out: Array[float32]):
+    gk.atomic_add(WEIGHTS, 0, 1.0)
+
+
+@kernel
 def huge_table(out: Array[float32]):
     out[0] = HUGE[0]
 
@@ -73,6 +78,7 @@ def complex_table(out: Array[float32]):
     "k, match",
     [
         (write_table, "'WEIGHTS' is a constant table .* cannot write it"),
+        (atomic_on_table, "'WEIGHTS' is a constant table .* cannot write it"),
         (huge_table, "exceed the 65,536 bytes of constant memory"),
         (complex_table, "unsupported element type .* for the constant table 'COMPLEX'"),
     ],

@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import ir
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError
+from ..errors import BackendError, CompileError
 from .base import Backend
 
 
@@ -39,6 +40,7 @@ class OpenCLBackend(Backend):
         self.max_group = self.device.max_work_group_size
         self.max_items = tuple(self.device.max_work_item_sizes)
         self.max_shared = self.device.local_mem_size
+        self.device_extensions = frozenset(self.device.extensions.split())
 
     @staticmethod
     def _pick_device(cl: Any) -> Any:
@@ -76,6 +78,7 @@ class OpenCLBackend(Backend):
         knl = variant.compiled.get(self.name)
         if knl is None:
             src = variant.source(self.name)
+            self.check_extensions(variant)
             dev = self.device
             key = make_key(
                 source=src,
@@ -95,6 +98,19 @@ class OpenCLBackend(Backend):
             )
             knl = variant.compiled[self.name] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
         return knl
+
+    def check_extensions(self, variant: Any) -> None:
+        """A kernel needing an extension the device lacks (64-bit atomics) is a CompileError at the
+        construct needing it, not the OpenCL compiler's complaint about an unknown function."""
+        for name, node in variant.extensions.get(self.name, {}).items():
+            if name not in self.device_extensions:
+                what = f"atomic_{node.op}() on {node.type.name}" if isinstance(node, ir.Atomic) else "the kernel"
+                raise CompileError(
+                    f"{what} needs the OpenCL extension {name}, which the device {self.device.name.strip()} "
+                    f"does not offer",
+                    node.loc,
+                    "run this kernel on CUDA or the simulator, or use 32-bit elements",
+                )
 
     def _build_binary(self, variant: Any, src: str) -> bytes:
         try:

@@ -259,6 +259,11 @@ class _Run:
             f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
         f.returned |= m
 
+    def s_Fence(self, s: ir.Fence, m: np.ndarray) -> None:
+        """Nothing to do: the simulator's lanes see memory in program order, so every fence holds.
+        Nor is it a barrier to the race checks: a fence orders one thread's accesses, it does not
+        make another thread wait for them."""
+
     def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
         if self.prof is not None:
             self.prof.barrier(s.loc, self.lanes_of(m))

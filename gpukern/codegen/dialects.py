@@ -12,6 +12,15 @@ from ..types import bool_, float32, float64, int32, int64, uint32
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
+_BITWISE = ("and", "or", "xor")
+
+
+def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
+    """CUDA's 64-bit atomic ``fn`` exists on ``unsigned long long`` only: an int64 element goes
+    through it as its bit pattern (two's complement: add, exch, cas, and/or/xor are the same on
+    either), and the old value comes back as ``long long``."""
+    return f"((long long){fn}((unsigned long long*){{p}}, {operands}))"
+
 
 CUDA = Dialect(
     name="cuda",
@@ -85,8 +94,33 @@ CUDA = Dialect(
         **{("exch", t): "atomicExch({p}, {0})" for t in _I + ("float32",)},
         ("cas", "int32"): "atomicCAS({p}, {0}, {1})",
         ("cas", "uint32"): "atomicCAS({p}, {0}, {1})",
+        **{(op, t): f"atomic{op.capitalize()}({{p}}, {{0}})" for op in _BITWISE for t in _I},
+        ("inc", "uint32"): "atomicInc({p}, {0})",
+        ("dec", "uint32"): "atomicDec({p}, {0})",
+        # 64-bit (sm_60+ for double atomicAdd; the rest sm_35+)
+        ("add", "int64"): _cuda_u64("atomicAdd"),
+        ("sub", "int64"): _cuda_u64("atomicAdd", "0ull - (unsigned long long)({0})"),
+        ("min", "int64"): "atomicMin({p}, {0})",
+        ("max", "int64"): "atomicMax({p}, {0})",
+        ("exch", "int64"): _cuda_u64("atomicExch"),
+        ("cas", "int64"): _cuda_u64("atomicCAS", "(unsigned long long)({0}), (unsigned long long)({1})"),
+        **{(op, "int64"): _cuda_u64(f"atomic{op.capitalize()}") for op in _BITWISE},
+        ("add", "float64"): "atomicAdd({p}, {0})",
+        ("sub", "float64"): "atomicAdd({p}, -({0}))",
     },
-    bits={float32: ("__float_as_uint", "__uint_as_float")},
+    bits={
+        int32: ("(unsigned int)", "(int)"),
+        uint32: ("", ""),
+        int64: ("(unsigned long long)", "(long long)"),
+        float32: ("__float_as_uint", "__uint_as_float"),
+        float64: ("(unsigned long long)__double_as_longlong", "__longlong_as_double"),
+    },
+    cas_bits={4: "atomicCAS({p}, {0}, {1})", 8: "atomicCAS({p}, {0}, {1})"},
+    fences={
+        "block": "__threadfence_block();",
+        "device": "__threadfence();",
+        "system": "__threadfence_system();",
+    },
     vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "longlong"},
     vload="*reinterpret_cast<const {V}*>({p})",
     vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
@@ -145,8 +179,28 @@ OPENCL = Dialect(
         **{("exch", t): "atomic_xchg({p}, {0})" for t in _I + ("float32",)},
         ("cas", "int32"): "atomic_cmpxchg({p}, {0}, {1})",
         ("cas", "uint32"): "atomic_cmpxchg({p}, {0}, {1})",
+        **{(op, t): f"atomic_{op}({{p}}, {{0}})" for op in _BITWISE for t in _I},
+        # inc/dec: OpenCL's atomic_inc/atomic_dec do not wrap at v; a CAS loop does
+        # 64-bit: the cl_khr_int64_*_atomics functions (atomic_extensions)
+        **{(op, "int64"): f"atom_{op}({{p}}, {{0}})" for op in ("add", "sub", "min", "max", *_BITWISE)},
+        ("exch", "int64"): "atom_xchg({p}, {0})",
+        ("cas", "int64"): "atom_cmpxchg({p}, {0}, {1})",
     },
-    bits={float32: ("as_uint", "as_float")},
+    bits={
+        int32: ("as_uint", "as_int"),
+        uint32: ("", ""),
+        int64: ("as_ulong", "as_long"),
+        float32: ("as_uint", "as_float"),
+        float64: ("as_ulong", "as_double"),
+    },
+    cas_bits={4: "atomic_cmpxchg({p}, {0}, {1})", 8: "atom_cmpxchg({p}, {0}, {1})"},
+    # OpenCL C has one fence for every scope: it orders this work-item's accesses to both spaces
+    fences={s: "mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);" for s in ("block", "device", "system")},
+    atomic_extensions={
+        **{(op, 8): "cl_khr_int64_base_atomics" for op in ("add", "sub", "exch", "cas", "inc", "dec")},
+        **{(op, 8): "cl_khr_int64_extended_atomics" for op in ("min", "max", *_BITWISE)},
+    },
+    extension_pragma="#pragma OPENCL EXTENSION {name} : enable",
     vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "long"},
     unroll_pragma="#pragma unroll",  # as hand-written OpenCL does; PoCL does not unroll such loops itself
     vload="vload{n}(0, {p})",
