@@ -50,11 +50,16 @@ from gpukern import (  # noqa: E402
     Array,
     Const,
     atomic_add,
+    atomic_and,
     atomic_cas,
+    atomic_dec,
     atomic_exch,
+    atomic_inc,
     atomic_max,
     atomic_min,
+    atomic_or,
     atomic_sub,
+    atomic_xor,
     barrier,
     block_dim,
     block_idx,
@@ -62,9 +67,11 @@ from gpukern import (  # noqa: E402
     func,
     global_id,
     int32,
+    int64,
     kernel,
     shared,
     thread_idx,
+    uint32,
     vload,
     vstore,
 )
@@ -246,6 +253,29 @@ def atomics_one_address(c: Array[int32], f: Array[float32], x: Array[int32], n: 
             add_one(c, k)  # the parameter's index, through a device function
 
 
+@kernel
+def atomics_one_address_more(
+    c: Array[int32], u: Array[uint32], w: Array[int64], x: Array[int32], n: int32, OP: Const[int]
+):
+    """The same question for the bitwise atomics, the wrapping counters and 64-bit integers."""
+    i = global_id(0)
+    if i < n:
+        if OP == 0:
+            atomic_and(c, 0, x[i])
+        elif OP == 1:
+            atomic_or(c, 0, x[i])
+        elif OP == 2:
+            atomic_xor(c, 0, x[i])
+        elif OP == 3:
+            atomic_inc(u, 0, uint32(1000))
+        elif OP == 4:
+            atomic_dec(u, 0, uint32(1000))
+        elif OP == 5:
+            atomic_add(w, 0, int64(x[i]))
+        elif OP == 6:
+            atomic_max(w, 0, int64(x[i]))
+
+
 @func
 def add_one(c: Array[int32], k: int32):
     atomic_add(c, k, 1)
@@ -359,6 +389,11 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     for op, what in enumerate(probes):
         launch = atomics_one_address[(n + 255) // 256, 256]
         args = (np.zeros(4, np.int32), np.zeros(1, f32), small, n, 2, op)
+        out.append((f"one-address atomics: {what}", launch, args))
+    more = ("int and", "int or", "int xor", "uint inc", "uint dec", "int64 add", "int64 max")
+    for op, what in enumerate(more):
+        launch = atomics_one_address_more[(n + 255) // 256, 256]
+        args = (np.zeros(4, np.int32), np.zeros(4, np.uint32), np.zeros(4, np.int64), small, n, op)
         out.append((f"one-address atomics: {what}", launch, args))
     out.append(("shared atomics: one address", shared_one_address[8, 256], (small[:2048], np.zeros(8, np.int32))))
     keys = rng.integers(0, 64, 4096).astype(np.int32)
