@@ -15,11 +15,12 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   counts them under ``op_atom`` and ``op_red``.  A warp's atomics move, per sector they
   touch, as many sectors as the most threads updating one element of it (updates of
   one element take turns): 32 threads on one element are 32 sectors, on 32 elements of
-  4 sectors 4 (measured on an H100).  ptxas makes a warp's integer ``add``, ``sub``,
-  ``min`` and ``max`` at an index the code makes the same in every thread (a constant, a
-  parameter, ``atomic_add(counter, 0, 1)``; ``Atomic.uniform_address``) one atomic of
-  the warp, whatever the values: one sector.  Float atomics, ``exch`` and ``cas``, and
-  an index that is the same in every thread only by the data, stay one per thread;
+  4 sectors 4 (measured on an H100).  ptxas makes a warp's 32-bit integer ``add``,
+  ``sub``, ``min``, ``max``, ``and``, ``or`` and ``xor`` at an index the code makes the
+  same in every thread (a constant, a parameter, ``atomic_add(counter, 0, 1)``;
+  ``Atomic.uniform_address``) one atomic of the warp, whatever the values: one sector.
+  Float and 64-bit atomics, ``exch``, ``cas``, ``inc`` and ``dec``, and an index that is
+  the same in every thread only by the data, stay one per thread;
 - shared-memory loads and stores and their bank conflicts: ``banks`` banks of
   ``bank_bytes``, one wavefront serving ``banks * bank_bytes`` bytes (128).  A warp
   access of B bytes a thread is served in phases of ``banks * bank_bytes // B``
@@ -228,7 +229,7 @@ class ProfileReport:
         return "\n".join(out)
 
 
-_WARP_COMBINED = frozenset({"add", "sub", "min", "max"})  # ptxas combines a warp's (measured on an H100)
+_WARP_COMBINED = frozenset({"add", "sub", "min", "max", "and", "or", "xor"})  # of 32-bit integers (measured, H100)
 
 
 def _combined_in_warp(a: Access) -> bool:
@@ -239,6 +240,7 @@ def _combined_in_warp(a: Access) -> bool:
         and node.uniform_address
         and node.op in _WARP_COMBINED
         and a.memory.data.dtype.kind in "iu"
+        and a.memory.data.dtype.itemsize == 4
     )
 
 
