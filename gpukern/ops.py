@@ -398,6 +398,48 @@ def _exp10(x: Any) -> Any:
     return np.power(x.dtype.type(10), x)
 
 
+def _c99(fn: Callable[[float], float], at: Callable[[float], float]) -> Callable[[Any], Any]:
+    """A function of Python's ``math`` with C99's values where Python raises (poles, overflow,
+    domain errors): ``at(x)`` gives them."""
+
+    def one(x: float) -> float:
+        try:
+            return fn(x)
+        except (ValueError, OverflowError):
+            return at(x)
+
+    def run(x: Any) -> Any:
+        x = np.asarray(x)
+        return np.vectorize(one, otypes=[np.float64])(x).astype(x.dtype)
+
+    return run
+
+
+def _tgamma_at(x: float) -> float:
+    if x == 0:
+        return math.copysign(math.inf, x)  # a pole: the sign of the zero
+    if x == math.inf or (x > 0 and not math.isnan(x)):
+        return math.inf  # overflow
+    return math.nan  # negative integers and -inf
+
+
+def _remainder(x: Any, y: Any) -> Any:
+    """IEEE remainder (C's ``remainder``): x - n*y with n the integer nearest x/y, ties to even."""
+    x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+
+    def one(a: float, b: float) -> float:
+        if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
+            return math.nan
+        return a if math.isinf(b) else math.remainder(a, b)
+
+    return np.vectorize(one, otypes=[np.float64])(x, y).astype(np.result_type(x, y))
+
+
+def _c_scaled(factor: float) -> Callable[[ScalarType, CText], str]:
+    """``degrees``/``radians``: a multiplication by the constant, as NumPy's (in the operand's type)."""
+    return lambda t, c: f"    return a * ({c.type(t)}){factor!r};"
+
+
 def _c_ffs(t: ScalarType, c: CText) -> str:
     """``ffs`` where the dialect has none: the bits below the lowest set one, counted, plus one."""
     U = c.unsigned(t)
@@ -441,7 +483,7 @@ class MathFunc:
     numpy: Callable[..., Any]
     predicate: bool = False  # returns bool (isnan...)
     typing: str = "float"
-    float_helper: str | None = None  # C body for float operands, where the library function differs
+    float_helper: str | Callable[[ScalarType, CText], str] | None = None  # C body for floats, where C's differs
     int_helper: Callable[[ScalarType, CText], str] | None = None  # C body where a dialect has no spelling
     doc: str = ""  # for gpukern's own functions (``gk.popc``): what it computes
 
@@ -507,6 +549,10 @@ MATH: dict[str, MathFunc] = {
         _m("isinf", np.isinf, predicate=True),
         _m("isfinite", np.isfinite, predicate=True),
         _m("cbrt", np.cbrt),
+        _m("degrees", np.degrees, float_helper=_c_scaled(180.0 / math.pi)),
+        _m("radians", np.radians, float_helper=_c_scaled(math.pi / 180.0)),
+        _m("tgamma", _c99(math.gamma, _tgamma_at)),  # Python's math.gamma
+        _m("remainder", _remainder, 2),
         _m("rsqrt", _rsqrt, doc="rsqrt(x): 1 / sqrt(x) (CUDA rsqrtf, OpenCL rsqrt; not correctly rounded)."),
         _m("exp10", _exp10, doc="exp10(x): 10 ** x (CUDA exp10f, OpenCL exp10)."),
         _m("nextafter", np.nextafter, 2),
@@ -521,6 +567,7 @@ MATH: dict[str, MathFunc] = {
     ]
 }
 
+MATH_ALIASES = {"gamma": "tgamma"}  # Python's name -> the entry (C's name)
 _NUMPY_ALIASES = {
     "arcsin": "asin",
     "arccos": "acos",
@@ -548,6 +595,8 @@ def _python_objects() -> dict[int, MathFunc]:
                 table[id(getattr(module, name))] = fn
     for np_name, name in _NUMPY_ALIASES.items():
         table[id(getattr(np, np_name))] = MATH[name]
+    for math_name, name in MATH_ALIASES.items():
+        table[id(getattr(math, math_name))] = MATH[name]
     for fn in MATH.values():  # gpukern's own (gk.popc...): the entries themselves
         table[id(fn)] = fn
     return table

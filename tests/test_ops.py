@@ -65,7 +65,7 @@ SHIFT_COUNTS = range(-1, 71)
 BLOCK = 64
 
 # Math functions C must compute exactly (the rest come from the device's library).
-EXACT_MATH = {"fabs", "floor", "ceil", "trunc", "copysign", "fmod", "abs", "min", "max"}
+EXACT_MATH = {"fabs", "floor", "ceil", "trunc", "copysign", "fmod", "remainder", "nextafter", "abs", "min", "max"}
 # Units in the last place allowed for the other math functions, against NumPy's result.
 ULPS = {float32: 4, float64: 2}
 # (function, type): more ulps, where some backend's library needs them on the edge values.
@@ -177,9 +177,11 @@ def math_type(mf: ops.MathFunc, t: ScalarType) -> ScalarType:
 
 def math_spelling(name: str) -> str:
     """How kernel source names the math function: ``math.sqrt``, ``np.arcsinh``, ``abs``..."""
+    python_names = [name] + [alias for alias, entry in ops.MATH_ALIASES.items() if entry == name]
     for prefix, module in (("math.", math), ("np.", np), ("", builtins), ("gk.", gk)):
-        if ops.math_func(getattr(module, name, None)) is ops.MATH[name]:
-            return prefix + name
+        for spelled in python_names:
+            if ops.math_func(getattr(module, spelled, None)) is ops.MATH[name]:
+                return prefix + spelled
     raise AssertionError(f"no Python object names the math function {name!r}")
 
 

@@ -522,7 +522,9 @@ class Emitter:
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
         t, mf = e.args[0].type, ops.MATH[e.name]
         if mf.float_helper is not None and t.is_float:
-            return self.helper_call(e.name, t, e.args, lambda t, c: mf.float_helper), _ATOM
+            helper = mf.float_helper
+            body = helper if callable(helper) else lambda t, c: helper
+            return self.helper_call(e.name, t, e.args, body), _ATOM
         if mf.int_helper is not None and (e.name, t.name) not in self.d.math and (e.name, "*") not in self.d.math:
             return self.helper_call(e.name, t, e.args, mf.int_helper, e.type), _ATOM
         return self.math_text(e.name, t, [self.expr(a) for a in e.args]), _ATOM
