@@ -41,7 +41,7 @@ import platform
 import shlex
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,29 @@ def example(name: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def flagship_launches(
+    n: int, kernels: Sequence[str]
+) -> tuple[list[tuple[str, Any, Callable[[Any], tuple[Any, ...]]]], Callable[[Any], float]]:
+    """The flagship's kernels (``"tiled 16"``, ``"naive 16"``...) at n x n x n on random data, for
+    the simulator's cost benchmarks: per kernel its label, its launch and the arguments around an
+    output array ``c``; and the relative error of a ``c`` against NumPy in float64."""
+    import numpy as np
+
+    mm = example("matmul_tiled")
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n * n, dtype=np.float32)
+    b = rng.standard_normal(n * n, dtype=np.float32)
+    ref = a.reshape(n, n).astype(np.float64) @ b.reshape(n, n)
+    out = []
+    for name in kernels:
+        kind, tile = name.split()
+        grid, block = ((n + int(tile) - 1) // int(tile),) * 2, (int(tile),) * 2
+        launch = (mm.matmul_naive if kind == "naive" else mm.matmul_tiled)[grid, block]
+        extra = () if kind == "naive" else (int(tile),)
+        out.append((name, launch, lambda c, extra=extra: (a, b, c, n, n, n, *extra)))
+    return out, lambda c: float(np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max())
 
 
 def add_common_args(p: argparse.ArgumentParser) -> None:

@@ -36,25 +36,15 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=3)
     args = p.parse_args()
     n = args.size
-    mm = _common.example("matmul_tiled")
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(n * n, dtype=np.float32)
-    b = rng.standard_normal(n * n, dtype=np.float32)
-    ref = a.reshape(n, n).astype(np.float64) @ b.reshape(n, n)
     gk.set_backend("sim")
+    launches, error = _common.flagship_launches(n, ("tiled 8", "tiled 16", "tiled 32", "naive 16"))
     print(f"{'kernel':<18} {'plain s':>9} {'profiled s':>11} {'ratio':>7}")
     worst = 0.0
-    for name, tile in (("tiled 8", 8), ("tiled 16", 16), ("tiled 32", 32), ("naive 16", 16)):
-        grid = ((n + tile - 1) // tile,) * 2
-        c = np.zeros(n * n, np.float32)
-        if name.startswith("naive"):
-            launch, extra = mm.matmul_naive[grid, (tile, tile)], ()
-        else:
-            launch, extra = mm.matmul_tiled[grid, (tile, tile)], (tile,)
-        run_args = (a, b, c, n, n, n, *extra)
+    for name, launch, args_of in launches:
+        run_args = args_of(np.zeros(n * n, np.float32))
         plain = median_time(lambda launch=launch, run_args=run_args: launch(*run_args, check=False), args.repeat)
         profiled = median_time(lambda launch=launch, run_args=run_args: gk.profile(launch, *run_args), args.repeat)
-        err = np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max()
+        err = error(run_args[2])
         if not err < 1e-4:
             print(f"{name}: WRONG result ({err:.1e})")
             return 1

@@ -37,29 +37,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=pathlib.Path, help="write sanitizer_overhead.json here")
     args = p.parse_args(argv)
     n = args.size
-    mm = _common.example("matmul_tiled")
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal(n * n, dtype=np.float32)
-    b = rng.standard_normal(n * n, dtype=np.float32)
-    ref = a.reshape(n, n).astype(np.float64) @ b.reshape(n, n)
     gk.set_backend("sim")
+    launches, error = _common.flagship_launches(n, ("tiled 16", "tiled 32", "tiled 8", "naive 16"))
     rows = []
     print(f"{'kernel':<12} {'checks off s':>12} {'checked s':>10} {'sanitize s':>11} {'checked':>8} {'sanitize':>9}")
-    for name, tile in (("tiled 16", 16), ("tiled 32", 32), ("tiled 8", 8), ("naive 16", 16)):
-        grid = ((n + tile - 1) // tile,) * 2
-        if name.startswith("naive"):
-            launch, extra = mm.matmul_naive[grid, (tile, tile)], ()
-        else:
-            launch, extra = mm.matmul_tiled[grid, (tile, tile)], (tile,)
+    for name, launch, args_of in launches:
 
-        def off(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
-            return launch(a, b, c, n, n, n, *extra, check=False)
+        def off(c: np.ndarray, launch: Any = launch, args_of: Any = args_of) -> Any:
+            return launch(*args_of(c), check=False)
 
-        def checked(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
-            return launch(a, b, c, n, n, n, *extra, check=True)
+        def checked(c: np.ndarray, launch: Any = launch, args_of: Any = args_of) -> Any:
+            return launch(*args_of(c), check=True)
 
-        def sanitize(c: np.ndarray, launch: Any = launch, extra: tuple = extra) -> Any:
-            return gk.sanitize(launch, a, b, c, n, n, n, *extra)
+        def sanitize(c: np.ndarray, launch: Any = launch, args_of: Any = args_of) -> Any:
+            return gk.sanitize(launch, *args_of(c))
 
         ways = {"off": off, "checked": checked, "sanitize": sanitize}
         times: dict[str, list[float]] = {k: [] for k in ways}
@@ -69,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 found = run(c)
                 elapsed = time.perf_counter() - t0
-                err = np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max()
+                err = error(c)
                 if not err < 1e-4 or found:
                     print(f"{name} ({way}): WRONG result ({err:.1e}) or faults {found}")
                     return 1
