@@ -444,6 +444,15 @@ def _subnodes(node: Any) -> list[Any]:
     return out
 
 
+def child_blocks(s: Stmt) -> list[list[Stmt]]:
+    """The statement lists directly inside a statement (an if's branches, a loop's body)."""
+    if isinstance(s, If):
+        return [s.then, s.orelse]
+    if isinstance(s, (For, While)):
+        return [s.body]
+    return []
+
+
 def walk(node: Any) -> Iterator[Any]:
     """Every node under ``node`` (inclusive), depth first, parents before children, in order; does
     not enter callees.  A loop over a stack, not nested generators: every pass walks the IR."""

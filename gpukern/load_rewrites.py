@@ -63,10 +63,10 @@ def _load_key(e: ir.Node) -> Any:
     return None if None in keys else (e.array.name, keys)
 
 
-def _rebuilt(node: Any, replace: Replace) -> Any:
+def _rebuilt(node: Any, replace: Replace, fresh: bool = False) -> Any:
     """``node`` with the substitutes ``replace`` gives, outermost first (a substitute is not
-    looked into): a copy where something changed below, else the node itself; arrays and
-    callees are shared, not copied."""
+    looked into): a copy where something changed below (every node with ``fresh``: a tree that
+    can stand beside the original), else the node itself; arrays and callees are shared."""
     if isinstance(node, ir.ArrayRef) or not isinstance(node, ir.Node):
         return node
     if isinstance(node, ir.Expr):
@@ -77,19 +77,24 @@ def _rebuilt(node: Any, replace: Replace) -> Any:
     for name in node.CHILDREN:
         value = getattr(node, name)
         if isinstance(value, list):
-            new = [_rebuilt(v, replace) for v in value]
-            if any(a is not b for a, b in zip(new, value)):
+            new = [_rebuilt(v, replace, fresh) for v in value]
+            if fresh or any(a is not b for a, b in zip(new, value)):
                 changed[name] = new
         else:
-            new = _rebuilt(value, replace)
+            new = _rebuilt(value, replace, fresh)
             if new is not value:
                 changed[name] = new
-    if not changed:
+    if not changed and not fresh:
         return node
     out = copy.copy(node)
     for name, value in changed.items():
         setattr(out, name, value)
     return out
+
+
+def _keep(e: ir.Expr) -> None:
+    """A ``replace`` for ``_rebuilt`` that substitutes nothing (to copy)."""
+    return None
 
 
 def _replace_in(node: ir.Node, replace: Replace, fields: Sequence[str] | None = None) -> None:
@@ -100,14 +105,6 @@ def _replace_in(node: ir.Node, replace: Replace, fields: Sequence[str] | None = 
             setattr(node, name, [_rebuilt(v, replace) for v in value])
         else:
             setattr(node, name, _rebuilt(value, replace))
-
-
-def _blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    if isinstance(s, ir.If):
-        return [s.then, s.orelse]
-    if isinstance(s, (ir.For, ir.While)):
-        return [s.body]
-    return []
 
 
 def _constant_loop(n: ir.Node) -> bool:
@@ -153,7 +150,7 @@ def reuse_loads(fd: ir.FuncDef, taken: set[str]) -> None:
             for load in _first_reads(block[i]):
                 if _reuse(block, i, load, taken):
                     i += 1  # the temporary's assignment went in before the statement
-            pending.extend(_blocks(block[i]))
+            pending.extend(ir.child_blocks(block[i]))
             i += 1
 
 
@@ -168,11 +165,16 @@ def _roots(s: ir.Stmt) -> list[str]:
     return []
 
 
+def _acts(node: ir.Node) -> bool:
+    """Does evaluating ``node`` do more than read (an atomic, a call)?"""
+    return any(isinstance(n, (ir.Atomic, ir.Call)) for n in ir.walk(node))
+
+
 def _first_reads(s: ir.Stmt) -> list[ir.Load]:
     """The shared loads the statement always makes, one per element, if it makes no atomic or
     call."""
     roots = [n for f in _roots(s) for n in (getattr(s, f) if isinstance(getattr(s, f), list) else [getattr(s, f)])]
-    if any(isinstance(n, (ir.Atomic, ir.Call)) for r in roots for n in ir.walk(r)):
+    if any(_acts(r) for r in roots):
         return []
     out: dict[Any, ir.Load] = {}
     stack = list(reversed(roots))
@@ -215,19 +217,18 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
 
         def scan(stmts: list[ir.Stmt]) -> bool:
             for s in stmts:
-                if isinstance(s, ir.If) and not any(isinstance(c, (ir.Atomic, ir.Call)) for c in ir.walk(s.cond)):
+                if isinstance(s, ir.If) and not _acts(s.cond):  # the condition, then each branch
                     visit(s, ["cond"])
-                    through_then = scan(s.then)
-                    through_else = scan(s.orelse)
-                    if not (through_then and through_else):
+                    if not (scan(s.then) & scan(s.orelse)):
                         return False
-                    continue
-                simple = not isinstance(s, (ir.If, ir.For, ir.While))
-                if ends(s) and not (simple and not any(isinstance(c, (ir.Atomic, ir.Call)) for c in ir.walk(s))):
-                    return False  # a loop or branch that changes it, or a statement that may before reading
-                visit(s, None)
-                if ends(s):
-                    return False
+                elif isinstance(s, (ir.If, ir.For, ir.While)) or _acts(s):
+                    if ends(s):  # may change it somewhere inside, or before it reads
+                        return False
+                    visit(s, None)
+                else:  # a plain statement reads, then writes
+                    visit(s, None)
+                    if ends(s):
+                        return False
             return True
 
         s = block[at]
@@ -259,7 +260,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
         )
 
     region(substitute)
-    block.insert(at, ir.Assign(temp, _rebuilt(load, lambda e: None), declare=True, loc=load.loc))
+    block.insert(at, ir.Assign(temp, load, declare=True, loc=load.loc))  # the read the statement no longer has
     return True
 
 
@@ -318,7 +319,7 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
     for key, (n, _) in rows.items():
         name = ir.fresh_name(f"{n.array.name}_row", taken)
         vectors[key] = name
-        loads.append(ir.VecLoad(name, n.array, [_rebuilt(o, lambda e: None) for o in n.indices], width, loc=n.loc))
+        loads.append(ir.VecLoad(name, n.array, [_rebuilt(o, _keep, fresh=True) for o in n.indices], width, loc=n.loc))
 
     def lane(j: int) -> Replace:
         def replace(e: ir.Expr) -> ir.Expr | None:
@@ -328,13 +329,13 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
                 if key in vectors and isinstance(last, ir.Var) and last.name == i:
                     return ir.Lane(vectors[key], j, e.type, loc=e.loc)
             if isinstance(e, ir.Var) and e.name == i and j:
-                return ir.BinOp("+", e, ir.Lit(j, e.type, loc=e.loc), e.type, loc=e.loc)
+                return ir.BinOp("+", copy.copy(e), ir.Lit(j, e.type, loc=e.loc), e.type, loc=e.loc)
             return None
 
         return replace
 
     body: list[ir.Stmt] = list(loads)
     for j in range(width):
-        body.extend(_rebuilt(s, lane(j)) for s in loop.body)
+        body.extend(_rebuilt(s, lane(j), fresh=j > 0) for s in loop.body)  # each copy its own nodes
     loop.body = body
     loop.step = ir.Lit(width, loop.step.type, loc=loop.step.loc)

@@ -64,14 +64,6 @@ def _hide_loop_counters(fd: ir.FuncDef) -> None:
             s.body.insert(0, ir.Assign(user, s.var, loc=s.loc))
 
 
-def _child_blocks(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    if isinstance(s, ir.If):
-        return [s.then, s.orelse]
-    if isinstance(s, (ir.For, ir.While)):
-        return [s.body]
-    return []
-
-
 def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
     """Decide where each local is declared, so the C reads like hand-written code.
 
@@ -113,7 +105,7 @@ def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
             header = [e for e in ir.children(s) if not isinstance(e, ir.Stmt)]
             if any(_var_refs(e)[name] for e in header):
                 return False
-            for child in _child_blocks(s):
+            for child in ir.child_blocks(s):
                 inside = sum(refs_of(c)[name] for c in child)
                 if inside == total[name]:
                     return place(name, child)

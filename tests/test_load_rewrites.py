@@ -35,6 +35,13 @@ def _loads(fd: ir.FuncDef, array: str) -> int:
     return sum(1 for n in ir.walk_body(fd.body) if isinstance(n, ir.Load) and n.array.name == array)
 
 
+def _no_node_twice(fd: ir.FuncDef) -> bool:
+    """A rewrite left a tree: no node (arrays aside) in two places, where a later pass that marks
+    one would mark the other."""
+    nodes = [n for n in ir.walk_body(fd.body) if not isinstance(n, ir.ArrayRef)]
+    return len({id(n) for n in nodes}) == len(nodes)
+
+
 def _vector_loads(fd: ir.FuncDef) -> list[ir.VecLoad]:
     return [n for n in ir.walk_body(fd.body) if isinstance(n, ir.VecLoad)]
 
@@ -93,7 +100,8 @@ def _reread_expected(x: np.ndarray, mode: int) -> tuple[np.ndarray, int]:
 def test_a_shared_element_read_again_is_loaded_once_only_when_nothing_could_change_it(backend, mode, loads):
     x = np.random.default_rng(mode).integers(-3, 4, 64).astype(np.int32)
     args = (x, np.zeros(64, np.int32), np.zeros(1, np.int32), mode)
-    assert _loads(_kernel_ir(reread, *args), "s") == loads
+    fd = _kernel_ir(reread, *args)
+    assert _loads(fd, "s") == loads and _no_node_twice(fd)
     out, hist = np.zeros(64, np.int32), np.zeros(1, np.int32)
     reread[1, 64](x, out, hist, mode)
     want, total = _reread_expected(x, mode)
@@ -142,8 +150,10 @@ def test_a_loop_along_a_shared_row_reads_it_in_16_byte_vectors(backend, width, c
     x = rng.standard_normal(4 * width).astype(np.float32)
     y = rng.standard_normal(width).astype(np.float32)
     args = (x, y, np.zeros(32, np.float32), width, count, 0)
-    found = _vector_loads(_kernel_ir(row_dot, *args))
+    fd = _kernel_ir(row_dot, *args)
+    found = _vector_loads(fd)
     assert len(found) == vectors and all(v.width == 4 and v.array.name == "s" for v in found)
+    assert _no_node_twice(fd)  # the copies of the body share no node
     out = np.zeros(32, np.float32)
     row_dot[1, 32](x, y, out, width, count, 0)
     r = np.arange(32) % 4
