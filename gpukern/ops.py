@@ -381,9 +381,30 @@ def _fma_one(a: float, b: float, c: float, dt: np.dtype) -> Any:
     return best
 
 
+def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """float32 ``fma`` for whole arrays (the simulator runs it per lane): the product of two
+    float32s is exact in float64, the sum's rounding error exact by TwoSum; rounding the
+    float64 sum to float32 is then right but where the sum is a float32 midpoint and the
+    error says which side the exact value lies on."""
+    p = a.astype(np.float64) * b.astype(np.float64)
+    c64 = c.astype(np.float64)
+    with np.errstate(all="ignore"):
+        s = p + c64
+        back = s - p
+        err = (p - (s - back)) + (c64 - back)  # s + err == p + c exactly (where all are finite)
+        r = s.astype(np.float32)
+        d = s - r.astype(np.float64)  # where s lies from its float32 rounding
+        toward = np.nextafter(r, np.where(d > 0, np.float32(np.inf), np.float32(-np.inf)))
+        midpoint = (d != 0) & (toward.astype(np.float64) - s == d) & np.isfinite(toward)
+    fix = midpoint & np.isfinite(err) & (err != 0) & ((err > 0) == (d > 0))
+    return np.where(fix, toward, r)
+
+
 def _fma(a: Any, b: Any, c: Any) -> Any:
     a, b, c = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(c))
     dt = np.result_type(a, b, c)
+    if dt == np.float32:
+        return _fma32(a, b, c)
     out = np.array([_fma_one(float(x), float(y), float(z), dt) for x, y, z in zip(a.flat, b.flat, c.flat)], dt)
     return out.reshape(a.shape)
 

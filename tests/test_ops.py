@@ -692,3 +692,20 @@ def test_constant_folding(backend, t):
     built = build(params, [], groups, arrays)
     launch(built, params, arrays)
     check_all(built, arrays, backend, "constant folding", t)
+
+
+def test_float32_fma_of_whole_arrays_rounds_once_as_the_exact_sum_would():
+    """The simulator's float32 fma (TwoSum in float64) against exact rationals, where double
+    rounding would differ: products one float32 midpoint away, nudged either way by ``c``."""
+    rng = np.random.default_rng(5)
+    x = np.float32(1 + 2**-12)  # x * x = 1 + 2**-11 + 2**-24: halfway between two float32s
+    a = np.concatenate([np.full(4, x), rng.standard_normal(2000).astype(np.float32)])
+    b = np.concatenate([np.full(4, x), rng.standard_normal(2000).astype(np.float32)])
+    c = np.concatenate(
+        [np.float32([0.0, 2.0**-60, -(2.0**-60), 2.0**-50]), rng.standard_normal(2000).astype(np.float32)]
+    )
+    c[4:1004] = -(a[4:1004].astype(np.float64) * b[4:1004]).astype(np.float32)  # cancellation
+    fast = ops.MATH["fma"].evaluate([a, b, c], float32)
+    exact = np.array([ops._fma_one(float(p), float(q), float(r), np.dtype(np.float32)) for p, q, r in zip(a, b, c)])
+    assert fast.view(np.uint32).tolist() == exact.astype(np.float32).view(np.uint32).tolist()
+    assert fast[1] != fast[2]  # the nudge decided the rounding
