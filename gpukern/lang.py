@@ -12,6 +12,7 @@ inside a kernel rather than doing something wrong quietly.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -122,23 +123,16 @@ def func(fn: Any) -> DeviceFunction:
 
 
 # ---------------------------------------------------------------- synchronisation
-class _Barrier(Intrinsic):
-    def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, 0, self.name)
-        cx.emit(ir.Barrier(loc=cx.loc(node)))
-        return Static(None)
+class _Statement(Intrinsic):
+    """A call with no arguments that is one IR statement (``barrier()``, the fences)."""
 
-
-class _Fence(Intrinsic):
-    """``threadfence*()``: a memory fence of one scope (``ir.Fence``); orders, does not synchronise."""
-
-    def __init__(self, name: str, doc: str, scope: str):
+    def __init__(self, name: str, doc: str, make: Callable[[Loc], ir.Stmt]):
         super().__init__(name, doc)
-        self.scope = scope
+        self.make = make
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, self.name)
-        cx.emit(ir.Fence(self.scope, loc=cx.loc(node)))
+        cx.emit(self.make(cx.loc(node)))
         return Static(None)
 
 
@@ -333,22 +327,26 @@ block_dim = Dim3("block_dim", "Threads per block along each dimension (CUDA bloc
 grid_dim = Dim3("grid_dim", "Blocks in the grid along each dimension (CUDA gridDim).")
 
 global_id = _GlobalId("global_id", "global_id(d): block_idx[d] * block_dim[d] + thread_idx[d].")
-barrier = _Barrier("barrier", "barrier(): every thread of the block waits here; shared memory is then consistent.")
-threadfence = _Fence(
+barrier = _Statement(
+    "barrier",
+    "barrier(): every thread of the block waits here; shared memory is then consistent.",
+    lambda loc: ir.Barrier(loc=loc),
+)
+threadfence = _Statement(
     "threadfence",
     "threadfence(): this thread's writes before it are seen by every thread of the device before its "
     "writes after it (CUDA __threadfence); it does not wait for other threads, as barrier() does.",
-    "device",
+    lambda loc: ir.Fence("device", loc=loc),
 )
-threadfence_block = _Fence(
+threadfence_block = _Statement(
     "threadfence_block",
     "threadfence_block(): as threadfence(), for the threads of this block (CUDA __threadfence_block).",
-    "block",
+    lambda loc: ir.Fence("block", loc=loc),
 )
-threadfence_system = _Fence(
+threadfence_system = _Statement(
     "threadfence_system",
     "threadfence_system(): as threadfence(), for the host and other devices too (CUDA __threadfence_system).",
-    "system",
+    lambda loc: ir.Fence("system", loc=loc),
 )
 shared = _ArrayDecl(
     "shared", "shared(dtype, shape): an array shared by the threads of a block; shape is compile-time.", "shared"

@@ -61,11 +61,9 @@ def _definition_lines(fn: Any, filename: str) -> tuple[list[str], int] | None:
 def _parse_in_place(lines: list[str], first: int) -> ast.Module:
     """Parse a definition on its own file positions (see ``parse_function``)."""
     text = "".join(lines)
-    if text[:1] in (" ", "\t"):  # indented: parsed under an `if` at column 0, keeping its columns
-        module = ast.parse("\n" * max(first - 2, 0) + "if 1:\n" + text)
+    if text[:1] in (" ", "\t"):  # indented (so not on line 1): under an `if` at column 0, keeping its columns
+        module = ast.parse("\n" * (first - 2) + "if 1:\n" + text)
         module.body = module.body[0].body  # type: ignore[attr-defined]
-        if first < 2:  # pragma: no cover - an indented def on the file's first line
-            ast.increment_lineno(module, 1 - first)
         return module
     return ast.parse("\n" * (first - 1) + text)
 
