@@ -7,8 +7,9 @@ IR every consumer reads, the C each backend compiles, the simulator with its rac
 initialisation checks, and the profiler all see the same accesses, and the profiler's counts
 are the machine's (``benchmarks/profile_vs_ncu.py``).
 
-Both keep to shared and local arrays: their elements change only through the array itself,
-where a global array may also be reached through another parameter.
+Both keep to shared arrays: their elements change only through the array itself, where a
+global array may also be reached through another parameter; local arrays the profiler does not
+count (they live in registers).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from typing import Any
 
 from . import ir
 
-_SPACES = ("shared",)
 VECTOR_BYTES = 16  # the widest load one thread makes in one instruction (float4, double2)
 
 _FIELDS = {ir.Lit: ("value", "type"), ir.Special: ("name", "dim", "type")}
@@ -57,7 +57,7 @@ def _key(e: ir.Node) -> Any:
 
 def _load_key(e: ir.Node) -> Any:
     """Which element a shared-memory load reads, as a value; None for any other node."""
-    if not isinstance(e, ir.Load) or e.array.type.space not in _SPACES:
+    if not isinstance(e, ir.Load) or e.array.type.space != "shared":
         return None
     keys = tuple(_key(i) for i in e.indices)
     return None if None in keys else (e.array.name, keys)
@@ -119,7 +119,7 @@ def rewrite_loads(fd: ir.FuncDef, taken: set[str]) -> None:
     repeated = False
     loops = []
     for n in ir.walk_body(fd.body):
-        if isinstance(n, ir.Load) and not repeated and n.array.type.space in _SPACES:
+        if isinstance(n, ir.Load) and not repeated and n.array.type.space == "shared":
             rough = (n.array.name, *((type(i), getattr(i, "name", None), getattr(i, "value", None)) for i in n.indices))
             repeated = rough in seen  # perhaps the same element: worth the exact look
             seen.add(rough)
