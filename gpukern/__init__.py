@@ -75,6 +75,7 @@ from .lang import (
 )
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
+from .streams import Event, Stream, default_stream, pinned_empty
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
 
@@ -94,6 +95,7 @@ __all__ = [
     "Const",
     "DeviceArray",
     "DeviceFunction",
+    "Event",
     "GpukernError",
     "Kernel",
     "KernelFault",
@@ -118,6 +120,7 @@ __all__ = [
     "benchmark",
     "cache_info",
     "clear_cache",
+    "default_stream",
     "block_dim",
     "block_idx",
     "bool_",
@@ -138,11 +141,13 @@ __all__ = [
     "kernel",
     "launch_bounds",
     "local",
+    "pinned_empty",
     "popc",
     "rsqrt",
     "set_backend",
     "shared",
     "superstep",
+    "Stream",
     "synchronize",
     "testing",
     "thread_idx",

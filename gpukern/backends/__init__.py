@@ -117,11 +117,21 @@ def chosen_backend() -> tuple[str | None, str]:
     return (env, "GPUKERN_BACKEND") if env else (None, "default")
 
 
-def to_device(array: Any, backend: str | None = None) -> DeviceArray:
-    """Copy a NumPy array (or anything ``numpy.asarray`` takes) to the device."""
+def to_device(array: Any, backend: str | None = None, stream: Any = None) -> DeviceArray:
+    """Copy a NumPy array (or anything ``numpy.asarray`` takes) to the device; with ``stream``,
+    the copy is queued on it and may still run on return when ``array`` is a C-contiguous NumPy
+    array (which must then stay unchanged until the stream has copied it)."""
     a = np.ascontiguousarray(array)
     from_dtype(a.dtype, " for a device array")
-    return get_backend(backend).to_device(a)
+    b = get_backend(backend)
+    if stream is None:
+        return b.to_device(a)
+    out = b.empty(a.shape, a.dtype)
+    if a is array:
+        out.set_async(a, stream)
+    else:  # a converted copy only this function holds: copied before it is freed
+        out.set(a, stream)
+    return out
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend: str | None = None) -> DeviceArray:

@@ -141,10 +141,51 @@ class Backend:
         raise NotImplementedError
 
     def timer(self) -> Any:
-        """A device event recorded now; ``elapsed(a, b)`` gives seconds between two."""
-        raise NotImplementedError
+        """A device event recorded now on the default stream; ``elapsed(a, b)`` gives seconds
+        between two."""
+        return self.record(None)
 
     def elapsed(self, start: Any, end: Any) -> float:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ streams and events
+    # A stream handle is the runtime's own object (None: the default stream); an event handle is
+    # what ``record`` returns.  ``gpukern.streams`` wraps both for users.
+    def new_stream(self) -> Any:
+        raise NotImplementedError
+
+    def stream_synchronize(self, stream: Any) -> None:
+        raise NotImplementedError
+
+    def stream_wait(self, stream: Any, event: Any) -> None:
+        """Work queued on ``stream`` after this waits until ``event`` has happened."""
+        raise NotImplementedError
+
+    def record(self, stream: Any) -> Any:
+        """An event that happens when the work queued on ``stream`` so far has finished."""
+        raise NotImplementedError
+
+    def event_synchronize(self, event: Any) -> None:
+        raise NotImplementedError
+
+    def event_done(self, event: Any) -> bool:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ copies
+    def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """Host memory the device copies to and from without staging (page-locked where the
+        runtime has it; plain memory elsewhere)."""
+        return np.empty(shape, dtype)
+
+    def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
+        """Copy host ``src`` into ``dst`` on ``stream``; with ``wait`` False it may still be running
+        on return (``src`` must then stay untouched until the stream has done it)."""
+        raise NotImplementedError
+
+    def copy_to_host(self, dst: np.ndarray, src: DeviceArray, stream: Any, wait: bool) -> None:
+        raise NotImplementedError
+
+    def copy_on_device(self, dst: DeviceArray, src: DeviceArray, stream: Any) -> None:
         raise NotImplementedError
 
     def device_name(self) -> str:

@@ -249,11 +249,53 @@ class CUDABackend(Backend):
     def synchronize(self) -> None:
         self.drv.Context.synchronize()
 
-    def timer(self) -> Any:
-        ev = self.drv.Event()
-        ev.record()
-        return ev
-
     def elapsed(self, start: Any, end: Any) -> float:
         end.synchronize()
         return start.time_till(end) * 1e-3
+
+    # Streams are PyCUDA streams of the backend's context (None: the default stream).
+    def new_stream(self) -> Any:
+        return self.drv.Stream()
+
+    def stream_synchronize(self, stream: Any) -> None:
+        if stream is None:
+            self.drv.Context.synchronize()
+        else:
+            stream.synchronize()
+
+    def stream_wait(self, stream: Any, event: Any) -> None:
+        if stream is None:
+            # the legacy default stream waits on nothing finer than the context: wait on the host
+            event.synchronize()
+        else:
+            stream.wait_for_event(event)
+
+    def record(self, stream: Any) -> Any:
+        ev = self.drv.Event()
+        ev.record(stream)
+        return ev
+
+    def event_synchronize(self, event: Any) -> None:
+        event.synchronize()
+
+    def event_done(self, event: Any) -> bool:
+        return bool(event.query())
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        return self.drv.pagelocked_empty(shape, dtype)
+
+    def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
+        if src.nbytes:
+            self.drv.memcpy_htod_async(dst.handle, src, stream)
+            if wait:
+                self.stream_synchronize(stream)
+
+    def copy_to_host(self, dst: np.ndarray, src: DeviceArray, stream: Any, wait: bool) -> None:
+        if dst.nbytes:
+            self.drv.memcpy_dtoh_async(dst, src.handle, stream)
+            if wait:
+                self.stream_synchronize(stream)
+
+    def copy_on_device(self, dst: DeviceArray, src: DeviceArray, stream: Any) -> None:
+        if dst.nbytes:
+            self.drv.memcpy_dtod_async(dst.handle, src.handle, dst.nbytes, stream)

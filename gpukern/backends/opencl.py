@@ -191,9 +191,55 @@ class OpenCLBackend(Backend):
     def synchronize(self) -> None:
         self.queue.finish()
 
-    def timer(self) -> Any:
-        return self.cl.enqueue_marker(self.queue)
-
     def elapsed(self, start: Any, end: Any) -> float:
         end.wait()
         return (end.profile.end - start.profile.end) * 1e-9
+
+    # Streams are in-order command queues of the backend's context (the default stream is
+    # ``self.queue``); an event is a marker, so one queue can wait for another's.
+    def new_stream(self) -> Any:
+        return self.cl.CommandQueue(self.ctx, properties=self.cl.command_queue_properties.PROFILING_ENABLE)
+
+    def _queue(self, stream: Any) -> Any:
+        return self.queue if stream is None else stream
+
+    def stream_synchronize(self, stream: Any) -> None:
+        self._queue(stream).finish()
+
+    def stream_wait(self, stream: Any, event: Any) -> None:
+        self.cl.enqueue_barrier(self._queue(stream), wait_for=[event])
+
+    def record(self, stream: Any) -> Any:
+        queue = self._queue(stream)
+        marker = self.cl.enqueue_marker(queue)
+        queue.flush()  # so that another queue waiting on it does not wait for a queue never submitted
+        return marker
+
+    def event_synchronize(self, event: Any) -> None:
+        event.wait()
+
+    def event_done(self, event: Any) -> bool:
+        return event.command_execution_status == self.cl.command_execution_status.COMPLETE
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A buffer the runtime allocates in host memory (``ALLOC_HOST_PTR``), mapped for the host;
+        the array keeps the mapping, and so the buffer, alive."""
+        cl = self.cl
+        nbytes = max(int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize, 1)
+        buf = cl.Buffer(self.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.ALLOC_HOST_PTR, nbytes)
+        mapped, _ = cl.enqueue_map_buffer(
+            self.queue, buf, cl.map_flags.READ | cl.map_flags.WRITE, 0, shape, dtype, is_blocking=True
+        )
+        return mapped
+
+    def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
+        if src.nbytes:
+            self.cl.enqueue_copy(self._queue(stream), dst.handle, src, is_blocking=wait)
+
+    def copy_to_host(self, dst: np.ndarray, src: DeviceArray, stream: Any, wait: bool) -> None:
+        if dst.nbytes:
+            self.cl.enqueue_copy(self._queue(stream), dst, src.handle, is_blocking=wait)
+
+    def copy_on_device(self, dst: DeviceArray, src: DeviceArray, stream: Any) -> None:
+        if dst.nbytes:
+            self.cl.enqueue_copy(self._queue(stream), dst.handle, src.handle, byte_count=dst.nbytes)
