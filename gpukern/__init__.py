@@ -17,7 +17,7 @@ from . import testing  # test helpers; Hypothesis is imported only when they are
 from ._version import __version__
 from .array import DeviceArray
 from .autotune import autotune
-from .backends import available_backends, empty, get_backend, set_backend, to_device, zeros
+from .backends import available_backends, empty, from_dlpack, get_backend, set_backend, to_device, zeros
 from .cache import cache_info, clear_cache
 from .errors import (
     BackendError,
@@ -26,6 +26,7 @@ from .errors import (
     DataRaceError,
     GpukernError,
     IndexOverflowError,
+    InteropError,
     KernelFault,
     KernelSyntaxError,
     KernelTypeError,
@@ -101,6 +102,7 @@ __all__ = [
     "KernelFault",
     "KernelSyntaxError",
     "KernelTypeError",
+    "InteropError",
     "LaunchError",
     "MisalignedAccessError",
     "atomic_add",
@@ -132,6 +134,7 @@ __all__ = [
     "fma",
     "float32",
     "float64",
+    "from_dlpack",
     "func",
     "get_backend",
     "global_id",

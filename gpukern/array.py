@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LaunchError
+from .errors import InteropError, LaunchError
 
 _KINDS: dict[tuple[Any, np.dtype, int], tuple[Any, np.dtype, int]] = {}
 
@@ -38,8 +38,9 @@ class DeviceArray:
     shape and dtype are fixed when it is made (``kind`` holds them for launch plans).
     """
 
-    def __init__(self, backend: Any, handle: Any, shape: tuple[int, ...], dtype: np.dtype):
+    def __init__(self, backend: Any, handle: Any, shape: tuple[int, ...], dtype: np.dtype, owner: Any = None):
         self._backend = backend
+        self.owner = owner  # what keeps memory this array does not own alive (an imported DLPack tensor)
         self.handle = handle
         self._shape = tuple(int(s) for s in shape)
         self._dtype = np.dtype(dtype)
@@ -131,6 +132,22 @@ class DeviceArray:
         if writes and not host.flags.writeable:
             raise LaunchError(f"{what}: the host array is read-only")
         return host
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack's (device type, device id) of this array's memory."""
+        return self.backend.dlpack_device()
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
+    ) -> Any:
+        """A DLPack capsule of this array, shared without a copy (``torch.from_dlpack(a)``,
+        ``cupy.from_dlpack(a)``); work gpukern queued on it is ordered before the consumer's
+        ``stream``."""
+        if copy:
+            raise InteropError("gpukern exports its device arrays without copying them (copy=True was asked)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise InteropError(f"this array is on DLPack device {self.__dlpack_device__()}, not {tuple(dl_device)}")
+        return self.backend.dlpack_export(self, stream, max_version)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.get()

@@ -120,3 +120,7 @@ class LaunchError(GpukernError):
 
 class BackendError(GpukernError):
     """A backend that is missing, misconfigured, or whose compiler rejected our code."""
+
+
+class InteropError(LaunchError, BufferError):
+    """An array that cannot be shared with another library as asked (DLPack's ``BufferError``)."""

@@ -134,6 +134,18 @@ def to_device(array: Any, backend: str | None = None, stream: Any = None) -> Dev
     return out
 
 
+def from_dlpack(x: Any, backend: str | None = None) -> DeviceArray:
+    """A device array sharing the memory of ``x`` (a PyTorch tensor, CuPy or NumPy array, anything
+    with ``__dlpack__``), without a copy; the backend's device must be where ``x`` lives."""
+    if isinstance(x, DeviceArray):
+        return x
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise LaunchError(f"gk.from_dlpack() takes an object with __dlpack__, not {type(x).__name__}")
+    out = get_backend(backend).dlpack_import(x)
+    from_dtype(out.dtype, " for a device array")
+    return out
+
+
 def empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend: str | None = None) -> DeviceArray:
     """An uninitialised device array."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -158,6 +170,7 @@ __all__ = [
     "chosen_backend",
     "convert_scalar",
     "empty",
+    "from_dlpack",
     "get_backend",
     "set_backend",
     "to_device",

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..array import DeviceArray
 from ..codegen.emitter import Dialect
-from ..errors import LaunchError
+from ..errors import InteropError, LaunchError
 from ..plan import C_VALUE, convert_scalar
 from ..types import int64
 from ..variant import Variant
@@ -170,6 +170,18 @@ class Backend:
 
     def event_done(self, event: Any) -> bool:
         raise NotImplementedError
+
+    # ------------------------------------------------------------ DLPack
+    def dlpack_device(self) -> tuple[int, int]:
+        """DLPack's (device type, device id) of this backend's memory."""
+        raise InteropError(f"the {self.name} backend's arrays cannot be shared through DLPack")
+
+    def dlpack_export(self, array: DeviceArray, stream: Any, max_version: Any) -> Any:
+        raise InteropError(f"the {self.name} backend's arrays cannot be shared through DLPack")
+
+    def dlpack_import(self, x: Any) -> DeviceArray:
+        """A device array sharing the memory of ``x`` (which has ``__dlpack__``) with no copy."""
+        raise LaunchError(f"the {self.name} backend cannot take arrays through DLPack")
 
     # ------------------------------------------------------------ copies
     def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

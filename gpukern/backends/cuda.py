@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import dlpack
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import CUDA
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError, LaunchError
+from ..errors import BackendError, InteropError, LaunchError
 from .base import Backend
 
 
@@ -133,11 +134,14 @@ class CUDABackend(Backend):
                 ctx = None
             if ctx is not None:
                 self.device = ctx.get_device()
+                bus = self.device.pci_bus_id()
+                self.ordinal = next(i for i in range(drv.Device.count()) if drv.Device(i).pci_bus_id() == bus)
             else:
                 index = int(os.environ.get("GPUKERN_DEVICE", "0"))
                 if not 0 <= index < drv.Device.count():
                     raise BackendError(f"GPUKERN_DEVICE={index} but there are {drv.Device.count()} CUDA devices")
                 self.device = drv.Device(index)
+                self.ordinal = index
                 ctx = self.device.retain_primary_context()
                 ctx.push()
                 atexit.register(ctx.pop)
@@ -283,6 +287,30 @@ class CUDABackend(Backend):
 
     def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         return self.drv.pagelocked_empty(shape, dtype)
+
+    # ------------------------------------------------------------ DLPack
+    def dlpack_device(self) -> tuple[int, int]:
+        return (dlpack.CUDA, self.ordinal)
+
+    def dlpack_export(self, array: DeviceArray, stream: Any, max_version: Any) -> Any:
+        # gpukern's work is on the legacy default stream or on blocking streams, which that stream
+        # waits for: a consumer on it (None, 1) or asking for no order (-1) needs nothing; any other
+        # stream is ordered by waiting here.
+        if stream not in (None, 1, -1):
+            self.drv.Context.synchronize()
+        return dlpack.export(int(array.handle), array.shape, array.dtype, self.dlpack_device(), array)
+
+    def dlpack_import(self, x: Any) -> DeviceArray:
+        where = tuple(x.__dlpack_device__())
+        if where != self.dlpack_device():
+            raise InteropError(
+                f"gk.from_dlpack(): the {type(x).__name__} lives on DLPack device {where}; gpukern's CUDA backend "
+                f"uses {self.dlpack_device()} (CUDA device {self.ordinal})"
+            )
+        t = dlpack.Imported(x.__dlpack__(stream=1))  # its producer orders its work before the legacy stream
+        if not t.c_contiguous():
+            raise InteropError("gk.from_dlpack(): the array is not C-contiguous; pass a contiguous copy")
+        return DeviceArray(self, t.pointer, t.shape, t.dtype, owner=t)
 
     def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
         if src.nbytes:

@@ -514,6 +514,27 @@ class SimBackend(Backend):
     def event_done(self, event: Any) -> bool:
         return True
 
+    # DLPack: the simulator's device memory is host memory (DLPack's CPU device), NumPy's own.
+    def dlpack_device(self) -> tuple[int, int]:
+        return (1, 0)
+
+    def dlpack_export(self, array: DeviceArray, stream: Any, max_version: Any) -> Any:
+        self.unwritten.pop(array, None)  # the consumer may write it unseen
+        if max_version is None:
+            return array.handle.__dlpack__()
+        return array.handle.__dlpack__(max_version=max_version)
+
+    def dlpack_import(self, x: Any) -> DeviceArray:
+        if x.__dlpack_device__()[0] != 1:
+            raise LaunchError(
+                f"gk.from_dlpack(): the simulator takes host (CPU) memory; this {type(x).__name__} lives on "
+                f"DLPack device {tuple(x.__dlpack_device__())}"
+            )
+        view = np.from_dlpack(x)
+        if not view.flags.c_contiguous:
+            raise LaunchError("gk.from_dlpack(): the array is not C-contiguous; pass a contiguous copy")
+        return DeviceArray(self, view, view.shape, view.dtype)
+
     def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
         dst.handle[...] = src
         self.unwritten.pop(dst, None)
