@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
+from .types import ScalarType, TupleType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -62,7 +62,23 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     call_args = [materialized(x.loc(a), v) if is_number(v) else v for a, v in zip(node.args, args)]
     fd = x.compiler.device_function(fn, call_args, loc)
     call_args = [a for a in call_args if not isinstance(a, Static)]
-    return ir.Call(fd, call_args, fd.ret, loc=loc)
+    call = ir.Call(fd, call_args, fd.ret, loc=loc)
+    return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
+
+
+def tuple_items(x: Any, node: ast.AST, value: ir.Expr) -> tuple[ir.Item, ...]:
+    """A call that returns a tuple, evaluated now into a temporary (C: a struct), as its items:
+    the front end passes them on like any tuple (``a, b = f(x)``, ``t = f(x); t[0]``)."""
+    t = value.type
+    assert isinstance(t, TupleType)
+    holder = ir.Var(x.fresh("result"), t, temp=True)  # type: ignore[arg-type]
+    x.f.var_types[holder.name] = t
+    loc = x.loc(node)
+    x.emit(ir.Assign(holder, value, loc=loc))
+    return tuple(
+        ir.Item(ir.Var(holder.name, t, temp=True, loc=loc), k, item, loc=loc)  # type: ignore[arg-type]
+        for k, item in enumerate(t.items)
+    )
 
 
 def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:

@@ -36,6 +36,7 @@ from .. import ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
+from ..types import TupleType
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
@@ -178,7 +179,24 @@ class _Run:
             self.frame.vars[name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
 
     def s_Assign(self, s: ir.Assign, m: np.ndarray) -> None:
+        if isinstance(s.target.type, TupleType):
+            return self.assign_tuple(s.target, self.eval(s.value, m), m)
         self.assign(s.target, self.eval(s.value, m), m)
+
+    def assign_tuple(self, var: ir.Var, values: Any, m: np.ndarray) -> None:
+        """A tuple variable holds one whole-grid array per item (a Python tuple of them)."""
+        old = self.frame.vars.get(var.name)
+        items = []
+        for k, t in enumerate(var.type.items):
+            v = np.broadcast_to(np.asarray(values[k]).astype(t.dtype, copy=False), (self.lanes,))
+            items.append(v if m.all() else np.where(m, v, np.zeros(1, t.dtype) if old is None else old[k]))
+        self.frame.vars[var.name] = tuple(items)
+
+    def e_Item(self, e: ir.Item, m: np.ndarray) -> Any:
+        return self.frame.vars[e.tuple.name][e.index]
+
+    def e_MakeTuple(self, e: ir.MakeTuple, m: np.ndarray) -> Any:
+        return tuple(np.broadcast_to(self.eval(i, m), (self.lanes,)) for i in e.items)
 
     def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
@@ -254,7 +272,10 @@ class _Run:
 
     def s_Return(self, s: ir.Return, m: np.ndarray) -> None:
         f = self.frame
-        if s.value is not None:
+        if isinstance(s.value, ir.MakeTuple):  # a tuple: one array per item
+            items = self.eval(s.value, m)
+            f.ret = tuple(v.copy() if f.ret is None else np.where(m, v, f.ret[k]) for k, v in enumerate(items))
+        elif s.value is not None:
             v = np.broadcast_to(self.eval(s.value, m), (self.lanes,))
             f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
         f.returned |= m
@@ -397,6 +418,8 @@ class _Run:
             self.breaks, self.continues = saved
         if e.type is None:
             return None
+        if frame.ret is None and isinstance(e.type, TupleType):
+            return tuple(np.zeros(self.lanes, t.dtype) for t in e.type.items)
         return frame.ret if frame.ret is not None else np.zeros(self.lanes, e.type.dtype)
 
 

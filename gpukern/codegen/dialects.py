@@ -127,6 +127,8 @@ CUDA = Dialect(
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+    tuple_value="{T}{{{items}}}",  # C++ aggregate initialisation
+    print_lengths={8: "ll"},
 )
 
 
@@ -207,6 +209,8 @@ OPENCL = Dialect(
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
+    tuple_value="({T}){{{items}}}",  # a C99 compound literal
+    print_lengths={8: "l"},  # OpenCL's long is 64 bits
 )
 
 

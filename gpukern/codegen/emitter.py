@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64
+from ..types import ArrayType, ScalarType, TupleType, bool_, float32, float64, int32, int64
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -109,6 +109,9 @@ class Dialect:
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
+    tuple_value: str = "{T}{{{items}}}"  # '{T}' the struct, '{items}': a tuple's value (``return a, b``)
+    print_call: str = "printf({args});"  # '{args}': the format string and the values
+    print_lengths: dict[int, str] = field(default_factory=dict)  # integer width -> printf length modifier
 
 
 _PREC = {
@@ -416,6 +419,8 @@ class Emitter:
         return f"({text})" if prec < min_prec else text
 
     def type(self, t: ScalarType) -> str:
+        if isinstance(t, TupleType):
+            return self.tuple_struct(t)
         if t == float64:
             self.uses_fp64 = True
         return self.d.types[t]
@@ -572,6 +577,22 @@ class Emitter:
         if name not in self.helpers:
             self.helpers[name] = self._cas_helper(name, e.op, t, space)
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
+
+    # ------------------------------------------------------------ tuples
+    def tuple_struct(self, t: TupleType) -> str:
+        """The struct holding a tuple of these types (fields ``v0``, ``v1``...), declared on first use."""
+        name = "gk_tuple_" + "_".join(item.name for item in t.items)
+        if name not in self.helpers:
+            fields = "".join(f"    {self.type(item)} v{k};\n" for k, item in enumerate(t.items))
+            self.helpers[name] = f"typedef struct {{\n{fields}}} {name};"
+        return name
+
+    def expr_Item(self, e: ir.Item) -> tuple[str, int]:
+        return f"{self.expr(e.tuple, _ATOM)}.v{e.index}", _ATOM
+
+    def expr_MakeTuple(self, e: ir.MakeTuple) -> tuple[str, int]:
+        items = ", ".join(self.expr(i) for i in e.items)
+        return self.d.tuple_value.format(T=self.type(e.type), items=items), _UNARY
 
     # ------------------------------------------------------------ helpers
     def helper_call(
