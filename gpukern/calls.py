@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, TupleType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
+from .types import ScalarType, TupleType, WeakType, bool_, from_dtype, float64, int32, int64, materialize, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -34,6 +34,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     args = [x.visit(a) for a in node.args]
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
+    if fn is builtins.round:
+        return round_call(x, node, args)
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
     mf = ops.math_func(fn)
@@ -97,18 +99,51 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
     """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in float64."""
     x.nargs(node, mf.nargs, mf.name)
     args = [scalar(x.loc(node), a, f"{mf.name}() argument") for a in args]
-    t = x.type_of(args[0])
-    for a in args[1:]:
-        t = promote(t, x.type_of(a))
+    fixed = [mf.operand_dtype(k, None) is not None for k in range(len(args))]  # ldexp's int exponent
+    t = None
+    for a, own in zip(args, fixed):
+        if own and not (x.type_of(a).is_int and x.type_of(a) != bool_):
+            raise KernelTypeError(f"{mf.name}() takes an integer here, not {describe(a)}", x.loc(node))
+        if not own:
+            t = x.type_of(a) if t is None else promote(t, x.type_of(a))
     if all(isinstance(a, Static) for a in args):
         at = float64 if isinstance(t, WeakType) or not t.is_float else t
+        if mf.results:  # a tuple: Python's numbers for literals, as math.frexp gives
+            out = x.fold(node, lambda *v: mf.evaluate(list(v), at), *[a.value for a in args]).value
+            items = tuple(np.asarray(o)[()] for o in out)
+            return Static(tuple(o.item() for o in items) if isinstance(t, WeakType) else items)
         out = x.fold(node, lambda *v: mf.evaluate(list(v), at)[()], *[a.value for a in args]).value
         if mf.predicate:
             return Static(bool(out))
         return Static(float(out) if isinstance(t, WeakType) else out)
     ft = materialize(t) if t.is_float else float64
-    cargs = [coerce(x.loc(node), a, ft) for a in args]
-    return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=x.loc(node))
+    loc = x.loc(node)
+    cargs = [coerce(loc, a, from_dtype(mf.operand_dtype(k, ft.dtype))) for k, a in enumerate(args)]
+    if mf.results:
+        items = TupleType(tuple(from_dtype(d) for d in mf.result_dtypes(ft.dtype)))
+        return tuple_items(x, node, ir.MathCall(mf.name, cargs, items, loc=loc))  # type: ignore[arg-type]
+    return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=loc)
+
+
+def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
+    """Python's ``round``: halves to even (``ops.MATH['rint']``); ``round(x)`` of a float is an
+    integer, int64 as Python's int would be (``int64(rint(x))``), ``round(x, 0)`` stays a float."""
+    x.nargs(node, (1, 2), "round")
+    loc = x.loc(node)
+    v = scalar(loc, args[0], "round() argument")
+    whole = len(args) == 1 or isinstance(args[1], Static) and args[1].value is None
+    if not whole and not (isinstance(args[1], Static) and type(args[1].value) is int and args[1].value == 0):
+        raise KernelTypeError(
+            "round() in a kernel takes no ndigits or ndigits 0", loc, "scale it yourself: round(x * 100) / 100"
+        )
+    t = x.type_of(v)
+    if not t.is_float:  # an integer rounds to itself (Python's round of a bool is an int)
+        return coerce(loc, v, int64) if t == bool_ else v
+    if isinstance(v, Static):
+        return x.fold(node, round, v.value) if whole else x.fold(node, lambda f: round(f, 0), v.value)
+    ft = materialize(t)
+    near = ir.MathCall("rint", [coerce(loc, v, ft)], ft, loc=loc)
+    return ir.Cast(near, int64, loc=loc) if whole else near
 
 
 def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:

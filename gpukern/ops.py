@@ -507,25 +507,69 @@ class MathFunc:
     float_helper: str | Callable[[ScalarType, CText], str] | None = None  # C body for floats, where C's differs
     int_helper: Callable[[ScalarType, CText], str] | None = None  # C body where a dialect has no spelling
     doc: str = ""  # for gpukern's own functions (``gk.popc``): what it computes
+    # per operand, a type of its own ('int32': ldexp's exponent, as C's int parameter); else the operation's
+    arg_types: tuple[str | None, ...] = ()
+    # a function of several results (``frexp``): each item's type, 'same' for the operation's
+    results: tuple[str, ...] = ()
+    # C for one with several results: the body of a helper that fills the fields v0, v1... of a struct
+    # ``r`` of its tuple type (the emitter declares and returns ``r``); operand ``a``
+    tuple_helper: Callable[[ScalarType, CText], str] | None = None
+
+    def operand_dtype(self, k: int, t: np.dtype) -> np.dtype:
+        """The type operand ``k`` is computed in when the operation's type is ``t``."""
+        fixed = self.arg_types[k] if k < len(self.arg_types) else None
+        return np.dtype(fixed) if fixed is not None else t
+
+    def result_dtypes(self, t: np.dtype) -> tuple[np.dtype, ...]:
+        """The items' types of a function of several results, for operations of type ``t``."""
+        return tuple(t if r == "same" else np.dtype(r) for r in self.results)
 
     def __call__(self, *args: Any) -> Any:
         """On the host, the same meaning (NumPy typing: Python ints are int64, floats float64)."""
         if len(args) != self.nargs:
             raise TypeError(f"{self.name}() takes {self.nargs} argument(s), not {len(args)}")
-        t = np.result_type(*[np.asarray(a) for a in args])
+        t = np.result_type(*[np.asarray(a) for k, a in enumerate(args) if self.operand_dtype(k, None) is None])
         if self.typing == "float" and t.kind != "f":
             t = np.dtype(np.float64)
         with np.errstate(all="ignore"):
-            out = self.numpy(*[_arr(a, t) for a in args])
+            out = self.numpy(*[_arr(a, self.operand_dtype(k, t)) for k, a in enumerate(args)])
+        if self.results:
+            return tuple(np.asarray(o).astype(d)[()] for o, d in zip(out, self.result_dtypes(t)))
         return np.asarray(out)[()]
 
     def evaluate(self, args: list[Any], t: ScalarType) -> Any:
-        """The value at run time (or of constants) for operands already of type ``t``."""
+        """The value at run time (or of constants) for operands already of type ``t`` (a tuple of
+        arrays for a function of several results)."""
         with np.errstate(all="ignore"):
-            out = self.numpy(*[_arr(a, t.dtype) for a in args])
+            out = self.numpy(*[_arr(a, self.operand_dtype(k, t.dtype)) for k, a in enumerate(args)])
+        if self.results:
+            return tuple(np.asarray(o).astype(d, copy=False) for o, d in zip(out, self.result_dtypes(t.dtype)))
         if self.predicate:
             return out
         return np.asarray(out).astype(np.int32 if self.typing == "bits" else t.dtype, copy=False)
+
+
+def _lgamma_at(x: float) -> float:
+    return x if math.isnan(x) else math.inf  # the poles (0 and the negative integers) and overflow
+
+
+def _sincos(x: Any) -> tuple[Any, Any]:
+    return np.sin(x), np.cos(x)
+
+
+def _c_frexp(t: ScalarType, c: CText) -> str:
+    """C's frexp: the mantissa returned, the exponent through a pointer (0 for 0, inf and nan)."""
+    return f"    r.v0 = {c.math_text('frexp', t, ['a', '&r.v1'])};"
+
+
+def _c_modf(t: ScalarType, c: CText) -> str:
+    """C's modf: the fraction returned, the whole part through a pointer (Python's order)."""
+    return f"    r.v0 = {c.math_text('modf', t, ['a', '&r.v1'])};"
+
+
+def _c_sincos(t: ScalarType, c: CText) -> str:
+    """sincos through two pointers (CUDA's form; a dialect whose sincos returns the sine spells it so)."""
+    return f"    {c.math_text('sincos', t, ['a', '&r.v0', '&r.v1'])};"
 
 
 def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc:
@@ -582,6 +626,18 @@ MATH: dict[str, MathFunc] = {
         _m("clz", _clz, typing="bits", doc="clz(x): the number of zero bits above the highest set bit (an int32)."),
         _m("ffs", _ffs, typing="bits", int_helper=_c_ffs, doc="ffs(x): 1 + the index of the lowest set bit; 0 for 0."),
         _m("brev", _brev, typing="int", int_helper=_c_brev, doc="brev(x): the bits of an integer in reverse order."),
+        _m("frexp", np.frexp, results=("same", "int32"), tuple_helper=_c_frexp),  # (mantissa, exponent)
+        _m("modf", np.modf, results=("same", "same"), tuple_helper=_c_modf),  # (fraction, whole part)
+        _m(
+            "sincos",
+            _sincos,
+            results=("same", "same"),
+            tuple_helper=_c_sincos,
+            doc="sincos(x): (sin(x), cos(x)) in one call (CUDA sincosf, OpenCL sincos).",
+        ),
+        _m("ldexp", np.ldexp, 2, arg_types=(None, "int32")),  # x * 2**n; n converted to int32, C's int
+        _m("rint", np.rint),  # to the nearest whole number, ties to even: what round() computes
+        _m("lgamma", _c99(math.lgamma, _lgamma_at)),  # log|gamma(x)|
         _m("abs", np.abs, typing="abs"),  # wraps at MIN, like NumPy and like C in practice
         _m("min", _py_min_max(np.less), 2, typing="same", float_helper="    return b < a ? b : a;"),
         _m("max", _py_min_max(np.greater), 2, typing="same", float_helper="    return b > a ? b : a;"),

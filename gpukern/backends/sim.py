@@ -385,8 +385,8 @@ class _Run:
 
     def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
         args = [self.eval(a, m) for a in e.args]
-        if self.prof is not None and e.type.is_float:
-            self.prof.flops(e.loc, int(np.count_nonzero(m)))
+        if self.prof is not None and (e.type.is_float or isinstance(e.type, TupleType) and e.type.items[0].is_float):
+            self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
         return ops.MATH[e.name].evaluate(args, e.args[0].type)
 
     def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:

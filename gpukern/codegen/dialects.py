@@ -170,6 +170,7 @@ OPENCL = Dialect(
         ("isnan", "*"): "(isnan({0}) != 0)",
         ("isinf", "*"): "(isinf({0}) != 0)",
         ("isfinite", "*"): "(isfinite({0}) != 0)",
+        ("sincos", "*"): "*({1}) = sincos({0}, {2})",  # OpenCL's returns the sine, the cosine through a pointer
         ("popc", "*"): "(int)popcount({0})",
         ("clz", "*"): "(int)clz({0})",
     },

@@ -526,6 +526,11 @@ class Emitter:
 
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
         t, mf = e.args[0].type, ops.MATH[e.name]
+        if isinstance(e.type, TupleType):  # several results: a helper filling the tuple's struct
+            R, fill = self.type(e.type), mf.tuple_helper
+            assert fill is not None
+            body = lambda t, c: f"    {R} r;\n{fill(t, c)}\n    return r;"  # noqa: E731
+            return self.helper_call(e.name, t, e.args, body, e.type), _ATOM
         if mf.float_helper is not None and t.is_float:
             helper = mf.float_helper
             body = helper if callable(helper) else lambda t, c: helper
