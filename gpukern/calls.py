@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang, ops
+from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
 from .types import ScalarType, TupleType, WeakType, bool_, from_dtype, float64, int32, int64, materialize, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
@@ -27,6 +27,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     if any(isinstance(a, ast.Starred) for a in node.args):
         raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
+    if fn is builtins.print:
+        return print_call(x, node)
     if node.keywords:
         raise KernelSyntaxError(f"{name}() takes no keyword arguments in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
@@ -50,8 +52,6 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
     if fn is range:
         raise KernelSyntaxError("range() can only be used as the iterable of a for loop", x.loc(node))
-    if fn is builtins.print:
-        raise KernelSyntaxError("print() is not supported in kernels", x.loc(node))
     raise KernelTypeError(
         f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
         x.loc(node),
@@ -123,6 +123,38 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
         items = TupleType(tuple(from_dtype(d) for d in mf.result_dtypes(ft.dtype)))
         return tuple_items(x, node, ir.MathCall(mf.name, cargs, items, loc=loc))  # type: ignore[arg-type]
     return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=loc)
+
+
+def print_call(x: Any, node: ast.Call) -> Value:
+    """``print(...)`` of numbers and string literals, with literal ``sep=``/``end=``: one
+    ``ir.Print`` whose texts hold the strings, separators and end, and whose values are
+    formatted as ``gpukern.formats`` says (constants are written now, as Python writes them)."""
+    loc = x.loc(node)
+    words = {"sep": " ", "end": "\n"}
+    for kw in node.keywords:
+        if kw.arg not in words:
+            raise KernelSyntaxError(f"print() in a kernel takes sep= and end= only, not {kw.arg}=", loc)
+        if not (isinstance(kw.value, ast.Constant) and (kw.value.value is None or isinstance(kw.value.value, str))):
+            raise KernelTypeError(f"print()'s {kw.arg}= must be a string literal in a kernel", x.loc(kw.value))
+        if kw.value.value is not None:
+            words[kw.arg] = kw.value.value
+    texts, values = [""], []
+    for k, a in enumerate(node.args):
+        if k:
+            texts[-1] += words["sep"]
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            texts[-1] += a.value
+            continue
+        v = scalar(x.loc(a), x.visit(a), "a printed value (numbers and string literals only)")
+        if isinstance(v, Static):  # a constant: Python's own text for a literal, the rule's for a typed one
+            t = x.type_of(v)
+            texts[-1] += str(v.value) if isinstance(t, WeakType) else formats.python_text(t, v.value)
+            continue
+        values.append(v)
+        texts.append("")
+    texts[-1] += words["end"]
+    x.emit(ir.Print(texts, values, loc=loc))
+    return Static(None)
 
 
 def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:

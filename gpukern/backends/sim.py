@@ -26,13 +26,14 @@ the GPU backends within float rounding, and exactly for integer kernels.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .. import ir, ops
+from .. import formats, ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
@@ -279,6 +280,19 @@ class _Run:
             v = np.broadcast_to(self.eval(s.value, m), (self.lanes,))
             f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
         f.returned |= m
+
+    def s_Print(self, s: ir.Print, m: np.ndarray) -> None:
+        """The lanes that run it print, in lane order (block by block, threads in order within
+        a block), each value formatted by the rule the C emitter's printf follows."""
+        values = [np.broadcast_to(self.eval(v, m), (self.lanes,)) for v in s.values]
+        lines = []
+        for k in self.lanes_of(m):
+            parts = [s.texts[0]]
+            for v, x, text in zip(s.values, values, s.texts[1:]):
+                parts += [formats.python_text(v.type, x[k]), text]
+            lines.append("".join(parts))
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
 
     def s_Fence(self, s: ir.Fence, m: np.ndarray) -> None:
         """Nothing to do: the simulator's lanes see memory in program order, so every fence holds.

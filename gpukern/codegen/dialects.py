@@ -128,7 +128,7 @@ CUDA = Dialect(
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
     tuple_value="{T}{{{items}}}",  # C++ aggregate initialisation
-    print_lengths={8: "ll"},
+    print_lengths={"i": "ll", "u": "ll"},
 )
 
 
@@ -211,7 +211,8 @@ OPENCL = Dialect(
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
     tuple_value="({T}){{{items}}}",  # a C99 compound literal
-    print_lengths={8: "l"},  # OpenCL's long is 64 bits
+    # OpenCL's long is 64 bits; PoCL's printf reads a double as a float unless told 'l' (%.17lg)
+    print_lengths={"i": "l", "u": "l", "f": "l"},
 )
 
 

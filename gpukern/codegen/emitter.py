@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir, ops
+from .. import formats, ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
 from ..types import ArrayType, ScalarType, TupleType, bool_, float32, float64, int32, int64
 
@@ -111,7 +111,7 @@ class Dialect:
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
     tuple_value: str = "{T}{{{items}}}"  # '{T}' the struct, '{items}': a tuple's value (``return a, b``)
     print_call: str = "printf({args});"  # '{args}': the format string and the values
-    print_lengths: dict[int, str] = field(default_factory=dict)  # integer width -> printf length modifier
+    print_lengths: dict[str, str] = field(default_factory=dict)  # kind -> printf length modifier of 64 bits
 
 
 _PREC = {
@@ -356,6 +356,17 @@ class Emitter:
 
     def stmt_ExprStmt(self, s: ir.ExprStmt, depth: int) -> list[str]:
         return [self.line(depth, f"{self.expr(s.value)};", s)]
+
+    def stmt_Print(self, s: ir.Print, depth: int) -> list[str]:
+        """One printf: the texts as its format (``%`` doubled), a conversion per value."""
+        fmt, args = [formats.c_string(s.texts[0])], []
+        for v, text in zip(s.values, s.texts[1:]):
+            f = formats.print_format(v.type)
+            spec = f.spec[:-1] + self.d.print_lengths.get(v.type.kind, "") + f.spec[-1] if f.wide else f.spec
+            fmt.append(f"%{spec}{formats.c_string(text)}")
+            value = ir.Cast(v, f.cast, loc=v.loc) if f.cast is not None and f.cast != v.type else v
+            args.append(f.c_arg.format(self.expr(value, _TERNARY + 1)))
+        return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
         return [self.line(depth, self.d.barrier, s)]
