@@ -14,7 +14,19 @@ import numpy as np
 
 from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, TupleType, WeakType, bool_, from_dtype, float64, int32, int64, materialize, promote, python_type
+from .types import (
+    ScalarType,
+    TupleType,
+    WeakType,
+    bool_,
+    float64,
+    from_dtype,
+    int32,
+    int64,
+    materialize,
+    promote,
+    python_type,
+)
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 

@@ -105,7 +105,7 @@ def test_constants_print_as_python_writes_them_typed_ones_by_the_rule(capsys, ba
 @pytest.mark.parametrize(
     "call, error, message",
     [
-        ('print(a[0], file=None)', gk.KernelSyntaxError, "takes sep= and end= only, not file="),
+        ("print(a[0], file=None)", gk.KernelSyntaxError, "takes sep= and end= only, not file="),
         ("print(a[0], sep=a)", gk.KernelTypeError, "sep= must be a string literal"),
         ("print(a)", gk.KernelTypeError, "a printed value"),
     ],
