@@ -12,9 +12,21 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang, ops
+from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
+from .types import (
+    ScalarType,
+    TupleType,
+    WeakType,
+    bool_,
+    float64,
+    from_dtype,
+    int32,
+    int64,
+    materialize,
+    promote,
+    python_type,
+)
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -27,6 +39,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     if any(isinstance(a, ast.Starred) for a in node.args):
         raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
+    if fn is builtins.print:
+        return print_call(x, node)
     if node.keywords:
         raise KernelSyntaxError(f"{name}() takes no keyword arguments in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
@@ -34,6 +48,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     args = [x.visit(a) for a in node.args]
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
+    if fn is builtins.round:
+        return round_call(x, node, args)
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
     mf = ops.math_func(fn)
@@ -48,8 +64,6 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
     if fn is range:
         raise KernelSyntaxError("range() can only be used as the iterable of a for loop", x.loc(node))
-    if fn is builtins.print:
-        raise KernelSyntaxError("print() is not supported in kernels", x.loc(node))
     raise KernelTypeError(
         f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
         x.loc(node),
@@ -62,7 +76,23 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     call_args = [materialized(x.loc(a), v) if is_number(v) else v for a, v in zip(node.args, args)]
     fd = x.compiler.device_function(fn, call_args, loc)
     call_args = [a for a in call_args if not isinstance(a, Static)]
-    return ir.Call(fd, call_args, fd.ret, loc=loc)
+    call = ir.Call(fd, call_args, fd.ret, loc=loc)
+    return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
+
+
+def tuple_items(x: Any, node: ast.AST, value: ir.Expr) -> tuple[ir.Item, ...]:
+    """A call that returns a tuple, evaluated now into a temporary (C: a struct), as its items:
+    the front end passes them on like any tuple (``a, b = f(x)``, ``t = f(x); t[0]``)."""
+    t = value.type
+    assert isinstance(t, TupleType)
+    holder = ir.Var(x.fresh("result"), t, temp=True)  # type: ignore[arg-type]
+    x.f.var_types[holder.name] = t
+    loc = x.loc(node)
+    x.emit(ir.Assign(holder, value, loc=loc))
+    return tuple(
+        ir.Item(ir.Var(holder.name, t, temp=True, loc=loc), k, item, loc=loc)  # type: ignore[arg-type]
+        for k, item in enumerate(t.items)
+    )
 
 
 def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
@@ -81,18 +111,83 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
     """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in float64."""
     x.nargs(node, mf.nargs, mf.name)
     args = [scalar(x.loc(node), a, f"{mf.name}() argument") for a in args]
-    t = x.type_of(args[0])
-    for a in args[1:]:
-        t = promote(t, x.type_of(a))
+    fixed = [mf.operand_dtype(k, None) is not None for k in range(len(args))]  # ldexp's int exponent
+    t = None
+    for a, own in zip(args, fixed):
+        if own and not (x.type_of(a).is_int and x.type_of(a) != bool_):
+            raise KernelTypeError(f"{mf.name}() takes an integer here, not {describe(a)}", x.loc(node))
+        if not own:
+            t = x.type_of(a) if t is None else promote(t, x.type_of(a))
     if all(isinstance(a, Static) for a in args):
         at = float64 if isinstance(t, WeakType) or not t.is_float else t
+        if mf.results:  # a tuple: Python's numbers for literals, as math.frexp gives
+            out = x.fold(node, lambda *v: mf.evaluate(list(v), at), *[a.value for a in args]).value
+            items = tuple(np.asarray(o)[()] for o in out)
+            return Static(tuple(o.item() for o in items) if isinstance(t, WeakType) else items)
         out = x.fold(node, lambda *v: mf.evaluate(list(v), at)[()], *[a.value for a in args]).value
         if mf.predicate:
             return Static(bool(out))
         return Static(float(out) if isinstance(t, WeakType) else out)
     ft = materialize(t) if t.is_float else float64
-    cargs = [coerce(x.loc(node), a, ft) for a in args]
-    return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=x.loc(node))
+    loc = x.loc(node)
+    cargs = [coerce(loc, a, from_dtype(mf.operand_dtype(k, ft.dtype))) for k, a in enumerate(args)]
+    if mf.results:
+        items = TupleType(tuple(from_dtype(d) for d in mf.result_dtypes(ft.dtype)))
+        return tuple_items(x, node, ir.MathCall(mf.name, cargs, items, loc=loc))  # type: ignore[arg-type]
+    return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=loc)
+
+
+def print_call(x: Any, node: ast.Call) -> Value:
+    """``print(...)`` of numbers and string literals, with literal ``sep=``/``end=``: one
+    ``ir.Print`` whose texts hold the strings, separators and end, and whose values are
+    formatted as ``gpukern.formats`` says (constants are written now, as Python writes them)."""
+    loc = x.loc(node)
+    words = {"sep": " ", "end": "\n"}
+    for kw in node.keywords:
+        if kw.arg not in words:
+            raise KernelSyntaxError(f"print() in a kernel takes sep= and end= only, not {kw.arg}=", loc)
+        if not (isinstance(kw.value, ast.Constant) and (kw.value.value is None or isinstance(kw.value.value, str))):
+            raise KernelTypeError(f"print()'s {kw.arg}= must be a string literal in a kernel", x.loc(kw.value))
+        if kw.value.value is not None:
+            words[kw.arg] = kw.value.value
+    texts, values = [""], []
+    for k, a in enumerate(node.args):
+        if k:
+            texts[-1] += words["sep"]
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            texts[-1] += a.value
+            continue
+        v = scalar(x.loc(a), x.visit(a), "a printed value (numbers and string literals only)")
+        if isinstance(v, Static):  # a constant: Python's own text for a literal, the rule's for a typed one
+            t = x.type_of(v)
+            texts[-1] += str(v.value) if isinstance(t, WeakType) else formats.python_text(t, v.value)
+            continue
+        values.append(v)
+        texts.append("")
+    texts[-1] += words["end"]
+    x.emit(ir.Print(texts, values, loc=loc))
+    return Static(None)
+
+
+def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
+    """Python's ``round``: halves to even (``ops.MATH['rint']``); ``round(x)`` of a float is an
+    integer, int64 as Python's int would be (``int64(rint(x))``), ``round(x, 0)`` stays a float."""
+    x.nargs(node, (1, 2), "round")
+    loc = x.loc(node)
+    v = scalar(loc, args[0], "round() argument")
+    whole = len(args) == 1 or isinstance(args[1], Static) and args[1].value is None
+    if not whole and not (isinstance(args[1], Static) and type(args[1].value) is int and args[1].value == 0):
+        raise KernelTypeError(
+            "round() in a kernel takes no ndigits or ndigits 0", loc, "scale it yourself: round(x * 100) / 100"
+        )
+    t = x.type_of(v)
+    if not t.is_float:  # an integer rounds to itself (Python's round of a bool is an int)
+        return coerce(loc, v, int64) if t == bool_ else v
+    if isinstance(v, Static):
+        return x.fold(node, round, v.value) if whole else x.fold(node, lambda f: round(f, 0), v.value)
+    ft = materialize(t)
+    near = ir.MathCall("rint", [coerce(loc, v, ft)], ft, loc=loc)
+    return ir.Cast(near, int64, loc=loc) if whole else near
 
 
 def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:

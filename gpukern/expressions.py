@@ -93,6 +93,20 @@ class ExpressionLowering(ast.NodeVisitor):
         except (OverflowError, ValueError, TypeError) as e:
             raise KernelTypeError(f"cannot evaluate constant expression: {e}", self.loc(node)) from None
 
+    def inline_only(self, node: ast.AST, where: str, lower: Callable[[], Value]) -> Value:
+        """``lower()``, for an expression Python evaluates again and again or maybe not at all
+        (a while condition, an operand of and/or/if-else): what lowers to statements as well
+        (a call returning a tuple is held in a temporary) would run once, before, instead."""
+        before = len(self.f.block)
+        value = lower()
+        if len(self.f.block) != before:
+            raise KernelSyntaxError(
+                f"{where} cannot call a function that returns a tuple",
+                self.loc(node),
+                "assign its result to variables first",
+            )
+        return value
+
     # ------------------------------------------------------------ names and data
     def visit_Constant(self, node: ast.Constant) -> Value:
         if isinstance(node.value, (bool, int, float)) or node.value is None:
@@ -322,7 +336,7 @@ class ExpressionLowering(ast.NodeVisitor):
                     return Static(bool(result.value))  # short circuit at compile time
                 result = operand(e)
                 continue
-            right = operand(e)
+            right = self.inline_only(e, f"the right operand of '{op}'", lambda e=e: operand(e))
             if isinstance(right, Static):
                 if right.value == (op == "and"):
                     continue  # x and True == x
@@ -366,8 +380,8 @@ class ExpressionLowering(ast.NodeVisitor):
         cond = self.condition(node.test)
         if isinstance(cond, Static):
             return self.visit(node.body if cond.value else node.orelse)
-        a = scalar(self.loc(node.body), self.visit(node.body))
-        b = scalar(self.loc(node.orelse), self.visit(node.orelse))
+        a = scalar(self.loc(node.body), self.inline_only(node.body, "if-else", lambda: self.visit(node.body)))
+        b = scalar(self.loc(node.orelse), self.inline_only(node.orelse, "if-else", lambda: self.visit(node.orelse)))
         t = materialize(promote(self.type_of(a), self.type_of(b)))
         loc = self.loc(node)
         return ir.Select(cond, coerce(loc, a, t), coerce(loc, b, t), t, loc=loc)

@@ -24,7 +24,7 @@ from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
 from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
 from .source import ParsedFunction
-from .types import ArrayType, ScalarType, Type, WeakType, bool_, from_dtype, join, materialize, python_type
+from .types import ArrayType, ScalarType, TupleType, Type, WeakType, bool_, from_dtype, join, materialize, python_type
 from .values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
 
 CONSTANT_BYTES = 64 * 1024  # constant memory every CUDA device has, and OpenCL's minimum
@@ -154,7 +154,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.is_kernel = is_kernel
         self.var_types: dict[str, Type] = {}
         self.pinned: dict[str, ScalarType] = {}
-        self.ret_type: Type | None = None
+        self.ret_type: Type | tuple[Type, ...] | None = None
         self.returns_value: bool | None = None
         self.static_names = _single_assignment_names(parsed.tree)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
@@ -180,7 +180,9 @@ class FunctionLowering(ast.NodeVisitor):
             raise KernelTypeError("variable types did not settle", self.loc(tree))
         params = [self.bindings[a.arg] for a in tree.args.args if not isinstance(self.bindings[a.arg], Static)]
         ret = None
-        if self.returns_value:
+        if self.returns_value and isinstance(self.ret_type, tuple):
+            ret = TupleType(tuple(materialize(t) for t in self.ret_type))
+        elif self.returns_value:
             ret = materialize(self.ret_type) if self.ret_type is not None else None
         fd = ir.FuncDef(
             name=self.parsed.name,
@@ -237,7 +239,7 @@ class FunctionLowering(ast.NodeVisitor):
     def hold(self, node: ast.AST, v: Value, base: str = "tmp") -> Value:
         """``v`` evaluated once, now: a run-time value is kept in a temporary (Python evaluates
         each expression once, where reusing its IR would evaluate it again)."""
-        if not isinstance(v, ir.Expr) or isinstance(v, (ir.Lit, ir.Lane)):  # a Lane cannot change
+        if not isinstance(v, ir.Expr) or isinstance(v, (ir.Lit, ir.Lane, ir.Item)):  # a Lane or Item cannot change
             return v
         t = ir.Var(self.fresh(base), v.type, temp=True)
         self.var_types[t.name] = v.type
@@ -341,7 +343,7 @@ class FunctionLowering(ast.NodeVisitor):
                 value.name, value.temp = name, False  # a fresh shared()/local() array takes the user's name
             self.env[name] = value  # compile-time value: folds wherever it is used
             return
-        if isinstance(value, tuple) and all(is_number(v) or isinstance(v, (ir.Lane, ir.Lit)) for v in value):
+        if isinstance(value, tuple) and all(is_number(v) or isinstance(v, (ir.Lane, ir.Lit, ir.Item)) for v in value):
             self.env[name] = value  # a vload's result: its lanes never change, so uses read them directly
             return
         if not (is_number(value) or isinstance(value, ir.Expr)):
@@ -392,7 +394,7 @@ class FunctionLowering(ast.NodeVisitor):
     def visit_While(self, node: ast.While) -> None:
         if node.orelse:
             raise self.syntax_error(node, "while ... else is not supported")
-        cond = self.x.condition(node.test)
+        cond = self.x.inline_only(node.test, "a while loop's condition", lambda: self.x.condition(node.test))
         if isinstance(cond, Static):
             if not cond.value:
                 return
@@ -508,13 +510,41 @@ class FunctionLowering(ast.NodeVisitor):
         if not has_value:
             self.emit(ir.Return(loc=self.loc(node)))
             return
-        value = scalar(self.loc(node), self.x.visit(node.value), "returned value")
+        value = self.x.visit(node.value)
+        if isinstance(value, tuple) or isinstance(value, Static) and isinstance(value.value, tuple):
+            return self.return_tuple(node, value)
+        if isinstance(self.ret_type, tuple):
+            raise self.type_error(node, f"this function returns a tuple of {len(self.ret_type)} items elsewhere")
+        value = scalar(self.loc(node), value, "returned value")
         ret_type = join(self.ret_type, self.x.type_of(value))
         if self.ret_type is not None and ret_type != self.ret_type:
             self.unsettled = True  # an earlier return was converted to the narrower type
         self.ret_type = ret_type
         t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
         self.emit(ir.Return(coerce(self.loc(node), value, t), loc=self.loc(node)))
+
+    def return_tuple(self, node: ast.Return, value: Value) -> None:
+        """``return a, b``: every return of the function gives as many items; each position's type
+        is the join of what the returns give there, as a variable's is."""
+        items = tuple(Static(v) for v in value.value) if isinstance(value, Static) else value
+        if not items:
+            raise self.type_error(node, "a function cannot return an empty tuple", "return nothing instead")
+        items = tuple(scalar(self.loc(node), v, "a returned tuple's item") for v in items)
+        if self.ret_type is not None and not isinstance(self.ret_type, tuple):
+            raise self.type_error(node, "this function returns a single value elsewhere, and a tuple here")
+        if self.ret_type is not None and len(self.ret_type) != len(items):
+            raise self.type_error(
+                node, f"this function returns {len(items)} items here and {len(self.ret_type)} elsewhere"
+            )
+        old = self.ret_type or (None,) * len(items)
+        ret_type = tuple(join(t, self.x.type_of(v)) for t, v in zip(old, items))
+        if self.ret_type is not None and ret_type != self.ret_type:
+            self.unsettled = True  # an earlier return was converted to narrower types
+        self.ret_type = ret_type
+        t = TupleType(tuple(materialize(x) for x in ret_type))
+        loc = self.loc(node)
+        made = ir.MakeTuple([coerce(loc, v, x) for v, x in zip(items, t.items)], t, loc=loc)
+        self.emit(ir.Return(made, loc=loc))
 
     def visit_With(self, node: ast.With) -> None:
         if len(node.items) != 1:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .errors import Loc
-from .types import ArrayType, ScalarType
+from .types import ArrayType, ScalarType, TupleType
 
 
 def _loc() -> Any:
@@ -234,6 +234,28 @@ class Call(Expr):
     loc: Loc | None = _loc()
 
 
+@dataclass(eq=False)
+class Item(Expr):
+    """Item ``index`` of the tuple held in ``tuple`` (a temporary of a ``TupleType``, assigned once
+    from a call returning a tuple; C: a struct's field)."""
+
+    CHILDREN = ("tuple",)
+    tuple: Var
+    index: int
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class MakeTuple(Expr):
+    """The tuple of ``items`` (what ``return a, b`` returns); ``type`` is their ``TupleType``."""
+
+    CHILDREN = ("items",)
+    items: list[Expr]
+    type: TupleType  # type: ignore[assignment]
+    loc: Loc | None = _loc()
+
+
 # ---------------------------------------------------------------- statements
 class Stmt(Node):
     pass
@@ -373,6 +395,17 @@ class Fence(Stmt):
 class ExprStmt(Stmt):
     CHILDREN = ("value",)
     value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Print(Stmt):
+    """``print(...)``: ``texts[0]``, ``values[0]``, ``texts[1]`` ... ``values[-1]``, ``texts[-1]``
+    (``len(texts) == len(values) + 1``), each value formatted as ``gpukern.formats`` says."""
+
+    CHILDREN = ("values",)
+    texts: list[str]
+    values: list[Expr]
     loc: Loc | None = _loc()
 
 

@@ -35,6 +35,7 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -507,25 +508,120 @@ class MathFunc:
     float_helper: str | Callable[[ScalarType, CText], str] | None = None  # C body for floats, where C's differs
     int_helper: Callable[[ScalarType, CText], str] | None = None  # C body where a dialect has no spelling
     doc: str = ""  # for gpukern's own functions (``gk.popc``): what it computes
+    # per operand, a type of its own ('int32': ldexp's exponent, as C's int parameter); else the operation's
+    arg_types: tuple[str | None, ...] = ()
+    # a function of several results (``frexp``): each item's type, 'same' for the operation's
+    results: tuple[str, ...] = ()
+    # C for one with several results: the body of a helper that fills the fields v0, v1... of a struct
+    # ``r`` of its tuple type (the emitter declares and returns ``r``); operand ``a``
+    tuple_helper: Callable[[ScalarType, CText], str] | None = None
+
+    def operand_dtype(self, k: int, t: np.dtype) -> np.dtype:
+        """The type operand ``k`` is computed in when the operation's type is ``t``."""
+        fixed = self.arg_types[k] if k < len(self.arg_types) else None
+        return np.dtype(fixed) if fixed is not None else t
+
+    def result_dtypes(self, t: np.dtype) -> tuple[np.dtype, ...]:
+        """The items' types of a function of several results, for operations of type ``t``."""
+        return tuple(t if r == "same" else np.dtype(r) for r in self.results)
 
     def __call__(self, *args: Any) -> Any:
         """On the host, the same meaning (NumPy typing: Python ints are int64, floats float64)."""
         if len(args) != self.nargs:
             raise TypeError(f"{self.name}() takes {self.nargs} argument(s), not {len(args)}")
-        t = np.result_type(*[np.asarray(a) for a in args])
+        t = np.result_type(*[np.asarray(a) for k, a in enumerate(args) if self.operand_dtype(k, None) is None])
         if self.typing == "float" and t.kind != "f":
             t = np.dtype(np.float64)
         with np.errstate(all="ignore"):
-            out = self.numpy(*[_arr(a, t) for a in args])
+            out = self.numpy(*[_arr(a, self.operand_dtype(k, t)) for k, a in enumerate(args)])
+        if self.results:
+            return tuple(np.asarray(o).astype(d)[()] for o, d in zip(out, self.result_dtypes(t)))
         return np.asarray(out)[()]
 
     def evaluate(self, args: list[Any], t: ScalarType) -> Any:
-        """The value at run time (or of constants) for operands already of type ``t``."""
+        """The value at run time (or of constants) for operands already of type ``t`` (a tuple of
+        arrays for a function of several results)."""
         with np.errstate(all="ignore"):
-            out = self.numpy(*[_arr(a, t.dtype) for a in args])
+            out = self.numpy(*[_arr(a, self.operand_dtype(k, t.dtype)) for k, a in enumerate(args)])
+        if self.results:
+            return tuple(np.asarray(o).astype(d, copy=False) for o, d in zip(out, self.result_dtypes(t.dtype)))
         if self.predicate:
             return out
         return np.asarray(out).astype(np.int32 if self.typing == "bits" else t.dtype, copy=False)
+
+
+def _lgamma_at(x: float) -> float:
+    return x if math.isnan(x) else math.inf  # the poles (0 and the negative integers) and overflow
+
+
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459")
+_BERNOULLI = [Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30), Fraction(5, 66)]
+_BERNOULLI += [Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510), Fraction(43867, 798)]
+
+
+def _lgamma_exact(x: float) -> float:
+    """log|gamma(x)| correctly rounded (to 80 digits, then to a float): Stirling's series beyond 100,
+    reached by the recurrence, and the reflection formula below 0.5.  Python's ``math.lgamma`` is
+    a few units in the last place off (3 at x = 3) and far off near its roots."""
+    if not math.isfinite(x) or (x <= 0 and x == math.floor(x)):
+        return _lgamma_at(x)
+    if x in (1.0, 2.0):
+        return 0.0  # the two rational roots
+    with localcontext() as cx:
+        cx.prec = 80
+        z = Decimal(x)
+        if z < Decimal("0.5"):  # reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
+            r = z - z.to_integral_value(rounding=ROUND_HALF_EVEN)  # |sin(pi x)| = |sin(pi r)|, |r| <= 1/2
+            a = _PI * r
+            total, term, k = a, -a * a * a / 6, 3
+            while abs(term) > abs(total) * Decimal(10) ** -75:  # sin(pi r) by its series
+                total += term
+                term *= -a * a / ((k + 1) * (k + 2))
+                k += 2
+            return float((_PI / abs(total)).ln() - _lgamma_decimal(1 - z))
+        return float(_lgamma_decimal(z))
+
+
+def _lgamma_decimal(z: Decimal) -> Decimal:
+    shift = Decimal(1)
+    while z < 100:  # gamma(z) = gamma(z + 1) / z; from 100 on, the series is exact to 1e-38
+        shift *= z
+        z += 1
+    total = (z - Decimal("0.5")) * z.ln() - z + (2 * _PI).ln() / 2
+    power = z
+    for k, b in enumerate(_BERNOULLI, start=1):
+        total += Decimal(b.numerator) / (Decimal(b.denominator) * (2 * k) * (2 * k - 1) * power)
+        power *= z * z
+    return total - shift.ln()
+
+
+def _lgamma(x: Any) -> Any:
+    """float32: Python's lgamma in float64, rounded (its error is far below a float32's unit);
+    float64: exactly, once per distinct value."""
+    x = np.asarray(x)
+    if x.dtype == np.float32:
+        return _c99(math.lgamma, _lgamma_at)(x)
+    values, where = np.unique(x, return_inverse=True)
+    return np.array([_lgamma_exact(float(v)) for v in values], x.dtype)[where].reshape(x.shape)
+
+
+def _sincos(x: Any) -> tuple[Any, Any]:
+    return np.sin(x), np.cos(x)
+
+
+def _c_frexp(t: ScalarType, c: CText) -> str:
+    """C's frexp: the mantissa returned, the exponent through a pointer (0 for 0, inf and nan)."""
+    return f"    r.v0 = {c.math_text('frexp', t, ['a', '&r.v1'])};"
+
+
+def _c_modf(t: ScalarType, c: CText) -> str:
+    """C's modf: the fraction returned, the whole part through a pointer (Python's order)."""
+    return f"    r.v0 = {c.math_text('modf', t, ['a', '&r.v1'])};"
+
+
+def _c_sincos(t: ScalarType, c: CText) -> str:
+    """sincos through two pointers (CUDA's form; a dialect whose sincos returns the sine spells it so)."""
+    return f"    {c.math_text('sincos', t, ['a', '&r.v0', '&r.v1'])};"
 
 
 def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc:
@@ -582,6 +678,18 @@ MATH: dict[str, MathFunc] = {
         _m("clz", _clz, typing="bits", doc="clz(x): the number of zero bits above the highest set bit (an int32)."),
         _m("ffs", _ffs, typing="bits", int_helper=_c_ffs, doc="ffs(x): 1 + the index of the lowest set bit; 0 for 0."),
         _m("brev", _brev, typing="int", int_helper=_c_brev, doc="brev(x): the bits of an integer in reverse order."),
+        _m("frexp", np.frexp, results=("same", "int32"), tuple_helper=_c_frexp),  # (mantissa, exponent)
+        _m("modf", np.modf, results=("same", "same"), tuple_helper=_c_modf),  # (fraction, whole part)
+        _m(
+            "sincos",
+            _sincos,
+            results=("same", "same"),
+            tuple_helper=_c_sincos,
+            doc="sincos(x): (sin(x), cos(x)) in one call (CUDA sincosf, OpenCL sincos).",
+        ),
+        _m("ldexp", np.ldexp, 2, arg_types=(None, "int32")),  # x * 2**n; n converted to int32, C's int
+        _m("rint", np.rint),  # to the nearest whole number, ties to even: what round() computes
+        _m("lgamma", _lgamma),  # log|gamma(x)|
         _m("abs", np.abs, typing="abs"),  # wraps at MIN, like NumPy and like C in practice
         _m("min", _py_min_max(np.less), 2, typing="same", float_helper="    return b < a ? b : a;"),
         _m("max", _py_min_max(np.greater), 2, typing="same", float_helper="    return b > a ? b : a;"),

@@ -196,3 +196,27 @@ class _ConstAnnotation:
 
 Const = _ConstAnnotation
 ANY_CONST = ConstType(None)
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """A tuple of scalars: what a ``@func`` returning ``a, b`` or ``math.frexp(x)`` gives.
+
+    Never the type of a user's variable: the front end holds a tuple result in a temporary
+    (C: a small struct) and hands out its items, so everything else sees scalars."""
+
+    items: tuple[ScalarType, ...]
+    kind = "V"  # as NumPy's structured dtypes: neither an integer nor a float
+    is_int = False
+    is_float = False
+
+    @property
+    def name(self) -> str:
+        return f"tuple[{', '.join(t.name for t in self.items)}]"
+
+    @property
+    def itemsize(self) -> int:
+        return sum(t.itemsize for t in self.items)
+
+    def __repr__(self) -> str:
+        return self.name

@@ -56,7 +56,7 @@ from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
 from gpukern import bool_, float32, float64, int32, int64, ops, uint32
-from gpukern.types import ScalarType, promote, true_divide_type
+from gpukern.types import ScalarType, from_dtype, promote, true_divide_type
 
 INT_TYPES = (int32, uint32, int64)
 FLOAT_TYPES = (float32, float64)
@@ -66,6 +66,7 @@ BLOCK = 64
 
 # Math functions C must compute exactly (the rest come from the device's library).
 EXACT_MATH = {"fabs", "floor", "ceil", "trunc", "copysign", "fmod", "remainder", "nextafter", "abs", "min", "max"}
+EXACT_MATH |= {"frexp", "modf", "ldexp", "rint"}
 # Units in the last place allowed for the other math functions, against NumPy's result.
 ULPS = {float32: 4, float64: 2}
 # (function, type): more ulps, where some backend's library needs them on the edge values.
@@ -575,16 +576,40 @@ def test_math(backend, t):
         if not math_defined(mf, t):
             continue  # refused by the front end: test_bit_functions_take_integers_only
         mt = math_type(mf, t)
-        operands = (a, b, c)[: mf.nargs]
-        want = np.asarray(mf.evaluate([x.astype(mt.dtype) for x in operands], mt))
+        operands = list((a, b, c)[: mf.nargs])
+        spelled = list(("a[i]", "b[i]", "c[i]")[: mf.nargs])
+        for k in range(mf.nargs):  # an operand of a type of its own (ldexp's int32 exponent): its edge values
+            if mf.operand_dtype(k, None) is not None:
+                operands[k] = own_operand(mf.operand_dtype(k, None), len(a))
+                arrays[f"n{r}_{k}"] = operands[k]
+                spelled[k] = f"n{r}_{k}[i]"
+        want = mf.evaluate([x.astype(mf.operand_dtype(k, mt.dtype)) for k, x in enumerate(operands)], mt)
+        text = f"{math_spelling(name)}({', '.join(spelled)})"
+        if mf.results:  # several results: unpacked into one output each
+            outs = [f"out{r}_{k}" for k in range(len(mf.results))]
+            checks = []
+            for k, (out, item) in enumerate(zip(outs, want)):
+                arrays[out] = np.zeros(len(a), item.dtype)
+                ulps = tolerance(name, mt) if item.dtype.kind == "f" else None
+                checks.append(Check(out, slice(None), item, f"{text}[{k}]", tuple(operands), ulps, entry=name))
+            groups.append(Group([f"{', '.join(o + '[i]' for o in outs)} = {text}"], checks))
+            continue
+        want = np.asarray(want)
         arrays[f"out{r}"] = np.zeros(len(a), want.dtype)
-        text = f"{math_spelling(name)}({', '.join(('a[i]', 'b[i]', 'c[i]')[: mf.nargs])})"
-        check = Check(f"out{r}", slice(None), want, text, operands, tolerance(name, mt), entry=name)
+        check = Check(f"out{r}", slice(None), want, text, tuple(operands), tolerance(name, mt), entry=name)
         groups.append(Group([f"out{r}[i] = {text}"], [check]))
     params = list(arrays)
     built = build(params, [], groups, arrays)
     launch(built, params, arrays)
     check_all(built, arrays, backend, "math", t)
+
+
+def own_operand(dt: np.dtype, n: int) -> np.ndarray:
+    """``n`` values for an operand of a fixed integer type (ldexp's exponent): the integer edge
+    values with the exponents where floats overflow, become subnormal and vanish, repeated."""
+    t = from_dtype(dt)
+    edge = [*left_values(t).tolist(), 128, -126, -149, -150, 1024, -1022, -1074, -1075, 2000, -2000]
+    return np.resize(np.array([wrap(int(v), t) for v in edge], dt), n)
 
 
 @pytest.mark.parametrize("name", [n for n, mf in ops.MATH.items() if mf.typing in ("bits", "int")])

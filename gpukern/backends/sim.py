@@ -26,16 +26,18 @@ the GPU backends within float rounding, and exactly for integer kernels.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .. import ir, ops
+from .. import formats, ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
+from ..types import TupleType
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
@@ -178,7 +180,24 @@ class _Run:
             self.frame.vars[name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
 
     def s_Assign(self, s: ir.Assign, m: np.ndarray) -> None:
+        if isinstance(s.target.type, TupleType):
+            return self.assign_tuple(s.target, self.eval(s.value, m), m)
         self.assign(s.target, self.eval(s.value, m), m)
+
+    def assign_tuple(self, var: ir.Var, values: Any, m: np.ndarray) -> None:
+        """A tuple variable holds one whole-grid array per item (a Python tuple of them)."""
+        old = self.frame.vars.get(var.name)
+        items = []
+        for k, t in enumerate(var.type.items):
+            v = np.broadcast_to(np.asarray(values[k]).astype(t.dtype, copy=False), (self.lanes,))
+            items.append(v if m.all() else np.where(m, v, np.zeros(1, t.dtype) if old is None else old[k]))
+        self.frame.vars[var.name] = tuple(items)
+
+    def e_Item(self, e: ir.Item, m: np.ndarray) -> Any:
+        return self.frame.vars[e.tuple.name][e.index]
+
+    def e_MakeTuple(self, e: ir.MakeTuple, m: np.ndarray) -> Any:
+        return tuple(np.broadcast_to(self.eval(i, m), (self.lanes,)) for i in e.items)
 
     def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
@@ -254,10 +273,26 @@ class _Run:
 
     def s_Return(self, s: ir.Return, m: np.ndarray) -> None:
         f = self.frame
-        if s.value is not None:
+        if isinstance(s.value, ir.MakeTuple):  # a tuple: one array per item
+            items = self.eval(s.value, m)
+            f.ret = tuple(v.copy() if f.ret is None else np.where(m, v, f.ret[k]) for k, v in enumerate(items))
+        elif s.value is not None:
             v = np.broadcast_to(self.eval(s.value, m), (self.lanes,))
             f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
         f.returned |= m
+
+    def s_Print(self, s: ir.Print, m: np.ndarray) -> None:
+        """The lanes that run it print, in lane order (block by block, threads in order within
+        a block), each value formatted by the rule the C emitter's printf follows."""
+        values = [np.broadcast_to(self.eval(v, m), (self.lanes,)) for v in s.values]
+        lines = []
+        for k in self.lanes_of(m):
+            parts = [s.texts[0]]
+            for v, x, text in zip(s.values, values, s.texts[1:]):
+                parts += [formats.python_text(v.type, x[k]), text]
+            lines.append("".join(parts))
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
 
     def s_Fence(self, s: ir.Fence, m: np.ndarray) -> None:
         """Nothing to do: the simulator's lanes see memory in program order, so every fence holds.
@@ -364,8 +399,8 @@ class _Run:
 
     def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
         args = [self.eval(a, m) for a in e.args]
-        if self.prof is not None and e.type.is_float:
-            self.prof.flops(e.loc, int(np.count_nonzero(m)))
+        if self.prof is not None and (e.type.is_float or isinstance(e.type, TupleType) and e.type.items[0].is_float):
+            self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
         return ops.MATH[e.name].evaluate(args, e.args[0].type)
 
     def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
@@ -397,6 +432,8 @@ class _Run:
             self.breaks, self.continues = saved
         if e.type is None:
             return None
+        if frame.ret is None and isinstance(e.type, TupleType):
+            return tuple(np.zeros(self.lanes, t.dtype) for t in e.type.items)
         return frame.ret if frame.ret is not None else np.zeros(self.lanes, e.type.dtype)
 
 

@@ -127,6 +127,8 @@ CUDA = Dialect(
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+    tuple_value="{T}{{{items}}}",  # C++ aggregate initialisation
+    print_lengths={"i": "ll", "u": "ll"},
 )
 
 
@@ -168,6 +170,7 @@ OPENCL = Dialect(
         ("isnan", "*"): "(isnan({0}) != 0)",
         ("isinf", "*"): "(isinf({0}) != 0)",
         ("isfinite", "*"): "(isfinite({0}) != 0)",
+        ("sincos", "*"): "*({1}) = sincos({0}, {2})",  # OpenCL's returns the sine, the cosine through a pointer
         ("popc", "*"): "(int)popcount({0})",
         ("clz", "*"): "(int)clz({0})",
     },
@@ -207,6 +210,9 @@ OPENCL = Dialect(
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
+    tuple_value="({T}){{{items}}}",  # a C99 compound literal
+    # OpenCL's long is 64 bits; PoCL's printf reads a double as a float unless told 'l' (%.17lg)
+    print_lengths={"i": "l", "u": "l", "f": "l"},
 )
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir, ops
+from .. import formats, ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64
+from ..types import ArrayType, ScalarType, TupleType, bool_, float32, float64, int32, int64
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -109,6 +109,9 @@ class Dialect:
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
+    tuple_value: str = "{T}{{{items}}}"  # '{T}' the struct, '{items}': a tuple's value (``return a, b``)
+    print_call: str = "printf({args});"  # '{args}': the format string and the values
+    print_lengths: dict[str, str] = field(default_factory=dict)  # kind -> printf length modifier of 64 bits
 
 
 _PREC = {
@@ -354,6 +357,17 @@ class Emitter:
     def stmt_ExprStmt(self, s: ir.ExprStmt, depth: int) -> list[str]:
         return [self.line(depth, f"{self.expr(s.value)};", s)]
 
+    def stmt_Print(self, s: ir.Print, depth: int) -> list[str]:
+        """One printf: the texts as its format (``%`` doubled), a conversion per value."""
+        fmt, args = [formats.c_string(s.texts[0])], []
+        for v, text in zip(s.values, s.texts[1:]):
+            f = formats.print_format(v.type)
+            spec = f.spec[:-1] + self.d.print_lengths.get(v.type.kind, "") + f.spec[-1] if f.wide else f.spec
+            fmt.append(f"%{spec}{formats.c_string(text)}")
+            value = ir.Cast(v, f.cast, loc=v.loc) if f.cast is not None and f.cast != v.type else v
+            args.append(f.c_arg.format(self.expr(value, _TERNARY + 1)))
+        return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
+
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
         return [self.line(depth, self.d.barrier, s)]
 
@@ -416,6 +430,8 @@ class Emitter:
         return f"({text})" if prec < min_prec else text
 
     def type(self, t: ScalarType) -> str:
+        if isinstance(t, TupleType):
+            return self.tuple_struct(t)
         if t == float64:
             self.uses_fp64 = True
         return self.d.types[t]
@@ -521,6 +537,11 @@ class Emitter:
 
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
         t, mf = e.args[0].type, ops.MATH[e.name]
+        if isinstance(e.type, TupleType):  # several results: a helper filling the tuple's struct
+            R, fill = self.type(e.type), mf.tuple_helper
+            assert fill is not None
+            body = lambda t, c: f"    {R} r;\n{fill(t, c)}\n    return r;"  # noqa: E731
+            return self.helper_call(e.name, t, e.args, body, e.type), _ATOM
         if mf.float_helper is not None and t.is_float:
             helper = mf.float_helper
             body = helper if callable(helper) else lambda t, c: helper
@@ -572,6 +593,22 @@ class Emitter:
         if name not in self.helpers:
             self.helpers[name] = self._cas_helper(name, e.op, t, space)
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
+
+    # ------------------------------------------------------------ tuples
+    def tuple_struct(self, t: TupleType) -> str:
+        """The struct holding a tuple of these types (fields ``v0``, ``v1``...), declared on first use."""
+        name = "gk_tuple_" + "_".join(item.name for item in t.items)
+        if name not in self.helpers:
+            fields = "".join(f"    {self.type(item)} v{k};\n" for k, item in enumerate(t.items))
+            self.helpers[name] = f"typedef struct {{\n{fields}}} {name};"
+        return name
+
+    def expr_Item(self, e: ir.Item) -> tuple[str, int]:
+        return f"{self.expr(e.tuple, _ATOM)}.v{e.index}", _ATOM
+
+    def expr_MakeTuple(self, e: ir.MakeTuple) -> tuple[str, int]:
+        items = ", ".join(self.expr(i) for i in e.items)
+        return self.d.tuple_value.format(T=self.type(e.type), items=items), _UNARY
 
     # ------------------------------------------------------------ helpers
     def helper_call(
