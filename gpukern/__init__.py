@@ -77,6 +77,7 @@ from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
+from .types import complex64, complex128
 
 __all__ = [
     "__version__",
@@ -123,6 +124,8 @@ __all__ = [
     "bool_",
     "brev",
     "clz",
+    "complex64",
+    "complex128",
     "empty",
     "exp10",
     "ffs",

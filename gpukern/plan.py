@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, bool_, complex128, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -46,7 +46,7 @@ EVERY = (-math.inf, math.inf)
 
 def _python_class(cls: type) -> type:
     """The Python type that a value of ``cls`` is taken as: a NumPy scalar as its ``item()``."""
-    for numpy_cls, python_cls in ((np.bool_, bool), (np.integer, int), (np.floating, float)):
+    for numpy_cls, python_cls in ((np.bool_, bool), (np.integer, int), (np.floating, float), (np.complexfloating, complex)):
         if issubclass(cls, numpy_cls):
             return python_cls
     return cls
@@ -74,9 +74,11 @@ def value_range(t: ScalarType, cls: type) -> tuple[Any, Any] | None:
     if t.is_int:
         info = np.iinfo(t.dtype)
         return (int(info.min), int(info.max)) if issubclass(py, int) else None
-    if issubclass(py, (int, float)):
+    if issubclass(py, complex) and not t.is_complex:
+        return None  # a complex number's imaginary part would be lost
+    if issubclass(py, (int, float, complex)):  # complex parameters: each part within the range
         big = float(np.finfo(t.dtype).max)
-        if issubclass(cls, np.floating):  # compared in cls's precision: bounds it can hold (no overflow)
+        if issubclass(cls, (np.floating, np.complexfloating)):  # compared in cls's precision: bounds it can hold
             big = min(big, float(np.finfo(cls).max))
         return (-big, big)
     return None
@@ -90,7 +92,7 @@ def _c_bool(value: Any) -> np.uint8:
 C_VALUE: dict[ScalarType, Callable[[Any], Any]] = {t: _c_bool if t.kind == "b" else t.dtype.type for t in SCALARS}
 """Per scalar type, the C value of an argument that ``value_range`` accepts (a NumPy scalar)."""
 
-_PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float}
+_PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def packed_as_is(t: ScalarType, cls: type) -> bool:
@@ -103,6 +105,8 @@ def packed_as_is(t: ScalarType, cls: type) -> bool:
 def _wanted(t: ScalarType) -> str:
     if t.kind == "b":
         return "a bool"
+    if t.is_complex:
+        return f"a real or complex number ({t.name})"
     return f"an integer ({t.name})" if t.is_int else f"a number ({t.name})"
 
 
@@ -122,8 +126,9 @@ def convert_scalar(value: Any, t: ScalarType, name: str, kernel: str | None = No
         raise LaunchError(f"{where} must be {_wanted(t)}, not {value!r}")
     v = value.item() if isinstance(value, np.generic) else value
     lo, hi = bounds
-    if not (lo <= v <= hi or v != v or v == math.inf or v == -math.inf):
-        raise LaunchError(f"{where} = {_show(v)} does not fit in {t.name}")
+    for part in (v.real, v.imag) if isinstance(v, complex) else (v,):
+        if not (lo <= part <= hi or part != part or part == math.inf or part == -math.inf):
+            raise LaunchError(f"{where} = {_show(v)} does not fit in {t.name}")
     return C_VALUE[t](v)
 
 
@@ -195,6 +200,8 @@ def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
     bounds = value_range(t, type(a))
     if bounds is None:
         return None
+    if bounds is not EVERY and issubclass(_python_class(type(a)), complex):
+        return None  # no order to test a range with: the checked path converts each part
     return TypeTest(index, type(a)) if bounds is EVERY else RangeTest(index, type(a), *bounds)
 
 
@@ -348,6 +355,8 @@ class InferredParam(ArrayParam):
             return int64
         if isinstance(a, float):
             return float64
+        if isinstance(a, complex):
+            return complex128
         raise LaunchError(f"argument {self.name!r}: cannot pass {type(a).__name__} to a kernel")
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:

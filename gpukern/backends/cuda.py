@@ -87,6 +87,7 @@ def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "")
 
 # struct-module codes of PyCUDA's prepared calls, per C parameter type
 _PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+_PREPARE.update(complex64="F", complex128="D")  # PyCUDA packs a Python complex as two floats or doubles
 
 
 def _cuda_array_pointer(a: Any, name: str) -> int:

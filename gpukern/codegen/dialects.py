@@ -8,7 +8,7 @@ type and math names; those live here, apart from the runtimes that compile and l
 from __future__ import annotations
 
 from ..errors import BackendError
-from ..types import bool_, float32, float64, int32, int64, uint32
+from ..types import bool_, complex64, complex128, float32, float64, int32, int64, uint32
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
@@ -33,6 +33,8 @@ CUDA = Dialect(
         int64: "long long",
         float32: "float",
         float64: "double",
+        complex64: "float2",
+        complex128: "double2",
     },
     unsigned_types={4: "unsigned int", 8: "unsigned long long"},
     storage_types={},
@@ -84,6 +86,9 @@ CUDA = Dialect(
         ("brev", "int32"): "(int)__brev((unsigned int)({0}))",
         ("brev", "uint32"): "__brev({0})",
         ("brev", "int64"): "(long long)__brevll((unsigned long long)({0}))",
+        # a product rounded on its own, never fused into an fma (complex arithmetic: as NumPy's)
+        ("mul_rn", "float32"): "__fmul_rn({0}, {1})",
+        ("mul_rn", "float64"): "__dmul_rn({0}, {1})",
     },
     native_atomics={
         **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
@@ -127,6 +132,7 @@ CUDA = Dialect(
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+    complex_make="make_{T}({0}, {1})",
 )
 
 
@@ -134,7 +140,16 @@ OPENCL = Dialect(
     name="opencl",
     kernel_prefix="__kernel",
     func_prefix="",
-    types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
+    types={
+        bool_: "bool",
+        int32: "int",
+        uint32: "uint",
+        int64: "long",
+        float32: "float",
+        float64: "double",
+        complex64: "float2",
+        complex128: "double2",
+    },
     unsigned_types={4: "uint", 8: "ulong"},
     storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
     global_ptr="__global {const}{T}* restrict {name}",
@@ -170,6 +185,7 @@ OPENCL = Dialect(
         ("isfinite", "*"): "(isfinite({0}) != 0)",
         ("popc", "*"): "(int)popcount({0})",
         ("clz", "*"): "(int)clz({0})",
+        ("mul_rn", "*"): "(({0}) * ({1}))",  # unfused where the helper turns contraction off (no_contract)
     },
     native_atomics={
         **{("add", t): "atomic_add({p}, {0})" for t in _I},
@@ -207,6 +223,8 @@ OPENCL = Dialect(
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
+    complex_make="(({T})({0}, {1}))",
+    no_contract="#pragma OPENCL FP_CONTRACT OFF",
 )
 
 
