@@ -76,8 +76,7 @@ from .lang import (
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
-from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
-from .types import complex64, complex128
+from .types import Array, Const, bool_, complex64, complex128, float32, float64, int32, int64, uint32
 
 __all__ = [
     "__version__",

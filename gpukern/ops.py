@@ -237,13 +237,29 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add),
-        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True, complex_helper=cx.c_sub),
         BinaryOp(
-            "*", "mul", _or_complex(_ufunc(np.multiply), cx.mul), operator.mul, flop=True, overflow_undefined=True,
+            "+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add
+        ),
+        BinaryOp(
+            "-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True, complex_helper=cx.c_sub
+        ),
+        BinaryOp(
+            "*",
+            "mul",
+            _or_complex(_ufunc(np.multiply), cx.mul),
+            operator.mul,
+            flop=True,
+            overflow_undefined=True,
             complex_helper=cx.c_mul,
         ),
-        BinaryOp("/", "div", _or_complex(_ufunc(np.true_divide), cx.div), operator.truediv, flop=True, complex_helper=cx.c_div),
+        BinaryOp(
+            "/",
+            "div",
+            _or_complex(_ufunc(np.true_divide), cx.div),
+            operator.truediv,
+            flop=True,
+            complex_helper=cx.c_div,
+        ),
         BinaryOp(
             "//",
             "floordiv",

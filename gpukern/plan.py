@@ -46,7 +46,8 @@ EVERY = (-math.inf, math.inf)
 
 def _python_class(cls: type) -> type:
     """The Python type that a value of ``cls`` is taken as: a NumPy scalar as its ``item()``."""
-    for numpy_cls, python_cls in ((np.bool_, bool), (np.integer, int), (np.floating, float), (np.complexfloating, complex)):
+    numpy_classes = ((np.bool_, bool), (np.integer, int), (np.floating, float), (np.complexfloating, complex))
+    for numpy_cls, python_cls in numpy_classes:
         if issubclass(cls, numpy_cls):
             return python_cls
     return cls
