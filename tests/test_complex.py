@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from kernel_source import load_kernel
 
 import gpukern as gk
-from gpukern import complex64, complex128, float32, float64, int32, shared, thread_idx
+from gpukern import complex64, complex128, float32, float64, int32, ops, shared, thread_idx
 from gpukern import testing as gkt
 from gpukern.types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, bool_, int64, promote, uint32
 
@@ -455,3 +455,22 @@ def test_property_edge_values_bit_for_bit(data):
             gk.set_backend(None)
         assert_same(outs[2], scalar_reference(lambda x, y: x * y, a, b).astype(dt), f"* on {be}", (a, b))
         assert_same(outs[3], scalar_reference(lambda x, y: x / y, a, b).astype(dt), f"/ on {be}", (a, b))
+
+
+# ---------------------------------------------------------------- bookkeeping
+def test_every_entry_with_a_complex_form_is_tested_here():
+    """A new entry of ``gpukern.ops`` defined on complex numbers fails this until a test above runs it."""
+    assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/"}
+    assert {s for s, op in ops.COMPARE.items() if op.complex_helper} == {"==", "!="}
+    assert {s for s, op in ops.UNARY.items() if op.complex_helper} == {"-"}
+    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp"}
+    assert set(ops.COMPLEX) == {"real", "imag", "conj", "complex"}
+
+
+def test_cuda_arguments_are_packed_at_their_c_alignment():
+    """A double2 kernel parameter starts at a multiple of 16 bytes (PyCUDA would align it to 8)."""
+    from gpukern.backends.cuda import _arg_format
+
+    assert _arg_format(list("PqiD")) == "Pqi12xD"
+    assert _arg_format(list("iF")) == "i4xF"
+    assert _arg_format(list("PqifBd")) == "PqifB7xd"  # what the struct module's native alignment gives
