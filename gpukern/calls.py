@@ -49,6 +49,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
     mf = ops.math_func(fn)
+    if mf is not None and getattr(fn, "__module__", None) == "math" and _any_complex(x, args):
+        raise KernelTypeError(f"math.{name}() takes real numbers, as in Python", x.loc(node), f"use cmath.{name}()")
     if mf is not None:
         lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
         return lower[mf.typing](x, node, mf, args)
@@ -210,3 +212,7 @@ def complex_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:
     raise KernelTypeError(
         f"{base.type.name} values have .real, .imag and .conjugate(), not .{node.attr}", x.loc(node)
     )
+
+
+def _any_complex(x: Any, args: list[Value]) -> bool:
+    return any((is_number(a) or isinstance(a, ir.Expr)) and x.type_of(a).is_complex for a in args)

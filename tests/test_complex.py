@@ -370,7 +370,9 @@ REFUSED = {
     "~a[i]": "needs an integer",
     "gk.float32(a[i])": "cannot convert a complex number",
     "min(a[i], b[i])": "not ordered",
-    "math.sqrt(a[i])": "not defined on complex",
+    "np.sqrt(a[i])": "not defined on complex",
+    "math.sqrt(a[i])": "takes real numbers",
+    "math.exp(a[i])": r"math.exp\(\) takes real numbers",
     "gk.atomic_add(a, i, b[i])": "atomics support",
     "gk.vload(a, 0, 2)": "no bools or complex",
     "a[i].phase": "have .real, .imag and .conjugate()",
@@ -382,7 +384,7 @@ REFUSED = {
 @pytest.mark.parametrize("expr", list(REFUSED))
 def test_refusals_name_the_problem(expr):
     k = load_kernel(
-        "import math\nimport gpukern as gk\n\n@gk.kernel\n"
+        "import math\nimport numpy as np\nimport gpukern as gk\n\n@gk.kernel\n"
         "def k(a: gk.Array[gk.complex64], b: gk.Array[gk.complex64], out: gk.Array[gk.float32]):\n"
         "    i = gk.global_id(0)\n"
         f"    x = {expr}\n",
@@ -390,7 +392,7 @@ def test_refusals_name_the_problem(expr):
     )
     with pytest.raises(gk.KernelTypeError, match=REFUSED[expr]) as info:
         k.source(np.zeros(2, np.complex64), np.zeros(2, np.complex64), np.zeros(2, np.float32))
-    assert info.value.loc is not None and info.value.loc.lineno == 7
+    assert info.value.loc is not None and info.value.loc.lineno == 8
 
 
 def test_a_complex_value_is_not_stored_into_a_float_array():
