@@ -169,6 +169,18 @@ class RangeTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name} <= {self.hi!r}"
 
 
+class PartsTest(NamedTuple):
+    """A complex scalar of exactly this type with both parts in [lo, hi] (NaN and ±inf fail it)."""
+
+    index: int
+    cls: type
+    lo: Any
+    hi: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name}.real, {name}.imag <= {self.hi!r}"
+
+
 class EqualTest(NamedTuple):
     """A constant of exactly this type equal to ``value`` (an int or bool: equal values, equal keys)."""
 
@@ -193,7 +205,7 @@ class KeyTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
 
 
-Test = ArrayTest | TypeTest | RangeTest | EqualTest | KeyTest
+Test = ArrayTest | TypeTest | RangeTest | PartsTest | EqualTest | KeyTest
 
 
 def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
@@ -202,7 +214,7 @@ def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
     if bounds is None:
         return None
     if bounds is not EVERY and issubclass(_python_class(type(a)), complex):
-        return None  # no order to test a range with: the checked path converts each part
+        return PartsTest(index, type(a), *bounds)  # no order: each part in the range
     return TypeTest(index, type(a)) if bounds is EVERY else RangeTest(index, type(a), *bounds)
 
 
@@ -478,6 +490,7 @@ def _fast_path(
     )
     dims = tuple((t.index, shapes(t)) for t in tests if type(t) is ArrayTest and shapes(t))
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
+    parts = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is PartsTest)
     typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
     equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
     keyed = tuple((t.index, t.cls, t.key_of, t.key) for t in tests if type(t) is KeyTest)
@@ -502,6 +515,12 @@ def _fast_path(
             for i, cls, lo, hi, j, convert in ranged:
                 a = args[i]
                 if type(a) is not cls or not lo <= a <= hi:
+                    return False
+                cargs[j] = a if convert is None else convert(a)
+        if parts:
+            for i, cls, lo, hi, j, convert in parts:
+                a = args[i]
+                if type(a) is not cls or not (lo <= a.real <= hi and lo <= a.imag <= hi):
                     return False
                 cargs[j] = a if convert is None else convert(a)
         if typed:
