@@ -279,6 +279,30 @@ def test_shared_local_and_device_functions(backend):
         assert_same(out, want.astype(np.complex64), f"through memory with s={s!r}", (rev,))
 
 
+@gk.kernel
+def row_sums(a: gk.Array[gk.complex128, 2], out: gk.Array[gk.complex128]):
+    tile = shared(complex128, (8, 4))
+    t = thread_idx.x
+    for j in range(4):
+        tile[t, j] = a[t, j]
+    gk.barrier()
+    acc = 0j
+    for j in range(4):  # a row read in a loop of constant bounds: not made vector loads (a complex is one)
+        acc += tile[t, j] * tile[t, j]
+    out[t] = acc
+
+
+def test_rows_of_shared_complex_in_constant_loops(backend):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((8, 4)) + 1j * rng.standard_normal((8, 4))
+    out = np.zeros(8, np.complex128)
+    row_sums[1, 8](a, out)
+    want = scalar_reference(lambda r: sum((x * x for x in r), np.complex128(0)), list(a))
+    assert_same(out, want.astype(np.complex128), "sum of squares of a row", (a,))
+    src = row_sums.source(a, out, backend="opencl")
+    assert "double2" in src and "vload" not in src
+
+
 def test_scalar_parameters_refuse_what_does_not_fit():
     out = np.zeros(128, np.complex64)
     a = np.zeros(128, np.complex64)
