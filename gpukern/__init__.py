@@ -79,7 +79,7 @@ from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .streams import Event, Stream, default_stream, pinned_empty
 from .timing import benchmark, synchronize
-from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
+from .types import Array, Const, bool_, complex64, complex128, float32, float64, int32, int64, uint32
 
 __all__ = [
     "__version__",
@@ -129,6 +129,8 @@ __all__ = [
     "bool_",
     "brev",
     "clz",
+    "complex64",
+    "complex128",
     "empty",
     "exp10",
     "ffs",

@@ -19,6 +19,8 @@ from .types import (
     TupleType,
     WeakType,
     bool_,
+    complex128,
+    component,
     float64,
     from_dtype,
     int32,
@@ -53,6 +55,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
     mf = ops.math_func(fn)
+    if mf is not None and getattr(fn, "__module__", None) == "math" and _any_complex(x, args):
+        raise KernelTypeError(f"math.{name}() takes real numbers, as in Python", x.loc(node), f"use cmath.{name}()")
     if mf is not None:
         lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
         return lower[mf.typing](x, node, mf, args)
@@ -96,8 +100,14 @@ def tuple_items(x: Any, node: ast.AST, value: ir.Expr) -> tuple[ir.Item, ...]:
 
 
 def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
+    if t.is_complex and len(args) == 2:
+        return complex_from_parts(x, node, t, args)
     x.nargs(node, 1, t.name)
     v = scalar(x.loc(node), args[0], "cast argument")
+    if x.type_of(v).is_complex and not t.is_complex:
+        raise KernelTypeError(
+            f"cannot convert a complex number to {t.name}", x.loc(node), "take its .real, .imag or abs()"
+        )
     if isinstance(v, Static):
         if t.is_int and isinstance(v.value, float) and not np.isfinite(v.value):
             raise KernelTypeError(f"cannot convert {v.value} to {t.name}", x.loc(node))
@@ -118,6 +128,8 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
             raise KernelTypeError(f"{mf.name}() takes an integer here, not {describe(a)}", x.loc(node))
         if not own:
             t = x.type_of(a) if t is None else promote(t, x.type_of(a))
+    if t.is_complex:
+        return complex_math_call(x, node, mf, args, t)
     if all(isinstance(a, Static) for a in args):
         at = float64 if isinstance(t, WeakType) or not t.is_float else t
         if mf.results:  # a tuple: Python's numbers for literals, as math.frexp gives
@@ -208,6 +220,8 @@ def abs_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Val
     v = scalar(x.loc(node), args[0])
     if isinstance(v, Static):
         return x.fold(node, abs, v.value)
+    if v.type.is_complex:  # the modulus, a float of the parts' type (NumPy: hypot)
+        return ir.MathCall("abs", [v], mf.result_type(v.type), loc=x.loc(node))
     if v.type == bool_:
         v = ir.Cast(v, int64, loc=x.loc(node))
     return ir.MathCall("abs", [v], v.type, loc=x.loc(node))
@@ -226,5 +240,64 @@ def min_max(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Valu
             continue
         t = materialize(promote(x.type_of(result), x.type_of(b)))
         loc = x.loc(node)
+        if t.is_complex:
+            raise KernelTypeError(f"{name}() of complex numbers: they are not ordered", loc, "compare abs(z)")
         result = ir.MathCall(name, [coerce(loc, result, t), coerce(loc, b, t)], t, loc=loc)
     return result
+
+
+# ---------------------------------------------------------------- complex numbers
+def complex_from_parts(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
+    """``complex64(re, im)`` / ``complex(re, im)``: two real numbers, the parts of type ``t``."""
+    loc = x.loc(node)
+    parts = [scalar(loc, a, f"{t.name}() argument") for a in args]
+    if any(x.type_of(p).is_complex for p in parts):
+        raise KernelTypeError(f"{t.name}(re, im) takes two real numbers", loc)
+    f = component(t)
+    if all(isinstance(p, Static) for p in parts):
+        return Static(ops.COMPLEX["complex"].evaluate([p.value for p in parts], f)[()])
+    return ir.MathCall("complex", [coerce(loc, p, f) for p in parts], t, loc=loc)
+
+
+def complex_math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value], t: Any) -> Value:
+    """A math function of a complex number (``cmath.exp(z)``): the entries with a complex form."""
+    loc = x.loc(node)
+    if mf.complex_helper is None:
+        raise KernelTypeError(f"{mf.name}() is not defined on complex numbers in kernels", loc)
+    ct = materialize(t)
+    if all(isinstance(a, Static) for a in args):
+        at = complex128 if isinstance(t, WeakType) else ct  # literals: Python's width, as for floats
+        out = x.fold(node, lambda *v: mf.evaluate(list(v), at)[()], *[a.value for a in args]).value
+        return Static(complex(out) if isinstance(t, WeakType) else out)
+    return ir.MathCall(mf.name, [coerce(loc, a, ct) for a in args], mf.result_type(ct), loc=loc)
+
+
+class _Conjugate(lang.Intrinsic):
+    """``z.conjugate`` of one complex (or real) value, waiting for its call."""
+
+    def __init__(self, value: Value):
+        super().__init__("conjugate", "z.conjugate(): the complex conjugate")
+        self.value = value
+
+    def lower(self, cx: Any, node: ast.Call) -> Value:
+        cx.nargs(node, 0, "conjugate")
+        v = self.value
+        if isinstance(v, Static):
+            return Static(v.value.conjugate())
+        return ir.MathCall("conj", [v], v.type, loc=cx.loc(node))
+
+
+def complex_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:
+    """``z.real``, ``z.imag`` (run-time complex ``z``) and ``z.conjugate`` (any number)."""
+    if node.attr == "conjugate":
+        return Static(_Conjugate(base))
+    if node.attr in ("real", "imag"):
+        mf = ops.COMPLEX[node.attr]
+        return ir.MathCall(mf.name, [base], mf.result_type(base.type), loc=x.loc(node))
+    raise KernelTypeError(
+        f"{base.type.name} values have .real, .imag and .conjugate(), not .{node.attr}", x.loc(node)
+    )
+
+
+def _any_complex(x: Any, args: list[Value]) -> bool:
+    return any((is_number(a) or isinstance(a, ir.Expr)) and x.type_of(a).is_complex for a in args)

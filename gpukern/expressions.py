@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from . import ir, lang, ops
-from .calls import lower_call
+from .calls import complex_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type
-from .values import Partial, ShapeOf, Static, Value, coerce, describe, materialized, scalar, static_type
+from .values import Partial, ShapeOf, Static, Value, coerce, describe, is_number, materialized, scalar, static_type
 
 # Python's operator nodes -> the symbols of their entries in gpukern.ops (which define them)
 BINOPS: dict[type, str] = {
@@ -109,7 +109,7 @@ class ExpressionLowering(ast.NodeVisitor):
 
     # ------------------------------------------------------------ names and data
     def visit_Constant(self, node: ast.Constant) -> Value:
-        if isinstance(node.value, (bool, int, float)) or node.value is None:
+        if isinstance(node.value, (bool, int, float, complex)) or node.value is None:
             return Static(node.value)
         raise KernelSyntaxError(f"{type(node.value).__name__} literals cannot be used in a kernel", self.loc(node))
 
@@ -141,6 +141,8 @@ class ExpressionLowering(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
         base, attr = self.visit(node.value), node.attr
+        if isinstance(base, ir.Expr) and base.type.is_complex or is_number(base) and attr == "conjugate":
+            return complex_attribute(self, node, base)
         if isinstance(base, Static):
             obj = base.value
             if isinstance(obj, lang.Dim3):
@@ -254,8 +256,10 @@ class ExpressionLowering(ast.NodeVisitor):
         definition = ops.BINARY[op]
         left, right = scalar(loc, left), scalar(loc, right)
         lt, rt = self.type_of(left), self.type_of(right)
-        if definition.int_only and (lt.is_float or rt.is_float):
+        if definition.int_only and (lt.is_float or rt.is_float or lt.is_complex or rt.is_complex):
             raise KernelTypeError(f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}", loc)
+        if (lt.is_complex or rt.is_complex) and definition.complex_helper is None:
+            raise KernelTypeError(f"the {op} operator is not defined on complex numbers ({lt!r} and {rt!r})", loc)
         if op in ("-", "//", "%", "**") and lt == bool_ and rt == bool_:  # NumPy refuses - (and leaves bools then)
             raise KernelTypeError(f"the {op} operator is not defined on two bools", loc, "convert one to int32 first")
         # two run-time values of literal-only locals compute at their materialised width; bools shift as int64
@@ -285,7 +289,7 @@ class ExpressionLowering(ast.NodeVisitor):
         op = "-" if isinstance(node.op, ast.USub) else "~"
         if isinstance(v, Static):
             return self.fold(node, ops.UNARY[op].python, v.value)
-        if op == "~" and v.type.is_float:
+        if op == "~" and (v.type.is_float or v.type.is_complex):
             raise KernelTypeError(f"the ~ operator needs an integer or bool, not {v.type.name}", loc)
         if op == "-" and v.type == bool_:
             raise KernelTypeError("cannot negate a bool", loc, "use 'not'")
@@ -301,6 +305,8 @@ class ExpressionLowering(ast.NodeVisitor):
         if isinstance(v, Static):
             return Static(bool(v.value))
         v = scalar(self.loc(node), v, "condition")
+        if v.type.is_complex:
+            raise KernelTypeError(f"a {v.type.name} value cannot be a condition", self.loc(node), "compare it: z != 0")
         return v if v.type == bool_ else ir.Cast(v, bool_, loc=self.loc(node))
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Value:
@@ -364,6 +370,10 @@ class ExpressionLowering(ast.NodeVisitor):
                 part = Static(known)
             else:
                 t = materialize(promote(self.type_of(a), self.type_of(b)))
+                if t.is_complex and ops.COMPARE[op].complex_helper is None:
+                    raise KernelTypeError(
+                        f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
+                    )
                 part = ir.Compare(op, coerce(loc, a, t), coerce(loc, b, t), bool_, loc=loc)
             if isinstance(result, Static):
                 if not result.value:
@@ -436,7 +446,7 @@ def unsupported(loc: Loc, node: ast.AST) -> KernelSyntaxError:
 
 def _is_python(value: Any) -> bool:
     """A Python number (a literal's value): operations on two of them mean what they mean in Python."""
-    return isinstance(value, (bool, int, float))
+    return isinstance(value, (bool, int, float, complex))
 
 
 def _compare_out_of_range(op: str, a: Value, b: Value) -> bool | None:

@@ -302,6 +302,8 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
         if i in names or names & assigned or None in keys:
             continue
         shape, size = n.array.type.shape or (), n.array.type.elem.itemsize
+        if n.array.type.elem.is_complex:
+            continue  # a complex element is a vector of two already
         width = VECTOR_BYTES // size
         if VECTOR_BYTES % size or width < 2 or not shape or shape[-1] % width:
             continue

@@ -41,8 +41,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from . import complex_ops as cx
 from . import ir
-from .types import ScalarType
+from .types import ScalarType, complex_of, component
 
 
 class CText(Protocol):
@@ -55,6 +56,8 @@ class CText(Protocol):
     def zero(self, t: ScalarType) -> str: ...
 
     def unsigned(self, t: ScalarType) -> str: ...
+
+    def make_complex(self, t: ScalarType, re: str, im: str) -> str: ...
 
 
 def unsigned_of_dtype(dt: np.dtype) -> np.dtype:
@@ -112,6 +115,11 @@ def _pow(a: Any, b: Any, dtype: Any = None) -> Any:
 
 def _ufunc(f: Callable[..., Any]) -> Callable[[Any, Any, np.dtype], Any]:
     return lambda a, b, dt: f(_arr(a, dt), _arr(b, dt), dtype=dt)
+
+
+def _or_complex(real: Callable[[Any, Any, np.dtype], Any], complex_: Callable[[Any, Any, np.dtype], Any]) -> Any:
+    """A NumPy form whose complex case is computed on the parts (``complex_ops``), as C does."""
+    return lambda a, b, dt: complex_(a, b, dt) if dt.kind == "c" else real(a, b, dt)
 
 
 # ---------------------------------------------------------------- C helper bodies
@@ -209,6 +217,7 @@ class BinaryOp:
     flop: bool = False  # counted as a floating-point operation by the profiler (on floats)
     c_symbol: str = ""  # C's operator, where it differs from Python's (``//`` is ``/`` where exact)
     overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
+    complex_helper: Callable[[ScalarType, CText], str] | None = None  # C body on complex operands (None: refused)
 
     @property
     def c_operator(self) -> str:
@@ -229,10 +238,29 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True),
-        BinaryOp("-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True),
-        BinaryOp("*", "mul", _ufunc(np.multiply), operator.mul, flop=True, overflow_undefined=True),
-        BinaryOp("/", "div", _ufunc(np.true_divide), operator.truediv, flop=True),
+        BinaryOp(
+            "+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add
+        ),
+        BinaryOp(
+            "-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True, complex_helper=cx.c_sub
+        ),
+        BinaryOp(
+            "*",
+            "mul",
+            _or_complex(_ufunc(np.multiply), cx.mul),
+            operator.mul,
+            flop=True,
+            overflow_undefined=True,
+            complex_helper=cx.c_mul,
+        ),
+        BinaryOp(
+            "/",
+            "div",
+            _or_complex(_ufunc(np.true_divide), cx.div),
+            operator.truediv,
+            flop=True,
+            complex_helper=cx.c_div,
+        ),
         BinaryOp(
             "//",
             "floordiv",
@@ -262,11 +290,14 @@ BINARY: dict[str, BinaryOp] = {
 
 @dataclass(frozen=True)
 class CompareOp:
-    """``a <symbol> b`` on two operands of one type, giving a bool; C's operator is exact."""
+    """``a <symbol> b`` on two operands of one type, giving a bool; C's operator is exact
+    (complex operands: the ``complex_helper`` body; an entry without one is refused on them)."""
 
     symbol: str
     numpy: Callable[[Any, Any], Any]
     python: Callable[[Any, Any], Any]
+    name: str = ""  # names the C helper (``gk_<name>_<type>``)
+    complex_helper: Callable[[ScalarType, CText], str] | None = None
 
     def fold(self, a: Any, b: Any) -> bool:
         return bool(self.python(a, b))
@@ -279,8 +310,8 @@ COMPARE: dict[str, CompareOp] = {
         CompareOp("<=", np.less_equal, operator.le),
         CompareOp(">", np.greater, operator.gt),
         CompareOp(">=", np.greater_equal, operator.ge),
-        CompareOp("==", np.equal, operator.eq),
-        CompareOp("!=", np.not_equal, operator.ne),
+        CompareOp("==", np.equal, operator.eq, "eq", cx.c_eq),
+        CompareOp("!=", np.not_equal, operator.ne, "ne", cx.c_ne),
     ]
 }
 
@@ -294,12 +325,16 @@ class UnaryOp:
     numpy: Callable[[Any, np.dtype], Any]
     python: Callable[[Any], Any]
     overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
+    complex_helper: Callable[[ScalarType, CText], str] | None = None  # C body on complex operands (None: refused)
 
 
 UNARY: dict[str, UnaryOp] = {
     op.symbol: op
     for op in [
-        UnaryOp("-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg, overflow_undefined=True),
+        UnaryOp(
+            "-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg, overflow_undefined=True,
+            complex_helper=cx.c_neg,
+        ),
         UnaryOp("~", "~", lambda v, dt: np.invert(v, dtype=dt), operator.invert),
         UnaryOp("not", "!", lambda v, dt: np.logical_not(v), operator.not_),
     ]
@@ -508,6 +543,7 @@ class MathFunc:
     float_helper: str | Callable[[ScalarType, CText], str] | None = None  # C body for floats, where C's differs
     int_helper: Callable[[ScalarType, CText], str] | None = None  # C body where a dialect has no spelling
     doc: str = ""  # for gpukern's own functions (``gk.popc``): what it computes
+    complex_helper: Callable[[ScalarType, CText], str] | None = None  # C body on complex operands (None: refused)
     # per operand, a type of its own ('int32': ldexp's exponent, as C's int parameter); else the operation's
     arg_types: tuple[str | None, ...] = ()
     # a function of several results (``frexp``): each item's type, 'same' for the operation's
@@ -547,7 +583,19 @@ class MathFunc:
             return tuple(np.asarray(o).astype(d, copy=False) for o, d in zip(out, self.result_dtypes(t.dtype)))
         if self.predicate:
             return out
-        return np.asarray(out).astype(np.int32 if self.typing == "bits" else t.dtype, copy=False)
+        return np.asarray(out).astype(self.result_type(t).dtype, copy=False)
+
+    def result_type(self, t: ScalarType) -> ScalarType:
+        """The type of the result for operands of type ``t``."""
+        from .types import int32
+
+        if self.typing == "bits":
+            return int32
+        if self.typing == "make":
+            return complex_of(t)
+        if t.is_complex and self.typing in ("abs", "part"):
+            return component(t)
+        return t
 
 
 def _lgamma_at(x: float) -> float:
@@ -632,7 +680,7 @@ MATH: dict[str, MathFunc] = {
     f.name: f
     for f in [
         _m("sqrt", np.sqrt),
-        _m("exp", np.exp),
+        _m("exp", np.exp, complex_helper=cx.c_exp),
         _m("exp2", np.exp2),
         _m("expm1", np.expm1),
         _m("log", np.log),
@@ -690,7 +738,7 @@ MATH: dict[str, MathFunc] = {
         _m("ldexp", np.ldexp, 2, arg_types=(None, "int32")),  # x * 2**n; n converted to int32, C's int
         _m("rint", np.rint),  # to the nearest whole number, ties to even: what round() computes
         _m("lgamma", _lgamma),  # log|gamma(x)|
-        _m("abs", np.abs, typing="abs"),  # wraps at MIN, like NumPy and like C in practice
+        _m("abs", np.abs, typing="abs", complex_helper=cx.c_abs),  # wraps at MIN, like NumPy and like C in practice
         _m("min", _py_min_max(np.less), 2, typing="same", float_helper="    return b < a ? b : a;"),
         _m("max", _py_min_max(np.greater), 2, typing="same", float_helper="    return b > a ? b : a;"),
     ]
@@ -734,9 +782,38 @@ def _python_objects() -> dict[int, MathFunc]:
 _BY_ID = _python_objects()
 
 
+def _cmath_objects() -> dict[int, MathFunc]:
+    """``cmath.exp``...: the entries defined on complex operands, under cmath's names."""
+    import cmath
+
+    return {id(getattr(cmath, n)): f for n, f in MATH.items() if f.complex_helper and hasattr(cmath, n)}
+
+
+_BY_ID.update(_cmath_objects())
+
+
 def math_func(obj: Any) -> MathFunc | None:
     """The math function ``obj`` is (``math.sqrt``, ``np.sqrt``, ``abs``, ``min``...), or None."""
     return _BY_ID.get(id(obj))
+
+
+# ---------------------------------------------------------------- complex parts
+# Functions of complex numbers only, reached as ``z.real``, ``z.imag``, ``z.conjugate()`` and
+# ``complex64(re, im)`` (not by identity): typing 'part' (a complex operand) or 'make' (two floats).
+COMPLEX: dict[str, MathFunc] = {
+    f.name: f
+    for f in [
+        MathFunc("real", 1, cx.real, typing="part", complex_helper=cx.c_real),
+        MathFunc("imag", 1, cx.imag, typing="part", complex_helper=cx.c_imag),
+        MathFunc("conj", 1, cx.conj, typing="same", complex_helper=cx.c_conj),
+        MathFunc("complex", 2, cx.construct, typing="make", complex_helper=cx.c_construct),
+    ]
+}
+
+
+def function(name: str) -> MathFunc:
+    """The entry an ``ir.MathCall`` names (``MATH``, or ``COMPLEX`` for the parts of complex numbers)."""
+    return MATH[name] if name in MATH else COMPLEX[name]
 
 
 # ---------------------------------------------------------------- atomics

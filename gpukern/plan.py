@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, bool_, complex128, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -46,7 +46,8 @@ EVERY = (-math.inf, math.inf)
 
 def _python_class(cls: type) -> type:
     """The Python type that a value of ``cls`` is taken as: a NumPy scalar as its ``item()``."""
-    for numpy_cls, python_cls in ((np.bool_, bool), (np.integer, int), (np.floating, float)):
+    numpy_classes = ((np.bool_, bool), (np.integer, int), (np.floating, float), (np.complexfloating, complex))
+    for numpy_cls, python_cls in numpy_classes:
         if issubclass(cls, numpy_cls):
             return python_cls
     return cls
@@ -74,9 +75,11 @@ def value_range(t: ScalarType, cls: type) -> tuple[Any, Any] | None:
     if t.is_int:
         info = np.iinfo(t.dtype)
         return (int(info.min), int(info.max)) if issubclass(py, int) else None
-    if issubclass(py, (int, float)):
+    if issubclass(py, complex) and not t.is_complex:
+        return None  # a complex number's imaginary part would be lost
+    if issubclass(py, (int, float, complex)):  # complex parameters: each part within the range
         big = float(np.finfo(t.dtype).max)
-        if issubclass(cls, np.floating):  # compared in cls's precision: bounds it can hold (no overflow)
+        if issubclass(cls, (np.floating, np.complexfloating)):  # compared in cls's precision: bounds it can hold
             big = min(big, float(np.finfo(cls).max))
         return (-big, big)
     return None
@@ -90,7 +93,7 @@ def _c_bool(value: Any) -> np.uint8:
 C_VALUE: dict[ScalarType, Callable[[Any], Any]] = {t: _c_bool if t.kind == "b" else t.dtype.type for t in SCALARS}
 """Per scalar type, the C value of an argument that ``value_range`` accepts (a NumPy scalar)."""
 
-_PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float}
+_PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def packed_as_is(t: ScalarType, cls: type) -> bool:
@@ -103,6 +106,8 @@ def packed_as_is(t: ScalarType, cls: type) -> bool:
 def _wanted(t: ScalarType) -> str:
     if t.kind == "b":
         return "a bool"
+    if t.is_complex:
+        return f"a real or complex number ({t.name})"
     return f"an integer ({t.name})" if t.is_int else f"a number ({t.name})"
 
 
@@ -122,8 +127,9 @@ def convert_scalar(value: Any, t: ScalarType, name: str, kernel: str | None = No
         raise LaunchError(f"{where} must be {_wanted(t)}, not {value!r}")
     v = value.item() if isinstance(value, np.generic) else value
     lo, hi = bounds
-    if not (lo <= v <= hi or v != v or v == math.inf or v == -math.inf):
-        raise LaunchError(f"{where} = {_show(v)} does not fit in {t.name}")
+    for part in (v.real, v.imag) if isinstance(v, complex) else (v,):
+        if not (lo <= part <= hi or part != part or part == math.inf or part == -math.inf):
+            raise LaunchError(f"{where} = {_show(v)} does not fit in {t.name}")
     return C_VALUE[t](v)
 
 
@@ -163,6 +169,18 @@ class RangeTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name} <= {self.hi!r}"
 
 
+class PartsTest(NamedTuple):
+    """A complex scalar of exactly this type with both parts in [lo, hi] (NaN and ±inf fail it)."""
+
+    index: int
+    cls: type
+    lo: Any
+    hi: Any
+
+    def describe(self, name: str, backend: str) -> str:
+        return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name}.real, {name}.imag <= {self.hi!r}"
+
+
 class EqualTest(NamedTuple):
     """A constant of exactly this type equal to ``value`` (an int or bool: equal values, equal keys)."""
 
@@ -187,7 +205,7 @@ class KeyTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
 
 
-Test = ArrayTest | TypeTest | RangeTest | EqualTest | KeyTest
+Test = ArrayTest | TypeTest | RangeTest | PartsTest | EqualTest | KeyTest
 
 
 def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
@@ -195,6 +213,8 @@ def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
     bounds = value_range(t, type(a))
     if bounds is None:
         return None
+    if bounds is not EVERY and issubclass(_python_class(type(a)), complex):
+        return PartsTest(index, type(a), *bounds)  # no order: each part in the range
     return TypeTest(index, type(a)) if bounds is EVERY else RangeTest(index, type(a), *bounds)
 
 
@@ -348,6 +368,8 @@ class InferredParam(ArrayParam):
             return int64
         if isinstance(a, float):
             return float64
+        if isinstance(a, complex):
+            return complex128
         raise LaunchError(f"argument {self.name!r}: cannot pass {type(a).__name__} to a kernel")
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:
@@ -468,6 +490,7 @@ def _fast_path(
     )
     dims = tuple((t.index, shapes(t)) for t in tests if type(t) is ArrayTest and shapes(t))
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
+    parts = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is PartsTest)
     typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
     equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
     keyed = tuple((t.index, t.cls, t.key_of, t.key) for t in tests if type(t) is KeyTest)
@@ -492,6 +515,12 @@ def _fast_path(
             for i, cls, lo, hi, j, convert in ranged:
                 a = args[i]
                 if type(a) is not cls or not lo <= a <= hi:
+                    return False
+                cargs[j] = a if convert is None else convert(a)
+        if parts:
+            for i, cls, lo, hi, j, convert in parts:
+                a = args[i]
+                if type(a) is not cls or not (lo <= a.real <= hi and lo <= a.imag <= hi):
                     return False
                 cargs[j] = a if convert is None else convert(a)
         if typed:

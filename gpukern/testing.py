@@ -119,12 +119,12 @@ def shapes(
 
 
 def dtypes(kinds: str = "iuf") -> SearchStrategy[np.dtype]:
-    """Element dtypes kernels support, by NumPy kind letter: b bool, i signed, u unsigned, f float."""
+    """Element dtypes kernels support, by NumPy kind letter: b bool, i signed, u unsigned, f float, c complex."""
     from hypothesis import strategies as st
 
     chosen = [t.dtype for t in SCALARS if t.dtype.kind in kinds]
     if not chosen:
-        raise ValueError(f"no kernel dtype has a kind in {kinds!r}; use letters of 'biuf'")
+        raise ValueError(f"no kernel dtype has a kind in {kinds!r}; use letters of 'biufc'")
     return st.sampled_from(chosen)
 
 
@@ -144,6 +144,8 @@ def value_range(dtype: Any, op: str | None = None, *, terms: int = 2) -> tuple[A
         raise ValueError(f"terms must be at least 1, not {terms}")
     if dt.kind == "b":
         return False, True
+    if dt.kind == "c":
+        return _complex_value_range(dt, op, terms)
     top: float | int = np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max
     if op in ("add", "sub", "sum"):
         bound = top / terms if dt.kind == "f" else top // terms
@@ -161,6 +163,27 @@ def value_range(dtype: Any, op: str | None = None, *, terms: int = 2) -> tuple[A
     if dt.kind == "u":
         return 0, int(bound)
     return -int(bound), int(bound)
+
+
+def _complex_value_range(dt: np.dtype, op: str | None, terms: int) -> tuple[float, float]:
+    """The range of each part of a complex number: a product of ``terms`` complex numbers sums
+    ``2 ** (terms - 1)`` products of parts in each of its parts (a dot product, twice ``terms``)."""
+    part = np.dtype(np.float32 if dt == np.complex64 else np.float64)
+    if op in ("mul", "prod"):
+        _, hi = value_range(part, "prod", terms=terms)
+        bound = float(np.nextafter(part.type(hi / 2 ** ((terms - 1) / terms)), part.type(0)))
+        return -bound, bound
+    if op == "dot":
+        return value_range(part, "dot", terms=2 * terms)
+    return value_range(part, op, terms=terms)
+
+
+def _inward(x: float, part: np.dtype) -> float:
+    """``x`` as a value of the float type ``part``, rounded toward zero."""
+    r = part.type(x)
+    if abs(float(r)) > abs(x):
+        r = np.nextafter(r, part.type(0))
+    return float(r)
 
 
 def _root(x: float | int, n: int, real: bool) -> float | int:
@@ -202,6 +225,10 @@ def arrays(
         elements = st.floats(
             lo, hi, width=dt.itemsize * 8, allow_nan=False, allow_infinity=False, allow_subnormal=False
         )
+    elif dt.kind == "c":  # each part as a float of half the width
+        lo, hi = (_inward(x, np.dtype(f"f{dt.itemsize // 2}")) for x in (lo, hi))
+        part = st.floats(lo, hi, width=dt.itemsize * 4, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+        elements = st.builds(complex, part, part)
     else:
         elements = st.integers(lo, hi)
     return hnp.arrays(dt, shape, elements=elements)
@@ -342,6 +369,7 @@ class KernelMismatchError(AssertionError):
 
 
 _DEFAULT_TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+_DEFAULT_TOL.update(complex64=_DEFAULT_TOL["float32"], complex128=_DEFAULT_TOL["float64"])  # |got - expected|
 
 
 def assert_kernel_matches(
@@ -544,17 +572,19 @@ def _compare(backend: str, name: str, actual: np.ndarray, expected: np.ndarray, 
         )
     if actual.size == 0:
         return None
-    floating = actual.dtype.kind == "f" or expected.dtype.kind == "f"
+    complex_ = "c" in (actual.dtype.kind, expected.dtype.kind)
+    floating = actual.dtype.kind in "fc" or expected.dtype.kind in "fc"
     default = _DEFAULT_TOL.get(actual.dtype.name, _DEFAULT_TOL["float32"]) if floating else (0.0, 0.0)
     rt = default[0] if rtol is None else rtol
     at = default[1] if atol is None else atol
     if floating or rt or at:
-        a = actual.astype(np.float64)
-        e = expected.astype(np.float64)
+        wide = np.complex128 if complex_ else np.float64
+        a = actual.astype(wide)
+        e = expected.astype(wide)
         with np.errstate(all="ignore"):
             diff = np.abs(a - e)
             excess = np.where(np.isnan(diff), np.inf, diff - (at + rt * np.abs(e)))
-        same = (a == e) | (np.isnan(a) & np.isnan(e))
+        same = _same(a.real, e.real) & _same(a.imag, e.imag)  # NaN parts in the same places
         bad = ~same & ~(excess <= 0)
         detail = f"rtol={rt:g}, atol={at:g}"
     else:
@@ -569,11 +599,16 @@ def _compare(backend: str, name: str, actual: np.ndarray, expected: np.ndarray, 
     index = tuple(int(i) for i in np.unravel_index(flat, actual.shape))
     got, want = actual[index], expected[index]
     if floating:
+        number = complex if complex_ else float
         with np.errstate(all="ignore"):
-            d = abs(float(got) - float(want))
-            rel = d / abs(float(want)) if float(want) else math.inf
+            d = abs(number(got) - number(want))
+            rel = d / abs(number(want)) if number(want) else math.inf
         detail = f"abs diff {d:.6g}, rel diff {rel:.3g}; {detail}"
     return Mismatch(backend, name, index, got, want, count, actual.size, detail=detail)
+
+
+def _same(a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    return (a == e) | (np.isnan(a) & np.isnan(e))
 
 
 def _describe_inputs(inputs: dict[str, Any]) -> list[str]:

@@ -44,6 +44,10 @@ class ScalarType(Type):
         return self.kind in "iu"
 
     @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
@@ -59,7 +63,7 @@ class ScalarType(Type):
 class WeakType(Type):
     """The type of a Python literal: kind only, width decided by what it meets."""
 
-    kind: str  # 'i' or 'f'
+    kind: str  # 'i', 'f' or 'c'
 
     @property
     def is_float(self) -> bool:
@@ -69,8 +73,12 @@ class WeakType(Type):
     def is_int(self) -> bool:
         return self.kind == "i"
 
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
     def __repr__(self) -> str:
-        return "int literal" if self.kind == "i" else "float literal"
+        return {"i": "int literal", "f": "float literal", "c": "complex literal"}[self.kind]
 
 
 float32 = ScalarType("float32", np.dtype(np.float32))
@@ -83,6 +91,11 @@ WEAK_INT = WeakType("i")
 WEAK_FLOAT = WeakType("f")
 
 SCALARS: tuple[ScalarType, ...] = (bool_, int32, uint32, int64, float32, float64)
+# complex: (re, im) pairs of float32 / float64, laid out as NumPy's (and as float2 / double2 in C)
+complex64 = ScalarType("complex64", np.dtype(np.complex64))
+complex128 = ScalarType("complex128", np.dtype(np.complex128))
+WEAK_COMPLEX = WeakType("c")  # a Python complex literal (1j): complex64 with float32, per NEP 50
+SCALARS += (complex64, complex128)
 _BY_DTYPE = {t.dtype: t for t in SCALARS}
 
 
@@ -99,8 +112,20 @@ def from_dtype(dtype: Any, where: str = "") -> ScalarType:
 
 
 def python_type(obj: Any) -> ScalarType | None:
-    """``int``/``float``/``bool`` used as a type name: GPU widths (int32, float32)."""
-    return {int: int32, float: float32, bool: bool_}.get(obj)
+    """``int``/``float``/``bool``/``complex`` used as a type name: GPU widths (int32, float32, complex64)."""
+    return {int: int32, float: float32, bool: bool_, complex: complex64}.get(obj)
+
+
+def component(t: ScalarType) -> ScalarType:
+    """The real type of a complex type's parts (float32 for complex64); ``t`` itself otherwise."""
+    return {complex64: float32, complex128: float64}.get(t, t)
+
+
+def complex_of(t: ScalarType) -> ScalarType:
+    """The complex type whose parts are ``t`` (float64 -> complex128; float32 and narrower -> complex64)."""
+    if t.is_complex:
+        return t
+    return complex128 if t.itemsize >= 8 else complex64
 
 
 MemSpace = str  # 'global', 'shared', 'local' or 'constant' (a table the kernel reads from its module)
@@ -127,6 +152,8 @@ def materialize(t: Type, value: Any = None) -> ScalarType:
         return t
     if t == WEAK_FLOAT:
         return float32
+    if t == WEAK_COMPLEX:
+        return complex64
     if value is not None and not (-(2**31) <= int(value) < 2**31):
         return int64
     return int32
@@ -136,13 +163,16 @@ def _np_arg(t: Type) -> Any:
     """What to hand ``numpy.result_type`` for a type: a dtype, or a weak Python scalar."""
     if isinstance(t, ScalarType):
         return t.dtype
-    return 0.0 if t == WEAK_FLOAT else 0
+    return {"f": 0.0, "c": 0j}.get(t.kind, 0)
 
 
 def promote(a: Type, b: Type) -> Type:
     """NumPy 2's result type of a binary arithmetic operation on ``a`` and ``b``."""
     if isinstance(a, WeakType) and isinstance(b, WeakType):
-        return WEAK_FLOAT if "f" in (a.kind, b.kind) else WEAK_INT
+        for kind, weak in (("c", WEAK_COMPLEX), ("f", WEAK_FLOAT)):
+            if kind in (a.kind, b.kind):
+                return weak
+        return WEAK_INT
     return from_dtype(np.result_type(_np_arg(a), _np_arg(b)))
 
 
@@ -157,8 +187,8 @@ def true_divide_type(a: Type, b: Type) -> Type:
     """``/`` is true division: integers divide as float64, like NumPy."""
     t = promote(a, b)
     if isinstance(t, WeakType):
-        return WEAK_FLOAT
-    return t if t.is_float else float64
+        return WEAK_COMPLEX if t.is_complex else WEAK_FLOAT
+    return t if t.is_float or t.is_complex else float64
 
 
 class _ArrayAnnotation:

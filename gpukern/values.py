@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ir
 from .errors import KernelTypeError, Loc
-from .types import WEAK_FLOAT, WEAK_INT, ScalarType, Type, WeakType, bool_, from_dtype, materialize
+from .types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, ScalarType, Type, WeakType, bool_, from_dtype, materialize
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ Value = Any  # Static | ir.Expr | ir.ArrayRef | ShapeOf | Partial | tuple
 
 
 def is_number(v: Any) -> bool:
-    return isinstance(v, Static) and isinstance(v.value, (bool, int, float, np.bool_, np.number))
+    return isinstance(v, Static) and isinstance(v.value, (bool, int, float, complex, np.bool_, np.number))
 
 
 def static_type(value: Any) -> Type:
@@ -54,6 +54,8 @@ def static_type(value: Any) -> Type:
         return WEAK_INT
     if isinstance(value, float):
         return WEAK_FLOAT
+    if isinstance(value, complex):
+        return WEAK_COMPLEX
     return from_dtype(value.dtype)
 
 
@@ -83,6 +85,10 @@ def literal(loc: Loc, value: Any, t: ScalarType) -> ir.Lit:
     """A constant as a literal of type ``t``; a value that does not fit is a type error."""
     if t == bool_:
         return ir.Lit(bool(value), t, loc=loc)
+    if t.is_complex:
+        return ir.Lit(complex(t.dtype.type(value)), t, loc=loc)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise KernelTypeError(f"the complex number {value!r} cannot become {t.name}", loc, "take .real or .imag")
     if t.is_int:
         if isinstance(value, (float, np.floating)):
             if not np.isfinite(value) or not float(value).is_integer():
@@ -119,7 +125,8 @@ def materialized(loc: Loc, v: Value) -> ir.Expr:
 def check_store_cast(loc: Loc, src: Type, dst: ScalarType, what: str) -> None:
     """Stores follow NumPy's 'same_kind' casting: a float never silently becomes an int."""
     if isinstance(src, WeakType):
-        ok = not (src.is_float and not dst.is_float) and not (dst == bool_)
+        ok = not (src.is_float and not dst.is_float and not dst.is_complex) and not (dst == bool_)
+        ok = ok and (dst.is_complex or not src.is_complex)
     else:
         ok = bool(np.can_cast(src.dtype, dst.dtype, casting="same_kind"))
     if not ok:

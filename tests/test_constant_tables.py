@@ -12,7 +12,7 @@ from gpukern import Array, float32, func, global_id, int32, kernel
 WEIGHTS = np.array([1.5, -2.0, np.inf, -np.inf, np.nan, 0.1, 2.0**-140, -0.0], np.float32)
 GRID = np.arange(12, dtype=np.int32).reshape(3, 4) * 7 - 20
 HUGE = np.zeros(16 * 1024 + 1, np.float32)  # one element past 64 KiB
-COMPLEX = np.ones(4, np.complex64)
+TIMES = np.zeros(4, "datetime64[s]")
 
 
 @func
@@ -70,8 +70,8 @@ def huge_table(out: Array[float32]):
 
 
 @kernel
-def complex_table(out: Array[float32]):
-    out[0] = COMPLEX[0]
+def time_table(out: Array[float32]):
+    out[0] = TIMES[0]
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def complex_table(out: Array[float32]):
         (write_table, "'WEIGHTS' is a constant table .* cannot write it"),
         (atomic_on_table, "'WEIGHTS' is a constant table .* cannot write it"),
         (huge_table, "exceed the 65,536 bytes of constant memory"),
-        (complex_table, "unsupported element type .* for the constant table 'COMPLEX'"),
+        (time_table, "unsupported element type .* for the constant table 'TIMES'"),
     ],
 )
 def test_tables_that_cannot_be_are_refused_at_their_line(k, match):

@@ -259,6 +259,7 @@ VALUES = [
     *(np.bool_(True), np.int8(-3), np.int32(5), np.int32(-7), np.uint32(2**32 - 1), np.int64(2**40)),
     *(np.uint64(2**64 - 1), np.float16(1.5), np.float32(1.5), np.float32("inf"), np.float32("nan"), np.float64(1e300)),
     *(np.float64(-0.0), "1", None, 1j),
+    *(complex(1.5, -2.5), complex(1e300, 1), complex(1, math.inf), np.complex64(1 - 1j), np.complex128(1e300j)),
 ]
 REFUSED = object()
 
@@ -271,6 +272,8 @@ def _checked(t, v):
 
 
 def _same_c_value(t, fast, checked, packs: bool) -> bool:
+    if packs and t.is_complex:  # PyCUDA packs a complex as its two parts, each a C float or double
+        return np.asarray(fast, t.dtype).tobytes() == np.asarray(checked, t.dtype).tobytes()
     if packs:  # the launcher packs it: the bytes must agree
         return struct.pack(STRUCT[t.name], fast) == struct.pack(STRUCT[t.name], checked)
     return type(fast) is type(checked) and fast.tobytes() == checked.tobytes()
@@ -300,7 +303,8 @@ def _agree(k: gk.Kernel, packs: bool) -> int:
         for sample, plan, rec, out in _plans_for(k, packs):
             key = plan.variant.key
             own = plan.fast((out, sample))
-            finite = not isinstance(sample, (float, np.floating)) or math.isfinite(sample)
+            numbers = (float, np.floating, complex, np.complexfloating)
+            finite = not isinstance(sample, numbers) or bool(np.isfinite(sample))
             assert own or not finite or "any value" in plan.describe(), f"the plan of {sample!r} refuses it"
             scalar = [p for p in plan.variant.kernel_params if p.kind == "scalar"]
             for value in VALUES:

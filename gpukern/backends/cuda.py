@@ -12,6 +12,7 @@ import atexit
 import functools
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -88,6 +89,24 @@ def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "")
 
 # struct-module codes of PyCUDA's prepared calls, per C parameter type
 _PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+_PREPARE.update(complex64="F", complex128="D")  # PyCUDA packs a Python complex as two floats or doubles
+# (size, alignment) of a code's C parameter where it is not the code's size twice: a float2 is
+# 8-byte aligned, a double2 16 (PyCUDA's "F" and "D" align to their parts only)
+_C_LAYOUT = {"F": (8, 8), "D": (16, 16)}
+
+
+def _arg_format(codes: list[str]) -> str:
+    """The struct format of a kernel's parameters, with explicit padding ("4x") wherever the C
+    parameter is aligned more strictly than the struct module would align it."""
+    out, offset = [], 0
+    for c in codes:
+        size, align = _C_LAYOUT.get(c) or (struct.calcsize(c),) * 2
+        pad = -offset % align
+        if pad:
+            out.append(f"{pad}x")
+        out.append(c)
+        offset += pad + size
+    return "".join(out)
 
 
 def _cuda_array_pointer(a: Any, name: str) -> int:
@@ -176,10 +195,9 @@ class CUDABackend(Backend):
                 variant.kernel.__name__,
             )
             fn = module.get_function(c_identifier(variant.program.kernel.name))
-            fmt = "".join(
-                "P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name]
-                for p in variant.kernel_params
-            )
+            params = variant.kernel_params
+            codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name] for p in params]
+            fmt = _arg_format(codes)
             fn.prepare(fmt)
             fn.gk_module = module  # keep the module alive as long as the function
             fn.gk_shared = variant.shared_bytes

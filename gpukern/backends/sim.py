@@ -401,7 +401,7 @@ class _Run:
         args = [self.eval(a, m) for a in e.args]
         if self.prof is not None and (e.type.is_float or isinstance(e.type, TupleType) and e.type.items[0].is_float):
             self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
-        return ops.MATH[e.name].evaluate(args, e.args[0].type)
+        return ops.function(e.name).evaluate(args, e.args[0].type)
 
     def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
         return self.specials[e.name][e.dim]

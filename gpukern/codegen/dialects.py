@@ -8,7 +8,7 @@ type and math names; those live here, apart from the runtimes that compile and l
 from __future__ import annotations
 
 from ..errors import BackendError
-from ..types import bool_, float32, float64, int32, int64, uint32
+from ..types import bool_, complex64, complex128, float32, float64, int32, int64, uint32
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
@@ -33,6 +33,8 @@ CUDA = Dialect(
         int64: "long long",
         float32: "float",
         float64: "double",
+        complex64: "float2",
+        complex128: "double2",
     },
     unsigned_types={4: "unsigned int", 8: "unsigned long long"},
     storage_types={},
@@ -84,6 +86,9 @@ CUDA = Dialect(
         ("brev", "int32"): "(int)__brev((unsigned int)({0}))",
         ("brev", "uint32"): "__brev({0})",
         ("brev", "int64"): "(long long)__brevll((unsigned long long)({0}))",
+        # a product rounded on its own, never fused into an fma (complex arithmetic: as NumPy's)
+        ("mul_rn", "float32"): "__fmul_rn({0}, {1})",
+        ("mul_rn", "float64"): "__dmul_rn({0}, {1})",
     },
     native_atomics={
         **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
@@ -129,6 +134,7 @@ CUDA = Dialect(
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
     tuple_value="{T}{{{items}}}",  # C++ aggregate initialisation
     print_lengths={"i": "ll", "u": "ll"},
+    complex_make="make_{T}({0}, {1})",
 )
 
 
@@ -136,7 +142,16 @@ OPENCL = Dialect(
     name="opencl",
     kernel_prefix="__kernel",
     func_prefix="",
-    types={bool_: "bool", int32: "int", uint32: "uint", int64: "long", float32: "float", float64: "double"},
+    types={
+        bool_: "bool",
+        int32: "int",
+        uint32: "uint",
+        int64: "long",
+        float32: "float",
+        float64: "double",
+        complex64: "float2",
+        complex128: "double2",
+    },
     unsigned_types={4: "uint", 8: "ulong"},
     storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
     global_ptr="__global {const}{T}* restrict {name}",
@@ -173,6 +188,7 @@ OPENCL = Dialect(
         ("sincos", "*"): "*({1}) = sincos({0}, {2})",  # OpenCL's returns the sine, the cosine through a pointer
         ("popc", "*"): "(int)popcount({0})",
         ("clz", "*"): "(int)clz({0})",
+        ("mul_rn", "*"): "(({0}) * ({1}))",  # unfused where the helper turns contraction off (no_contract)
     },
     native_atomics={
         **{("add", t): "atomic_add({p}, {0})" for t in _I},
@@ -213,6 +229,8 @@ OPENCL = Dialect(
     tuple_value="({T}){{{items}}}",  # a C99 compound literal
     # OpenCL's long is 64 bits; PoCL's printf reads a double as a float unless told 'l' (%.17lg)
     print_lengths={"i": "l", "u": "l", "f": "l"},
+    complex_make="(({T})({0}, {1}))",
+    no_contract="#pragma OPENCL FP_CONTRACT OFF",
 )
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import formats, ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, TupleType, bool_, float32, float64, int32, int64
+from ..types import ArrayType, ScalarType, TupleType, bool_, complex128, component, float32, float64, int32, int64
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -112,6 +112,8 @@ class Dialect:
     tuple_value: str = "{T}{{{items}}}"  # '{T}' the struct, '{items}': a tuple's value (``return a, b``)
     print_call: str = "printf({args});"  # '{args}': the format string and the values
     print_lengths: dict[str, str] = field(default_factory=dict)  # kind -> printf length modifier of 64 bits
+    complex_make: str = ""  # '{T}' the complex type's name, '{0}' '{1}' its parts: a complex value
+    no_contract: str = ""  # first line of a complex helper: no a * b + c fused into an fma there
 
 
 _PREC = {
@@ -194,9 +196,11 @@ class Emitter:
         specials = {**self.d.float_specials, **self.d.constant_specials}
         values = []
         for v in data.reshape(-1).tolist():
-            if t.is_float and not math.isfinite(v):
-                spelled = specials[("nan" if math.isnan(v) else "inf", t)]
-                values.append(f"-{spelled}" if math.copysign(1.0, v) < 0 else spelled)
+            if t.is_complex:  # an aggregate of its parts (make_float2 is no constant expression)
+                f = component(t)
+                values.append("{" + ", ".join(self.table_value(p, f, specials) for p in (v.real, v.imag)) + "}")
+            elif t.is_float:
+                values.append(self.table_value(v, t, specials))
             else:
                 values.append(self.expr(ir.Lit(v, t)))
         dims = "".join(f"[{n}]" for n in ref.type.shape or ())
@@ -205,6 +209,13 @@ class Emitter:
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""
         head = f"{self.d.qualifiers['constant']}{self.storage(t)} {self.tables[ref.name]}{dims} = {{{where}"
         return f"{head}\n    {body}\n}};"
+
+    def table_value(self, v: float, t: ScalarType, specials: dict[tuple[str, ScalarType], str]) -> str:
+        """One float of a constant table (inf and nan as constant expressions)."""
+        if math.isfinite(v):
+            return self.expr(ir.Lit(v, t))
+        spelled = specials[("nan" if math.isnan(v) else "inf", t)]
+        return f"-{spelled}" if math.copysign(1.0, v) < 0 else spelled
 
     def _function_names(self, prog: ir.Program) -> dict[int, str]:
         names: dict[int, str] = {}
@@ -432,7 +443,7 @@ class Emitter:
     def type(self, t: ScalarType) -> str:
         if isinstance(t, TupleType):
             return self.tuple_struct(t)
-        if t == float64:
+        if t in (float64, complex128):
             self.uses_fp64 = True
         return self.d.types[t]
 
@@ -440,12 +451,19 @@ class Emitter:
         return self.d.unsigned_types[t.itemsize]
 
     def storage(self, t: ScalarType) -> str:
-        if t == float64:
+        if t in (float64, complex128):
             self.uses_fp64 = True
         return self.d.storage_types.get(t, self.d.types[t])
 
+    def make_complex(self, t: ScalarType, re: str, im: str) -> str:
+        return self.d.complex_make.format(re, im, T=self.type(t))
+
     def expr_Lit(self, e: ir.Lit) -> tuple[str, int]:
         t, v = e.type, e.value
+        if t.is_complex:
+            f = component(t)
+            parts = (self.expr_Lit(ir.Lit(p, f))[0] for p in (complex(v).real, complex(v).imag))
+            return self.make_complex(t, *parts), _ATOM
         if t == bool_:
             return ("true" if v else "false"), _ATOM
         if t.is_int:
@@ -486,12 +504,16 @@ class Emitter:
     def infix(self, e: ir.BinOp) -> bool:
         """Whether C's own operator has the operation's meaning here (else a helper or math call)."""
         op = ops.BINARY[e.op]
+        if e.type.is_complex:
+            return False
         if e.type.is_float and op.float_math:
             return False
         return op.helper(e.type) is None or op.exact(e, self.nonnegative)
 
     def expr_BinOp(self, e: ir.BinOp) -> tuple[str, int]:
         op, t = ops.BINARY[e.op], e.type
+        if t.is_complex:
+            return self.complex_call(op.name, t, [e.left, e.right], op.complex_helper), _ATOM
         if not self.infix(e):
             if t.is_float and op.float_math:
                 return self.math_text(op.float_math, t, [self.expr(e.left), self.expr(e.right)]), _ATOM
@@ -504,6 +526,9 @@ class Emitter:
         return is_nonnegative(e, self.nonneg)
 
     def expr_Compare(self, e: ir.Compare) -> tuple[str, int]:
+        if e.left.type.is_complex:
+            op = ops.COMPARE[e.op]
+            return self.complex_call(op.name, e.left.type, [e.left, e.right], op.complex_helper, bool_), _ATOM
         p = _PREC[e.op]
         return f"{self.expr(e.left, p)} {e.op} {self.expr(e.right, p + 1)}", p
 
@@ -513,6 +538,8 @@ class Emitter:
         return f"{self.expr(e.left, p)} {op} {self.expr(e.right, p + 1)}", p
 
     def expr_Unary(self, e: ir.Unary) -> tuple[str, int]:
+        if e.type.is_complex:
+            return self.complex_call("neg", e.type, [e.operand], ops.UNARY[e.op].complex_helper), _ATOM
         op = ops.UNARY[e.op].c_symbol
         inner = self.expr(e.operand, _UNARY)
         if op == "-" and inner.startswith("-"):
@@ -520,6 +547,8 @@ class Emitter:
         return f"{op}{inner}", _UNARY
 
     def expr_Cast(self, e: ir.Cast) -> tuple[str, int]:
+        if e.type.is_complex:
+            return self.complex_call(f"to_{e.type.name}", e.value.type, [e.value], ops.cx.c_cast(e.type), e.type), _ATOM
         if isinstance(e.value, ir.Lit) and e.type != bool_ and e.value.type != bool_:
             with np.errstate(all="ignore"):
                 value = np.array(e.value.value, e.value.type.dtype).astype(e.type.dtype).item()
@@ -536,12 +565,14 @@ class Emitter:
         return f"{c} ? {self.expr(e.a, _TERNARY + 1)} : {self.expr(e.b, _TERNARY)}", _TERNARY
 
     def expr_MathCall(self, e: ir.MathCall) -> tuple[str, int]:
-        t, mf = e.args[0].type, ops.MATH[e.name]
+        t, mf = e.args[0].type, ops.function(e.name)
         if isinstance(e.type, TupleType):  # several results: a helper filling the tuple's struct
             R, fill = self.type(e.type), mf.tuple_helper
             assert fill is not None
             body = lambda t, c: f"    {R} r;\n{fill(t, c)}\n    return r;"  # noqa: E731
             return self.helper_call(e.name, t, e.args, body, e.type), _ATOM
+        if mf.complex_helper is not None and (t.is_complex or mf.typing == "make"):
+            return self.complex_call(e.name, t, e.args, mf.complex_helper, e.type), _ATOM
         if mf.float_helper is not None and t.is_float:
             helper = mf.float_helper
             body = helper if callable(helper) else lambda t, c: helper
@@ -628,6 +659,16 @@ class Emitter:
             R = self.type(ret or t)
             self.helpers[name] = f"{self.d.func_prefix}{R} {name}({params})\n{{\n{body(t, self)}\n}}"
         return f"{name}({', '.join(self.expr(a) for a in args)})"
+
+    def complex_call(
+        self, kind: str, t: ScalarType, args: list[ir.Expr], body: Any, ret: ScalarType | None = None
+    ) -> str:
+        """A helper of ``complex_ops`` (``body``), in which the compiler may not fuse a product
+        into an fma (the dialect's ``no_contract`` line), as NumPy computes the parts."""
+        assert body is not None, f"no complex form of {kind}: the front end refuses it"
+        if self.d.no_contract:
+            return self.helper_call(kind, t, args, lambda t, c: f"{self.d.no_contract}\n{body(t, c)}", ret)
+        return self.helper_call(kind, t, args, body, ret)
 
     def _cas_helper(self, name: str, op: str, t: ScalarType, space: str) -> str:
         """An atomic the hardware lacks, built from a compare-and-swap loop on the element's bits."""
