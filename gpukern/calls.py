@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, promote, python_type
+from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, math_float, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -78,19 +78,20 @@ def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
 
 
 def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
-    """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in float64."""
+    """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in the
+    float NumPy's loops use (``types.math_float``: int8 in float16, int16 in float32, int32 in float64)."""
     x.nargs(node, mf.nargs, mf.name)
     args = [scalar(x.loc(node), a, f"{mf.name}() argument") for a in args]
     t = x.type_of(args[0])
     for a in args[1:]:
         t = promote(t, x.type_of(a))
     if all(isinstance(a, Static) for a in args):
-        at = float64 if isinstance(t, WeakType) or not t.is_float else t
+        at = float64 if isinstance(t, WeakType) else math_float(t)
         out = x.fold(node, lambda *v: mf.evaluate(list(v), at)[()], *[a.value for a in args]).value
         if mf.predicate:
             return Static(bool(out))
         return Static(float(out) if isinstance(t, WeakType) else out)
-    ft = materialize(t) if t.is_float else float64
+    ft = materialize(t) if t.is_float else math_float(materialize(t))
     cargs = [coerce(x.loc(node), a, ft) for a in args]
     return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=x.loc(node))
 

@@ -41,7 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import ir
-from .types import ScalarType
+from .types import ScalarType, compute_type, int32
 
 
 class CText(Protocol):
@@ -155,9 +155,14 @@ def _c_mod(t: ScalarType, c: CText) -> str:
 
 def _c_ipow(t: ScalarType, c: CText) -> str:
     neg = "" if t.kind == "u" else "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    if t.itemsize < 4:  # C multiplies 8- and 16-bit integers as int, which 65535 * 65535 overflows
+        U = c.unsigned(int32)
+        mul_r, mul_a = f"r = ({c.type(t)})(({U})r * a)", f"a = ({c.type(t)})(({U})a * a)"
+    else:
+        mul_r, mul_a = "r *= a", "a *= a"
     return (
-        f"{neg}    {c.type(t)} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
-        "        b >>= 1;\n        if (b) a *= a;  /* no square beyond the last bit */\n    }\n    return r;"
+        f"{neg}    {c.type(t)} r = 1;\n    while (b > 0) {{\n        if (b & 1) {mul_r};\n"
+        f"        b >>= 1;\n        if (b) {mul_a};  /* no square beyond the last bit */\n    }}\n    return r;"
     )
 
 
@@ -520,7 +525,12 @@ class MathFunc:
         return np.asarray(out)[()]
 
     def evaluate(self, args: list[Any], t: ScalarType) -> Any:
-        """The value at run time (or of constants) for operands already of type ``t``."""
+        """The value at run time (or of constants) for operands already of type ``t``; a float16
+        function computes in float32 and rounds (``types.compute_type``), as NumPy's half loops do."""
+        ct = compute_type(t)
+        if ct != t:
+            out = self.evaluate([_arr(a, t.dtype).astype(ct.dtype) for a in args], ct)
+            return out if self.predicate else np.asarray(out).astype(t.dtype)
         with np.errstate(all="ignore"):
             out = self.numpy(*[_arr(a, t.dtype) for a in args])
         if self.predicate:
@@ -635,6 +645,8 @@ def math_func(obj: Any) -> MathFunc | None:
 # the element types atomics work on (a subset of an entry's where ``types`` says so)
 ATOMIC_TYPES = ("int32", "uint32", "int64", "float32", "float64")
 _INT_ATOMIC_TYPES = ("int32", "uint32", "int64")
+ATOMIC_TYPES += ("uint64",)
+_INT_ATOMIC_TYPES += ("uint64",)
 
 
 @dataclass(frozen=True)

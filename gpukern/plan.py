@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, bool_, float16, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -89,6 +89,7 @@ def _c_bool(value: Any) -> np.uint8:
 
 C_VALUE: dict[ScalarType, Callable[[Any], Any]] = {t: _c_bool if t.kind == "b" else t.dtype.type for t in SCALARS}
 """Per scalar type, the C value of an argument that ``value_range`` accepts (a NumPy scalar)."""
+C_VALUE[float16] = lambda v: np.float32(np.float16(v))  # a half is passed as the float of its value (C scalar_params)
 
 _PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float}
 
@@ -97,6 +98,8 @@ def packed_as_is(t: ScalarType, cls: type) -> bool:
     """Whether a launcher that packs scalars itself (``Backend.packs_scalars``: struct packing) packs
     a value of ``cls`` as the C ``t`` exactly as it would pack ``C_VALUE[t]`` of it: a Python number
     of ``t``'s kind, or a NumPy scalar of ``t``'s dtype (not ``numpy.bool_``, which has no ``__index__``)."""
+    if C_VALUE[t] is not t.dtype.type and t.kind != "b":  # converted to another C type (float16)
+        return False
     return cls is _PYTHON_SCALAR[t.kind] or (t.kind != "b" and _same_dtype(cls, t))
 
 

@@ -79,10 +79,18 @@ int32 = ScalarType("int32", np.dtype(np.int32))
 int64 = ScalarType("int64", np.dtype(np.int64))
 uint32 = ScalarType("uint32", np.dtype(np.uint32))
 bool_ = ScalarType("bool", np.dtype(np.bool_))
+# the narrow and unsigned 64-bit integers (C computes the narrow ones in int: the emitter narrows back)
+int8 = ScalarType("int8", np.dtype(np.int8))
+uint8 = ScalarType("uint8", np.dtype(np.uint8))
+int16 = ScalarType("int16", np.dtype(np.int16))
+uint16 = ScalarType("uint16", np.dtype(np.uint16))
+uint64 = ScalarType("uint64", np.dtype(np.uint64))
+float16 = ScalarType("float16", np.dtype(np.float16))
 WEAK_INT = WeakType("i")
 WEAK_FLOAT = WeakType("f")
 
 SCALARS: tuple[ScalarType, ...] = (bool_, int32, uint32, int64, float32, float64)
+SCALARS += (int8, uint8, int16, uint16, uint64, float16)
 _BY_DTYPE = {t.dtype: t for t in SCALARS}
 
 
@@ -144,6 +152,22 @@ def promote(a: Type, b: Type) -> Type:
     if isinstance(a, WeakType) and isinstance(b, WeakType):
         return WEAK_FLOAT if "f" in (a.kind, b.kind) else WEAK_INT
     return from_dtype(np.result_type(_np_arg(a), _np_arg(b)))
+
+
+def math_float(t: ScalarType) -> ScalarType:
+    """The float type a math function (a NumPy ufunc such as ``np.sqrt``) computes an operand of
+    type ``t`` in: ``t`` itself for floats; for integers the smallest float that holds every value
+    (NumPy's loops: bool, int8, uint8 -> float16; int16, uint16 -> float32; wider -> float64)."""
+    if t.is_float:
+        return t
+    return from_dtype(np.sqrt.resolve_dtypes((t.dtype, None))[1])
+
+
+def compute_type(t: ScalarType) -> ScalarType:
+    """The type in which operations on ``t`` that the hardware has no instruction for (math
+    functions, ``//``, ``%``, ``**``) compute, the result rounded back to ``t``: float32 for float16,
+    as NumPy's half loops do; ``t`` itself otherwise."""
+    return float32 if t == float16 else t
 
 
 def join(a: Type | None, b: Type) -> Type:

@@ -87,6 +87,7 @@ def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "")
 
 # struct-module codes of PyCUDA's prepared calls, per C parameter type
 _PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+_PREPARE |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q", "float16": "f"}  # half: as float
 
 
 def _cuda_array_pointer(a: Any, name: str) -> int:
