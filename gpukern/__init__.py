@@ -77,7 +77,7 @@ from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
-from .types import float16, int8, int16, uint8, uint16, uint64
+from .types import bfloat16, float16, int8, int16, uint8, uint16, uint64
 
 __all__ = [
     "__version__",
@@ -162,4 +162,5 @@ __all__ = [
     "uint16",
     "uint64",
     "float16",
+    "bfloat16",
 ]

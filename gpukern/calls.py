@@ -14,7 +14,7 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, WeakType, bool_, float64, int32, int64, materialize, math_float, promote, python_type
+from .types import ScalarType, StorageType, WeakType, bool_, float64, int32, int64, materialize, math_float, promote, python_type
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 
@@ -67,6 +67,12 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
 
 def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
     x.nargs(node, 1, t.name)
+    if isinstance(t, StorageType):
+        raise KernelTypeError(
+            f"{t.name} is a storage type: arrays hold it, values are {t.value.name}",
+            x.loc(node),
+            f"store the value into an Array[{t.name}] (it is rounded there), or convert with {t.value.name}(...)",
+        )
     v = scalar(x.loc(node), args[0], "cast argument")
     if isinstance(v, Static):
         if t.is_int and isinstance(v.value, float) and not np.isfinite(v.value):

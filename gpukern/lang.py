@@ -235,9 +235,11 @@ class _Vector(Intrinsic):
         elem, what, loc = array.type.elem, self.name, cx.loc(node)
         if width not in (2, 4) or isinstance(width, bool):
             raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
-        if elem == bool_ or elem.itemsize * width > 16:
+        if elem == bool_ or elem.itemsize * width > 16 or elem.itemsize < 4:
             raise KernelTypeError(
-                f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, and no bools", loc
+                f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, "
+                "of 4- or 8-byte elements",
+                loc,
             )
         last = indices[-1]
         if isinstance(last, ir.Lit):

@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, float16, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, StorageType, bool_, float16, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -261,7 +261,7 @@ class ArrayParam(Param):
                     f"argument {self.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
                 )
             return ArrayType(elem, len(shape))
-        if dtype != want.elem.dtype:
+        if dtype != want.elem.dtype and from_dtype_or_none(dtype) is not want.elem:
             raise LaunchError(
                 f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; "
                 f"convert it with .astype(numpy.{want.elem.name})"
@@ -276,10 +276,23 @@ class ArrayParam(Param):
         return ArrayTest(index, key.elem.dtype, key.ndim)
 
 
+def from_dtype_or_none(dtype: Any) -> ScalarType | None:
+    """The scalar type of a dtype (``ml_dtypes.bfloat16`` is bfloat16), or None."""
+    try:
+        return from_dtype(dtype)
+    except KernelTypeError:
+        return None
+
+
 class ScalarParam(Param):
     """A scalar of a declared type (``float32``, ``int``...): the argument is converted to it."""
 
     def key(self, a: Any) -> Any:
+        if isinstance(self.type, StorageType):
+            raise LaunchError(
+                f"parameter {self.name!r}: {self.type.name} is an array element type (values are "
+                f"{self.type.value.name}); annotate the scalar {self.type.value.name}"
+            )
         return self.type
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:

@@ -94,12 +94,69 @@ SCALARS += (int8, uint8, int16, uint16, uint64, float16)
 _BY_DTYPE = {t.dtype: t for t in SCALARS}
 
 
+def _bf16_floats(bits: Any) -> np.ndarray:
+    """bfloat16 bit patterns as the float32 values they are (the upper half of a float32)."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def _bf16_bits(x: Any) -> np.ndarray:
+    """float32 values rounded to bfloat16, to nearest even, as bit patterns; a NaN stays a NaN
+    of its sign (made quiet), as ``__float2bfloat16_rn`` and ml_dtypes do."""
+    x = np.ascontiguousarray(x, np.float32)
+    u = x.view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    quiet = ((u >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)
+    return np.where(np.isnan(x), quiet, rounded)
+
+
+@dataclass(frozen=True, repr=False)
+class StorageType(ScalarType):
+    """A type arrays store and registers never hold: reading an element gives a ``value``
+    (bfloat16: a float32), storing one rounds to the type.  ``dtype`` is that of the stored
+    bits (uint16), which the simulator's memory holds; C converts with the dialect's
+    ``element_loads``/``element_stores``."""
+
+    value: ScalarType = float32
+    to_value: Any = None  # bits -> values (NumPy)
+    from_value: Any = None  # values -> bits, rounded (NumPy)
+
+    @property
+    def kind(self) -> str:
+        return "f"
+
+    def __call__(self, value: Any) -> Any:
+        """On the host, ``bfloat16(x)``: the float32 value of ``x`` rounded to bfloat16."""
+        return self.to_value(self.from_value(value))[()]
+
+    def bits(self, values: Any) -> np.ndarray:
+        """Float values rounded to bfloat16, as a uint16 array of the bits (what a kernel's
+        ``Array[bfloat16]`` parameter takes, beside an ``ml_dtypes.bfloat16`` array)."""
+        return self.from_value(values)
+
+    def floats(self, bits: Any) -> np.ndarray:
+        """bfloat16 bits (a uint16 or ``ml_dtypes.bfloat16`` array) as float32 values."""
+        bits = np.asarray(bits)
+        return self.to_value(bits.view(np.uint16) if bits.dtype.itemsize == 2 else bits)
+
+
+bfloat16 = StorageType("bfloat16", np.dtype(np.uint16), float32, _bf16_floats, _bf16_bits)
+
+
+def value_type(t: ScalarType) -> ScalarType:
+    """The type of a value read from (or stored into) an array of ``t``: float32 for bfloat16."""
+    return t.value if isinstance(t, StorageType) else t
+
+
 def from_dtype(dtype: Any, where: str = "") -> ScalarType:
     """The scalar type of a NumPy dtype, or a clear error naming the unsupported one."""
+    if dtype is bfloat16:
+        return bfloat16
     try:
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
+    if dt is not None and dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
+        return bfloat16
     if dt is None or dt not in _BY_DTYPE:
         names = ", ".join(t.name for t in SCALARS)
         raise KernelTypeError(f"unsupported element type {dtype!r}{where}; supported: {names}")

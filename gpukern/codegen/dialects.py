@@ -8,7 +8,7 @@ type and math names; those live here, apart from the runtimes that compile and l
 from __future__ import annotations
 
 from ..errors import BackendError
-from ..types import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from ..types import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
@@ -31,6 +31,19 @@ def _cuda_narrow_bits() -> dict[tuple[str, str], str]:
         T = "signed char" if name == "int8" else _NARROW[name]
         out[("brev", name)] = f"({T})(__brev({z}) >> {32 - bits})"
     return out
+
+
+def _bf16_helpers(T: str, to_bits: str, from_bits: str) -> dict[str, str]:
+    """bfloat16 elements (the bits, in an unsigned short) read as float32 and written rounded to
+    nearest even, a NaN kept a NaN of its sign: the same as ``types.bfloat16``'s NumPy forms."""
+    return {
+        "gk_bf16_load": f"float gk_bf16_load({T} b)\n{{\n    return {from_bits}((uint_t)b << 16);\n}}",
+        "gk_bf16_store": (
+            f"{T} gk_bf16_store(float x)\n{{\n    uint_t u = {to_bits}(x);\n"
+            f"    if (x != x) return ({T})((u >> 16) | 0x40u);\n"
+            f"    return ({T})((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}}"
+        ),
+    }
 
 
 # CUDA's half: arithmetic and comparisons on __half (cuda_fp16.h); conversions spelled here, every
@@ -70,7 +83,7 @@ CUDA = Dialect(
         float16: "__half",
     },
     unsigned_types={4: "unsigned int", 8: "unsigned long long", 1: "unsigned char", 2: "unsigned short"},
-    storage_types={},
+    storage_types={bfloat16: "unsigned short"},
     global_ptr="{const}{T}* __restrict__ {name}",
     qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
     barrier="__syncthreads();",
@@ -182,6 +195,12 @@ CUDA = Dialect(
     casts=_CUDA_HALF_CASTS,
     literals={float16: "__float2half_rn({0})"},
     scalar_params={float16: ("float", "__float2half_rn({0})")},
+    element_loads={bfloat16: "gk_bf16_load({e})"},
+    element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
+    helper_defs={
+        k: v.replace("uint_t", "unsigned int")
+        for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
+    },
 )
 
 
@@ -206,7 +225,7 @@ OPENCL = Dialect(
     unsigned_types={4: "uint", 8: "ulong", 1: "uchar", 2: "ushort"},
     # OpenCL forbids bool in kernel arguments and buffers; half needs cl_khr_fp16 but as ushort bits
     # read and written by vload_half/vstore_half (element_loads), which every device has
-    storage_types={bool_: "uchar", float16: "ushort"},
+    storage_types={bool_: "uchar", float16: "ushort", bfloat16: "ushort"},
     global_ptr="__global {const}{T}* restrict {name}",
     qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
@@ -290,8 +309,8 @@ OPENCL = Dialect(
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
     casts={("*", "float16"): "gk_half((float)({0}))", ("float64", "float16"): "gk_half_d({0})"},
     rounding={float16: "gk_half({0})"},
-    element_loads={float16: "vload_half(0, (const {q}half*)&{e})"},
-    element_stores={float16: "vstore_half({v}, 0, ({q}half*)&{e})"},
+    element_loads={float16: "vload_half(0, (const {q}half*)&{e})", bfloat16: "gk_bf16_load({e})"},
+    element_stores={float16: "vstore_half({v}, 0, ({q}half*)&{e})", bfloat16: "{e} = gk_bf16_store({v})"},
     scalar_params={float16: ("float", "{0}")},
     helper_defs={
         # a float rounded to the nearest half (ties to even), through vstore_half, which every device has
@@ -299,6 +318,7 @@ OPENCL = Dialect(
         "    return vload_half(0, (half*)&h);\n}",
         "gk_half_d": "float gk_half_d(double x)\n{\n    ushort h;\n    vstore_half(x, 0, (half*)&h);\n"
         "    return vload_half(0, (half*)&h);\n}",
+        **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
     },
 )
 

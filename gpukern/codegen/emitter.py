@@ -504,7 +504,8 @@ class Emitter:
             self.uses_fp64 = True
         if t in self.d.type_preamble:
             self.preambles.setdefault(self.d.type_preamble[t])
-        return self.d.storage_types.get(t, self.d.types[t])
+        stored = self.d.storage_types.get(t)
+        return stored if stored is not None else self.d.types[t]
 
     def expr_Lit(self, e: ir.Lit) -> tuple[str, int]:
         t, v = e.type, e.value
