@@ -76,8 +76,23 @@ from .lang import (
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
-from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
-from .types import bfloat16, float16, int8, int16, uint8, uint16, uint64
+from .types import (
+    Array,
+    Const,
+    bfloat16,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 __all__ = [
     "__version__",

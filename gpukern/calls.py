@@ -14,7 +14,19 @@ import numpy as np
 
 from . import ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
-from .types import ScalarType, StorageType, WeakType, bool_, float64, int32, int64, materialize, math_float, promote, python_type
+from .types import (
+    ScalarType,
+    StorageType,
+    WeakType,
+    bool_,
+    float64,
+    int32,
+    int64,
+    materialize,
+    math_float,
+    promote,
+    python_type,
+)
 from .values import Static, Value, coerce, describe, is_number, materialized, scalar
 
 

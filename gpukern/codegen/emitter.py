@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, bool_, compute_type, float32, float64, int32, int64
+from ..types import ArrayType, ScalarType, bool_, compute_type, float64, int32, int64
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
