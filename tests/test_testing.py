@@ -300,6 +300,7 @@ def test_arrays_respect_their_range(data):
 
 
 def test_dtypes_by_kind():
-    assert set(gkt.dtypes("f").example() for _ in range(20)) <= {np.dtype(np.float32), np.dtype(np.float64)}
+    floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+    assert set(gkt.dtypes("f").example() for _ in range(20)) <= floats
     with pytest.raises(ValueError):
         gkt.dtypes("c")
