@@ -403,3 +403,38 @@ def test_bfloat16_refusals_say_what_to_write():
 
     with pytest.raises(gk.LaunchError, match="must be an array of bfloat16"):
         wrong[1, 1](np.zeros(1, np.float32))
+
+
+# ---------------------------------------------------------------- constant tables
+HALF_TABLE = np.array([1.5, -0.0, math.inf, math.nan, 65504, 2.0**-24, 0.1, 3], F16)
+BF16_TABLE = bfloat16.bits(np.array([1.5, -0.0, math.inf, math.nan, 3e38, 1e-40, 0.1, 3], np.float32))
+
+
+@gk.kernel
+def read_tables(out: Array[float16], wide: Array[float32]):
+    i = global_id(0)
+    out[i] = HALF_TABLE[i] * 2
+
+
+def test_half_constant_table(backend):
+    """A module-level float16 array is a constant table (its bits in the C source) read as half."""
+    out, wide = np.zeros(8, F16), np.zeros(8, np.float32)
+    read_tables[1, 8](out, wide)
+    with np.errstate(over="ignore"):
+        assert_same_bits(out, HALF_TABLE * F16(2), "HALF_TABLE[i] * 2", HALF_TABLE)
+
+
+def test_bfloat16_constant_table(backend):
+    """A module-level ml_dtypes.bfloat16 array is a constant table of its bits, read as float32."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    table = BF16_TABLE.view(ml_dtypes.bfloat16)
+
+    @gk.kernel
+    def k(out: Array[float32]):
+        i = global_id(0)
+        out[i] = table[i] + 0.5
+
+    out = np.zeros(8, np.float32)
+    k[1, 8](out)
+    with np.errstate(over="ignore"):
+        assert_same_bits(out, bf16_floats(BF16_TABLE) + np.float32(0.5), "table[i] + 0.5", BF16_TABLE)

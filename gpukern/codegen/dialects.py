@@ -194,6 +194,7 @@ CUDA = Dialect(
     type_preamble={float16: "#include <cuda_fp16.h>"},
     casts=_CUDA_HALF_CASTS,
     literals={float16: "__float2half_rn({0})"},
+    constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},

@@ -118,6 +118,7 @@ class Dialect:
     element_stores: dict[ScalarType, str] = field(default_factory=dict)  # the same and '{v}' the value
     scalar_params: dict[ScalarType, tuple[str, str]] = field(default_factory=dict)  # (C type, '{0}' -> register)
     helper_defs: dict[str, str] = field(default_factory=dict)  # support functions the formats above call
+    constant_bits: dict[ScalarType, str] = field(default_factory=dict)  # '{0}' hex bits -> a table initialiser
 
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
@@ -209,8 +210,11 @@ class Emitter:
         t = ref.type.elem
         specials = {**self.d.float_specials, **self.d.constant_specials}
         values = []
-        for v in data.reshape(-1).tolist():
-            if t.is_float and not math.isfinite(v):
+        as_bits = t.itemsize == 2 and t.is_float  # float16, bfloat16: stored bits (or the dialect's spelling of them)
+        for v in data.reshape(-1).view(f"u{t.itemsize}").tolist() if as_bits else data.reshape(-1).tolist():
+            if as_bits:
+                values.append(self.d.constant_bits.get(t, "{0}").format(f"0x{v:04x}"))
+            elif t.is_float and not math.isfinite(v):
                 spelled = specials[("nan" if math.isnan(v) else "inf", t)]
                 values.append(f"-{spelled}" if math.copysign(1.0, v) < 0 else spelled)
             else:
