@@ -304,8 +304,11 @@ class _Atomic(Intrinsic):
             raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
         elem = array.type.elem
         if elem.name not in self.TYPES:
+            narrow = elem.itemsize < 4 and elem != bool_  # no device has 8- or 16-bit atomics (CUDA none)
             raise KernelTypeError(
-                f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}", cx.loc(node.args[0])
+                f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}",
+                cx.loc(node.args[0]),
+                "CUDA has no 8- or 16-bit atomics: keep the counters in an int32 or uint32 array" if narrow else None,
             )
         if elem.name not in self.op.types:
             raise KernelTypeError(
