@@ -530,7 +530,8 @@ class MathFunc:
         ct = compute_type(t)
         if ct != t:
             out = self.evaluate([_arr(a, t.dtype).astype(ct.dtype) for a in args], ct)
-            return out if self.predicate else np.asarray(out).astype(t.dtype)
+            with np.errstate(all="ignore"):  # overflow to inf is the rounding's meaning
+                return out if self.predicate else np.asarray(out).astype(t.dtype)
         with np.errstate(all="ignore"):
             out = self.numpy(*[_arr(a, t.dtype) for a in args])
         if self.predicate:
