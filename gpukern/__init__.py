@@ -79,7 +79,25 @@ from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .streams import Event, Stream, default_stream, pinned_empty
 from .timing import benchmark, synchronize
-from .types import Array, Const, bool_, complex64, complex128, float32, float64, int32, int64, uint32
+from .types import (
+    Array,
+    Const,
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 __all__ = [
     "__version__",
@@ -167,4 +185,11 @@ __all__ = [
     "vload",
     "vstore",
     "zeros",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "uint64",
+    "float16",
+    "bfloat16",
 ]

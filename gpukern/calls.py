@@ -16,16 +16,19 @@ from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
 from .types import (
     ScalarType,
+    StorageType,
     TupleType,
     WeakType,
     bool_,
     complex128,
     component,
+    compute_type,
     float64,
     from_dtype,
     int32,
     int64,
     materialize,
+    math_float,
     promote,
     python_type,
 )
@@ -103,6 +106,12 @@ def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
     if t.is_complex and len(args) == 2:
         return complex_from_parts(x, node, t, args)
     x.nargs(node, 1, t.name)
+    if isinstance(t, StorageType):
+        raise KernelTypeError(
+            f"{t.name} is a storage type: arrays hold it, values are {t.value.name}",
+            x.loc(node),
+            f"store the value into an Array[{t.name}] (it is rounded there), or convert with {t.value.name}(...)",
+        )
     v = scalar(x.loc(node), args[0], "cast argument")
     if x.type_of(v).is_complex and not t.is_complex:
         raise KernelTypeError(
@@ -118,7 +127,8 @@ def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:
 
 
 def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
-    """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in float64."""
+    """A math function, typed like NumPy's ufunc: float32 stays float32, integers compute in the
+    float NumPy's loops use (``types.math_float``: int8 in float16, int16 in float32, int32 in float64)."""
     x.nargs(node, mf.nargs, mf.name)
     args = [scalar(x.loc(node), a, f"{mf.name}() argument") for a in args]
     fixed = [mf.operand_dtype(k, None) is not None for k in range(len(args))]  # ldexp's int exponent
@@ -131,7 +141,7 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
     if t.is_complex:
         return complex_math_call(x, node, mf, args, t)
     if all(isinstance(a, Static) for a in args):
-        at = float64 if isinstance(t, WeakType) or not t.is_float else t
+        at = float64 if isinstance(t, WeakType) else math_float(t)
         if mf.results:  # a tuple: Python's numbers for literals, as math.frexp gives
             out = x.fold(node, lambda *v: mf.evaluate(list(v), at), *[a.value for a in args]).value
             items = tuple(np.asarray(o)[()] for o in out)
@@ -140,12 +150,16 @@ def math_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
         if mf.predicate:
             return Static(bool(out))
         return Static(float(out) if isinstance(t, WeakType) else out)
-    ft = materialize(t) if t.is_float else float64
+    ft = materialize(t) if t.is_float else math_float(materialize(t))
     loc = x.loc(node)
+    if mf.results:  # computed in compute_type (float32 for float16), each item rounded back
+        ct = compute_type(ft)
+        cargs = [coerce(loc, a, from_dtype(mf.operand_dtype(k, ct.dtype))) for k, a in enumerate(args)]
+        items = TupleType(tuple(from_dtype(d) for d in mf.result_dtypes(ct.dtype)))
+        wanted = [from_dtype(d) for d in mf.result_dtypes(ft.dtype)]
+        got = tuple_items(x, node, ir.MathCall(mf.name, cargs, items, loc=loc))  # type: ignore[arg-type]
+        return tuple(g if g.type == w else ir.Cast(g, w, loc=loc) for g, w in zip(got, wanted))  # type: ignore
     cargs = [coerce(loc, a, from_dtype(mf.operand_dtype(k, ft.dtype))) for k, a in enumerate(args)]
-    if mf.results:
-        items = TupleType(tuple(from_dtype(d) for d in mf.result_dtypes(ft.dtype)))
-        return tuple_items(x, node, ir.MathCall(mf.name, cargs, items, loc=loc))  # type: ignore[arg-type]
     return ir.MathCall(mf.name, cargs, bool_ if mf.predicate else ft, loc=loc)
 
 
@@ -294,9 +308,7 @@ def complex_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:
     if node.attr in ("real", "imag"):
         mf = ops.COMPLEX[node.attr]
         return ir.MathCall(mf.name, [base], mf.result_type(base.type), loc=x.loc(node))
-    raise KernelTypeError(
-        f"{base.type.name} values have .real, .imag and .conjugate(), not .{node.attr}", x.loc(node)
-    )
+    raise KernelTypeError(f"{base.type.name} values have .real, .imag and .conjugate(), not .{node.attr}", x.loc(node))
 
 
 def _any_complex(x: Any, args: list[Value]) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 from . import ir, lang, ops
 from .calls import complex_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
-from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type
+from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
 from .values import Partial, ShapeOf, Static, Value, coerce, describe, is_number, materialized, scalar, static_type
 
 # Python's operator nodes -> the symbols of their entries in gpukern.ops (which define them)
@@ -186,7 +186,7 @@ class ExpressionLowering(ast.NodeVisitor):
             if len(indices) < array.type.ndim:
                 return Partial(array, tuple(indices))
             self.check_indices(node, array, indices)
-            return ir.Load(array, indices, array.type.elem, loc=self.loc(node))
+            return ir.Load(array, indices, value_type(array.type.elem), loc=self.loc(node))
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
     def index_list(self, index: ast.expr) -> list[ir.Expr]:

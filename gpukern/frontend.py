@@ -24,7 +24,20 @@ from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
 from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
 from .source import ParsedFunction
-from .types import ArrayType, ScalarType, TupleType, Type, WeakType, bool_, from_dtype, join, materialize, python_type
+from .types import (
+    ArrayType,
+    ScalarType,
+    StorageType,
+    TupleType,
+    Type,
+    WeakType,
+    bool_,
+    from_dtype,
+    join,
+    materialize,
+    python_type,
+    value_type,
+)
 from .values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
 
 CONSTANT_BYTES = 64 * 1024  # constant memory every CUDA device has, and OpenCL's minimum
@@ -100,7 +113,10 @@ class Compiler:
             )
         taken = {ref.name for ref, _ in self.tables.values()}
         unique = ir.fresh_name(name, taken)
-        data = np.array(value, dtype=elem.dtype, order="C", copy=True)
+        if isinstance(elem, StorageType):  # bfloat16 (ml_dtypes): its bits, as the simulator's memory holds them
+            data = np.array(np.ascontiguousarray(value).view(elem.dtype), order="C", copy=True)
+        else:
+            data = np.array(value, dtype=elem.dtype, order="C", copy=True)
         ref = ir.ArrayRef(unique, ArrayType(elem, data.ndim, "constant", tuple(data.shape)), loc=loc)
         self.tables[id(value)] = (ref, data)
         return ref
@@ -377,7 +393,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.x.check_writable(node, array)
         self.x.check_indices(node, array, indices)
         value = scalar(self.loc(node), value, "stored value")
-        elem = array.type.elem
+        elem = value_type(array.type.elem)  # a bfloat16 array stores float32 values, rounded
         check_store_cast(self.loc(node), self.x.type_of(value), elem, f"array {array.name!r}")
         self.emit(ir.Store(array, indices, coerce(self.loc(node), value, elem), loc=self.loc(node)))
 

@@ -235,10 +235,10 @@ class _Vector(Intrinsic):
         elem, what, loc = array.type.elem, self.name, cx.loc(node)
         if width not in (2, 4) or isinstance(width, bool):
             raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
-        if elem == bool_ or elem.itemsize * width > 16 or elem.is_complex:
+        if elem == bool_ or elem.itemsize * width > 16 or elem.itemsize < 4 or elem.is_complex:
             raise KernelTypeError(
                 f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, "
-                "and no bools or complex numbers",
+                "of 4- or 8-byte elements, and no bools or complex numbers",
                 loc,
             )
         last = indices[-1]
@@ -304,8 +304,11 @@ class _Atomic(Intrinsic):
             raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
         elem = array.type.elem
         if elem.name not in self.TYPES:
+            narrow = elem.itemsize < 4 and elem != bool_  # no device has 8- or 16-bit atomics (CUDA none)
             raise KernelTypeError(
-                f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}", cx.loc(node.args[0])
+                f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}",
+                cx.loc(node.args[0]),
+                "CUDA has no 8- or 16-bit atomics: keep the counters in an int32 or uint32 array" if narrow else None,
             )
         if elem.name not in self.op.types:
             raise KernelTypeError(

@@ -305,7 +305,7 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
         if n.array.type.elem.is_complex:
             continue  # a complex element is a vector of two already
         width = VECTOR_BYTES // size
-        if VECTOR_BYTES % size or width < 2 or not shape or shape[-1] % width:
+        if VECTOR_BYTES % size or not 2 <= width <= 4 or not shape or shape[-1] % width:  # lanes .x to .w
             continue
         if start % width or (stop - start) % width or stop - start < width or start < 0 or stop > shape[-1]:
             continue

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import complex_ops as cx
 from . import ir
-from .types import ScalarType, complex_of, component
+from .types import ScalarType, complex_of, component, compute_type, int32
 
 
 class CText(Protocol):
@@ -164,9 +164,14 @@ def _c_mod(t: ScalarType, c: CText) -> str:
 
 def _c_ipow(t: ScalarType, c: CText) -> str:
     neg = "" if t.kind == "u" else "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n"
+    if t.itemsize < 4:  # C multiplies 8- and 16-bit integers as int, which 65535 * 65535 overflows
+        U = c.unsigned(int32)
+        mul_r, mul_a = f"r = ({c.type(t)})(({U})r * a)", f"a = ({c.type(t)})(({U})a * a)"
+    else:
+        mul_r, mul_a = "r *= a", "a *= a"
     return (
-        f"{neg}    {c.type(t)} r = 1;\n    while (b > 0) {{\n        if (b & 1) r *= a;\n"
-        "        b >>= 1;\n        if (b) a *= a;  /* no square beyond the last bit */\n    }\n    return r;"
+        f"{neg}    {c.type(t)} r = 1;\n    while (b > 0) {{\n        if (b & 1) {mul_r};\n"
+        f"        b >>= 1;\n        if (b) {mul_a};  /* no square beyond the last bit */\n    }}\n    return r;"
     )
 
 
@@ -238,9 +243,7 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp(
-            "+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add
-        ),
+        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add),
         BinaryOp(
             "-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True, complex_helper=cx.c_sub
         ),
@@ -332,7 +335,11 @@ UNARY: dict[str, UnaryOp] = {
     op.symbol: op
     for op in [
         UnaryOp(
-            "-", "-", lambda v, dt: np.negative(v, dtype=dt), operator.neg, overflow_undefined=True,
+            "-",
+            "-",
+            lambda v, dt: np.negative(v, dtype=dt),
+            operator.neg,
+            overflow_undefined=True,
             complex_helper=cx.c_neg,
         ),
         UnaryOp("~", "~", lambda v, dt: np.invert(v, dtype=dt), operator.invert),
@@ -576,7 +583,15 @@ class MathFunc:
 
     def evaluate(self, args: list[Any], t: ScalarType) -> Any:
         """The value at run time (or of constants) for operands already of type ``t`` (a tuple of
-        arrays for a function of several results)."""
+        arrays for a function of several results); a float16 function computes in float32 and
+        rounds (``types.compute_type``), as NumPy's half loops do."""
+        ct = compute_type(t)
+        if ct != t:
+            out = self.evaluate([_arr(a, t.dtype).astype(ct.dtype) for a in args], ct)
+            with np.errstate(all="ignore"):  # overflow to inf is the rounding's meaning
+                if self.results:
+                    return tuple(np.asarray(o).astype(d) for o, d in zip(out, self.result_dtypes(t.dtype)))
+                return out if self.predicate else np.asarray(out).astype(t.dtype)
         with np.errstate(all="ignore"):
             out = self.numpy(*[_arr(a, self.operand_dtype(k, t.dtype)) for k, a in enumerate(args)])
         if self.results:
@@ -820,6 +835,8 @@ def function(name: str) -> MathFunc:
 # the element types atomics work on (a subset of an entry's where ``types`` says so)
 ATOMIC_TYPES = ("int32", "uint32", "int64", "float32", "float64")
 _INT_ATOMIC_TYPES = ("int32", "uint32", "int64")
+ATOMIC_TYPES += ("uint64",)
+_INT_ATOMIC_TYPES += ("uint64",)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, complex128, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, StorageType, bool_, complex128, float16, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -92,6 +92,7 @@ def _c_bool(value: Any) -> np.uint8:
 
 C_VALUE: dict[ScalarType, Callable[[Any], Any]] = {t: _c_bool if t.kind == "b" else t.dtype.type for t in SCALARS}
 """Per scalar type, the C value of an argument that ``value_range`` accepts (a NumPy scalar)."""
+C_VALUE[float16] = lambda v: np.float32(np.float16(v))  # a half is passed as the float of its value (C scalar_params)
 
 _PYTHON_SCALAR = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
@@ -100,6 +101,8 @@ def packed_as_is(t: ScalarType, cls: type) -> bool:
     """Whether a launcher that packs scalars itself (``Backend.packs_scalars``: struct packing) packs
     a value of ``cls`` as the C ``t`` exactly as it would pack ``C_VALUE[t]`` of it: a Python number
     of ``t``'s kind, or a NumPy scalar of ``t``'s dtype (not ``numpy.bool_``, which has no ``__index__``)."""
+    if C_VALUE[t] is not t.dtype.type and t.kind != "b":  # converted to another C type (float16)
+        return False
     return cls is _PYTHON_SCALAR[t.kind] or (t.kind != "b" and _same_dtype(cls, t))
 
 
@@ -278,7 +281,7 @@ class ArrayParam(Param):
                     f"argument {self.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
                 )
             return ArrayType(elem, len(shape))
-        if dtype != want.elem.dtype:
+        if dtype != want.elem.dtype and from_dtype_or_none(dtype) is not want.elem:
             raise LaunchError(
                 f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; "
                 f"convert it with .astype(numpy.{want.elem.name})"
@@ -293,10 +296,23 @@ class ArrayParam(Param):
         return ArrayTest(index, key.elem.dtype, key.ndim)
 
 
+def from_dtype_or_none(dtype: Any) -> ScalarType | None:
+    """The scalar type of a dtype (``ml_dtypes.bfloat16`` is bfloat16), or None."""
+    try:
+        return from_dtype(dtype)
+    except KernelTypeError:
+        return None
+
+
 class ScalarParam(Param):
     """A scalar of a declared type (``float32``, ``int``...): the argument is converted to it."""
 
     def key(self, a: Any) -> Any:
+        if isinstance(self.type, StorageType):
+            raise LaunchError(
+                f"parameter {self.name!r}: {self.type.name} is an array element type (values are "
+                f"{self.type.value.name}); annotate the scalar {self.type.value.name}"
+            )
         return self.type
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:

@@ -368,7 +368,7 @@ class KernelMismatchError(AssertionError):
         self.inputs = inputs
 
 
-_DEFAULT_TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+_DEFAULT_TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12), "float16": (1e-3, 1e-4)}
 _DEFAULT_TOL.update(complex64=_DEFAULT_TOL["float32"], complex128=_DEFAULT_TOL["float64"])  # |got - expected|
 
 

@@ -87,10 +87,18 @@ int32 = ScalarType("int32", np.dtype(np.int32))
 int64 = ScalarType("int64", np.dtype(np.int64))
 uint32 = ScalarType("uint32", np.dtype(np.uint32))
 bool_ = ScalarType("bool", np.dtype(np.bool_))
+# the narrow and unsigned 64-bit integers (C computes the narrow ones in int: the emitter narrows back)
+int8 = ScalarType("int8", np.dtype(np.int8))
+uint8 = ScalarType("uint8", np.dtype(np.uint8))
+int16 = ScalarType("int16", np.dtype(np.int16))
+uint16 = ScalarType("uint16", np.dtype(np.uint16))
+uint64 = ScalarType("uint64", np.dtype(np.uint64))
+float16 = ScalarType("float16", np.dtype(np.float16))
 WEAK_INT = WeakType("i")
 WEAK_FLOAT = WeakType("f")
 
 SCALARS: tuple[ScalarType, ...] = (bool_, int32, uint32, int64, float32, float64)
+SCALARS += (int8, uint8, int16, uint16, uint64, float16)
 # complex: (re, im) pairs of float32 / float64, laid out as NumPy's (and as float2 / double2 in C)
 complex64 = ScalarType("complex64", np.dtype(np.complex64))
 complex128 = ScalarType("complex128", np.dtype(np.complex128))
@@ -99,12 +107,69 @@ SCALARS += (complex64, complex128)
 _BY_DTYPE = {t.dtype: t for t in SCALARS}
 
 
+def _bf16_floats(bits: Any) -> np.ndarray:
+    """bfloat16 bit patterns as the float32 values they are (the upper half of a float32)."""
+    return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def _bf16_bits(x: Any) -> np.ndarray:
+    """float32 values rounded to bfloat16, to nearest even, as bit patterns; a NaN stays a NaN
+    of its sign (made quiet), as ``__float2bfloat16_rn`` and ml_dtypes do."""
+    x = np.ascontiguousarray(x, np.float32)
+    u = x.view(np.uint32)
+    rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    quiet = ((u >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)
+    return np.where(np.isnan(x), quiet, rounded)
+
+
+@dataclass(frozen=True, repr=False)
+class StorageType(ScalarType):
+    """A type arrays store and registers never hold: reading an element gives a ``value``
+    (bfloat16: a float32), storing one rounds to the type.  ``dtype`` is that of the stored
+    bits (uint16), which the simulator's memory holds; C converts with the dialect's
+    ``element_loads``/``element_stores``."""
+
+    value: ScalarType = float32
+    to_value: Any = None  # bits -> values (NumPy)
+    from_value: Any = None  # values -> bits, rounded (NumPy)
+
+    @property
+    def kind(self) -> str:
+        return "f"
+
+    def __call__(self, value: Any) -> Any:
+        """On the host, ``bfloat16(x)``: the float32 value of ``x`` rounded to bfloat16."""
+        return self.to_value(self.from_value(value))[()]
+
+    def bits(self, values: Any) -> np.ndarray:
+        """Float values rounded to bfloat16, as a uint16 array of the bits (what a kernel's
+        ``Array[bfloat16]`` parameter takes, beside an ``ml_dtypes.bfloat16`` array)."""
+        return self.from_value(values)
+
+    def floats(self, bits: Any) -> np.ndarray:
+        """bfloat16 bits (a uint16 or ``ml_dtypes.bfloat16`` array) as float32 values."""
+        bits = np.asarray(bits)
+        return self.to_value(bits.view(np.uint16) if bits.dtype.itemsize == 2 else bits)
+
+
+bfloat16 = StorageType("bfloat16", np.dtype(np.uint16), float32, _bf16_floats, _bf16_bits)
+
+
+def value_type(t: ScalarType) -> ScalarType:
+    """The type of a value read from (or stored into) an array of ``t``: float32 for bfloat16."""
+    return t.value if isinstance(t, StorageType) else t
+
+
 def from_dtype(dtype: Any, where: str = "") -> ScalarType:
     """The scalar type of a NumPy dtype, or a clear error naming the unsupported one."""
+    if dtype is bfloat16:
+        return bfloat16
     try:
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
+    if dt is not None and dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
+        return bfloat16
     if dt is None or dt not in _BY_DTYPE:
         names = ", ".join(t.name for t in SCALARS)
         raise KernelTypeError(f"unsupported element type {dtype!r}{where}; supported: {names}")
@@ -174,6 +239,22 @@ def promote(a: Type, b: Type) -> Type:
                 return weak
         return WEAK_INT
     return from_dtype(np.result_type(_np_arg(a), _np_arg(b)))
+
+
+def math_float(t: ScalarType) -> ScalarType:
+    """The float type a math function (a NumPy ufunc such as ``np.sqrt``) computes an operand of
+    type ``t`` in: ``t`` itself for floats; for integers the smallest float that holds every value
+    (NumPy's loops: bool, int8, uint8 -> float16; int16, uint16 -> float32; wider -> float64)."""
+    if t.is_float:
+        return t
+    return from_dtype(np.sqrt.resolve_dtypes((t.dtype, None))[1])
+
+
+def compute_type(t: ScalarType) -> ScalarType:
+    """The type in which operations on ``t`` that the hardware has no instruction for (math
+    functions, ``//``, ``%``, ``**``) compute, the result rounded back to ``t``: float32 for float16,
+    as NumPy's half loops do; ``t`` itself otherwise."""
+    return float32 if t == float16 else t
 
 
 def join(a: Type | None, b: Type) -> Type:

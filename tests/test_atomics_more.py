@@ -153,7 +153,8 @@ def test_bitwise_atomics_refuse_floats(name, dt):
     def k(a):
         atomic(a, 0, 1)
 
-    with pytest.raises(gk.KernelTypeError, match=rf"atomic_{name}\(\) works on int32, uint32, int64 arrays, not") as e:
+    types = "int32, uint32, int64, uint64"
+    with pytest.raises(gk.KernelTypeError, match=rf"atomic_{name}\(\) works on {types} arrays, not") as e:
         k.source(np.zeros(4, dt), backend="cuda")
     assert np.dtype(dt).name in str(e.value) and "bitwise" in str(e.value)
     assert e.value.loc is not None and "atomic(a, 0, 1)" in e.value.loc.source_line()

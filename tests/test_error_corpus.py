@@ -270,11 +270,12 @@ LAUNCH_CASES = [
     L("int-too-large-for-int32", K.copy1, lambda s: K.copy1[1, 16](s.out, _f32(), 2**31), "'n'", "int32", "2147483648"),
     L("bool-for-int32", K.copy1, lambda s: K.copy1[1, 16](s.out, _f32(), True), "'n'", "int32"),
     L(
-        "inferred-float16-array",
+        "inferred-datetime64-array",
         K.fill_inferred,
-        lambda s: K.fill_inferred[1, 16](np.full(16, SENTINEL, np.float16), 1.0),
+        lambda s: K.fill_inferred[1, 16](np.zeros(16, "datetime64[s]"), 1.0),
         "'out'",
-        "float16",
+        "unsupported element type",
+        "M8[s]",
     ),
     L(
         "inferred-4d-array",

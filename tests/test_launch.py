@@ -252,6 +252,7 @@ class Recorder(Backend):
 
 
 STRUCT = {"bool": "B", "int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d"}  # as CUDA packs
+STRUCT |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q", "float16": "f"}  # half: as a float
 VALUES = [
     *(0, 1, -1, 7, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**32, 2**63 - 1, 2**63, -(2**63), 10**400),
     *(True, False, 0.0, -0.0, 1.5, -2.5, 1e300, -1e300, 3.4028234663852886e38, 3.5e38, 1e-50),

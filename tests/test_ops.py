@@ -55,11 +55,11 @@ import pytest
 from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
-from gpukern import bool_, float32, float64, int32, int64, ops, uint32
-from gpukern.types import ScalarType, from_dtype, promote, true_divide_type
+from gpukern import bool_, float16, float32, float64, int8, int16, int32, int64, ops, uint8, uint16, uint32, uint64
+from gpukern.types import ScalarType, from_dtype, math_float, promote, true_divide_type
 
-INT_TYPES = (int32, uint32, int64)
-FLOAT_TYPES = (float32, float64)
+INT_TYPES = (int32, uint32, int64, int8, uint8, int16, uint16, uint64)
+FLOAT_TYPES = (float32, float64, float16)
 TYPES = (bool_, *INT_TYPES, *FLOAT_TYPES)
 SHIFT_COUNTS = range(-1, 71)
 BLOCK = 64
@@ -68,7 +68,7 @@ BLOCK = 64
 EXACT_MATH = {"fabs", "floor", "ceil", "trunc", "copysign", "fmod", "remainder", "nextafter", "abs", "min", "max"}
 EXACT_MATH |= {"frexp", "modf", "ldexp", "rint"}
 # Units in the last place allowed for the other math functions, against NumPy's result.
-ULPS = {float32: 4, float64: 2}
+ULPS = {float32: 4, float64: 2, float16: 1}  # float16: the float32 function's result rounded to half
 # (function, type): more ulps, where some backend's library needs them on the edge values.
 WIDER_ULPS: dict[tuple[str, ScalarType], int] = {}
 
@@ -78,6 +78,7 @@ import math
 import numpy as np
 import gpukern as gk
 from gpukern import bool_, float32, float64, int32, int64, uint32, global_id, shared, thread_idx
+from gpukern import float16, int8, int16, uint8, uint16, uint64
 
 NAN = math.nan
 INF = math.inf
@@ -108,7 +109,8 @@ def left_values(t: ScalarType) -> np.ndarray:
         return _unique(np.array([wrap(int(v), t) for v in raw], t.dtype))
     fi = np.finfo(t.dtype)
     raw = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 7.0, 1e30, -1e-30, fi.smallest_subnormal, fi.max]
-    return np.array(raw + [math.inf, -math.inf, math.nan], t.dtype)
+    with np.errstate(over="ignore"):  # float16: 1e30 is inf
+        return np.array(raw + [math.inf, -math.inf, math.nan], t.dtype)
 
 
 def right_values(t: ScalarType) -> np.ndarray:
@@ -170,7 +172,7 @@ def math_defined(mf: ops.MathFunc, t: ScalarType) -> bool:
 def math_type(mf: ops.MathFunc, t: ScalarType) -> ScalarType:
     """The type a math function computes in for operands of type ``t``."""
     if mf.typing == "float":
-        return t if t.is_float else float64  # like NumPy's ufuncs: integers in float64
+        return math_float(t)  # like NumPy's ufuncs: int8 in float16, int16 in float32, int32 in float64
     if mf.typing == "abs" and t == bool_:
         return int64
     return t
@@ -246,7 +248,7 @@ def defined_in_c(op: ops.BinaryOp | ops.UnaryOp, dt: np.dtype, operands: list[np
     """Where C defines the result of ``op``: all elements (None), except that an operator whose C
     form is undefined on signed overflow (``overflow_undefined``: ``+ - *``, unary ``-``) is not
     compared where it overflows, i.e. where computing with Python ints gives another value."""
-    if not op.overflow_undefined or dt.kind != "i":
+    if not op.overflow_undefined or dt.kind != "i" or dt.itemsize < 4:  # narrow ones: computed in int, wrapped
         return None
     exact = op.numpy(*[x.astype(object) for x in operands], np.dtype(object))
     return np.asarray(exact == want.astype(object), bool)

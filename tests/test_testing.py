@@ -300,7 +300,8 @@ def test_arrays_respect_their_range(data):
 
 
 def test_dtypes_by_kind():
-    assert set(gkt.dtypes("f").example() for _ in range(20)) <= {np.dtype(np.float32), np.dtype(np.float64)}
+    floats = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+    assert set(gkt.dtypes("f").example() for _ in range(20)) <= floats
     assert set(gkt.dtypes("c").example() for _ in range(20)) <= {np.dtype(np.complex64), np.dtype(np.complex128)}
     with pytest.raises(ValueError):
         gkt.dtypes("x")

@@ -89,6 +89,7 @@ def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "")
 
 # struct-module codes of PyCUDA's prepared calls, per C parameter type
 _PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+_PREPARE |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q", "float16": "f"}  # half: as float
 _PREPARE.update(complex64="F", complex128="D")  # PyCUDA packs a Python complex as two floats or doubles
 # (size, alignment) of a code's C parameter where it is not the code's size twice: a float2 is
 # 8-byte aligned, a double2 16 (PyCUDA's "F" and "D" align to their parts only)

@@ -37,7 +37,7 @@ from .. import formats, ir, ops
 from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
-from ..types import TupleType
+from ..types import StorageType, TupleType
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
@@ -201,7 +201,10 @@ class _Run:
 
     def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
-        self.mem.store(self.memory(s.array), idx, [self.eval(s.value, m)], m, s)
+        value, elem = self.eval(s.value, m), s.array.type.elem
+        if isinstance(elem, StorageType):  # bfloat16: the float32 value rounded, as bits
+            value = elem.from_value(np.broadcast_to(value, (self.lanes,)))
+        self.mem.store(self.memory(s.array), idx, [value], m, s)
 
     def s_VecLoad(self, s: ir.VecLoad, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
@@ -336,7 +339,9 @@ class _Run:
         return self.frame.vars[e.name]
 
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
-        return self.mem.load(self.memory(e.array), [self.eval(i, m) for i in e.indices], m, e)[0]
+        values = self.mem.load(self.memory(e.array), [self.eval(i, m) for i in e.indices], m, e)[0]
+        elem = e.array.type.elem
+        return elem.to_value(values) if isinstance(elem, StorageType) else values  # bfloat16 bits: floats
 
     def e_Lane(self, e: ir.Lane, m: np.ndarray) -> Any:
         return self.frame.vars[f"{e.vector}[{e.lane}]"]
@@ -483,6 +488,8 @@ class SimBackend(Backend):
             a = args[position[p.name]]
             if isinstance(p, ir.ArrayRef):
                 data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
+                if isinstance(p.type.elem, StorageType):  # bfloat16 (ml_dtypes or uint16): the bits
+                    data = data.view(p.type.elem.dtype)
                 flags = self.unwritten.get(a) if isinstance(a, DeviceArray) else None
                 if flags is not None and not checked and p.name in fd.written:
                     del self.unwritten[a]  # written unseen: which elements is not known any more

@@ -8,11 +8,69 @@ type and math names; those live here, apart from the runtimes that compile and l
 from __future__ import annotations
 
 from ..errors import BackendError
-from ..types import bool_, complex64, complex128, float32, float64, int32, int64, uint32
+from ..types import (
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
 _BITWISE = ("and", "or", "xor")
+_NARROW = {"int8": "char", "uint8": "unsigned char", "int16": "short", "uint16": "unsigned short"}  # C names
+_NARROW_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16}
+_U64_OPS = ("add", "min", "max", "exch", *_BITWISE)  # CUDA's unsigned long long atomics
+
+
+def _cuda_narrow_bits() -> dict[tuple[str, str], str]:
+    """popc/clz/ffs/brev of 8- and 16-bit integers on the value's width: CUDA's 32-bit
+    functions on the zero-extended bits (clz less the 32 - width bits above them)."""
+    out = {}
+    for name, bits in _NARROW_BITS.items():
+        U = "unsigned char" if bits == 8 else "unsigned short"
+        z = f"(unsigned int)({U})({{0}})"
+        out[("popc", name)] = f"__popc({z})"
+        out[("clz", name)] = f"(__clz((int){z}) - {32 - bits})"
+        out[("ffs", name)] = f"__ffs((int){z})"
+        T = "signed char" if name == "int8" else _NARROW[name]
+        out[("brev", name)] = f"({T})(__brev({z}) >> {32 - bits})"
+    return out
+
+
+def _bf16_helpers(T: str, to_bits: str, from_bits: str) -> dict[str, str]:
+    """bfloat16 elements (the bits, in an unsigned short) read as float32 and written rounded to
+    nearest even, a NaN kept a NaN of its sign: the same as ``types.bfloat16``'s NumPy forms."""
+    return {
+        "gk_bf16_load": f"float gk_bf16_load({T} b)\n{{\n    return {from_bits}((uint_t)b << 16);\n}}",
+        "gk_bf16_store": (
+            f"{T} gk_bf16_store(float x)\n{{\n    uint_t u = {to_bits}(x);\n"
+            f"    if (x != x) return ({T})((u >> 16) | 0x40u);\n"
+            f"    return ({T})((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n}}"
+        ),
+    }
+
+
+# CUDA's half: arithmetic and comparisons on __half (cuda_fp16.h); conversions spelled here, every
+# other operation in float (ops.compute_type)
+_CUDA_HALF_CASTS = {
+    ("float16", "*"): "({T})__half2float({0})",
+    ("float16", "float32"): "__half2float({0})",
+    ("*", "float16"): "__float2half_rn((float)({0}))",  # integers: exact in float up to half's overflow
+    ("float32", "float16"): "__float2half_rn({0})",
+    ("float64", "float16"): "__double2half({0})",
+}
 
 
 def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
@@ -35,9 +93,15 @@ CUDA = Dialect(
         float64: "double",
         complex64: "float2",
         complex128: "double2",
+        int8: "signed char",
+        uint8: "unsigned char",
+        int16: "short",
+        uint16: "unsigned short",
+        uint64: "unsigned long long",
+        float16: "__half",
     },
-    unsigned_types={4: "unsigned int", 8: "unsigned long long"},
-    storage_types={},
+    unsigned_types={4: "unsigned int", 8: "unsigned long long", 1: "unsigned char", 2: "unsigned short"},
+    storage_types={bfloat16: "unsigned short"},
     global_ptr="{const}{T}* __restrict__ {name}",
     qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
     barrier="__syncthreads();",
@@ -48,8 +112,10 @@ CUDA = Dialect(
         "grid_dim": "gridDim.{c}",
         "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
     },
-    int_suffix={int64: "LL", uint32: "u"},
+    int_suffix={int64: "LL", uint32: "u", uint64: "ULL"},
     float_specials={
+        ("inf", float16): "__ushort_as_half((unsigned short)0x7c00u)",
+        ("nan", float16): "__ushort_as_half((unsigned short)0x7e00u)",
         ("inf", float32): "__int_as_float(0x7f800000)",
         ("nan", float32): "__int_as_float(0x7fc00000)",
         ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
@@ -89,6 +155,16 @@ CUDA = Dialect(
         # a product rounded on its own, never fused into an fma (complex arithmetic: as NumPy's)
         ("mul_rn", "float32"): "__fmul_rn({0}, {1})",
         ("mul_rn", "float64"): "__dmul_rn({0}, {1})",
+        ("abs", "int8"): "(signed char)abs({0})",
+        ("abs", "int16"): "(short)abs({0})",
+        ("abs", "uint8"): "({0})",
+        ("abs", "uint16"): "({0})",
+        ("abs", "uint64"): "({0})",
+        ("popc", "uint64"): "__popcll({0})",
+        ("clz", "uint64"): "__clzll((long long)({0}))",
+        ("ffs", "uint64"): "__ffsll((long long)({0}))",
+        ("brev", "uint64"): "__brevll({0})",
+        **_cuda_narrow_bits(),
     },
     native_atomics={
         **{("add", t): "atomicAdd({p}, {0})" for t in _I + ("float32",)},
@@ -112,6 +188,9 @@ CUDA = Dialect(
         **{(op, "int64"): _cuda_u64(f"atomic{op.capitalize()}") for op in _BITWISE},
         ("add", "float64"): "atomicAdd({p}, {0})",
         ("sub", "float64"): "atomicAdd({p}, -({0}))",
+        **{(op, "uint64"): f"atomic{op.capitalize()}({{p}}, {{0}})" for op in _U64_OPS},
+        ("sub", "uint64"): "atomicAdd({p}, 0ull - ({0}))",
+        ("cas", "uint64"): "atomicCAS({p}, {0}, {1})",
     },
     bits={
         int32: ("(unsigned int)", "(int)"),
@@ -119,6 +198,7 @@ CUDA = Dialect(
         int64: ("(unsigned long long)", "(long long)"),
         float32: ("__float_as_uint", "__uint_as_float"),
         float64: ("(unsigned long long)__double_as_longlong", "__longlong_as_double"),
+        uint64: ("", ""),
     },
     cas_bits={4: "atomicCAS({p}, {0}, {1})", 8: "atomicCAS({p}, {0}, {1})"},
     fences={
@@ -135,6 +215,17 @@ CUDA = Dialect(
     tuple_value="{T}{{{items}}}",  # C++ aggregate initialisation
     print_lengths={"i": "ll", "u": "ll"},
     complex_make="make_{T}({0}, {1})",
+    type_preamble={float16: "#include <cuda_fp16.h>"},
+    casts=_CUDA_HALF_CASTS,
+    literals={float16: "__float2half_rn({0})"},
+    constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
+    scalar_params={float16: ("float", "__float2half_rn({0})")},
+    element_loads={bfloat16: "gk_bf16_load({e})"},
+    element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
+    helper_defs={
+        k: v.replace("uint_t", "unsigned int")
+        for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
+    },
 )
 
 
@@ -151,9 +242,17 @@ OPENCL = Dialect(
         float64: "double",
         complex64: "float2",
         complex128: "double2",
+        int8: "char",
+        uint8: "uchar",
+        int16: "short",
+        uint16: "ushort",
+        uint64: "ulong",
+        float16: "float",  # a half in a float register, rounded to half after every operation (rounding)
     },
-    unsigned_types={4: "uint", 8: "ulong"},
-    storage_types={bool_: "uchar"},  # OpenCL forbids bool in kernel arguments and buffers
+    unsigned_types={4: "uint", 8: "ulong", 1: "uchar", 2: "ushort"},
+    # OpenCL forbids bool in kernel arguments and buffers; half needs cl_khr_fp16 but as ushort bits
+    # read and written by vload_half/vstore_half (element_loads), which every device has
+    storage_types={bool_: "uchar", float16: "ushort", bfloat16: "ushort"},
     global_ptr="__global {const}{T}* restrict {name}",
     qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
@@ -164,8 +263,10 @@ OPENCL = Dialect(
         "grid_dim": "get_num_groups({d})",
         "global_id": "get_global_id({d})",
     },
-    int_suffix={int64: "L", uint32: "u"},
+    int_suffix={int64: "L", uint32: "u", uint64: "UL"},
     float_specials={
+        ("inf", float16): "INFINITY",
+        ("nan", float16): "NAN",
         ("inf", float32): "INFINITY",
         ("nan", float32): "NAN",
         ("inf", float64): "(double)INFINITY",
@@ -189,6 +290,11 @@ OPENCL = Dialect(
         ("popc", "*"): "(int)popcount({0})",
         ("clz", "*"): "(int)clz({0})",
         ("mul_rn", "*"): "(({0}) * ({1}))",  # unfused where the helper turns contraction off (no_contract)
+        ("abs", "int8"): "(char)abs({0})",
+        ("abs", "int16"): "(short)abs({0})",
+        ("abs", "uint8"): "({0})",
+        ("abs", "uint16"): "({0})",
+        ("abs", "uint64"): "({0})",
     },
     native_atomics={
         **{("add", t): "atomic_add({p}, {0})" for t in _I},
@@ -204,6 +310,9 @@ OPENCL = Dialect(
         **{(op, "int64"): f"atom_{op}({{p}}, {{0}})" for op in ("add", "sub", "min", "max", *_BITWISE)},
         ("exch", "int64"): "atom_xchg({p}, {0})",
         ("cas", "int64"): "atom_cmpxchg({p}, {0}, {1})",
+        **{(op, "uint64"): f"atom_{op}({{p}}, {{0}})" for op in ("add", "sub", "min", "max", *_BITWISE)},
+        ("exch", "uint64"): "atom_xchg({p}, {0})",
+        ("cas", "uint64"): "atom_cmpxchg({p}, {0}, {1})",
     },
     bits={
         int32: ("as_uint", "as_int"),
@@ -211,6 +320,7 @@ OPENCL = Dialect(
         int64: ("as_ulong", "as_long"),
         float32: ("as_uint", "as_float"),
         float64: ("as_ulong", "as_double"),
+        uint64: ("", ""),
     },
     cas_bits={4: "atomic_cmpxchg({p}, {0}, {1})", 8: "atom_cmpxchg({p}, {0}, {1})"},
     # OpenCL C has one fence for every scope: it orders this work-item's accesses to both spaces
@@ -231,6 +341,19 @@ OPENCL = Dialect(
     print_lengths={"i": "l", "u": "l", "f": "l"},
     complex_make="(({T})({0}, {1}))",
     no_contract="#pragma OPENCL FP_CONTRACT OFF",
+    casts={("*", "float16"): "gk_half((float)({0}))", ("float64", "float16"): "gk_half_d({0})"},
+    rounding={float16: "gk_half({0})"},
+    element_loads={float16: "vload_half(0, (const {q}half*)&{e})", bfloat16: "gk_bf16_load({e})"},
+    element_stores={float16: "vstore_half({v}, 0, ({q}half*)&{e})", bfloat16: "{e} = gk_bf16_store({v})"},
+    scalar_params={float16: ("float", "{0}")},
+    helper_defs={
+        # a float rounded to the nearest half (ties to even), through vstore_half, which every device has
+        "gk_half": "float gk_half(float x)\n{\n    ushort h;\n    vstore_half(x, 0, (half*)&h);\n"
+        "    return vload_half(0, (half*)&h);\n}",
+        "gk_half_d": "float gk_half_d(double x)\n{\n    ushort h;\n    vstore_half(x, 0, (half*)&h);\n"
+        "    return vload_half(0, (half*)&h);\n}",
+        **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
+    },
 )
 
 
