@@ -73,6 +73,7 @@ from .lang import (
     vload,
     vstore,
 )
+from .lang import dynamic_shared
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
@@ -156,3 +157,6 @@ __all__ = [
     "vstore",
     "zeros",
 ]
+
+# shared memory sized at launch and record dtypes (issue 14)
+__all__ += ["dynamic_shared"]

@@ -220,6 +220,12 @@ class ExpressionLowering(ast.NodeVisitor):
         """``array.shape[d]``: a constant for shared/local arrays, a kernel parameter otherwise."""
         if array.type.shape is not None:
             return Static(array.type.shape[d])
+        if array.type.space == "shared" and not self.is_kernel:
+            raise KernelTypeError(
+                "the length of a dynamic_shared() array is known only in the kernel that declares it",
+                self.loc(node),
+                "pass len(...) of it to the @func as an argument",
+            )
         return ir.Shape(array, d, int64, loc=self.loc(node))
 
     # ------------------------------------------------------------ operators

@@ -386,6 +386,7 @@ class Plan:
     tests: tuple[Test, ...]
     slots: tuple[Slot, ...]
     fast: Callable[[tuple[Any, ...]], bool]
+    shared: int = 0  # dynamic shared memory bytes per block
 
     def describe(self) -> str:
         """What the plan tests, and the C arguments it then passes to the backend's launcher."""
@@ -402,7 +403,8 @@ class Plan:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<launch plan of {self.variant.kernel.__name__}[{self.grid}, {self.block}] on {self.backend.name}>"
+        config = f"{self.grid}, {self.block}" + (f", {self.shared}" if self.shared else "")
+        return f"<launch plan of {self.variant.kernel.__name__}[{config}] on {self.backend.name}>"
 
 
 def make_plan(
@@ -412,6 +414,7 @@ def make_plan(
     block: tuple[int, int, int],
     args: tuple[Any, ...],
     selection: list[object],
+    shared: int = 0,
 ) -> Plan | None:
     """The plan for launching ``variant`` again as the checked path just did with ``args``, or None
     (a backend without plans, an argument no cheap test covers: a NumPy array to copy, a foreign
@@ -434,9 +437,9 @@ def make_plan(
         else:  # the tests fix the argument's exact type, so whether it can go as it is
             as_is = raw and packed_as_is(p.type, type(args[p.arg_index]))
             slots.append(Slot(p.arg_index, "value", 0, None if as_is else C_VALUE[p.type]))
-    launch = backend.launcher(variant, grid, block)
+    launch = backend.launcher(variant, grid, block, shared)
     fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch)
-    return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast)
+    return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast, shared)
 
 
 def _fast_path(

@@ -479,5 +479,5 @@ def profile(
     kernel = launch.kernel
     variant = kernel.variant(kernel.signature_of(args))
     prof = Profiler(warp_size, sector_bytes, banks, bank_bytes)
-    sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof)
+    sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof, shared=launch.shared)
     return prof.report(kernel, launch.grid, launch.block)

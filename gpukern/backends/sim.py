@@ -66,8 +66,10 @@ class _Run:
         block: tuple[int, int, int],
         check: bool,
         faults: list[Exception] | None = None,
+        dynamic_bytes: int = 0,
     ):
         self.variant = variant
+        self.dynamic_bytes = dynamic_bytes  # the launch's dynamic shared memory per block
         self.kname = variant.kernel.__name__
         self.check = check
         self.faults = faults  # collect faults here instead of raising the first (None: raise)
@@ -426,14 +428,15 @@ class SimBackend(Backend):
         check: bool | None = None,
         profiler: Any = None,
         faults: list[Exception] | None = None,
+        shared: int | None = None,
     ) -> None:
         """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays, so a launch whose
         lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim_memory``).
         With ``faults`` (a list; checks on), faults are put there and the run goes on."""
-        self.check_limits(variant, grid, block)
+        self.check_limits(variant, grid, block, shared)
         self.check_arrays(variant, args)
         checked = faults is not None or (self.check if check is None else check)
-        run = _Run(variant, grid, block, checked, faults)
+        run = _Run(variant, grid, block, checked, faults, shared or 0)
         if profiler is not None:
             run.prof = profiler
             profiler.start(run)

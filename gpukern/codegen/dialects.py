@@ -127,6 +127,7 @@ CUDA = Dialect(
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+    dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
 )
 
 
@@ -207,6 +208,7 @@ OPENCL = Dialect(
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
+    dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)
 )
 
 

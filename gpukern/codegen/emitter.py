@@ -74,6 +74,15 @@ def c_identifier(name: str) -> str:
     return cname
 
 
+DYNAMIC_BYTES = "gk_dynamic_bytes"  # the kernel parameter holding the launch's dynamic shared bytes
+DYNAMIC_BUFFER = "gk_dynamic_shared"  # the dialects' name for that memory
+
+
+def uses_dynamic_shared(fd: ir.FuncDef) -> bool:
+    """Whether a kernel declares dynamic_shared() arrays (their declarations lead its body)."""
+    return any(isinstance(s, ir.DeclArray) and s.array.type.shape is None for s in fd.body)
+
+
 @dataclass(frozen=True)
 class Dialect:
     """The spellings that make the C emitter produce one language."""
@@ -109,6 +118,11 @@ class Dialect:
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
+    # shared memory sized at launch: a declaration at the top of the kernel (CUDA's extern __shared__
+    # buffer), or a kernel parameter after the others (OpenCL's __local pointer); either names the
+    # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument
+    dynamic_shared_decl: str = ""
+    dynamic_shared_param: str = ""
 
 
 _PREC = {
@@ -223,8 +237,11 @@ class Emitter:
         self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)
+        dynamic = fd.is_kernel and uses_dynamic_shared(fd)
         if fd.is_kernel:
             params = [self.kernel_param(p, fd) for p in fd.kernel_params]
+            if dynamic:
+                params += self.dynamic_shared_params()
             prefix = self.d.kernel_prefix
             if fd.launch_bounds and self.d.launch_bounds:
                 prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, fd.launch_bounds)))
@@ -236,6 +253,8 @@ class Emitter:
             ret = self.type(fd.ret) if fd.ret is not None else "void"
             head = f"{self.d.func_prefix}{ret} {func_names[id(fd)]}({', '.join(params) or 'void'})"
         lines = [head, "{"]
+        if dynamic and self.d.dynamic_shared_decl:
+            lines.append(f"    {self.d.dynamic_shared_decl}")
         for v in fd.locals:
             lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
         lines += self.block(fd.body, 1)
@@ -286,8 +305,16 @@ class Emitter:
             out = [self.d.global_ptr.format(T=self.storage(t.elem), name=self.name(p.name), const=const)]
             return out + [f"{self.type(int64)} {self.shape_name(p, d)}" for d in range(t.ndim)]
         qual = self.d.pointer_spaces.get(t.space, "")
+        if t.shape is None:  # a dynamic_shared() array: a pointer into the launch's shared memory
+            return [f"{qual}{self.storage(t.elem)}* {self.name(p.name)}"]
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [f"{qual}{self.storage(t.elem)} {self.name(p.name)}{dims}"]
+
+    def dynamic_shared_params(self) -> list[str]:
+        """The C parameters a kernel using dynamic_shared() takes after its own: the launch's
+        dynamic shared bytes (an int64, for len()), and the buffer where the dialect passes it."""
+        out = [f"{self.type(int64)} {DYNAMIC_BYTES}"]
+        return out + ([self.d.dynamic_shared_param] if self.d.dynamic_shared_param else [])
 
     # ------------------------------------------------------------ statements
     def block(self, stmts: list[ir.Stmt], depth: int) -> list[str]:
@@ -307,6 +334,9 @@ class Emitter:
 
     def stmt_DeclArray(self, s: ir.DeclArray, depth: int) -> list[str]:
         t = s.array.type
+        if t.shape is None:  # dynamic_shared(): every one starts at byte 0 of the launch's buffer
+            T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
+            return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
         if self.vectorised:
             qual += self.d.align.format(n=16)
@@ -542,6 +572,8 @@ class Emitter:
         return f"(int){self.d.specials[e.name].format(d=e.dim, c='xyz'[e.dim])}", _UNARY
 
     def expr_Shape(self, e: ir.Shape) -> tuple[str, int]:
+        if e.array.type.space == "shared":  # a dynamic_shared() array: its length is the launch's bytes
+            return f"{DYNAMIC_BYTES} / {e.array.type.elem.itemsize}", _PREC["/"]
         return self.shape_name(e.array, e.dim), _ATOM
 
     def expr_Call(self, e: ir.Call) -> tuple[str, int]:
