@@ -69,6 +69,9 @@ class ArrayRef(Node):
     type: ArrayType
     loc: Loc | None = _loc()
     temp: bool = field(default=False, kw_only=True)
+    # one field of a record array ``name`` (a["x"]): an array of the field's type, element i being
+    # a[i].x; C reaches it as a member, the simulator through a view of the field
+    record_field: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(eq=False)

@@ -263,6 +263,8 @@ class _Vector(Intrinsic):
 
     def check(self, cx: Lowering, node: ast.Call, array: ir.ArrayRef, indices: list[ir.Expr], width: Any) -> int:
         elem, what, loc = array.type.elem, self.name, cx.loc(node)
+        if array.record_field is not None:
+            raise KernelTypeError(f"{what}() of a record field: fields are read one element at a time", loc)
         if width not in (2, 4) or isinstance(width, bool):
             raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
         if elem == bool_ or elem.itemsize * width > 16:

@@ -36,7 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, bool_, float64, from_dtype, int64
+from .types import SCALARS, ArrayType, ScalarType, array_element, bool_, float64, from_dtype, int64
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -250,7 +250,7 @@ class ArrayParam(Param):
         want = self.type
         if want is None:
             try:
-                elem = from_dtype(dtype, f" for argument {self.name!r}")
+                elem = array_element(dtype, f" for argument {self.name!r}")
             except KernelTypeError as e:
                 raise LaunchError(e.message) from None
             if not 1 <= len(shape) <= 3:

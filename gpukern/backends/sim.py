@@ -291,6 +291,8 @@ class _Run:
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:
         found = self.frame.arrays.get(ref.name)
+        if ref.record_field is not None:  # a["x"], a[i].x: the field's view of the record array
+            return self.mem.field(found, ref.record_field)
         return found if found is not None else self.tables[ref.name]  # a function's own, or a table
 
     def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
@@ -484,8 +486,9 @@ class SimBackend(Backend):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         """Zeros, but reads before writes are ``UninitializedReadError`` with checks on."""
         a = DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
-        if a.size:
-            self.unwritten[a] = np.zeros(a.size, bool)
+        if a.size:  # a record array: a flag per field of each record (sim_memory.MemoryPath.field)
+            fields = len(np.dtype(dtype).names or ())
+            self.unwritten[a] = np.zeros((a.size, fields) if fields else a.size, bool)
         return a
 
     def download(self, array: DeviceArray) -> np.ndarray:

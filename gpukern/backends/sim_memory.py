@@ -149,6 +149,10 @@ class MemoryPath:
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
         self.dynamic_buffer: np.ndarray | None = None  # the dynamic shared bytes of every block
         self.dynamic_views: dict[np.dtype, Memory] = {}  # that buffer per element type
+        # record arrays: whether the kernel writes each, its empty() flags (a column per field), and
+        # the memory of each field reached
+        self.record_arrays: dict[Memory, tuple[bool, np.ndarray | None]] = {}
+        self.fields: dict[tuple[Memory, str], Memory] = {}
         self.set_profiler(None)
 
     def set_profiler(self, profiler: Any) -> None:
@@ -171,6 +175,9 @@ class MemoryPath:
         """A global array: ``written`` if the kernel may write it (only those can race);
         ``unwritten``: the flags of an array from ``empty()`` not yet wholly written."""
         mem = Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+        if data.dtype.names is not None:  # a record array: its fields are tracked, as they are reached
+            self.record_arrays[mem] = (written, unwritten)
+            return mem
         if self.check:
             if written:
                 what = (
@@ -205,6 +212,27 @@ class MemoryPath:
             if self.initialised is not None:
                 self.initialised.attach(mem)
         return mem
+
+    def field(self, mem: Memory, name: str) -> Memory:
+        """Field ``name`` of record array ``mem``: a view of the field in every record, so each access
+        moves the field's own bytes; its events give its real addresses (``stride``, ``offset``) to
+        the profiler, and each field has its own race tracking and empty() flags (fields of one
+        record are distinct memory: two threads writing two fields of a record do not race)."""
+        found = self.fields.get((mem, name))
+        if found is not None:
+            return found
+        written, unwritten = self.record_arrays[mem]
+        dtype = mem.data.dtype
+        view = Memory(f"{mem.name}.{name}", "global", mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
+        if self.check:
+            if written:
+                what = f"in kernel {self.run.kname}: race tracking of field {name!r} of {mem.name!r}"
+                with memory_guard(view.data.size * ELEMENT_BYTES, what):
+                    self.races.attach(view)
+            if unwritten is not None:
+                self.initialised.attach(view, unwritten[:, list(dtype.names).index(name)])
+        self.fields[(mem, name)] = view
+        return view
 
     def declare_dynamic(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A dynamic_shared() array: a view, as its element type, of the launch's dynamic shared bytes

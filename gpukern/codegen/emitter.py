@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64
+from ..types import ArrayType, RecordType, ScalarType, bool_, float32, float64, int32, int64
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -175,6 +175,8 @@ class Emitter:
             isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
         )
         self.tables = self._table_names(prog, func_names)
+        self.records = _record_names(prog)
+        structs = [self.struct(t) for t in self.records]
         tables = [self.table(ref, data) for ref, data in prog.tables]
         bodies = [self.function(fd, func_names) for fd in prog.funcs + [prog.kernel]]
         k = prog.kernel
@@ -184,7 +186,7 @@ class Emitter:
             parts.append("\n".join(self.d.fp64_preamble))
         if self.extensions:
             parts.append("\n".join(self.d.extension_pragma.format(name=x) for x in sorted(self.extensions)))
-        parts += tables + list(self.helpers.values()) + bodies
+        parts += structs + tables + list(self.helpers.values()) + bodies
         return "\n\n".join(p for p in parts if p) + "\n"
 
     @staticmethod
@@ -237,6 +239,9 @@ class Emitter:
         self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)
+        self.record_arrays = {  # record array parameters: the arrays whose fields ``element`` reaches
+            p.name: p.type.elem for p in fd.params if isinstance(p, ir.ArrayRef) and isinstance(p.type.elem, RecordType)
+        }
         dynamic = fd.is_kernel and uses_dynamic_shared(fd)
         if fd.is_kernel:
             params = [self.kernel_param(p, fd) for p in fd.kernel_params]
@@ -453,7 +458,9 @@ class Emitter:
     def unsigned(self, t: ScalarType) -> str:
         return self.d.unsigned_types[t.itemsize]
 
-    def storage(self, t: ScalarType) -> str:
+    def storage(self, t: ScalarType | RecordType) -> str:
+        if isinstance(t, RecordType):
+            return self.records[t][0]
         if t == float64:
             self.uses_fp64 = True
         return self.d.storage_types.get(t, self.d.types[t])
@@ -483,6 +490,29 @@ class Emitter:
         return self.name(e.name), _ATOM
 
     def element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
+        text = self._element(array, indices)
+        if array.record_field is not None:  # a field of a record array: the struct's member
+            record = self.record_arrays[array.name]
+            text += "." + self.records[record][1][array.record_field]
+        return text
+
+    def struct(self, t: RecordType) -> str:
+        """The C struct of a record type, member by member at the dtype's offsets: a gap becomes a
+        ``gk_pad`` member; every member sits at a multiple of its size, so C adds no padding of its
+        own, and the size is the dtype's (``types.record_type`` refused the layouts C cannot have)."""
+        cname, members = self.records[t]
+        lines = [f"typedef struct {{  // NumPy dtype {t.dtype}, {t.itemsize} bytes"]
+        at = 0
+        for f in t.fields:
+            if f.offset > at:
+                lines.append(f"    unsigned char gk_pad{at}[{f.offset - at}];")
+            lines.append(f"    {self.storage(f.type)} {members[f.name]};  // byte {f.offset}")
+            at = f.offset + f.type.itemsize
+        if t.itemsize > at:
+            lines.append(f"    unsigned char gk_pad{at}[{t.itemsize - at}];")
+        return "\n".join(lines + [f"}} {cname};"])
+
+    def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)
         if array.type.space != "global" or array.type.ndim == 1:
             return name + "".join(f"[{self.expr(i)}]" for i in indices)
@@ -644,3 +674,21 @@ class Emitter:
             f"        seen = {call};\n    }} while (seen != assumed);\n"
             f"    return {from_bits}(seen);\n}}"
         )
+
+
+def _record_names(prog: ir.Program) -> dict[RecordType, tuple[str, dict[str, str]]]:
+    """Per record type of the program's arrays, in order of first use: its struct's C name
+    (``gk_record0``...) and its members' C names (a field named like a C word gets a ``_``)."""
+    out: dict[RecordType, tuple[str, dict[str, str]]] = {}
+    for fd in prog.funcs + [prog.kernel]:
+        for p in fd.params:
+            t = p.type.elem if isinstance(p, ir.ArrayRef) else None
+            if isinstance(t, RecordType) and t not in out:
+                members: dict[str, str] = {}
+                for f in t.fields:
+                    cname = c_identifier(f.name)
+                    while cname in members.values() or cname.startswith("gk_pad"):
+                        cname += "_"
+                    members[f.name] = cname
+                out[t] = (f"gk_record{len(out)}", members)
+    return out
