@@ -53,6 +53,7 @@ from .lang import (
     block_idx,
     brev,
     clz,
+    dynamic_shared,
     exp10,
     ffs,
     fma,
@@ -73,7 +74,6 @@ from .lang import (
     vload,
     vstore,
 )
-from .lang import dynamic_shared
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize

@@ -16,8 +16,8 @@ import numpy as np
 
 from . import ir, lang, ops
 from .calls import lower_call
-from .records import field_array, field_name, field_of, is_record_array, not_a_record
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
+from .records import field_array, field_name, field_of, is_record_array, not_a_record
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type
 from .values import (
     Partial,

@@ -35,7 +35,9 @@ def field_array(x: Any, node: ast.AST, array: ir.ArrayRef, name: str) -> ir.Arra
     f = rec.field(name)
     if f is None:
         names = ", ".join(repr(g.name) for g in rec.fields)
-        raise KernelTypeError(f"the records of {array.name!r} have no field {name!r}; their fields: {names}", x.loc(node))
+        raise KernelTypeError(
+            f"the records of {array.name!r} have no field {name!r}; their fields: {names}", x.loc(node)
+        )
     t = ArrayType(f.type, array.type.ndim, array.type.space, array.type.shape)
     return ir.ArrayRef(array.name, t, loc=x.loc(node), record_field=name)
 
@@ -60,5 +62,5 @@ def not_a_record(x: Any, node: ast.AST, array: ir.ArrayRef, what: str) -> None:
         raise KernelTypeError(
             f"{what} of a whole record of {array.name!r} ({array.type.elem!r}) is not supported",
             x.loc(node),
-            f"use one field at a time: {array.name}[i].{first}, or {array.name}[\"{first}\"] as an array",
+            f'use one field at a time: {array.name}[i].{first}, or {array.name}["{first}"] as an array',
         )
