@@ -244,9 +244,7 @@ def record_type(dtype: np.dtype, where: str = "") -> RecordType:
         fdtype, offset = dtype.fields[name][:2]
         if fdtype.fields is not None or fdtype.subdtype is not None:
             what = "a nested record" if fdtype.fields is not None else f"a sub-array {fdtype.subdtype[1]}"
-            raise KernelTypeError(
-                f"record field {name!r}{where} is {what}; kernels take records of scalar fields only"
-            )
+            raise KernelTypeError(f"record field {name!r}{where} is {what}; kernels take records of scalar fields only")
         t = from_dtype(fdtype, f" (record field {name!r}{where})")
         if offset % t.itemsize:
             raise KernelTypeError(
