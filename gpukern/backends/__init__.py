@@ -18,7 +18,7 @@ import numpy as np
 from ..array import DeviceArray
 from ..errors import BackendError, LaunchError
 from ..plan import convert_scalar
-from ..types import from_dtype
+from ..types import array_element
 from .base import Backend
 
 # name -> (module, class) ; order is the order of preference
@@ -120,7 +120,7 @@ def chosen_backend() -> tuple[str | None, str]:
 def to_device(array: Any, backend: str | None = None) -> DeviceArray:
     """Copy a NumPy array (or anything ``numpy.asarray`` takes) to the device."""
     a = np.ascontiguousarray(array)
-    from_dtype(a.dtype, " for a device array")
+    array_element(a.dtype, " for a device array")
     return get_backend(backend).to_device(a)
 
 
@@ -130,7 +130,7 @@ def empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend: str | 
     if any(int(s) < 0 for s in shape):
         raise LaunchError(f"negative dimension in shape {shape}")
     dt = np.dtype(dtype)
-    from_dtype(dt, " for a device array")
+    array_element(dt, " for a device array")
     return get_backend(backend).empty(shape, dt)
 
 
