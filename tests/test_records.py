@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from kernel_source import line_of, load_kernel
 
 import gpukern as gk
 from gpukern import Array, float32, float64, global_id, int32, thread_idx
@@ -173,15 +174,14 @@ def _compile(body, dtype=HIST):
     ],
 )
 def test_misuse_is_a_clear_error(src, message):
-    namespace = {"gk": gk, "take": gk.func(lambda s: s[0])}
-    code = f"def k(h, out):\n    {src}\n"
-    path = f"<records-{abs(hash(src))}>"
-    import linecache
-
-    linecache.cache[path] = (len(code), None, code.splitlines(True), path)
-    exec(compile(code, path, "exec"), namespace)  # noqa: S102 - a kernel made from the test's own text
-    with pytest.raises(gk.KernelTypeError, match=message):
-        _compile(gk.kernel(namespace["k"]))
+    k = load_kernel(
+        "import gpukern as gk\n\n@gk.func\ndef take(s):\n    return s[0]\n\n"
+        f"@gk.kernel\ndef k(h, out):\n    {src}\n",
+        "records",
+    )
+    with pytest.raises(gk.KernelTypeError, match=message) as info:
+        _compile(k)
+    assert info.value.lineno == line_of(k, src)  # the error points at the line
 
 
 # ---------------------------------------------------------------- the simulator's checks and profile
