@@ -247,3 +247,32 @@ def test_profile_counts_dynamic_like_static_shared_memory():
     assert dyn.shared_store_elems == static.shared_store_elems == 64
     assert dyn.shared_load_wavefronts == static.shared_load_wavefronts
     assert gk.sanitize(k_reverse[2, 32, 128], *args) == []
+
+
+@gk.kernel
+def k_reread_through_another_view(a: Array[float32], out: Array[float32], SYNC: gk.Const[bool]):
+    f = dynamic_shared(float32)
+    u = dynamic_shared(u32)
+    t = thread_idx.x
+    f[t] = a[t]
+    x = f[t]
+    u[t] = u[t] ^ u32(0x80000000)  # flips the sign of f[t]: f[t] must be read again below
+    if SYNC:
+        barrier()
+    out[t] = x - f[t]
+
+
+def test_a_store_through_one_view_is_seen_by_the_next_read_of_another(backend):
+    a = np.random.default_rng(9).standard_normal(32).astype(np.float32)
+    out = np.zeros_like(a)
+    k_reread_through_another_view[1, 32, 128](a, out, True)
+    np.testing.assert_array_equal(out, a + a)
+
+
+def test_a_store_through_one_view_ends_the_reuse_of_a_load_of_another():
+    """gpukern reads a shared element once where nothing can change it in between (load_rewrites):
+    a store through another dynamic_shared array can, so f[t] is read twice.  (Without a barrier
+    between, C compilers may still assume that a float and a uint do not overlap: the docs say so.)"""
+    f32 = np.zeros(1, np.float32)
+    src = k_reread_through_another_view.source(f32, f32, False, backend="opencl")
+    assert "float x = f[t];" in src and "out[t] = x - f[t];" in src
