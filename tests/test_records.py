@@ -246,3 +246,26 @@ def test_profile_counts_the_bytes_and_sectors_a_field_moves(field):
     starts = np.arange(n) * PROFILED.itemsize + offset
     want = sum(len(np.unique(starts[w * 32 : w * 32 + 32] // 32)) for w in range(2))
     assert line.global_load_sectors == want > n // 8  # not what a plain array of the field's type moves
+
+
+PAIR = np.dtype([("lo", "i4"), ("hi", "i4")])
+
+
+@gk.kernel
+def k_declared(a: Array[PAIR], out: Array[gk.int64]):
+    i = global_id(0)
+    if i < len(a["lo"]):
+        out[i] = gk.int64(a[i].hi) * 65536 + a[i].lo + len(a["hi"]) * 0
+    if i == 0:
+        out[len(a)] = a["hi"].shape[0]
+
+
+def test_declared_record_parameter_and_field_lengths(backend):
+    a = np.zeros(20, PAIR)
+    a["lo"], a["hi"] = np.arange(20), np.arange(20) * 3
+    out = np.zeros(21, np.int64)
+    k_declared[1, 32](a, out)
+    np.testing.assert_array_equal(out[:20], a["hi"].astype(np.int64) * 65536 + a["lo"])
+    assert out[20] == 20
+    with pytest.raises(gk.LaunchError, match="must be an array of"):
+        k_declared[1, 32](np.zeros(20, HIST), out)
