@@ -276,3 +276,20 @@ def test_a_store_through_one_view_ends_the_reuse_of_a_load_of_another():
     f32 = np.zeros(1, np.float32)
     src = k_reread_through_another_view.source(f32, f32, False, backend="opencl")
     assert "float x = f[t];" in src and "out[t] = x - f[t];" in src
+
+
+def test_autotune_chooses_among_shared_sizes(backend):
+    x = np.random.default_rng(2).integers(-9, 9, 256).astype(np.float64)
+    too_much = gk.get_backend().max_shared + 8
+    configs = [{"bs": 32, "bytes": too_much}, {"bs": 64, "bytes": 512}, {"bs": 128, "bytes": 1024}]
+    best = gk.autotune(
+        k_block_sums,
+        configs,
+        args=lambda cfg: (x, np.zeros(256 // cfg["bs"])),
+        launch=lambda cfg: (256 // cfg["bs"], cfg["bs"], cfg["bytes"]),
+        key=f"test-{backend}-{np.random.default_rng().integers(1 << 30)}",
+        repeat=1,
+        warmup=0,
+        verbose=False,
+    )
+    assert best in configs[1:]  # the launch that asks for more than the device has is skipped
