@@ -175,8 +175,7 @@ def _compile(body, dtype=HIST):
 )
 def test_misuse_is_a_clear_error(src, message):
     k = load_kernel(
-        "import gpukern as gk\n\n@gk.func\ndef take(s):\n    return s[0]\n\n"
-        f"@gk.kernel\ndef k(h, out):\n    {src}\n",
+        f"import gpukern as gk\n\n@gk.func\ndef take(s):\n    return s[0]\n\n@gk.kernel\ndef k(h, out):\n    {src}\n",
         "records",
     )
     with pytest.raises(gk.KernelTypeError, match=message) as info:
