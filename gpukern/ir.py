@@ -186,7 +186,8 @@ class Special(Expr):
 
 @dataclass(eq=False)
 class Shape(Expr):
-    """``array.shape[dim]`` of a global array (passed to the kernel as a parameter)."""
+    """``array.shape[dim]`` of a global array (passed to the kernel as a parameter), or the length
+    of a dynamic_shared() array (the launch's dynamic shared bytes over its itemsize)."""
 
     CHILDREN = ("array",)
     array: ArrayRef

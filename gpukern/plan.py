@@ -259,10 +259,12 @@ class ArrayParam(Param):
                 )
             return ArrayType(elem, len(shape))
         if dtype != want.elem.dtype:
-            raise LaunchError(
-                f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; "
+            how = (
                 f"convert it with .astype(numpy.{want.elem.name})"
+                if isinstance(want.elem, ScalarType)
+                else f"make it with the dtype {want.elem.dtype}"  # a record type: the very layout
             )
+            raise LaunchError(f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; {how}")
         if len(shape) != want.ndim:
             raise LaunchError(f"argument {self.name!r} must have {want.ndim} dimension(s), got shape {tuple(shape)}")
         return want

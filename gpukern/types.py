@@ -108,7 +108,8 @@ MemSpace = str  # 'global', 'shared', 'local' or 'constant' (a table the kernel 
 
 @dataclass(frozen=True)
 class ArrayType(Type):
-    """An array in one memory space; shared and local arrays have a static shape."""
+    """An array in one memory space; shared and local arrays have a static shape, but for a
+    dynamic_shared() array (1-D, sized at launch), whose shape is None."""
 
     elem: ScalarType | RecordType  # a record only for a global array (its fields are reached one by one)
     ndim: int
