@@ -268,3 +268,24 @@ def test_declared_record_parameter_and_field_lengths(backend):
     assert out[20] == 20
     with pytest.raises(gk.LaunchError, match="must be an array of"):
         k_declared[1, 32](np.zeros(20, HIST), out)
+
+
+ODD_NAMES = np.dtype([("my field", "f4"), ("int", "i4"), ("int_", "i4"), ("gk_pad0", "f4")])
+
+
+@gk.kernel
+def k_odd_names(a, out: Array[float32]):
+    i = global_id(0)
+    if i < len(a):
+        out[i] = a[i]["my field"] + float32(a[i].int * 100 + a[i].int_) + a[i].gk_pad0 * 1000.0
+
+
+def test_field_names_c_cannot_spell(backend):
+    a = np.zeros(10, ODD_NAMES)
+    rng = np.random.default_rng(4)
+    for name in ODD_NAMES.names:
+        a[name] = rng.integers(0, 9, 10)
+    out = np.zeros(10, np.float32)
+    k_odd_names[1, 32](a, out)
+    want = a["my field"] + (a["int"] * 100 + a["int_"]).astype(np.float32) + a["gk_pad0"] * np.float32(1000)
+    np.testing.assert_array_equal(out, want)

@@ -128,6 +128,7 @@ CUDA = Dialect(
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
     dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
+    layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
 )
 
 

@@ -123,6 +123,8 @@ class Dialect:
     # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument
     dynamic_shared_decl: str = ""
     dynamic_shared_param: str = ""
+    # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
+    layout_assert: str = ""
 
 
 _PREC = {
@@ -510,7 +512,15 @@ class Emitter:
             at = f.offset + f.type.itemsize
         if t.itemsize > at:
             lines.append(f"    unsigned char gk_pad{at}[{t.itemsize - at}];")
-        return "\n".join(lines + [f"}} {cname};"])
+        lines.append(f"}} {cname};")
+        if self.d.layout_assert:  # the compiler proves the layout is NumPy's
+            checks = [(f"sizeof({cname}) == {t.itemsize}", f"{cname} is {t.itemsize} bytes")]
+            checks += [
+                (f"__builtin_offsetof({cname}, {members[f.name]}) == {f.offset}", f"{members[f.name]} at byte {f.offset}")
+                for f in t.fields
+            ]
+            lines += [self.d.layout_assert.format(cond=c, what=w) for c, w in checks]
+        return "\n".join(lines)
 
     def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)
@@ -678,16 +688,17 @@ class Emitter:
 
 def _record_names(prog: ir.Program) -> dict[RecordType, tuple[str, dict[str, str]]]:
     """Per record type of the program's arrays, in order of first use: its struct's C name
-    (``gk_record0``...) and its members' C names (a field named like a C word gets a ``_``)."""
+    (``gk_record0``...) and its members' C names (a field named like a C word gets a ``_``, one
+    that is no identifier is ``gk_field<k>``)."""
     out: dict[RecordType, tuple[str, dict[str, str]]] = {}
     for fd in prog.funcs + [prog.kernel]:
         for p in fd.params:
             t = p.type.elem if isinstance(p, ir.ArrayRef) else None
             if isinstance(t, RecordType) and t not in out:
                 members: dict[str, str] = {}
-                for f in t.fields:
-                    cname = c_identifier(f.name)
-                    while cname in members.values() or cname.startswith("gk_pad"):
+                for k, f in enumerate(t.fields):  # a name C cannot spell ("a b", "x-1") is the k-th field's
+                    cname = c_identifier(f.name) if f.name.isidentifier() and f.name.isascii() else f"gk_field{k}"
+                    while cname in members.values():  # c_identifier keeps gk_ names (the pads') for gpukern
                         cname += "_"
                     members[f.name] = cname
                 out[t] = (f"gk_record{len(out)}", members)
