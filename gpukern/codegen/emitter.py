@@ -515,10 +515,9 @@ class Emitter:
         lines.append(f"}} {cname};")
         if self.d.layout_assert:  # the compiler proves the layout is NumPy's
             checks = [(f"sizeof({cname}) == {t.itemsize}", f"{cname} is {t.itemsize} bytes")]
-            checks += [
-                (f"__builtin_offsetof({cname}, {members[f.name]}) == {f.offset}", f"{members[f.name]} at byte {f.offset}")
-                for f in t.fields
-            ]
+            for f in t.fields:
+                m = members[f.name]
+                checks.append((f"__builtin_offsetof({cname}, {m}) == {f.offset}", f"{m} at byte {f.offset}"))
             lines += [self.d.layout_assert.format(cond=c, what=w) for c, w in checks]
         return "\n".join(lines)
 
