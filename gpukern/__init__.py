@@ -54,6 +54,7 @@ from .lang import (
     block_idx,
     brev,
     clz,
+    dynamic_shared,
     exp10,
     ffs,
     fma,
@@ -193,3 +194,6 @@ __all__ = [
     "float16",
     "bfloat16",
 ]
+
+# shared memory sized at launch and record dtypes (issue 14)
+__all__ += ["dynamic_shared"]

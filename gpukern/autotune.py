@@ -28,7 +28,7 @@ def autotune(
     kernel: Any,
     configs: Sequence[Config],
     args: Callable[[Config], tuple[Any, ...]],
-    launch: Callable[[Config], tuple[Any, Any]],
+    launch: Callable[[Config], tuple[Any, ...]],
     key: Any = (),
     repeat: int = 10,
     warmup: int = 2,
@@ -38,8 +38,9 @@ def autotune(
     """The fastest of ``configs`` for ``kernel`` on the current device.
 
     ``args(cfg)`` gives the launch arguments for a configuration (``Const`` values
-    included) and ``launch(cfg)`` its ``(grid, block)``.  ``key`` names the problem
-    (e.g. its shape): choices are remembered per kernel, device, configurations and key.
+    included) and ``launch(cfg)`` its ``(grid, block)``, or ``(grid, block, shared_bytes)`` for
+    a kernel with ``dynamic_shared`` arrays.  ``key`` names the problem (e.g. its shape):
+    choices are remembered per kernel, device, configurations and key.
     Configurations the device cannot run (too many threads, too much shared memory) are
     skipped.  With ``verbose``, progress and timings go to stderr.
     """
@@ -69,8 +70,7 @@ def autotune(
     for i, cfg in enumerate(configs):
         try:
             a = args(cfg)
-            grid, block = launch(cfg)
-            run = kernel[grid, block]
+            run = kernel[tuple(launch(cfg))]
             if backend is None:  # the current backend, through the launch plan as users will launch it
                 t: float | None = benchmark(lambda run=run, a=a: run(*a), repeat, warmup)
             else:

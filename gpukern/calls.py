@@ -80,6 +80,13 @@ def lower_call(x: Any, node: ast.Call) -> Value:
 
 def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Value]) -> Value:
     loc = x.loc(node)
+    for a, v in zip(node.args, args):
+        if isinstance(v, ir.ArrayRef) and v.record_field is not None:
+            raise KernelTypeError(
+                f"a record field as an array ({ast.unparse(a)}) cannot be passed to a @func",
+                x.loc(a),
+                f"pass the record array {v.name!r} itself and take the field in the @func",
+            )
     call_args = [materialized(x.loc(a), v) if is_number(v) else v for a, v in zip(node.args, args)]
     fd = x.compiler.device_function(fn, call_args, loc)
     call_args = [a for a in call_args if not isinstance(a, Static)]

@@ -17,8 +17,21 @@ import numpy as np
 from . import ir, lang, ops
 from .calls import complex_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
+from .records import field_array, field_name, field_of, is_record_array, not_a_record
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
-from .values import Partial, ShapeOf, Static, Value, coerce, describe, is_number, materialized, scalar, static_type
+from .values import (
+    Partial,
+    RecordElement,
+    ShapeOf,
+    Static,
+    Value,
+    coerce,
+    describe,
+    is_number,
+    materialized,
+    scalar,
+    static_type,
+)
 
 # Python's operator nodes -> the symbols of their entries in gpukern.ops (which define them)
 BINOPS: dict[type, str] = {
@@ -141,6 +154,8 @@ class ExpressionLowering(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
         base, attr = self.visit(node.value), node.attr
+        if isinstance(base, RecordElement):  # a[i].x
+            return self.field_load(node, base, attr)
         if isinstance(base, ir.Expr) and base.type.is_complex or is_number(base) and attr == "conjugate":
             return complex_attribute(self, node, base)
         if isinstance(base, Static):
@@ -163,8 +178,21 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"arrays in kernels have .shape, .ndim and .size, not .{attr}", self.loc(node))
         raise KernelTypeError(f"{describe(base)} has no attribute {attr!r}", self.loc(node))
 
+    def field_load(self, node: ast.AST, base: RecordElement, name: str) -> ir.Load:
+        array, indices = field_of(self, node, base, name)
+        return ir.Load(array, indices, array.type.elem, loc=self.loc(node))
+
     def visit_Subscript(self, node: ast.Subscript) -> Value:
         base = self.visit(node.value)
+        name = field_name(self, node.slice)
+        if isinstance(base, RecordElement):  # a[i]["x"]
+            if name is None:
+                raise KernelTypeError(
+                    f"{describe(base)} is indexed by a field name, not {ast.unparse(node.slice)}", self.loc(node)
+                )
+            return self.field_load(node, base, name)
+        if name is not None and is_record_array(base):  # a["x"]: the field as an array, as in NumPy
+            return field_array(self, node, base, name)
         if isinstance(base, ShapeOf):
             d = self.static_value(node.slice)
             arr = base.array
@@ -186,6 +214,8 @@ class ExpressionLowering(ast.NodeVisitor):
             if len(indices) < array.type.ndim:
                 return Partial(array, tuple(indices))
             self.check_indices(node, array, indices)
+            if is_record_array(array):
+                return RecordElement(array, tuple(indices))
             return ir.Load(array, indices, value_type(array.type.elem), loc=self.loc(node))
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
@@ -211,6 +241,7 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"{what}() needs an array, not {describe(array)}", self.loc(node.args[0]))
         indices = self.index_list(node.args[1])
         self.check_indices(node, array, indices)
+        not_a_record(self, node, array, f"{what}()")
         return array, indices
 
     def check_writable(self, node: ast.AST, array: ir.ArrayRef) -> None:
@@ -236,6 +267,12 @@ class ExpressionLowering(ast.NodeVisitor):
         """``array.shape[d]``: a constant for shared/local arrays, a kernel parameter otherwise."""
         if array.type.shape is not None:
             return Static(array.type.shape[d])
+        if array.type.space == "shared" and not self.is_kernel:
+            raise KernelTypeError(
+                "the length of a dynamic_shared() array is known only in the kernel that declares it",
+                self.loc(node),
+                "pass len(...) of it to the @func as an argument",
+            )
         return ir.Shape(array, d, int64, loc=self.loc(node))
 
     # ------------------------------------------------------------ operators

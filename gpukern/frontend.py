@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang
+from . import ir, lang, records
 from .checks import check_barriers, check_definite_assignment, mark_uniform_addresses
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
@@ -320,7 +320,7 @@ class FunctionLowering(ast.NodeVisitor):
             current = self.x.visit_Name(node.target)
             value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
             self.assign(node.target, value, node)
-        elif isinstance(node.target, ast.Subscript):
+        elif isinstance(node.target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(node.target)
             self.x.check_indices(node.target, array, indices)
             # a[f()] += v reads and writes one element, evaluating f() once
@@ -334,7 +334,7 @@ class FunctionLowering(ast.NodeVisitor):
     def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assign_name(target, value, node)
-        elif isinstance(target, ast.Subscript):
+        elif isinstance(target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(target)
             self.store(node, array, indices, value)
         elif isinstance(target, ast.Tuple):
@@ -380,9 +380,20 @@ class FunctionLowering(ast.NodeVisitor):
         self.env[name] = var
         self.emit(ir.Assign(var, coerce(self.loc(node), value, t), loc=self.loc(node)))
 
-    def subscript_target(self, node: ast.Subscript) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+    def subscript_target(self, node: ast.Subscript | ast.Attribute) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+        """The array and indices an element target names: ``a[i, j]``, and for a record array
+        ``a[i].x``, ``a[i]["x"]`` or ``a["x"][i]`` (the field's array, see ``gpukern.records``)."""
         base = self.x.visit(node.value)
+        if isinstance(node, ast.Attribute):
+            return records.field_of(self.x, node, base, node.attr)
+        name = records.field_name(self.x, node.slice)
+        if name is not None:
+            return records.field_of(self.x, node, base, name)
         indices = self.x.index_list(node.slice)
+        if isinstance(base, (Partial, ir.ArrayRef)):
+            whole = base.array if isinstance(base, Partial) else base
+            if len(indices) + len(getattr(base, "indices", ())) == whole.type.ndim:
+                records.not_a_record(self.x, node, whole, "a store")
         if isinstance(base, Partial):
             return base.array, list(base.indices) + indices
         if isinstance(base, ir.ArrayRef):

@@ -69,6 +69,9 @@ class ArrayRef(Node):
     type: ArrayType
     loc: Loc | None = _loc()
     temp: bool = field(default=False, kw_only=True)
+    # one field of a record array ``name`` (a["x"]): an array of the field's type, element i being
+    # a[i].x; C reaches it as a member, the simulator through a view of the field
+    record_field: str | None = field(default=None, kw_only=True)
 
 
 @dataclass(eq=False)
@@ -183,7 +186,8 @@ class Special(Expr):
 
 @dataclass(eq=False)
 class Shape(Expr):
-    """``array.shape[dim]`` of a global array (passed to the kernel as a parameter)."""
+    """``array.shape[dim]`` of a global array (passed to the kernel as a parameter), or the length
+    of a dynamic_shared() array (the launch's dynamic shared bytes over its itemsize)."""
 
     CHILDREN = ("array",)
     array: ArrayRef

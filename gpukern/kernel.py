@@ -75,12 +75,15 @@ class Launch:
     driver call costs.  ``plan.describe()`` says what it tests.
     """
 
-    __slots__ = ("kernel", "grid", "block", "plan", "fast")
+    __slots__ = ("kernel", "grid", "block", "plan", "fast", "shared")
 
-    def __init__(self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int]):
+    def __init__(
+        self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int | None = None
+    ):
         self.kernel = kernel
         self.grid = grid
         self.block = block
+        self.shared = shared  # dynamic shared memory bytes per block (k[grid, block, shared]); None: not given
         self.plan: Plan | None = None
         self.fast: Callable[[tuple[Any, ...]], bool] = no_plan
 
@@ -88,9 +91,9 @@ class Launch:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
         if backend is None and check is None and self.fast(args):
             return
-        b, variant = self.kernel.launch(self.grid, self.block, args, backend, check)
+        b, variant = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared)
         if backend is None and check is None:
-            self.plan = make_plan(variant, b, self.grid, self.block, args, selection)
+            self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0)
             self.fast = no_plan if self.plan is None else self.plan.fast
 
 
@@ -108,6 +111,7 @@ class Kernel(lang.KernelObject):
         self._params: list[Param] | None = None
         self.variants: dict[tuple[Any, ...], Variant] = {}
         self._launches: dict[Any, Launch] = {}
+        self._sized_launches: dict[Any, Launch] = {}  # k[grid, block, shared_bytes] and the 4-item form
         _all_kernels.add(self)
 
     def __repr__(self) -> str:
@@ -207,8 +211,14 @@ class Kernel(lang.KernelObject):
             launch = None
         if launch is not None and _plain(config[0]) and _plain(config[1]):  # it equals a cached 2-tuple
             return launch
+        if isinstance(config, tuple) and len(config) in (3, 4):
+            return self._sized_launch(config)
         if not isinstance(config, tuple) or len(config) != 2:
-            raise LaunchError(f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples")
+            raise LaunchError(
+                f"launch as {self.__name__}[grid, block](...), with grid and block ints or tuples, or with "
+                f"dynamic shared memory as {self.__name__}[grid, block, shared_bytes](...) or "
+                f"{self.__name__}[grid, block, stream, shared_bytes](...)"
+            )
         dims = (_dims(config[0], "grid"), _dims(config[1], "block"))
         launch = self._launches.get(dims)
         if launch is None:
@@ -219,6 +229,33 @@ class Kernel(lang.KernelObject):
                 self._launches[config] = launch
         return launch
 
+    def _sized_launch(self, config: tuple[Any, ...]) -> Launch:
+        """``k[grid, block, shared_bytes]`` or ``k[grid, block, stream, shared_bytes]`` (Numba's order):
+        a launch with dynamic shared memory, cached apart from the 2-item ones (so their lookup does
+        no more work), under its plain spelling only."""
+        try:
+            launch = self._sized_launches.get(config)
+        except TypeError:
+            launch = None
+        if launch is not None and _plain(config[0]) and _plain(config[1]) and type(config[-1]) is int:
+            if len(config) == 3 or config[2] is None:
+                return launch
+        if len(config) == 4 and config[2] is not None and not (type(config[2]) is int and config[2] == 0):
+            raise LaunchError(
+                f"{self.__name__}[grid, block, stream, shared_bytes]: streams are not supported yet; "
+                f"pass None (or 0) as the stream, not {config[2]!r}"
+            )
+        nbytes = config[-1]
+        if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
+            raise LaunchError(
+                f"{self.__name__}[grid, block, shared_bytes]: shared_bytes (the dynamic shared memory per block) "
+                f"must be a non-negative int, not {nbytes!r}"
+            )
+        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"), int(nbytes))
+        if len(self._sized_launches) < 256 and _plain(config[0]) and _plain(config[1]) and type(nbytes) is int:
+            self._sized_launches[config] = launch
+        return launch
+
     def launch(
         self,
         grid: tuple[int, int, int],
@@ -226,14 +263,16 @@ class Kernel(lang.KernelObject):
         args: tuple[Any, ...],
         backend: str | None = None,
         check: bool | None = None,
+        shared: int | None = None,
     ) -> tuple[Any, Variant]:
-        """The checked launch path; returns the backend and the variant it used."""
+        """The checked launch path; returns the backend and the variant it used.  ``shared``: the
+        launch's dynamic shared memory in bytes (None: the launch did not give any)."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
         if check is None:
-            b.launch(variant, grid, block, args)
+            b.launch(variant, grid, block, args, shared=shared)
         elif b.name == "sim":
-            b.launch(variant, grid, block, args, check=check)
+            b.launch(variant, grid, block, args, check=check, shared=shared)
         else:
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
         return b, variant

@@ -200,6 +200,8 @@ class _ArrayDecl(Intrinsic):
                 cx.loc(node.args[1]),
                 "make the sizes Const[int] parameters or module-level constants",
             )
+        if space == "shared" and isinstance(shape, (int, np.integer)) and not isinstance(shape, bool) and shape == 0:
+            return _dynamic_array(cx, node, elem)  # Numba's spelling of memory sized at launch
         shape = shape if isinstance(shape, tuple) else (shape,)
         ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in shape)
         if not shape or len(shape) > 3 or not ok:
@@ -214,6 +216,34 @@ class _ArrayDecl(Intrinsic):
         ref = ir.ArrayRef(cx.fresh(space), ArrayType(elem, len(shape), space, shape), loc=cx.loc(node), temp=True)
         cx.declare(ref)
         return ref
+
+
+class _DynamicShared(Intrinsic):
+    """``dynamic_shared(dtype)``: the block's shared memory sized at launch, as a 1-D array."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        if not cx.is_kernel:
+            raise KernelSyntaxError(
+                "dynamic_shared() arrays must be declared in the kernel",
+                cx.loc(node),
+                "declare it in the kernel and pass it to the @func",
+            )
+        cx.nargs(node, 1, self.name)
+        elem = _element_type(cx.static_value(node.args[0], default=None))
+        if elem is None:
+            raise KernelTypeError(
+                f"dynamic_shared() needs an element type such as float32, not {ast.unparse(node.args[0])}",
+                cx.loc(node.args[0]),
+            )
+        return _dynamic_array(cx, node, elem)
+
+
+def _dynamic_array(cx: Lowering, node: ast.Call, elem: ScalarType) -> ir.ArrayRef:
+    """A shared array whose length the launch decides: shape None, every one from byte 0 of the
+    launch's dynamic shared memory (CUDA's ``extern __shared__``)."""
+    ref = ir.ArrayRef(cx.fresh("shared"), ArrayType(elem, 1, "shared", None), loc=cx.loc(node), temp=True)
+    cx.declare(ref)
+    return ref
 
 
 def _element_type(dtype: Any) -> ScalarType | None:
@@ -233,6 +263,8 @@ class _Vector(Intrinsic):
 
     def check(self, cx: Lowering, node: ast.Call, array: ir.ArrayRef, indices: list[ir.Expr], width: Any) -> int:
         elem, what, loc = array.type.elem, self.name, cx.loc(node)
+        if array.record_field is not None:
+            raise KernelTypeError(f"{what}() of a record field: fields are read one element at a time", loc)
         if width not in (2, 4) or isinstance(width, bool):
             raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
         if elem == bool_ or elem.itemsize * width > 16 or elem.itemsize < 4 or elem.is_complex:
@@ -355,6 +387,12 @@ threadfence_system = _Statement(
 )
 shared = _ArrayDecl(
     "shared", "shared(dtype, shape): an array shared by the threads of a block; shape is compile-time.", "shared"
+)
+dynamic_shared = _DynamicShared(
+    "dynamic_shared",
+    "dynamic_shared(dtype): the block's shared memory sized at launch (k[grid, block, nbytes]), as a 1-D array "
+    "of nbytes // itemsize elements; every dynamic_shared array of a kernel starts at the same address "
+    "(CUDA's extern __shared__).  shared(dtype, 0) means the same.",
 )
 local = _ArrayDecl("local", "local(dtype, shape): a per-thread array (registers or private memory).", "local")
 superstep = _Misplaced(

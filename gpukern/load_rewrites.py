@@ -192,11 +192,19 @@ def _first_reads(s: ir.Stmt) -> list[ir.Load]:
     return list(out.values())
 
 
+def _memory_of(array: ir.ArrayRef) -> str:
+    """The memory an array's stores change: its own, except that every dynamic_shared() array (shape
+    unknown, in a kernel or a @func's parameter) is a view of the one buffer the launch sizes."""
+    if array.type.space == "shared" and array.type.shape is None:
+        return " dynamic shared"  # no Python name has a space
+    return array.name
+
+
 def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> bool:
     """Replace every read of ``load``'s element it reaches; False (and nothing changed) when the
     first read is the only one."""
     key = _load_key(load)
-    array = load.array.name
+    array = _memory_of(load.array)
     index_vars = {n.name for i in load.indices for n in ir.walk(i) if isinstance(n, ir.Var)}
 
     def ends(s: ir.Node) -> bool:
@@ -204,7 +212,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
         for c in ir.walk(s):
             if isinstance(c, (ir.Barrier, ir.Call)):
                 return True
-            if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and c.array.name == array:
+            if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
                 return True
             if isinstance(c, ir.Assign) and c.target.name in index_vars:
                 return True

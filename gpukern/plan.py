@@ -36,7 +36,19 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .types import SCALARS, ArrayType, ScalarType, StorageType, bool_, complex128, float16, float64, from_dtype, int64
+from .types import (
+    SCALARS,
+    ArrayType,
+    ScalarType,
+    StorageType,
+    array_element,
+    bool_,
+    complex128,
+    float16,
+    float64,
+    from_dtype,
+    int64,
+)
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -273,7 +285,7 @@ class ArrayParam(Param):
         want = self.type
         if want is None:
             try:
-                elem = from_dtype(dtype, f" for argument {self.name!r}")
+                elem = array_element(dtype, f" for argument {self.name!r}")
             except KernelTypeError as e:
                 raise LaunchError(e.message) from None
             if not 1 <= len(shape) <= 3:
@@ -282,10 +294,12 @@ class ArrayParam(Param):
                 )
             return ArrayType(elem, len(shape))
         if dtype != want.elem.dtype and from_dtype_or_none(dtype) is not want.elem:
-            raise LaunchError(
-                f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; "
+            how = (
                 f"convert it with .astype(numpy.{want.elem.name})"
+                if isinstance(want.elem, ScalarType)
+                else f"make it with the dtype {want.elem.dtype}"  # a record type: the very layout
             )
+            raise LaunchError(f"argument {self.name!r} must be an array of {want.elem.name}, got {dtype}; {how}")
         if len(shape) != want.ndim:
             raise LaunchError(f"argument {self.name!r} must have {want.ndim} dimension(s), got shape {tuple(shape)}")
         return want
@@ -424,6 +438,7 @@ class Plan:
     tests: tuple[Test, ...]
     slots: tuple[Slot, ...]
     fast: Callable[[tuple[Any, ...]], bool]
+    shared: int = 0  # dynamic shared memory bytes per block
 
     def describe(self) -> str:
         """What the plan tests, and the C arguments it then passes to the backend's launcher."""
@@ -440,7 +455,8 @@ class Plan:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<launch plan of {self.variant.kernel.__name__}[{self.grid}, {self.block}] on {self.backend.name}>"
+        config = f"{self.grid}, {self.block}" + (f", {self.shared}" if self.shared else "")
+        return f"<launch plan of {self.variant.kernel.__name__}[{config}] on {self.backend.name}>"
 
 
 def make_plan(
@@ -450,6 +466,7 @@ def make_plan(
     block: tuple[int, int, int],
     args: tuple[Any, ...],
     selection: list[object],
+    shared: int = 0,
 ) -> Plan | None:
     """The plan for launching ``variant`` again as the checked path just did with ``args``, or None
     (a backend without plans, an argument no cheap test covers: a NumPy array to copy, a foreign
@@ -472,9 +489,9 @@ def make_plan(
         else:  # the tests fix the argument's exact type, so whether it can go as it is
             as_is = raw and packed_as_is(p.type, type(args[p.arg_index]))
             slots.append(Slot(p.arg_index, "value", 0, None if as_is else C_VALUE[p.type]))
-    launch = backend.launcher(variant, grid, block)
+    launch = backend.launcher(variant, grid, block, shared)
     fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch)
-    return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast)
+    return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast, shared)
 
 
 def _fast_path(

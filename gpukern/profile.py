@@ -319,13 +319,16 @@ class Profiler:
         c = self.at(a.loc)
         n = len(a.lanes)
         nbytes = a.itemsize * a.width
-        if a.width == 1 and self.sector_bytes % a.itemsize == 0:  # elements never straddle sectors
+        plain = a.memory.stride == 0  # not a record field (whose elements lie a record apart)
+        if plain and a.width == 1 and self.sector_bytes % a.itemsize == 0:  # elements never straddle sectors
             sectors = a.offsets // (self.sector_bytes // a.itemsize)
         else:
-            sectors = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.sector_bytes)
+            sectors = self._spans(a.byte_offsets(), nbytes, self.sector_bytes)
         rows = self._rows(a.lanes, sectors)
         if a.kind == "atomic" and _combined_in_warp(a):
             moved = len(rows)  # one atomic a warp, on one element
+        elif a.kind == "atomic" and not plain:  # elements named by their first byte
+            moved = self._atomic_sectors(self._rows(a.lanes, a.byte_offsets()), 1)
         elif a.kind == "atomic":
             moved = self._atomic_sectors(self._rows(a.lanes, a.offsets), a.itemsize)
         else:
@@ -479,5 +482,5 @@ def profile(
     kernel = launch.kernel
     variant = kernel.variant(kernel.signature_of(args))
     prof = Profiler(warp_size, sector_bytes, banks, bank_bytes)
-    sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof)
+    sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof, shared=launch.shared)
     return prof.report(kernel, launch.grid, launch.block)

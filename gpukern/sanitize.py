@@ -35,5 +35,5 @@ def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
         e.kernel = kernel.__name__
         return [e]
     faults: list[KernelFault] = []
-    get_backend("sim").launch(variant, launch.grid, launch.block, args, faults=faults)
+    get_backend("sim").launch(variant, launch.grid, launch.block, args, faults=faults, shared=launch.shared)
     return faults

@@ -198,9 +198,10 @@ MemSpace = str  # 'global', 'shared', 'local' or 'constant' (a table the kernel 
 
 @dataclass(frozen=True)
 class ArrayType(Type):
-    """An array in one memory space; shared and local arrays have a static shape."""
+    """An array in one memory space; shared and local arrays have a static shape, but for a
+    dynamic_shared() array (1-D, sized at launch), whose shape is None."""
 
-    elem: ScalarType
+    elem: ScalarType | RecordType  # a record only for a global array (its fields are reached one by one)
     ndim: int
     space: MemSpace = "global"
     shape: tuple[int, ...] | None = None
@@ -281,7 +282,7 @@ class _ArrayAnnotation:
         if len(item) not in (1, 2):
             raise KernelTypeError("Array takes an element type and optionally ndim: Array[float32, 2]")
         elem = item[0]
-        elem_t = elem if isinstance(elem, ScalarType) else python_type(elem) or from_dtype(elem)
+        elem_t = elem if isinstance(elem, ScalarType) else python_type(elem) or array_element(elem)
         ndim = item[1] if len(item) == 2 else 1
         if not isinstance(ndim, int) or not 1 <= ndim <= 3:
             raise KernelTypeError(f"Array ndim must be 1, 2 or 3, not {ndim!r}")
@@ -331,3 +332,86 @@ class TupleType(Type):
 
     def __repr__(self) -> str:
         return self.name
+
+
+# ---------------------------------------------------------------- records (structured dtypes)
+@dataclass(frozen=True)
+class RecordField:
+    """One field of a record: its name, scalar type and byte offset in the record."""
+
+    name: str
+    type: ScalarType
+    offset: int
+
+
+@dataclass(frozen=True)
+class RecordType(Type):
+    """A NumPy structured dtype of scalar fields, as the element of a global array.
+
+    Kernels read and write one field at a time (``a[i].x``, ``a[i]["x"]``); the generated C
+    declares a struct with the dtype's very layout (``record_type`` refuses one C cannot have).
+    Equal dtypes (fields, offsets, itemsize) are equal types, so the dtype is part of the key."""
+
+    dtype: np.dtype
+    fields: tuple[RecordField, ...]  # by offset
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def name(self) -> str:
+        return "record{" + ", ".join(f"{f.name}: {f.type.name}" for f in self.fields) + "}"
+
+    def field(self, name: str) -> RecordField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def record_type(dtype: np.dtype, where: str = "") -> RecordType:
+    """The record type of a structured dtype, or a KernelTypeError saying why a kernel cannot use it:
+    a field that is not a scalar of a supported type (nested records, sub-arrays), fields that
+    overlap, or a layout C cannot reproduce (a field at an offset that is not a multiple of its
+    size, or an itemsize that is not a multiple of the widest field's: a packed dtype)."""
+    fields = []
+    for name in dtype.names or ():
+        fdtype, offset = dtype.fields[name][:2]
+        if fdtype.fields is not None or fdtype.subdtype is not None:
+            what = "a nested record" if fdtype.fields is not None else f"a sub-array {fdtype.subdtype[1]}"
+            raise KernelTypeError(f"record field {name!r}{where} is {what}; kernels take records of scalar fields only")
+        t = from_dtype(fdtype, f" (record field {name!r}{where})")
+        if offset % t.itemsize:
+            raise KernelTypeError(
+                f"record field {name!r}{where} ({t.name}) is at byte {offset}, not a multiple of its size: "
+                "C cannot lay it out so (a packed dtype); make the dtype with numpy.dtype(..., align=True)"
+            )
+        fields.append(RecordField(name, t, int(offset)))
+    if not fields:
+        raise KernelTypeError(f"the structured dtype {dtype}{where} has no fields")
+    fields.sort(key=lambda f: f.offset)
+    for a, b in zip(fields, fields[1:]):
+        if a.offset + a.type.itemsize > b.offset:
+            raise KernelTypeError(f"record fields {a.name!r} and {b.name!r}{where} overlap")
+    widest = max(f.type.itemsize for f in fields)
+    if dtype.itemsize % widest or fields[-1].offset + fields[-1].type.itemsize > dtype.itemsize:
+        raise KernelTypeError(
+            f"records of {dtype}{where} are {dtype.itemsize} bytes, not a multiple of their widest field "
+            f"({widest} bytes): C cannot lay them out so (a packed dtype); make the dtype with "
+            "numpy.dtype(..., align=True)"
+        )
+    return RecordType(dtype, tuple(fields))
+
+
+def array_element(dtype: Any, where: str = "") -> ScalarType | RecordType:
+    """The element type of an array of ``dtype``: a scalar type, or a record for a structured dtype."""
+    if isinstance(dtype, RecordType):
+        return dtype
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is not None and dt.names is not None:
+        return record_type(dt, where)
+    return from_dtype(dtype, where)

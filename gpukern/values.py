@@ -40,7 +40,15 @@ class Partial:
     indices: tuple[ir.Expr, ...]
 
 
-Value = Any  # Static | ir.Expr | ir.ArrayRef | ShapeOf | Partial | tuple
+@dataclass(frozen=True)
+class RecordElement:
+    """``a[i]`` of a record array: only its fields can be read or written (``a[i].x``, ``a[i]["x"]``)."""
+
+    array: ir.ArrayRef
+    indices: tuple[ir.Expr, ...]
+
+
+Value = Any  # Static | ir.Expr | ir.ArrayRef | ShapeOf | Partial | RecordElement | tuple
 
 
 def is_number(v: Any) -> bool:
@@ -71,6 +79,9 @@ def describe(v: Value) -> str:
         return f"{v.array.name}.shape"
     if isinstance(v, Partial):
         return f"a partly indexed array {v.array.name!r}"
+    if isinstance(v, RecordElement):
+        first = v.array.type.elem.fields[0].name
+        return f"a record of {v.array.name!r} ({v.array.type.elem!r}: use one field, as {v.array.name}[i].{first})"
     return type(v).__name__
 
 

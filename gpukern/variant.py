@@ -44,7 +44,16 @@ class Variant:
         return sum(
             int(np.prod(s.array.type.shape)) * s.array.type.elem.itemsize
             for s in self.program.kernel.body
-            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared"
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared" and s.array.type.shape is not None
+        )
+
+    @functools.cached_property
+    def dynamic_shared(self) -> tuple[ir.ArrayRef, ...]:
+        """The kernel's dynamic_shared() arrays (each from byte 0 of the launch's dynamic shared memory)."""
+        return tuple(
+            s.array
+            for s in self.program.kernel.body
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared" and s.array.type.shape is None
         )
 
     @functools.cached_property

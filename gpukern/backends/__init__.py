@@ -18,7 +18,7 @@ import numpy as np
 from ..array import DeviceArray
 from ..errors import BackendError, LaunchError
 from ..plan import convert_scalar
-from ..types import from_dtype
+from ..types import array_element
 from .base import Backend
 
 # name -> (module, class) ; order is the order of preference
@@ -122,7 +122,7 @@ def to_device(array: Any, backend: str | None = None, stream: Any = None) -> Dev
     the copy is queued on it and may still run on return when ``array`` is a C-contiguous NumPy
     array (which must then stay unchanged until the stream has copied it)."""
     a = np.ascontiguousarray(array)
-    from_dtype(a.dtype, " for a device array")
+    array_element(a.dtype, " for a device array")
     b = get_backend(backend)
     if stream is None:
         return b.to_device(a)
@@ -142,7 +142,7 @@ def from_dlpack(x: Any, backend: str | None = None) -> DeviceArray:
     if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
         raise LaunchError(f"gk.from_dlpack() takes an object with __dlpack__, not {type(x).__name__}")
     out = get_backend(backend).dlpack_import(x)
-    from_dtype(out.dtype, " for a device array")
+    array_element(out.dtype, " for a device array")
     return out
 
 
@@ -152,7 +152,7 @@ def empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend: str | 
     if any(int(s) < 0 for s in shape):
         raise LaunchError(f"negative dimension in shape {shape}")
     dt = np.dtype(dtype)
-    from_dtype(dt, " for a device array")
+    array_element(dt, " for a device array")
     return get_backend(backend).empty(shape, dt)
 
 

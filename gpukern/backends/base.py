@@ -34,8 +34,11 @@ class Backend:
     max_blocks: int | None = None
     max_shared: int
 
-    def check_limits(self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
-        """Refuse, before anything runs, a launch the device cannot take."""
+    def check_limits(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int | None = None
+    ) -> None:
+        """Refuse, before anything runs, a launch the device cannot take (``shared``: its dynamic
+        shared memory in bytes, None where the launch gave none)."""
         threads = block[0] * block[1] * block[2]
         if threads > self.max_group or any(b > m for b, m in zip(block, self.max_items)):
             raise LaunchError(
@@ -68,6 +71,31 @@ class Backend:
             raise LaunchError(
                 f"{variant.kernel.__name__} uses {variant.shared_bytes} bytes of shared memory; "
                 f"this device allows {self.max_shared} per block"
+            )
+        if shared is not None or variant.dynamic_shared:
+            self.check_dynamic_shared(variant, shared)
+
+    def check_dynamic_shared(self, variant: Variant, shared: int | None) -> None:
+        """A kernel with dynamic_shared() arrays needs their size from the launch, a whole number of
+        elements of each, and room for it beside the static shared memory."""
+        name = variant.kernel.__name__
+        for ref in variant.dynamic_shared:
+            t, line = ref.type.elem, f" (line {ref.loc.lineno})" if ref.loc is not None else ""
+            if shared is None:
+                raise LaunchError(
+                    f"{name} declares dynamic_shared({t.name}) {ref.name!r}{line}, whose size the launch gives: "
+                    f"launch it as {name}[grid, block, shared_bytes](...)"
+                )
+            if shared % t.itemsize:
+                raise LaunchError(
+                    f"{name}[grid, block, {shared}]: {shared} bytes of dynamic shared memory is not a whole number "
+                    f"of {t.name} elements ({t.itemsize} bytes each) for dynamic_shared({t.name}) {ref.name!r}{line}"
+                )
+        total = variant.shared_bytes + (shared or 0)
+        if total > self.max_shared:
+            raise LaunchError(
+                f"{name}[grid, block, {shared}] needs {total} bytes of shared memory per block "
+                f"({variant.shared_bytes} static, {shared} dynamic); this device allows {self.max_shared}"
             )
 
     def check_arrays(self, variant: Variant, args: tuple[Any, ...]) -> None:
@@ -107,10 +135,12 @@ class Backend:
     packs_scalars = False  # whether its launcher packs scalars itself (gpukern.plan.packed_as_is says which)
 
     def launcher(
-        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int]
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any]], None]:
-        """The driver call that launches ``variant`` on ``grid`` x ``block`` given its C arguments
-        (a list, as ``pack_args`` makes them); the checked path and launch plans both call it."""
+        """The driver call that launches ``variant`` on ``grid`` x ``block`` with ``shared`` bytes of
+        dynamic shared memory, given its C arguments (a list, as ``pack_args`` makes them); the checked
+        path and launch plans both call it.  A kernel with dynamic_shared() arrays takes the bytes (and
+        on OpenCL the buffer) after its own arguments: the launcher adds them."""
         raise NotImplementedError
 
     def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
@@ -124,7 +154,12 @@ class Backend:
         return a.handle
 
     def launch(
-        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+        self,
+        variant: Variant,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        shared: int | None = None,
     ) -> None:
         raise NotImplementedError
 

@@ -198,6 +198,8 @@ class CUDABackend(Backend):
             fn = module.get_function(c_identifier(variant.program.kernel.name))
             params = variant.kernel_params
             codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name] for p in params]
+            if variant.dynamic_shared:
+                codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
             fmt = _arg_format(codes)
             fn.prepare(fmt)
             fn.gk_module = module  # keep the module alive as long as the function
@@ -209,25 +211,37 @@ class CUDABackend(Backend):
     packs_scalars = True  # struct packing takes Python numbers and NumPy integers and floats as they are
 
     def launcher(
-        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any]], None]:
         """One struct pack and cuLaunchKernel, as PyCUDA's ``prepared_async_call`` does, without
-        its per-call keyword handling (static shared memory only, the default stream)."""
+        its per-call keyword handling (the default stream; ``shared`` bytes of dynamic shared memory)."""
         from pycuda._pvt_struct import pack
 
         fn = self.compiled(variant)
         launch_kernel, fmt = fn._launch_kernel, fn.arg_format
 
+        if variant.dynamic_shared:
+
+            def launch_sized(cargs: list[Any]) -> None:
+                launch_kernel(grid, block, pack(fmt, *cargs, shared), shared, None)
+
+            return launch_sized
+
         def launch(cargs: list[Any]) -> None:
-            launch_kernel(grid, block, pack(fmt, *cargs), 0, None)
+            launch_kernel(grid, block, pack(fmt, *cargs), shared, None)
 
         return launch
 
     def launch(
-        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        shared: int | None = None,
     ) -> None:
-        self.check_limits(variant, grid, block)
-        run = self.launcher(variant, grid, block)
+        self.check_limits(variant, grid, block, shared)
+        run = self.launcher(variant, grid, block, shared or 0)
         for name, align in variant.vector_alignment.items():  # foreign arrays may start anywhere
             a = next(args[p.arg_index] for p in variant.kernel_params if p.name == name)
             if hasattr(a, "__cuda_array_interface__") and _cuda_array_pointer(a, name) % align:

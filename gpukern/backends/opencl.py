@@ -133,12 +133,20 @@ class OpenCLBackend(Backend):
         return 2**self.device.address_bits - 1
 
     def launcher(
-        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any]], None]:
         """Set the kernel's arguments and enqueue it on the backend's queue."""
         knl = self.compiled(variant)
         set_args, enqueue, queue = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
         gsize = tuple(g * b for g, b in zip(grid, block))
+        if variant.dynamic_shared:  # the bytes, then a __local buffer of them (OpenCL takes none of 0 bytes)
+            tail = (np.int64(shared), self.cl.LocalMemory(max(shared, 1)))
+
+            def launch_sized(cargs: list[Any]) -> None:
+                set_args(*cargs, *tail)
+                enqueue(queue, knl, gsize, block)
+
+            return launch_sized
 
         def launch(cargs: list[Any]) -> None:
             set_args(*cargs)
@@ -147,10 +155,15 @@ class OpenCLBackend(Backend):
         return launch
 
     def launch(
-        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], args: tuple[Any, ...]
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        shared: int | None = None,
     ) -> None:
-        self.check_limits(variant, grid, block)
-        run = self.launcher(variant, grid, block)
+        self.check_limits(variant, grid, block, shared)
+        run = self.launcher(variant, grid, block, shared or 0)
         cargs, copy_back = self.pack_args(variant, args)
         run(cargs)
         for host, buf in copy_back:

@@ -68,8 +68,10 @@ class _Run:
         block: tuple[int, int, int],
         check: bool,
         faults: list[Exception] | None = None,
+        dynamic_bytes: int = 0,
     ):
         self.variant = variant
+        self.dynamic_bytes = dynamic_bytes  # the launch's dynamic shared memory per block
         self.kname = variant.kernel.__name__
         self.check = check
         self.faults = faults  # collect faults here instead of raising the first (None: raise)
@@ -327,6 +329,8 @@ class _Run:
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:
         found = self.frame.arrays.get(ref.name)
+        if ref.record_field is not None:  # a["x"], a[i].x: the field's view of the record array
+            return self.mem.field(found, ref.record_field)
         return found if found is not None else self.tables[ref.name]  # a function's own, or a table
 
     def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
@@ -468,14 +472,15 @@ class SimBackend(Backend):
         check: bool | None = None,
         profiler: Any = None,
         faults: list[Exception] | None = None,
+        shared: int | None = None,
     ) -> None:
         """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays, so a launch whose
         lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim_memory``).
         With ``faults`` (a list; checks on), faults are put there and the run goes on."""
-        self.check_limits(variant, grid, block)
+        self.check_limits(variant, grid, block, shared)
         self.check_arrays(variant, args)
         checked = faults is not None or (self.check if check is None else check)
-        run = _Run(variant, grid, block, checked, faults)
+        run = _Run(variant, grid, block, checked, faults, shared or 0)
         if profiler is not None:
             run.prof = profiler
             profiler.start(run)
@@ -525,8 +530,9 @@ class SimBackend(Backend):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         """Zeros, but reads before writes are ``UninitializedReadError`` with checks on."""
         a = DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
-        if a.size:
-            self.unwritten[a] = np.zeros(a.size, bool)
+        if a.size:  # a record array: a flag per field of each record (sim_memory.MemoryPath.field)
+            fields = len(np.dtype(dtype).names or ())
+            self.unwritten[a] = np.zeros((a.size, fields) if fields else a.size, bool)
         return a
 
     def download(self, array: DeviceArray) -> np.ndarray:

@@ -30,6 +30,10 @@ class Memory:
     space: str  # 'global' | 'shared' | 'local'
     data: np.ndarray
     shape: tuple[int, ...]  # the shape the kernel indexes
+    # a field of a record array (``data`` a view of it): the bytes from one element to the next,
+    # and the field's byte offset in its record; 0, 0 for a plain array (elements ``itemsize`` apart)
+    stride: int = 0
+    offset: int = 0
 
     @property
     def size(self) -> int:
@@ -72,6 +76,14 @@ class Access:
     @property
     def loc(self) -> Loc | None:
         return self.node.loc
+
+    def byte_offsets(self) -> np.ndarray:
+        """Each lane's first byte within the array (its block's or thread's copy): the address the
+        hardware sees, which for a record field is the record's plus the field's offset."""
+        mem = self.memory
+        if mem.stride == 0:
+            return self.offsets.astype(np.int64) * self.itemsize
+        return self.offsets.astype(np.int64) * mem.stride + mem.offset
 
     def elements(self) -> np.ndarray:
         """Every element touched, as positions in ``memory.data`` (lane by lane, ``width`` each)."""

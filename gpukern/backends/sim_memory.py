@@ -147,6 +147,12 @@ class MemoryPath:
         self.profiler: Any = None
         self.steps: list[Callable[[Access], None]] = []
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
+        self.dynamic_buffer: np.ndarray | None = None  # the dynamic shared bytes of every block
+        self.dynamic_views: dict[np.dtype, Memory] = {}  # that buffer per element type
+        # record arrays: whether the kernel writes each, its empty() flags (a column per field), and
+        # the memory of each field reached
+        self.record_arrays: dict[Memory, tuple[bool, np.ndarray | None]] = {}
+        self.fields: dict[tuple[Memory, str], Memory] = {}
         self.set_profiler(None)
 
     def set_profiler(self, profiler: Any) -> None:
@@ -169,6 +175,9 @@ class MemoryPath:
         """A global array: ``written`` if the kernel may write it (only those can race);
         ``unwritten``: the flags of an array from ``empty()`` not yet wholly written."""
         mem = Memory(ref.name, "global", data.reshape(-1), tuple(data.shape))  # flat view, C order
+        if data.dtype.names is not None:  # a record array: its fields are tracked, as they are reached
+            self.record_arrays[mem] = (written, unwritten)
+            return mem
         if self.check:
             if written:
                 what = (
@@ -182,6 +191,8 @@ class MemoryPath:
 
     def declare(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A shared array (a copy per block) or local array (a copy per lane)."""
+        if ref.type.shape is None:
+            return self.declare_dynamic(ref, node)
         run, t = self.run, ref.type
         shape = t.shape or ()
         shared = t.space == "shared"
@@ -197,6 +208,58 @@ class MemoryPath:
         with memory_guard(need, what):
             mem = Memory(ref.name, t.space, np.zeros(n, t.elem.dtype), shape)
             if tracked:
+                self.races.attach(mem)
+            if self.initialised is not None:
+                self.initialised.attach(mem)
+        return mem
+
+    def field(self, mem: Memory, name: str) -> Memory:
+        """Field ``name`` of record array ``mem``: a view of the field in every record, so each access
+        moves the field's own bytes; its events give its real addresses (``stride``, ``offset``) to
+        the profiler, and each field has its own race tracking and empty() flags (fields of one
+        record are distinct memory: two threads writing two fields of a record do not race)."""
+        found = self.fields.get((mem, name))
+        if found is not None:
+            return found
+        written, unwritten = self.record_arrays[mem]
+        dtype = mem.data.dtype
+        view = Memory(f"{mem.name}.{name}", "global", mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
+        if self.check:
+            if written:
+                what = f"in kernel {self.run.kname}: race tracking of field {name!r} of {mem.name!r}"
+                with memory_guard(view.data.size * ELEMENT_BYTES, what):
+                    self.races.attach(view)
+            if unwritten is not None:
+                self.initialised.attach(view, unwritten[:, list(dtype.names).index(name)])
+        self.fields[(mem, name)] = view
+        return view
+
+    def declare_dynamic(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
+        """A dynamic_shared() array: a view, as its element type, of the launch's dynamic shared bytes
+        (one buffer of ``dynamic_bytes`` per block, shared by every such array of the kernel, from
+        byte 0).  Arrays of one element type are one ``Memory``, so races and uninitialised reads are
+        tracked across them; where a kernel views the bytes as several types, only bounds are checked
+        (a write through one view would look like nothing to the other's tracking)."""
+        run, t = self.run, ref.type
+        mem = self.dynamic_views.get(t.elem.dtype)
+        if mem is not None:
+            return mem
+        nbytes = run.dynamic_bytes
+        if self.dynamic_buffer is None:
+            line = f", line {node.loc.lineno}" if node.loc is not None else ""
+            what = (
+                f"in kernel {run.kname}{line}: {nbytes:,} bytes of dynamic shared memory, one copy per block "
+                f"for {run.nblocks:,} blocks,"
+            )
+            with memory_guard(run.nblocks * nbytes * (1 + ELEMENT_BYTES + FLAG_BYTES), what):
+                self.dynamic_buffer = np.zeros(run.nblocks * nbytes, np.uint8)
+        kinds = {r.type.elem.dtype for r in run.variant.dynamic_shared}
+        name = "/".join(r.name for r in run.variant.dynamic_shared if r.type.elem == t.elem)
+        mem = self.dynamic_views[t.elem.dtype] = Memory(
+            name, "shared", self.dynamic_buffer.view(t.elem.dtype), (nbytes // t.elem.itemsize,)
+        )
+        if len(kinds) == 1:
+            if self.races is not None:
                 self.races.attach(mem)
             if self.initialised is not None:
                 self.initialised.attach(mem)

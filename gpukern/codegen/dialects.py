@@ -226,6 +226,8 @@ CUDA = Dialect(
         k: v.replace("uint_t", "unsigned int")
         for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
     },
+    dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
+    layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
 )
 
 
@@ -354,6 +356,7 @@ OPENCL = Dialect(
         "    return vload_half(0, (half*)&h);\n}",
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
     },
+    dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)
 )
 
 

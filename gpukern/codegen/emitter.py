@@ -22,6 +22,7 @@ from .. import formats, ir, ops
 from ..passes import is_nonnegative, nonnegative_vars
 from ..types import (
     ArrayType,
+    RecordType,
     ScalarType,
     TupleType,
     bool_,
@@ -85,6 +86,15 @@ def c_identifier(name: str) -> str:
     return cname
 
 
+DYNAMIC_BYTES = "gk_dynamic_bytes"  # the kernel parameter holding the launch's dynamic shared bytes
+DYNAMIC_BUFFER = "gk_dynamic_shared"  # the dialects' name for that memory
+
+
+def uses_dynamic_shared(fd: ir.FuncDef) -> bool:
+    """Whether a kernel declares dynamic_shared() arrays (their declarations lead its body)."""
+    return any(isinstance(s, ir.DeclArray) and s.array.type.shape is None for s in fd.body)
+
+
 @dataclass(frozen=True)
 class Dialect:
     """The spellings that make the C emitter produce one language."""
@@ -135,6 +145,14 @@ class Dialect:
     scalar_params: dict[ScalarType, tuple[str, str]] = field(default_factory=dict)  # (C type, '{0}' -> register)
     helper_defs: dict[str, str] = field(default_factory=dict)  # support functions the formats above call
     constant_bits: dict[ScalarType, str] = field(default_factory=dict)  # '{0}' hex bits -> a table initialiser
+
+    # shared memory sized at launch: a declaration at the top of the kernel (CUDA's extern __shared__
+    # buffer), or a kernel parameter after the others (OpenCL's __local pointer); either names the
+    # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument
+    dynamic_shared_decl: str = ""
+    dynamic_shared_param: str = ""
+    # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
+    layout_assert: str = ""
 
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
@@ -195,6 +213,8 @@ class Emitter:
             isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
         )
         self.tables = self._table_names(prog, func_names)
+        self.records = _record_names(prog)
+        structs = [self.struct(t) for t in self.records]
         tables = [self.table(ref, data) for ref, data in prog.tables]
         bodies = [self.function(fd, func_names) for fd in prog.funcs + [prog.kernel]]
         k = prog.kernel
@@ -206,7 +226,7 @@ class Emitter:
             parts.append("\n".join(self.preambles))
         if self.extensions:
             parts.append("\n".join(self.d.extension_pragma.format(name=x) for x in sorted(self.extensions)))
-        parts += tables + list(self.helpers.values()) + bodies
+        parts += structs + tables + list(self.helpers.values()) + bodies
         return "\n\n".join(p for p in parts if p) + "\n"
 
     @staticmethod
@@ -271,8 +291,14 @@ class Emitter:
         self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)
+        self.record_arrays = {  # record array parameters: the arrays whose fields ``element`` reaches
+            p.name: p.type.elem for p in fd.params if isinstance(p, ir.ArrayRef) and isinstance(p.type.elem, RecordType)
+        }
+        dynamic = fd.is_kernel and uses_dynamic_shared(fd)
         if fd.is_kernel:
             params = [self.kernel_param(p, fd) for p in fd.kernel_params]
+            if dynamic:
+                params += self.dynamic_shared_params()
             prefix = self.d.kernel_prefix
             if fd.launch_bounds and self.d.launch_bounds:
                 prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, fd.launch_bounds)))
@@ -284,6 +310,8 @@ class Emitter:
             ret = self.type(fd.ret) if fd.ret is not None else "void"
             head = f"{self.d.func_prefix}{ret} {func_names[id(fd)]}({', '.join(params) or 'void'})"
         lines = [head, "{"]
+        if dynamic and self.d.dynamic_shared_decl:
+            lines.append(f"    {self.d.dynamic_shared_decl}")
         for p in fd.kernel_params if fd.is_kernel else []:
             if p.kind == "scalar" and self.param_name(p) != self.name(p.name):
                 value = self.d.scalar_params[p.type][1].format(self.param_name(p))
@@ -347,8 +375,16 @@ class Emitter:
             out = [self.d.global_ptr.format(T=self.storage(t.elem), name=self.name(p.name), const=const)]
             return out + [f"{self.type(int64)} {self.shape_name(p, d)}" for d in range(t.ndim)]
         qual = self.d.pointer_spaces.get(t.space, "")
+        if t.shape is None:  # a dynamic_shared() array: a pointer into the launch's shared memory
+            return [f"{qual}{self.storage(t.elem)}* {self.name(p.name)}"]
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [f"{qual}{self.storage(t.elem)} {self.name(p.name)}{dims}"]
+
+    def dynamic_shared_params(self) -> list[str]:
+        """The C parameters a kernel using dynamic_shared() takes after its own: the launch's
+        dynamic shared bytes (an int64, for len()), and the buffer where the dialect passes it."""
+        out = [f"{self.type(int64)} {DYNAMIC_BYTES}"]
+        return out + ([self.d.dynamic_shared_param] if self.d.dynamic_shared_param else [])
 
     # ------------------------------------------------------------ statements
     def block(self, stmts: list[ir.Stmt], depth: int) -> list[str]:
@@ -368,6 +404,9 @@ class Emitter:
 
     def stmt_DeclArray(self, s: ir.DeclArray, depth: int) -> list[str]:
         t = s.array.type
+        if t.shape is None:  # dynamic_shared(): every one starts at byte 0 of the launch's buffer
+            T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
+            return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
         if self.vectorised:
             qual += self.d.align.format(n=16)
@@ -541,7 +580,9 @@ class Emitter:
     def unsigned(self, t: ScalarType) -> str:
         return self.d.unsigned_types[t.itemsize]
 
-    def storage(self, t: ScalarType) -> str:
+    def storage(self, t: ScalarType | RecordType) -> str:
+        if isinstance(t, RecordType):
+            return self.records[t][0]
         if t in (float64, complex128):
             self.uses_fp64 = True
         if t in self.d.type_preamble:
@@ -585,6 +626,36 @@ class Emitter:
         return self.name(e.name), _ATOM
 
     def element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
+        text = self._element(array, indices)
+        if array.record_field is not None:  # a field of a record array: the struct's member
+            record = self.record_arrays[array.name]
+            text += "." + self.records[record][1][array.record_field]
+        return text
+
+    def struct(self, t: RecordType) -> str:
+        """The C struct of a record type, member by member at the dtype's offsets: a gap becomes a
+        ``gk_pad`` member; every member sits at a multiple of its size, so C adds no padding of its
+        own, and the size is the dtype's (``types.record_type`` refused the layouts C cannot have)."""
+        cname, members = self.records[t]
+        lines = [f"typedef struct {{  // NumPy dtype {t.dtype}, {t.itemsize} bytes"]
+        at = 0
+        for f in t.fields:
+            if f.offset > at:
+                lines.append(f"    unsigned char gk_pad{at}[{f.offset - at}];")
+            lines.append(f"    {self.storage(f.type)} {members[f.name]};  // byte {f.offset}")
+            at = f.offset + f.type.itemsize
+        if t.itemsize > at:
+            lines.append(f"    unsigned char gk_pad{at}[{t.itemsize - at}];")
+        lines.append(f"}} {cname};")
+        if self.d.layout_assert:  # the compiler proves the layout is NumPy's
+            checks = [(f"sizeof({cname}) == {t.itemsize}", f"{cname} is {t.itemsize} bytes")]
+            for f in t.fields:
+                m = members[f.name]
+                checks.append((f"__builtin_offsetof({cname}, {m}) == {f.offset}", f"{m} at byte {f.offset}"))
+            lines += [self.d.layout_assert.format(cond=c, what=w) for c, w in checks]
+        return "\n".join(lines)
+
+    def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)
         if array.type.space != "global" or array.type.ndim == 1:
             return name + "".join(f"[{self.expr(i)}]" for i in indices)
@@ -717,6 +788,8 @@ class Emitter:
         return f"(int){self.d.specials[e.name].format(d=e.dim, c='xyz'[e.dim])}", _UNARY
 
     def expr_Shape(self, e: ir.Shape) -> tuple[str, int]:
+        if e.array.type.space == "shared":  # a dynamic_shared() array: its length is the launch's bytes
+            return f"{DYNAMIC_BYTES} / {e.array.type.elem.itemsize}", _PREC["/"]
         return self.shape_name(e.array, e.dim), _ATOM
 
     def expr_Call(self, e: ir.Call) -> tuple[str, int]:
@@ -813,3 +886,22 @@ class Emitter:
             f"        seen = {call};\n    }} while (seen != assumed);\n"
             f"    return {from_bits}(seen);\n}}"
         )
+
+
+def _record_names(prog: ir.Program) -> dict[RecordType, tuple[str, dict[str, str]]]:
+    """Per record type of the program's arrays, in order of first use: its struct's C name
+    (``gk_record0``...) and its members' C names (a field named like a C word gets a ``_``, one
+    that is no identifier is ``gk_field<k>``)."""
+    out: dict[RecordType, tuple[str, dict[str, str]]] = {}
+    for fd in prog.funcs + [prog.kernel]:
+        for p in fd.params:
+            t = p.type.elem if isinstance(p, ir.ArrayRef) else None
+            if isinstance(t, RecordType) and t not in out:
+                members: dict[str, str] = {}
+                for k, f in enumerate(t.fields):  # a name C cannot spell ("a b", "x-1") is the k-th field's
+                    cname = c_identifier(f.name) if f.name.isidentifier() and f.name.isascii() else f"gk_field{k}"
+                    while cname in members.values():  # c_identifier keeps gk_ names (the pads') for gpukern
+                        cname += "_"
+                    members[f.name] = cname
+                out[t] = (f"gk_record{len(out)}", members)
+    return out
