@@ -33,6 +33,7 @@ from .errors import (
     MisalignedAccessError,
     OutOfBoundsError,
     UninitializedReadError,
+    WarpMaskError,
 )
 from .kernel import Kernel, kernel
 from .lang import (
@@ -77,6 +78,24 @@ from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .timing import benchmark, synchronize
 from .types import Array, Const, bool_, float32, float64, int32, int64, uint32
+from .warp import (
+    activemask,
+    all_sync,
+    any_sync,
+    ballot,
+    ballot_sync,
+    lane_id,
+    match_any,
+    match_any_sync,
+    shfl_down_sync,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_xor_sync,
+    syncwarp,
+    vote_all,
+    vote_any,
+    warp_size,
+)
 
 __all__ = [
     "__version__",
@@ -155,4 +174,21 @@ __all__ = [
     "vload",
     "vstore",
     "zeros",
+    "WarpMaskError",
+    "activemask",
+    "all_sync",
+    "any_sync",
+    "ballot",
+    "ballot_sync",
+    "lane_id",
+    "match_any",
+    "match_any_sync",
+    "shfl_down_sync",
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_xor_sync",
+    "syncwarp",
+    "vote_all",
+    "vote_any",
+    "warp_size",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..errors import BackendError
 from ..types import bool_, float32, float64, int32, int64, uint32
+from ..warp_ops import SHUFFLES
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
@@ -20,6 +21,77 @@ def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
     through it as its bit pattern (two's complement: add, exch, cas, and/or/xor are the same on
     either), and the old value comes back as ``long long``."""
     return f"((long long){fn}((unsigned long long*){{p}}, {operands}))"
+
+
+_SHFL = ("idx", "up", "down", "xor")
+
+
+def _opencl_shuffle(mode: str) -> str:
+    rule = SHUFFLES[f"shfl_{mode}"].c.format(lane="lane", b="b", w="w")
+    return (
+        f"ulong gk_warp_shfl_{mode}(__local ulong* s, ulong v, uint b, uint w)\n{{\n"
+        f"    uint lane = gk_warp_slot() & 31u;\n    return gk_warp_exchange(s, v, {rule});\n}}"
+    )
+
+
+# The warp intrinsics on OpenCL without sub-groups: every work-item writes its operand to its slot
+# of a local scratch array between two barriers and reads its warp's slots.  Exact while every
+# work-item of the group calls it (uniform control flow, which the emitter checks), and then every
+# lane that exists takes part; a read of a lane past a partial warp's end gets a stale slot, where
+# CUDA's value is undefined too (the simulator reports it).
+_OPENCL_WARP = "\n\n".join(
+    [
+        """uint gk_warp_slot(void)
+{
+    return (uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+}""",
+        """uint gk_warp_live(void)
+{
+    uint size = (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2));
+    uint n = min(32u, size - (gk_warp_slot() & ~31u));
+    return n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
+}""",
+        """ulong gk_warp_exchange(__local ulong* s, ulong v, uint j)
+{
+    uint me = gk_warp_slot();
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[me] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return s[(me & ~31u) + j];
+}""",
+        *(_opencl_shuffle(m) for m in _SHFL),
+        """uint gk_warp_ballot(__local ulong* s, uint mask, bool p)
+{
+    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[me] = p ? 1u : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0u; k < 32u; k++) {
+        if (((live >> k) & 1u) && s[(me & ~31u) + k] != 0u) r |= 1u << k;
+    }
+    return r & mask;
+}""",
+        """bool gk_warp_all(__local ulong* s, uint mask, bool p)
+{
+    return gk_warp_ballot(s, mask, p) == (mask & gk_warp_live());
+}""",
+        """bool gk_warp_any(__local ulong* s, uint mask, bool p)
+{
+    return gk_warp_ballot(s, mask, p) != 0u;
+}""",
+        """uint gk_warp_match(__local ulong* s, uint mask, ulong v)
+{
+    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[me] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0u; k < 32u; k++) {
+        if (((live >> k) & 1u) && s[(me & ~31u) + k] == v) r |= 1u << k;
+    }
+    return r & mask;
+}""",
+    ]
+)
 
 
 CUDA = Dialect(
@@ -45,6 +117,7 @@ CUDA = Dialect(
         "block_dim": "blockDim.{c}",
         "grid_dim": "gridDim.{c}",
         "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
+        "lane_id": "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31)",
     },
     int_suffix={int64: "LL", uint32: "u"},
     float_specials={
@@ -127,6 +200,15 @@ CUDA = Dialect(
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
+    warp={
+        **{f"shfl_{m}": f"__shfl{'' if m == 'idx' else '_' + m}_sync({{mask}}, {{0}}, {{1}}, {{w}})" for m in _SHFL},
+        "all": "(__all_sync({mask}, {0}) != 0)",
+        "any": "(__any_sync({mask}, {0}) != 0)",
+        "ballot": "__ballot_sync({mask}, {0})",
+        "activemask": "__activemask()",
+        "syncwarp": "__syncwarp({mask})",
+        "match_any": "__match_any_sync({mask}, {0})",
+    },
 )
 
 
@@ -146,6 +228,8 @@ OPENCL = Dialect(
         "block_dim": "get_local_size({d})",
         "grid_dim": "get_num_groups({d})",
         "global_id": "get_global_id({d})",
+        "lane_id": "((get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"
+        " & 31)",
     },
     int_suffix={int64: "L", uint32: "u"},
     float_specials={
@@ -207,6 +291,24 @@ OPENCL = Dialect(
     vstore="vstore{n}(({V})({values}), 0, {p});",
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
+    # warp intrinsics: emulated through local memory with work-group barriers (_OPENCL_WARP)
+    warp={
+        **{
+            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}(gk_warp, (ulong){{to}}({{0}}), {{1}}, {{w}}u))"
+            for m in _SHFL
+        },
+        "all": "gk_warp_all(gk_warp, {mask}, {0})",
+        "any": "gk_warp_any(gk_warp, {mask}, {0})",
+        "ballot": "gk_warp_ballot(gk_warp, {mask}, {0})",
+        "activemask": "gk_warp_live()",
+        "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+        "match_any": "gk_warp_match(gk_warp, {mask}, (ulong){to}({0}))",
+    },
+    warp_helpers=_OPENCL_WARP,
+    warp_scratch="__local ulong gk_warp[{n}];  // the warp intrinsics' exchange, one slot per work-item",
+    warp_group_max=1024,
+    warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
+    "instead of cl_khr_subgroups)",
 )
 
 

@@ -19,8 +19,11 @@ from typing import Any
 import numpy as np
 
 from .. import ir, ops
+from ..checks import warp_divergence
+from ..errors import CompileError
 from ..passes import is_nonnegative, nonnegative_vars
-from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64
+from ..types import ArrayType, ScalarType, bool_, float32, float64, int32, int64, uint32
+from ..warp_ops import WARP_OPS
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -109,6 +112,16 @@ class Dialect:
     preamble: tuple[str, ...] = ()
     fp64_preamble: tuple[str, ...] = ()
     pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
+    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} (operands), {w} (width),
+    # {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
+    warp: dict[str, str] = field(default_factory=dict)
+    warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
+    # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
+    # of the kernel; '{n}': its length, the most threads a block may have), with work-group barriers:
+    # every thread of the block must reach each of them, and they cannot be in a @func
+    warp_scratch: str = ""
+    warp_group_max: int = 0  # the most threads per block the emulation holds
+    warp_emulation: str = ""  # what the emulation stands in for, for its error messages
 
 
 _PREC = {
@@ -236,6 +249,9 @@ class Emitter:
             ret = self.type(fd.ret) if fd.ret is not None else "void"
             head = f"{self.d.func_prefix}{ret} {func_names[id(fd)]}({', '.join(params) or 'void'})"
         lines = [head, "{"]
+        if self.d.warp_scratch and any(isinstance(n, ir.WarpOp) for n in ir.walk_body(fd.body)):
+            self.check_warp_emulation(fd)
+            lines.append("    " + self.d.warp_scratch.format(n=self.d.warp_group_max))
         for v in fd.locals:
             lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
         lines += self.block(fd.body, 1)
@@ -554,6 +570,43 @@ class Emitter:
             else:
                 args.append(self.expr(a))
         return f"{self.func_names[id(e.func)]}({', '.join(args)})", _ATOM
+
+    def expr_WarpOp(self, e: ir.WarpOp) -> tuple[str, int]:
+        """A warp intrinsic as the dialect spells it (natively, or a call of its emulation)."""
+        if self.d.warp_helpers:
+            self.helpers.setdefault("gk_warp", self.d.warp_helpers)
+        t = e.args[0].type if e.args else uint32
+        to_bits, from_bits = self.d.bits.get(t, ("", ""))
+        fields = {"mask": self.expr(e.mask) if e.mask is not None else "", "w": e.width, "to": to_bits}
+        fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
+        return self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields), _ATOM
+
+    def check_warp_emulation(self, fd: ir.FuncDef) -> None:
+        """Warp ops emulated with work-group barriers must be in the kernel, where every thread of
+        the block reaches them (the barrier-divergence analysis proves it), else a CompileError."""
+        first = next(n for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp))
+        name = WARP_OPS[first.op].name
+        lang = self.d.name
+        hint = "run it on CUDA or the simulator, or restructure as the message says"
+        if not fd.is_kernel:
+            raise CompileError(
+                f"{name}() in a @func cannot be compiled to {lang}: it needs {self.d.warp_emulation}, "
+                "which works in the kernel's own body only",
+                first.loc,
+                "call it in the kernel; " + hint,
+            )
+        found = warp_divergence(fd)
+        if found is not None:
+            op, why = found
+            kind = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop", ir.Return: "a return"}[type(why)]
+            line = why.loc.lineno if why.loc is not None else "?"
+            raise CompileError(
+                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} after or inside {kind} (line {line}) that "
+                f"depends on the thread: it needs {self.d.warp_emulation}, so every thread of the block must "
+                "reach it",
+                op.loc,
+                hint,
+            )
 
     def expr_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
         ptr = f"&{self.element(e.array, e.indices)}"
