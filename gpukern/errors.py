@@ -116,9 +116,9 @@ class MisalignedAccessError(KernelFault):
 
 class WarpMaskError(KernelFault):
     """A warp intrinsic (shuffle, vote, ballot, match, syncwarp) whose mask CUDA leaves undefined:
-    it names a lane of the warp that is live but not executing this call with it, the lanes of
-    a warp pass different masks, a lane's mask leaves out the lane itself, or a shuffle reads a
-    lane that is not taking part (CUDA returns an undefined value)."""
+    it names a lane of the warp that is live but not executing this call with it, or one that
+    passes a different mask; a lane's mask leaves out the lane itself; or a shuffle reads a lane
+    that is not taking part (CUDA returns an undefined value)."""
 
 
 class LaunchError(GpukernError):

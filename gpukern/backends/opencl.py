@@ -13,7 +13,7 @@ from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError, CompileError
+from ..errors import BackendError, CompileError, LaunchError
 from .base import Backend
 
 
@@ -123,6 +123,17 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
+    def check_limits(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+        """Beyond the device's limits: warp intrinsics are emulated through a scratch array of
+        ``warp_group_max`` slots, one per work-item, so a larger work-group is refused."""
+        super().check_limits(variant, grid, block)
+        threads, most = block[0] * block[1] * block[2], self.dialect.warp_group_max
+        if threads > most and variant.uses_warp_ops:
+            raise LaunchError(
+                f"block {block} has {threads} threads; {variant.kernel.__name__} uses warp intrinsics, which "
+                f"OpenCL emulates for at most {most} threads per block"
+            )
+
     # OpenCL sets no limit on work-groups, but PoCL's CPU driver counts them in 32 bits and aborts
     # the process beyond (an assertion in its scheduler): refused on every OpenCL device.
     max_blocks = 2**32 - 1

@@ -4,9 +4,10 @@ A warp is 32 consecutive threads of a block in linear order (the last warp of a 
 partial).  The simulator's lanes advance together, so the lanes executing a warp op together are
 the statement's execution mask; each op gathers its warps into rows of 32 slots, runs the NumPy
 form of ``warp_ops``, and scatters the results back.  Masks CUDA leaves undefined are reported as
-``WarpMaskError`` through ``_Run.report`` (raised, or collected by ``gk.sanitize``): lanes of one
-warp passing different masks, a lane missing from its own mask, a mask naming a live lane that is
-not executing the call, and a shuffle reading a lane that is not taking part.
+``WarpMaskError`` through ``_Run.report`` (raised, or collected by ``gk.sanitize``): a lane whose
+mask names a lane passing a different mask (disjoint groups of a warp may pass their own masks,
+as CUDA allows), a lane missing from its own mask, a mask naming a live lane that is not
+executing the call, and a shuffle reading a lane that is not taking part.
 """
 
 from __future__ import annotations
@@ -80,20 +81,19 @@ class Warps:
         self, e: ir.WarpOp, slots: np.ndarray, exists: np.ndarray, active: np.ndarray, masks: np.ndarray
     ) -> None:
         run = self.run
-        hi = np.where(active, masks, np.uint32(0)).max(axis=1)
-        lo = np.where(active, masks, np.uint32(0xFFFFFFFF)).min(axis=1)
-        differ = active.any(axis=1) & (hi != lo)
-        if differ.any():
-            r = int(np.argmax(differ))
-            a = int(np.argmax(active[r] & (masks[r] == lo[r])))
-            b = int(np.argmax(active[r] & (masks[r] == hi[r])))
-            self.report(
-                e,
-                f"the lanes of one warp pass different masks: lane {a} ({run.who(int(slots[r, a]))}) passes "
-                f"0x{int(lo[r]):08x}, lane {b} ({run.who(int(slots[r, b]))}) 0x{int(hi[r]):08x}; every lane "
-                "taking part must pass the same mask",
-                (int(slots[r, a]), int(slots[r, b])),
-            )
+        for other in range(WARP_SIZE):  # a lane the mask names, executing it too, must pass the same mask
+            names = ((masks >> np.uint32(other)) & 1).astype(bool)
+            differ = active & active[:, other : other + 1] & names & (masks != masks[:, other : other + 1])
+            if differ.any():
+                r, k = (int(x[0]) for x in np.nonzero(differ))
+                self.report(
+                    e,
+                    f"lanes that name each other pass different masks: lane {k} ({run.who(int(slots[r, k]))}) "
+                    f"passes 0x{int(masks[r, k]):08x}, lane {other} ({run.who(int(slots[r, other]))}) "
+                    f"0x{int(masks[r, other]):08x}; every lane of a mask must pass that same mask",
+                    (int(slots[r, k]), int(slots[r, other])),
+                )
+                break
         own = active & (((masks >> self.lane.astype(np.uint32)) & 1) == 0)
         if own.any():
             r, k = (int(x[0]) for x in np.nonzero(own))

@@ -145,6 +145,7 @@ _PREC = {
     "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
+_KIND = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
 
 
 MAX_PRAGMA_UNROLL = 64
@@ -598,12 +599,15 @@ class Emitter:
         found = warp_divergence(fd)
         if found is not None:
             op, why = found
-            kind = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop", ir.Return: "a return"}[type(why)]
             line = why.loc.lineno if why.loc is not None else "?"
+            where = (
+                f"after a return (line {line}) that only some threads take"
+                if isinstance(why, ir.Return)
+                else f"inside {_KIND[type(why)]} (line {line}) whose condition depends on the thread"
+            )
             raise CompileError(
-                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} after or inside {kind} (line {line}) that "
-                f"depends on the thread: it needs {self.d.warp_emulation}, so every thread of the block must "
-                "reach it",
+                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} {where}: it needs {self.d.warp_emulation}, "
+                "so every thread of the block must reach it",
                 op.loc,
                 hint,
             )
