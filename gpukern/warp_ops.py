@@ -6,9 +6,10 @@ shape (warps, 32), one row per warp, with ``part`` marking the lanes taking part
 simulator runs, and, for the shuffles, the C form of the rule that picks the source lane, which
 the OpenCL emulation writes (``codegen.dialects``).  CUDA spells every entry natively.
 
-The shuffles follow PTX's ``shfl.sync``: a lane reads lane ``j`` of its warp, where ``j`` comes
-from the lane operand ``b`` (an unsigned 32-bit value) and the segment ``width`` (a power of 2
-up to 32); where ``j`` falls outside what the mode allows, the lane gets its own value back.
+The shuffles follow PTX's ``shfl.sync`` (the PTX ISA's semantics of the instruction that CUDA's
+``__shfl*_sync`` compile to): a lane reads lane ``j`` of its warp, where ``j`` comes from the low
+5 bits of the lane operand ``b`` and the segment ``width`` (a power of 2 up to 32); where ``j``
+falls outside what the mode allows, the lane gets its own value back.
 """
 
 from __future__ import annotations
@@ -37,25 +38,26 @@ class Shuffle:
 
 
 SHUFFLES: dict[str, Shuffle] = {
-    # lane b of the lane's own segment (b taken modulo width)
+    # PTX reads b's low 5 bits only (b = 33 is b = 1); then:
+    # lane b of the lane's own segment (modulo width)
     "shfl_idx": Shuffle(
-        lambda lane, b, w: (lane & ~(w - 1)) | (b & (w - 1)),
-        "(({lane} & ~({w} - 1u)) | ({b} & ({w} - 1u)))",
+        lambda lane, b, w: (lane & ~(w - 1)) | (b & 31 & (w - 1)),
+        "(({lane} & ~({w} - 1u)) | ({b} & 31u & ({w} - 1u)))",
     ),
     # b lanes down the segment; before its start: own value
     "shfl_up": Shuffle(
-        lambda lane, b, w: np.where(b <= (lane & (w - 1)), lane - b, lane),
-        "({b} <= ({lane} & ({w} - 1u)) ? {lane} - {b} : {lane})",
+        lambda lane, b, w: np.where((b & 31) <= (lane & (w - 1)), lane - (b & 31), lane),
+        "(({b} & 31u) <= ({lane} & ({w} - 1u)) ? {lane} - ({b} & 31u) : {lane})",
     ),
     # b lanes up the segment; past its end: own value
     "shfl_down": Shuffle(
-        lambda lane, b, w: np.where(b <= (w - 1) - (lane & (w - 1)), lane + b, lane),
-        "({b} <= ({w} - 1u) - ({lane} & ({w} - 1u)) ? {lane} + {b} : {lane})",
+        lambda lane, b, w: np.where((b & 31) <= (w - 1) - (lane & (w - 1)), lane + (b & 31), lane),
+        "(({b} & 31u) <= ({w} - 1u) - ({lane} & ({w} - 1u)) ? {lane} + ({b} & 31u) : {lane})",
     ),
     # lane ^ b, if not past the end of the lane's segment (earlier segments can be read)
     "shfl_xor": Shuffle(
-        lambda lane, b, w: np.where((lane ^ b) <= (lane | (w - 1)), lane ^ b, lane),
-        "((({lane} ^ {b}) <= ({lane} | ({w} - 1u))) ? {lane} ^ {b} : {lane})",
+        lambda lane, b, w: np.where((lane ^ (b & 31)) <= (lane | (w - 1)), lane ^ (b & 31), lane),
+        "((({lane} ^ ({b} & 31u)) <= ({lane} | ({w} - 1u))) ? {lane} ^ ({b} & 31u) : {lane})",
     ),
 }
 
