@@ -29,16 +29,21 @@ _SHFL = ("idx", "up", "down", "xor")
 def _opencl_shuffle(mode: str) -> str:
     rule = SHUFFLES[f"shfl_{mode}"].c.format(lane="lane", b="b", w="w")
     return (
-        f"ulong gk_warp_shfl_{mode}(__local ulong* s, ulong v, uint b, uint w)\n{{\n"
-        f"    uint lane = gk_warp_slot() & 31u;\n    return gk_warp_exchange(s, v, {rule});\n}}"
+        f"ulong gk_warp_shfl_{mode}({_WARP_PARAMS}, ulong v, uint b, uint w)\n{{\n"
+        f"    uint lane = gk_warp_slot() & 31u;\n    return gk_warp_exchange({_WARP_BUFFER}, v, {rule});\n}}"
     )
 
 
 # The warp intrinsics on OpenCL without sub-groups: every work-item writes its operand to its slot
-# of a local scratch array between two barriers and reads its warp's slots.  Exact while every
-# work-item of the group calls it (uniform control flow, which the emitter checks), and then every
-# lane that exists takes part; a read of a lane past a partial warp's end gets a stale slot, where
-# CUDA's value is undefined too (the simulator reports it).
+# of a local scratch array, waits at a barrier and reads its warp's slots.  Two scratch arrays take
+# turns (``turn``, flipped at each op), so one barrier an op is enough: an op writes the array whose
+# reads, two ops back, every work-item finished before the barrier of the op between.  Exact while
+# every work-item of the group calls each op (uniform control flow, which the emitter checks): the
+# work-items then flip ``turn`` alike, and every lane that exists takes part.  A read of a lane past
+# a partial warp's end gets a stale slot, where CUDA's value is undefined too (the simulator reports it).
+_WARP_PARAMS = "__local ulong* s0, __local ulong* s1, uint* turn"
+_WARP_BUFFER = "gk_warp_buffer(s0, s1, turn)"
+_WARP_ARGS = "gk_warp[0], gk_warp[1], &gk_warp_turn"
 _OPENCL_WARP = "\n\n".join(
     [
         """uint gk_warp_slot(void)
@@ -51,45 +56,49 @@ _OPENCL_WARP = "\n\n".join(
     uint n = min(32u, size - (gk_warp_slot() & ~31u));
     return n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
 }""",
+        """__local ulong* gk_warp_buffer(__local ulong* s0, __local ulong* s1, uint* turn)
+{
+    *turn ^= 1u;
+    return *turn ? s1 : s0;
+}""",
         """ulong gk_warp_exchange(__local ulong* s, ulong v, uint j)
 {
     uint me = gk_warp_slot();
-    barrier(CLK_LOCAL_MEM_FENCE);
     s[me] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     return s[(me & ~31u) + j];
 }""",
         *(_opencl_shuffle(m) for m in _SHFL),
-        """uint gk_warp_ballot(__local ulong* s, uint mask, bool p)
-{
+        f"""uint gk_warp_ballot({_WARP_PARAMS}, uint mask, bool p)
+{{
+    __local ulong* s = {_WARP_BUFFER};
     uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
     s[me] = p ? 1u : 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = 0u; k < 32u; k++) {
+    for (uint k = 0u; k < 32u; k++) {{
         if (((live >> k) & 1u) && s[(me & ~31u) + k] != 0u) r |= 1u << k;
-    }
+    }}
     return r & mask;
-}""",
-        """bool gk_warp_all(__local ulong* s, uint mask, bool p)
-{
-    return gk_warp_ballot(s, mask, p) == (mask & gk_warp_live());
-}""",
-        """bool gk_warp_any(__local ulong* s, uint mask, bool p)
-{
-    return gk_warp_ballot(s, mask, p) != 0u;
-}""",
-        """uint gk_warp_match(__local ulong* s, uint mask, ulong v)
-{
+}}""",
+        f"""bool gk_warp_all({_WARP_PARAMS}, uint mask, bool p)
+{{
+    return gk_warp_ballot(s0, s1, turn, mask, p) == (mask & gk_warp_live());
+}}""",
+        f"""bool gk_warp_any({_WARP_PARAMS}, uint mask, bool p)
+{{
+    return gk_warp_ballot(s0, s1, turn, mask, p) != 0u;
+}}""",
+        f"""uint gk_warp_match({_WARP_PARAMS}, uint mask, ulong v)
+{{
+    __local ulong* s = {_WARP_BUFFER};
     uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
-    barrier(CLK_LOCAL_MEM_FENCE);
     s[me] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k = 0u; k < 32u; k++) {
+    for (uint k = 0u; k < 32u; k++) {{
         if (((live >> k) & 1u) && s[(me & ~31u) + k] == v) r |= 1u << k;
-    }
+    }}
     return r & mask;
-}""",
+}}""",
     ]
 )
 
@@ -294,18 +303,19 @@ OPENCL = Dialect(
     # warp intrinsics: emulated through local memory with work-group barriers (_OPENCL_WARP)
     warp={
         **{
-            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}(gk_warp, (ulong){{to}}({{0}}), {{1}}, {{w}}u))"
+            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}({_WARP_ARGS}, (ulong){{to}}({{0}}), {{1}}, {{w}}u))"
             for m in _SHFL
         },
-        "all": "gk_warp_all(gk_warp, {mask}, {0})",
-        "any": "gk_warp_any(gk_warp, {mask}, {0})",
-        "ballot": "gk_warp_ballot(gk_warp, {mask}, {0})",
+        "all": f"gk_warp_all({_WARP_ARGS}, {{mask}}, {{0}})",
+        "any": f"gk_warp_any({_WARP_ARGS}, {{mask}}, {{0}})",
+        "ballot": f"gk_warp_ballot({_WARP_ARGS}, {{mask}}, {{0}})",
         "activemask": "gk_warp_live()",
         "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
-        "match_any": "gk_warp_match(gk_warp, {mask}, (ulong){to}({0}))",
+        "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
     },
     warp_helpers=_OPENCL_WARP,
-    warp_scratch="__local ulong gk_warp[{n}];  // the warp intrinsics' exchange, one slot per work-item",
+    warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
+    "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
     warp_group_max=1024,
     warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
     "instead of cl_khr_subgroups)",
