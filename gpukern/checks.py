@@ -225,10 +225,16 @@ def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
                 left = s
             reason = why or left
             for n in ir.children(s):
-                if not isinstance(n, ir.Stmt) and reason is not None:
-                    op = next((c for c in ir.walk(n) if isinstance(c, ir.WarpOp)), None)
-                    if op is not None:
-                        return op, reason
+                if isinstance(n, ir.Stmt):
+                    continue
+                if reason is None:
+                    found = _conditional_warp_op(n, u)
+                    if found is not None:
+                        return found
+                    continue
+                op = next((c for c in ir.walk(n) if isinstance(c, ir.WarpOp)), None)
+                if op is not None:
+                    return op, reason
             inner: list[tuple[list[ir.Stmt], ir.Node | None]] = []
             if isinstance(s, ir.If):
                 cond = why or (s if u.expr(s.cond) else None)
@@ -238,6 +244,9 @@ def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
                 inner = [(s.body, why or (s if varying else None))]
             elif isinstance(s, ir.While):
                 varying = id(s) in u.varying_loops or u.expr(s.cond)
+                op = next((c for c in ir.walk(s.cond) if isinstance(c, ir.WarpOp)), None)
+                if varying and op is not None:  # evaluated again by the threads still looping
+                    return op, s
                 inner = [(s.body, why or (s if varying else None))]
             for body, w in inner:
                 found = scan(body, w)
@@ -250,6 +259,22 @@ def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
         op = next((n for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp)), None)
         found = None if op is None else (op, left)
     return found
+
+
+def _conditional_warp_op(e: ir.Node, u: _Uniformity) -> tuple[ir.WarpOp, ir.Node] | None:
+    """A warp op that an expression evaluates only in some threads: in an operand of ``a if c else
+    b`` or the right side of ``and``/``or`` whose condition depends on the thread."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Select) and u.expr(n.cond):
+            parts = [n.a, n.b]
+        elif isinstance(n, ir.Logic) and u.expr(n.left):
+            parts = [n.right]
+        else:
+            continue
+        op = next((c for p in parts for c in ir.walk(p) if isinstance(c, ir.WarpOp)), None)
+        if op is not None:
+            return op, n
+    return None
 
 
 def mark_uniform_addresses(program: ir.Program) -> None:

@@ -145,7 +145,13 @@ _PREC = {
     "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
-_KIND = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
+_KIND = {
+    ir.If: "an if",
+    ir.For: "a for loop",
+    ir.While: "a while loop",
+    ir.Select: "a conditional expression",
+    ir.Logic: "an and/or",
+}
 
 
 MAX_PRAGMA_UNROLL = 64
