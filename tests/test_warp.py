@@ -166,6 +166,22 @@ def test_partial_last_warp(backend):
 
 
 @gk.kernel
+def rows_2d(vals: Array[int32, 2], out: Array[int32, 2]):
+    x, y = gk.thread_idx.x, gk.thread_idx.y
+    out[y, x] = gk.shfl_xor_sync(FULL, vals[y, x], 16) * 100 + gk.lane_id()
+
+
+def test_warps_of_a_2d_block(backend):
+    """Warps are formed from the linear thread index (x fastest): in a 16 x 6 block, lane ^ 16 is
+    the thread one row up or down, and the last warp's row pair is whole."""
+    vals = np.arange(6 * 16, dtype=np.int32).reshape(6, 16)
+    out = np.zeros_like(vals)
+    rows_2d[1, (16, 6)](vals, out)
+    linear = np.arange(96).reshape(6, 16)
+    np.testing.assert_array_equal(out, (linear ^ 16) * 100 + linear % 32)
+
+
+@gk.kernel
 def half_warp(vals: Array[int32], out: Array[int32]):
     i = gk.global_id(0)
     lane = gk.lane_id()

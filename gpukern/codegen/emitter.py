@@ -584,7 +584,10 @@ class Emitter:
             self.helpers.setdefault("gk_warp", self.d.warp_helpers)
         t = e.args[0].type if e.args else uint32
         to_bits, from_bits = self.d.bits.get(t, ("", ""))
-        fields = {"mask": self.expr(e.mask) if e.mask is not None else "", "w": e.width, "to": to_bits}
+        mask = e.mask
+        # a constant mask reads best as the lanes' bits
+        text = f"0x{mask.value:08X}u" if isinstance(mask, ir.Lit) else self.expr(mask) if mask is not None else ""
+        fields = {"mask": text, "w": e.width, "to": to_bits}
         fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
         return self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields), _ATOM
 
