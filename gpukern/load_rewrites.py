@@ -202,7 +202,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
     def ends(s: ir.Node) -> bool:
         """May running ``s`` change the element or its index?"""
         for c in ir.walk(s):
-            if isinstance(c, (ir.Barrier, ir.Call)):
+            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp)):  # syncwarp orders other lanes' writes
                 return True
             if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and c.array.name == array:
                 return True
