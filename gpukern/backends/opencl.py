@@ -124,14 +124,24 @@ class OpenCLBackend(Backend):
 
     # ------------------------------------------------------------ launch
     def check_limits(self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
-        """Beyond the device's limits: warp intrinsics are emulated through a scratch array of
-        ``warp_group_max`` slots, one per work-item, so a larger work-group is refused."""
+        """Beyond the device's limits: warp intrinsics are emulated through two local scratch arrays
+        of ``warp_group_max`` 8-byte slots (one per work-item), so a larger work-group is refused,
+        and the scratch counts against the device's local memory."""
         super().check_limits(variant, grid, block)
+        if not variant.uses_warp_ops:
+            return
         threads, most = block[0] * block[1] * block[2], self.dialect.warp_group_max
-        if threads > most and variant.uses_warp_ops:
+        name = variant.kernel.__name__
+        if threads > most:
             raise LaunchError(
-                f"block {block} has {threads} threads; {variant.kernel.__name__} uses warp intrinsics, which "
-                f"OpenCL emulates for at most {most} threads per block"
+                f"block {block} has {threads} threads; {name} uses warp intrinsics, which OpenCL emulates "
+                f"for at most {most} threads per block"
+            )
+        scratch = 2 * most * 8
+        if variant.shared_bytes + scratch > self.max_shared:
+            raise LaunchError(
+                f"{name} uses {variant.shared_bytes} bytes of shared memory and warp intrinsics, whose OpenCL "
+                f"emulation takes {scratch} more; this device allows {self.max_shared} per block"
             )
 
     # OpenCL sets no limit on work-groups, but PoCL's CPU driver counts them in 32 bits and aborts
