@@ -145,6 +145,24 @@ def test_votes_ballot_match(backend, tpb):
 
 
 @gk.kernel
+def match_floats(keys, out: Array[uint32]):
+    i = gk.global_id(0)
+    out[i] = gk.match_any(FULL, keys[i])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_match_any_compares_bits(backend, dtype):
+    """NaN matches the same NaN, -0.0 does not match 0.0 (CUDA compares the values' bits)."""
+    pool = [0.0, -0.0, np.nan, 1.5, -np.inf] if np.dtype(dtype).kind == "f" else [0, -1, 2**40, 7, -(2**40)]
+    keys = np.array(pool, dtype)[np.random.default_rng(5).integers(0, 5, 64)]
+    out = np.zeros(64, np.uint32)
+    match_floats[2, 32](keys, out)
+    bits = keys.view(np.uint32 if keys.itemsize == 4 else np.uint64)
+    want = [sum(1 << h % 32 for h in range(g - g % 32, g - g % 32 + 32) if bits[h] == bits[g]) for g in range(64)]
+    np.testing.assert_array_equal(out, want)
+
+
+@gk.kernel
 def partial_shuffles(vals: Array[float32], out: Array[float32, 2]):
     i = gk.global_id(0)
     out[i, 0] = gk.shfl_up_sync(FULL, vals[i], 1)
