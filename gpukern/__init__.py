@@ -34,6 +34,7 @@ from .errors import (
     MisalignedAccessError,
     OutOfBoundsError,
     UninitializedReadError,
+    WarpMaskError,
 )
 from .kernel import Kernel, kernel
 from .lang import (
@@ -98,6 +99,24 @@ from .types import (
     uint16,
     uint32,
     uint64,
+)
+from .warp import (
+    activemask,
+    all_sync,
+    any_sync,
+    ballot,
+    ballot_sync,
+    lane_id,
+    match_any,
+    match_any_sync,
+    shfl_down_sync,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_xor_sync,
+    syncwarp,
+    vote_all,
+    vote_any,
+    warp_size,
 )
 
 __all__ = [
@@ -193,6 +212,23 @@ __all__ = [
     "uint64",
     "float16",
     "bfloat16",
+    "WarpMaskError",
+    "activemask",
+    "all_sync",
+    "any_sync",
+    "ballot",
+    "ballot_sync",
+    "lane_id",
+    "match_any",
+    "match_any_sync",
+    "shfl_down_sync",
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_xor_sync",
+    "syncwarp",
+    "vote_all",
+    "vote_any",
+    "warp_size",
 ]
 
 # shared memory sized at launch and record dtypes (issue 14)

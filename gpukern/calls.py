@@ -46,8 +46,11 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
     if fn is builtins.print:
         return print_call(x, node)
-    if node.keywords:
-        raise KernelSyntaxError(f"{name}() takes no keyword arguments in a kernel", x.loc(node))
+    allowed = fn.keywords if isinstance(fn, lang.Intrinsic) else ()
+    for kw in node.keywords:
+        if kw.arg not in allowed:
+            what = f"only {', '.join(a + '=' for a in allowed)}" if allowed else "no keyword arguments"
+            raise KernelSyntaxError(f"{name}() takes {what} in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
         return fn.lower(x, node)
     args = [x.visit(a) for a in node.args]

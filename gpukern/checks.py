@@ -89,7 +89,7 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
 
 # ---------------------------------------------------------------- barrier divergence
 
-_THREAD = {"thread_idx", "global_id"}
+_THREAD = {"thread_idx", "global_id", "lane_id"}
 
 
 def contains_barrier(node: ir.Node) -> bool:
@@ -105,7 +105,7 @@ def has_barrier(fd: ir.FuncDef) -> bool:
 def _reads_thread_state(fd: ir.FuncDef) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
-        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Lane, ir.Atomic)):
+        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Lane, ir.Atomic, ir.WarpOp)):
             return True
         if isinstance(n, ir.Call) and _reads_thread_state(n.func):
             return True
@@ -128,7 +128,7 @@ class _Uniformity:
         for n in ir.walk(e):
             if isinstance(n, ir.Special) and n.name in _THREAD:
                 return True
-            if isinstance(n, (ir.Load, ir.Lane, ir.Atomic)):
+            if isinstance(n, (ir.Load, ir.Lane, ir.Atomic, ir.WarpOp)):
                 return True
             if isinstance(n, ir.Var) and n.name in self.varying:
                 return True
@@ -209,6 +209,72 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
                 block(s.body, why or (s if varying else None))
 
     block(fd.body, None)
+
+
+def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
+    """The first warp op that not every thread of the block may reach, and why: a branch or loop
+    whose condition depends on the thread (as for barriers), or a ``return`` such a branch holds
+    (a thread may have left).  For a dialect that emulates warp ops with work-group barriers."""
+    u = _Uniformity(fd)
+    left: ir.Node | None = None
+
+    def scan(stmts: list[ir.Stmt], why: ir.Node | None) -> tuple[ir.WarpOp, ir.Node] | None:
+        nonlocal left
+        for s in stmts:
+            if isinstance(s, ir.Return) and why is not None and left is None:
+                left = s
+            reason = why or left
+            for n in ir.children(s):
+                if isinstance(n, ir.Stmt):
+                    continue
+                if reason is None:
+                    found = _conditional_warp_op(n, u)
+                    if found is not None:
+                        return found
+                    continue
+                op = next((c for c in ir.walk(n) if isinstance(c, ir.WarpOp)), None)
+                if op is not None:
+                    return op, reason
+            inner: list[tuple[list[ir.Stmt], ir.Node | None]] = []
+            if isinstance(s, ir.If):
+                cond = why or (s if u.expr(s.cond) else None)
+                inner = [(s.then, cond), (s.orelse, cond)]
+            elif isinstance(s, ir.For):
+                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
+                inner = [(s.body, why or (s if varying else None))]
+            elif isinstance(s, ir.While):
+                varying = id(s) in u.varying_loops or u.expr(s.cond)
+                op = next((c for c in ir.walk(s.cond) if isinstance(c, ir.WarpOp)), None)
+                if varying and op is not None:  # evaluated again by the threads still looping
+                    return op, s
+                inner = [(s.body, why or (s if varying else None))]
+            for body, w in inner:
+                found = scan(body, w)
+                if found is not None:
+                    return found
+        return None
+
+    found = scan(fd.body, None)
+    if found is None and left is not None:  # a return after the op, in a loop, may still leave threads out
+        op = next((n for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp)), None)
+        found = None if op is None else (op, left)
+    return found
+
+
+def _conditional_warp_op(e: ir.Node, u: _Uniformity) -> tuple[ir.WarpOp, ir.Node] | None:
+    """A warp op that an expression evaluates only in some threads: in an operand of ``a if c else
+    b`` or the right side of ``and``/``or`` whose condition depends on the thread."""
+    for n in ir.walk(e):
+        if isinstance(n, ir.Select) and u.expr(n.cond):
+            parts = [n.a, n.b]
+        elif isinstance(n, ir.Logic) and u.expr(n.left):
+            parts = [n.right]
+        else:
+            continue
+        op = next((c for p in parts for c in ir.walk(p) if isinstance(c, ir.WarpOp)), None)
+        if op is not None:
+            return op, n
+    return None
 
 
 def mark_uniform_addresses(program: ir.Program) -> None:

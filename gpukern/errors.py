@@ -114,6 +114,13 @@ class MisalignedAccessError(KernelFault):
     """A vector access (vload/vstore of n elements) at an index that is not a multiple of n."""
 
 
+class WarpMaskError(KernelFault):
+    """A warp intrinsic (shuffle, vote, ballot, match, syncwarp) whose mask CUDA leaves undefined:
+    it names a lane of the warp that is live but not executing this call with it, or one that
+    passes a different mask; a lane's mask leaves out the lane itself; or a shuffle reads a lane
+    that is not taking part (CUDA returns an undefined value)."""
+
+
 class LaunchError(GpukernError):
     """A launch that cannot run as asked: arguments, sizes, devices."""
 

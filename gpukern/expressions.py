@@ -439,7 +439,7 @@ class ExpressionLowering(ast.NodeVisitor):
 
 def is_pure(e: ir.Expr) -> bool:
     """No calls or atomics inside: evaluating it twice, or not at all, changes nothing."""
-    return not any(isinstance(n, (ir.Call, ir.Atomic)) for n in ir.walk(e))
+    return not any(isinstance(n, (ir.Call, ir.Atomic, ir.WarpOp)) for n in ir.walk(e))
 
 
 _UNSUPPORTED = {

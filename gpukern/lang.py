@@ -53,6 +53,8 @@ class Lowering(Protocol):
 class Intrinsic:
     """A function that exists only inside kernels; subclasses lower its calls."""
 
+    keywords: tuple[str, ...] = ()  # keyword arguments its ``lower`` reads (``width=``); others are refused
+
     def __init__(self, name: str, doc: str):
         self.name = name
         self.__doc__ = doc

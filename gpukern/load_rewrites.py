@@ -35,7 +35,7 @@ def _key(e: ir.Node) -> Any:
         return e.name  # type: ignore[attr-defined]
     if cls is ir.Lit or cls is ir.Special:
         return (cls, *(getattr(e, f) for f in _FIELDS[cls]))
-    if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane)):
+    if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane, ir.WarpOp)):
         return None
     parts: list[Any] = [type(e).__name__]
     for f in dataclasses.fields(e):  # type: ignore[arg-type]
@@ -167,7 +167,7 @@ def _roots(s: ir.Stmt) -> list[str]:
 
 def _acts(node: ir.Node) -> bool:
     """Does evaluating ``node`` do more than read (an atomic, a call)?"""
-    return any(isinstance(n, (ir.Atomic, ir.Call)) for n in ir.walk(node))
+    return any(isinstance(n, (ir.Atomic, ir.Call, ir.WarpOp)) for n in ir.walk(node))
 
 
 def _first_reads(s: ir.Stmt) -> list[ir.Load]:
@@ -210,7 +210,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
     def ends(s: ir.Node) -> bool:
         """May running ``s`` change the element or its index?"""
         for c in ir.walk(s):
-            if isinstance(c, (ir.Barrier, ir.Call)):
+            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp)):  # syncwarp orders other lanes' writes
                 return True
             if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
                 return True
@@ -291,7 +291,7 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
     i = loop.var.name
     body_nodes = list(ir.walk_body(loop.body))
     if not all(isinstance(s, (ir.Assign, ir.Store)) for s in loop.body) or any(
-        isinstance(n, (ir.Atomic, ir.Call, ir.VecLoad, ir.VecStore, ir.Lane)) for n in body_nodes
+        isinstance(n, (ir.Atomic, ir.Call, ir.VecLoad, ir.VecStore, ir.Lane, ir.WarpOp)) for n in body_nodes
     ):
         return
     assigned = {s.target.name for s in loop.body if isinstance(s, ir.Assign)}

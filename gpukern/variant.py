@@ -57,6 +57,12 @@ class Variant:
         )
 
     @functools.cached_property
+    def uses_warp_ops(self) -> bool:
+        """Whether the kernel or a function it calls uses a warp intrinsic (``ir.WarpOp``)."""
+        fds = [self.program.kernel, *self.program.funcs]
+        return any(isinstance(n, ir.WarpOp) for fd in fds for n in ir.walk_body(fd.body))
+
+    @functools.cached_property
     def vector_alignment(self) -> dict[str, int]:
         """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
         return _vector_alignment(self.program.kernel)

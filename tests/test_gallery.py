@@ -27,7 +27,7 @@ def load(name: str):
     return module
 
 
-GALLERY = ["vector_add", "reduce_sum", "transpose", "histogram", "stencil2d", "scan", "softmax"]
+GALLERY = ["vector_add", "reduce_sum", "reduce_warp", "transpose", "histogram", "stencil2d", "scan", "softmax"]
 MODULES = {name: load(name) for name in GALLERY}
 
 # (example, arguments, the start of the result line)
@@ -35,6 +35,7 @@ RUNS = [
     ("vector_add", ["--size", "1000", "--block", "64"], "vector_add: n=1000 "),
     # 1251 blocks' worth, capped at 1024: both passes' grid-stride loops do more than one step
     ("reduce_sum", ["--size", "40001", "--block", "32"], "reduce_sum: n=40001 "),
+    ("reduce_warp", ["--size", "40001", "--block", "64"], "reduce_warp: n=40001 "),  # two warps a block
     ("transpose", ["--size", "37", "--cols", "53", "--tile", "8"], "transpose 8x8: padded (T, T+1) "),
     ("histogram", ["--size", "5003", "--bins", "100", "--block", "64"], "histogram: n=5003 bins=100 "),
     ("stencil2d", ["--size", "45", "--cols", "70", "--tile", "8", "--steps", "3"], "stencil2d: 45x70 x 3 steps "),
@@ -65,6 +66,7 @@ def test_scan_levels(backend, capsys):
 SOURCE_MARKS = {
     "vector_add": ["vector_add"],
     "reduce_sum": ["block_sum", "[32]"],
+    "reduce_warp": ["block_sum", "warp_sums[32]", "shfl_down"],
     "transpose": ["transpose_padded", "transpose_unpadded", "tile[8][9]", "tile[8][8]"],
     "histogram": ["clear", "histogram", "counts[100]"],
     "stencil2d": ["heat_step", "tile[10][10]"],
@@ -102,6 +104,7 @@ def broken(monkeypatch, module, kernel_name: str, launch_instead):
 BREAKS = {
     "vector_add": ("vector_add", lambda k, a, b, out, n: k(a, a, out, n), ["--size", "999", "--block", "64"]),
     "reduce_sum": ("block_sum", lambda k, x, p, n, bs: k(x, p, n // 2, bs), ["--size", "40003", "--block", "32"]),
+    "reduce_warp": ("block_sum", lambda k, x, p, n, bs: k(x, p, n // 2, bs), ["--size", "40007", "--block", "64"]),
     "transpose": (
         "transpose_padded",
         lambda k, a, out, rows, cols, t: k(a, out, rows - 1, cols, t),  # the last row of a is not moved

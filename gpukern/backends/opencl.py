@@ -13,7 +13,7 @@ from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError, CompileError
+from ..errors import BackendError, CompileError, LaunchError
 from .base import Backend
 
 
@@ -123,6 +123,29 @@ class OpenCLBackend(Backend):
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch
+    def check_limits(
+        self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int | None = None
+    ) -> None:
+        """Beyond the device's limits: warp intrinsics are emulated through two local scratch arrays
+        of ``warp_group_max`` 8-byte slots (one per work-item), so a larger work-group is refused,
+        and the scratch counts against the device's local memory."""
+        super().check_limits(variant, grid, block, shared)
+        if not variant.uses_warp_ops:
+            return
+        threads, most = block[0] * block[1] * block[2], self.dialect.warp_group_max
+        name = variant.kernel.__name__
+        if threads > most:
+            raise LaunchError(
+                f"block {block} has {threads} threads; {name} uses warp intrinsics, which OpenCL emulates "
+                f"for at most {most} threads per block"
+            )
+        scratch, used = 2 * most * 8, variant.shared_bytes + (shared or 0)
+        if used + scratch > self.max_shared:
+            raise LaunchError(
+                f"{name} uses {used} bytes of shared memory and warp intrinsics, whose OpenCL "
+                f"emulation takes {scratch} more; this device allows {self.max_shared} per block"
+            )
+
     # OpenCL sets no limit on work-groups, but PoCL's CPU driver counts them in 32 bits and aborts
     # the process beyond (an assertion in its scheduler): refused on every OpenCL device.
     max_blocks = 2**32 - 1

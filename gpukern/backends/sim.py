@@ -38,14 +38,16 @@ from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
 from ..types import StorageType, TupleType
+from ..warp_ops import WARP_SIZE
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
 from .sim_overflow import OverflowCheck
+from .sim_warp import Warps
 
 # What _Run keeps per lane before any variable: int64 lane, block and six coordinates (and one
-# temporary), int16 thread in block, nine int32 specials, two bool masks (``all``, ``returned``).
-_LANE_BYTES = 9 * 8 + 2 + 9 * 4 + 2
+# temporary), int16 thread in block, ten int32 specials (lane_id too), two bool masks (``all``, ``returned``).
+_LANE_BYTES = 9 * 8 + 2 + 10 * 4 + 2
 
 
 class _Frame:
@@ -97,6 +99,7 @@ class _Run:
                 "grid_dim": [np.int32(n) for n in grid],
             }
             self.specials["global_id"] = [(self.bid[d] * block[d] + self.tid[d]).astype(np.int32) for d in range(3)]
+            self.specials["lane_id"] = [(t % WARP_SIZE).astype(np.int32)]
             self.all = np.ones(self.lanes, bool)
         self.lane_ids = lane
         self.frames: list[_Frame] = []
@@ -107,6 +110,7 @@ class _Run:
         }
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
+        self._warps: Warps | None = None  # made at the first warp op
 
     @property
     def prof(self) -> Any:
@@ -422,6 +426,14 @@ class _Run:
         idx = [self.eval(i, m) for i in e.indices]
         operands = [np.broadcast_to(self.eval(o, m), (self.lanes,)) for o in e.operands]
         return self.mem.atomic(self.memory(e.array), e.op, idx, operands, m, e)
+
+    def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
+        """A warp intrinsic among the lanes of ``m`` (``sim_warp``); it touches no memory."""
+        mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
+        args = [self.eval(a, m) for a in e.args]
+        if self._warps is None:
+            self._warps = Warps(self)
+        return self._warps.run_op(e, m, mask, args)
 
     def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
         frame = _Frame(self.lanes)

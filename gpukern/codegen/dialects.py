@@ -25,6 +25,7 @@ from ..types import (
     uint32,
     uint64,
 )
+from ..warp_ops import SHUFFLES
 from .emitter import Dialect
 
 _I = ("int32", "uint32")
@@ -80,6 +81,86 @@ def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
     return f"((long long){fn}((unsigned long long*){{p}}, {operands}))"
 
 
+_SHFL = ("idx", "up", "down", "xor")
+
+
+def _opencl_shuffle(mode: str) -> str:
+    rule = SHUFFLES[f"shfl_{mode}"].c.format(lane="lane", b="b", w="w")
+    return (
+        f"ulong gk_warp_shfl_{mode}({_WARP_PARAMS}, ulong v, uint b, uint w)\n{{\n"
+        f"    uint lane = gk_warp_slot() & 31u;\n    return gk_warp_exchange({_WARP_BUFFER}, v, {rule});\n}}"
+    )
+
+
+# The warp intrinsics on OpenCL without sub-groups: every work-item writes its operand to its slot
+# of a local scratch array, waits at a barrier and reads its warp's slots.  Two scratch arrays take
+# turns (``turn``, flipped at each op), so one barrier an op is enough: an op writes the array whose
+# reads, two ops back, every work-item finished before the barrier of the op between.  Exact while
+# every work-item of the group calls each op (uniform control flow, which the emitter checks): the
+# work-items then flip ``turn`` alike, and every lane that exists takes part.  A read of a lane past
+# a partial warp's end gets a stale slot, where CUDA's value is undefined too (the simulator reports it).
+_WARP_PARAMS = "__local ulong* s0, __local ulong* s1, uint* turn"
+_WARP_BUFFER = "gk_warp_buffer(s0, s1, turn)"
+_WARP_ARGS = "gk_warp[0], gk_warp[1], &gk_warp_turn"
+_OPENCL_WARP = "\n\n".join(
+    [
+        """uint gk_warp_slot(void)
+{
+    return (uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));
+}""",
+        """uint gk_warp_live(void)
+{
+    uint size = (uint)(get_local_size(0) * get_local_size(1) * get_local_size(2));
+    uint n = min(32u, size - (gk_warp_slot() & ~31u));
+    return n == 32u ? 0xFFFFFFFFu : (1u << n) - 1u;
+}""",
+        """__local ulong* gk_warp_buffer(__local ulong* s0, __local ulong* s1, uint* turn)
+{
+    *turn ^= 1u;
+    return *turn ? s1 : s0;
+}""",
+        """ulong gk_warp_exchange(__local ulong* s, ulong v, uint j)
+{
+    uint me = gk_warp_slot();
+    s[me] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return s[(me & ~31u) + j];
+}""",
+        *(_opencl_shuffle(m) for m in _SHFL),
+        f"""uint gk_warp_ballot({_WARP_PARAMS}, uint mask, bool p)
+{{
+    __local ulong* s = {_WARP_BUFFER};
+    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    s[me] = p ? 1u : 0u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0u; k < 32u; k++) {{
+        if (((live >> k) & 1u) && s[(me & ~31u) + k] != 0u) r |= 1u << k;
+    }}
+    return r & mask;
+}}""",
+        f"""bool gk_warp_all({_WARP_PARAMS}, uint mask, bool p)
+{{
+    return gk_warp_ballot(s0, s1, turn, mask, p) == (mask & gk_warp_live());
+}}""",
+        f"""bool gk_warp_any({_WARP_PARAMS}, uint mask, bool p)
+{{
+    return gk_warp_ballot(s0, s1, turn, mask, p) != 0u;
+}}""",
+        f"""uint gk_warp_match({_WARP_PARAMS}, uint mask, ulong v)
+{{
+    __local ulong* s = {_WARP_BUFFER};
+    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    s[me] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k = 0u; k < 32u; k++) {{
+        if (((live >> k) & 1u) && s[(me & ~31u) + k] == v) r |= 1u << k;
+    }}
+    return r & mask;
+}}""",
+    ]
+)
+
+
 CUDA = Dialect(
     name="cuda",
     kernel_prefix='extern "C" __global__',
@@ -111,6 +192,7 @@ CUDA = Dialect(
         "block_dim": "blockDim.{c}",
         "grid_dim": "gridDim.{c}",
         "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
+        "lane_id": "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31)",
     },
     int_suffix={int64: "LL", uint32: "u", uint64: "ULL"},
     float_specials={
@@ -228,6 +310,15 @@ CUDA = Dialect(
     },
     dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
     layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
+    warp={
+        **{f"shfl_{m}": f"__shfl{'' if m == 'idx' else '_' + m}_sync({{mask}}, {{0}}, {{1}}, {{w}})" for m in _SHFL},
+        "all": "(__all_sync({mask}, {0}) != 0)",
+        "any": "(__any_sync({mask}, {0}) != 0)",
+        "ballot": "__ballot_sync({mask}, {0})",
+        "activemask": "__activemask()",
+        "syncwarp": "__syncwarp({mask})",
+        "match_any": "__match_any_sync({mask}, {0})",
+    },
 )
 
 
@@ -264,6 +355,8 @@ OPENCL = Dialect(
         "block_dim": "get_local_size({d})",
         "grid_dim": "get_num_groups({d})",
         "global_id": "get_global_id({d})",
+        "lane_id": "((get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"
+        " & 31)",
     },
     int_suffix={int64: "L", uint32: "u", uint64: "UL"},
     float_specials={
@@ -357,6 +450,25 @@ OPENCL = Dialect(
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
     },
     dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)
+    # warp intrinsics: emulated through local memory with work-group barriers (_OPENCL_WARP)
+    warp={
+        **{
+            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}({_WARP_ARGS}, (ulong){{to}}({{0}}), {{1}}, {{w}}u))"
+            for m in _SHFL
+        },
+        "all": f"gk_warp_all({_WARP_ARGS}, {{mask}}, {{0}})",
+        "any": f"gk_warp_any({_WARP_ARGS}, {{mask}}, {{0}})",
+        "ballot": f"gk_warp_ballot({_WARP_ARGS}, {{mask}}, {{0}})",
+        "activemask": "gk_warp_live()",
+        "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
+        "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
+    },
+    warp_helpers=_OPENCL_WARP,
+    warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
+    "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
+    warp_group_max=1024,
+    warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
+    "instead of cl_khr_subgroups)",
 )
 
 

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import formats, ir, ops
+from ..checks import warp_divergence
+from ..errors import CompileError
 from ..passes import is_nonnegative, nonnegative_vars
 from ..types import (
     ArrayType,
@@ -32,7 +34,9 @@ from ..types import (
     float64,
     int32,
     int64,
+    uint32,
 )
+from ..warp_ops import WARP_OPS
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -154,6 +158,17 @@ class Dialect:
     # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
     layout_assert: str = ""
 
+    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} (operands), {w} (width),
+    # {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
+    warp: dict[str, str] = field(default_factory=dict)
+    warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
+    # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
+    # of the kernel; '{n}': its length, the most threads a block may have), with work-group barriers:
+    # every thread of the block must reach each of them, and they cannot be in a @func
+    warp_scratch: str = ""
+    warp_group_max: int = 0  # the most threads per block the emulation holds
+    warp_emulation: str = ""  # what the emulation stands in for, for its error messages
+
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
 # are written in unsigned int (no signed overflow) and converted back to the type, which wraps
@@ -183,6 +198,13 @@ _PREC = {
     "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
+_KIND = {
+    ir.If: "an if",
+    ir.For: "a for loop",
+    ir.While: "a while loop",
+    ir.Select: "a conditional expression",
+    ir.Logic: "an and/or",
+}
 
 
 MAX_PRAGMA_UNROLL = 64
@@ -316,6 +338,9 @@ class Emitter:
             if p.kind == "scalar" and self.param_name(p) != self.name(p.name):
                 value = self.d.scalar_params[p.type][1].format(self.param_name(p))
                 lines.append(f"    const {self.type(p.type)} {self.name(p.name)} = {value};")
+        if self.d.warp_scratch and any(isinstance(n, ir.WarpOp) for n in ir.walk_body(fd.body)):
+            self.check_warp_emulation(fd)
+            lines.append("    " + self.d.warp_scratch.format(n=self.d.warp_group_max))
         for v in fd.locals:
             lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
         lines += self.block(fd.body, 1)
@@ -802,6 +827,49 @@ class Emitter:
             else:
                 args.append(self.expr(a))
         return f"{self.func_names[id(e.func)]}({', '.join(args)})", _ATOM
+
+    def expr_WarpOp(self, e: ir.WarpOp) -> tuple[str, int]:
+        """A warp intrinsic as the dialect spells it (natively, or a call of its emulation)."""
+        if self.d.warp_helpers:
+            self.helpers.setdefault("gk_warp", self.d.warp_helpers)
+        t = e.args[0].type if e.args else uint32
+        to_bits, from_bits = self.d.bits.get(t, ("", ""))
+        mask = e.mask
+        # a constant mask reads best as the lanes' bits
+        text = f"0x{mask.value:08X}u" if isinstance(mask, ir.Lit) else self.expr(mask) if mask is not None else ""
+        fields = {"mask": text, "w": e.width, "to": to_bits}
+        fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
+        return self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields), _ATOM
+
+    def check_warp_emulation(self, fd: ir.FuncDef) -> None:
+        """Warp ops emulated with work-group barriers must be in the kernel, where every thread of
+        the block reaches them (the barrier-divergence analysis proves it), else a CompileError."""
+        first = next(n for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp))
+        name = WARP_OPS[first.op].name
+        lang = self.d.name
+        hint = "run it on CUDA or the simulator, or restructure as the message says"
+        if not fd.is_kernel:
+            raise CompileError(
+                f"{name}() in a @func cannot be compiled to {lang}: it needs {self.d.warp_emulation}, "
+                "which works in the kernel's own body only",
+                first.loc,
+                "call it in the kernel; " + hint,
+            )
+        found = warp_divergence(fd)
+        if found is not None:
+            op, why = found
+            line = why.loc.lineno if why.loc is not None else "?"
+            where = (
+                f"after a return (line {line}) that only some threads take"
+                if isinstance(why, ir.Return)
+                else f"inside {_KIND[type(why)]} (line {line}) whose condition depends on the thread"
+            )
+            raise CompileError(
+                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} {where}: it needs {self.d.warp_emulation}, "
+                "so every thread of the block must reach it",
+                op.loc,
+                hint,
+            )
 
     def expr_Atomic(self, e: ir.Atomic) -> tuple[str, int]:
         ptr = f"&{self.element(e.array, e.indices)}"

@@ -1,0 +1,198 @@
+"""The warp-level intrinsics: lane id, shuffles, votes, ballot, match, syncwarp (CUDA's ``__*_sync``).
+
+Each is one object whose class owns its typing and lowering, as the intrinsics of
+``gpukern.lang`` do; they all lower to one generic IR node, ``ir.WarpOp``, whose meaning is
+``gpukern.warp_ops`` and whose C spelling is the dialects' ``warp`` table.  A mask is a uint32
+of lanes (bit k: lane k of the warp); a value shuffled or matched is a 32- or 64-bit integer or
+float, as CUDA's functions take (a bool or narrower integer goes through int32 and back).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import ir
+from .errors import KernelTypeError, Loc
+from .lang import Intrinsic, Lowering
+from .types import ScalarType, bool_, int32, uint32
+from .values import Static, Value, coerce, materialized, scalar
+from .warp_ops import FULL_MASK, WARP_OPS, WARP_SIZE
+
+
+def _arguments(cx: Lowering, node: ast.Call, name: str, names: tuple[str, ...], required: int) -> list[ast.expr | None]:
+    """The call's arguments by parameter (positional, then keywords), None where left out."""
+    if len(node.args) > len(names):
+        raise KernelTypeError(f"{name}() takes at most {len(names)} arguments, {len(node.args)} given", cx.loc(node))
+    out: list[ast.expr | None] = list(node.args) + [None] * (len(names) - len(node.args))
+    for kw in node.keywords:
+        k = names.index(kw.arg)  # calls.lower_call let through only the intrinsic's keywords
+        if out[k] is not None:
+            raise KernelTypeError(f"{name}() got {kw.arg} twice", cx.loc(node))
+        out[k] = kw.value
+    missing = [n for n, a in zip(names[:required], out) if a is None]
+    if missing:
+        raise KernelTypeError(f"{name}() needs {', '.join(missing)}: {name}({', '.join(names)})", cx.loc(node))
+    return out
+
+
+def _integer(cx: Lowering, arg: ast.expr, what: str) -> ir.Expr:
+    """A mask or lane operand: an integer as uint32 (a constant may be written -1 or 0xFFFFFFFF)."""
+    loc = cx.loc(arg)
+    v = scalar(loc, cx.visit(arg), what)
+    if isinstance(v, Static):
+        value = v.value
+        if isinstance(value, bool) or not float(value).is_integer() or not -(2**31) <= int(value) < 2**32:
+            raise KernelTypeError(f"{what} must be an integer that fits in 32 bits, not {value!r}", loc)
+        return ir.Lit(int(value) & FULL_MASK, uint32, loc=loc)
+    if not v.type.is_int or v.type == bool_:
+        raise KernelTypeError(f"{what} must be an integer, not {v.type.name}", loc, f"convert it: uint32({what})")
+    return coerce(loc, v, uint32)
+
+
+def _operand(cx: Lowering, arg: ast.expr, name: str) -> tuple[ir.Expr, ScalarType]:
+    """A value to shuffle or match, as CUDA's overloads take it (32/64-bit integer or float), and
+    the type the result goes back to (a bool or narrower integer travels as int32)."""
+    loc = cx.loc(arg)
+    v = materialized(loc, scalar(loc, cx.visit(arg), f"{name}() value"))
+    t = v.type
+    if t.kind in "iuf" and t.itemsize in (4, 8):
+        return v, t
+    if t == bool_ or t.is_int:
+        return coerce(loc, v, int32), t
+    raise KernelTypeError(
+        f"{name}() moves 32- or 64-bit integers and floats (as CUDA's does), not {t.name}",
+        loc,
+        "convert the value, e.g. float32(x), and back after",
+    )
+
+
+def _predicate(cx: Lowering, arg: ast.expr, name: str) -> ir.Expr:
+    loc = cx.loc(arg)
+    v = materialized(loc, scalar(loc, cx.visit(arg), f"{name}() predicate"))
+    return v if v.type == bool_ else ir.Cast(v, bool_, loc=loc)
+
+
+def _back(e: ir.WarpOp, t: ScalarType) -> ir.Expr:
+    return e if e.type == t else ir.Cast(e, t, loc=e.loc)
+
+
+class _LaneId(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        return ir.Special("lane_id", 0, int32, loc=cx.loc(node))
+
+
+class _WarpSize(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        return Static(WARP_SIZE)
+
+
+class _Shuffle(Intrinsic):
+    """``shfl_<mode>_sync(mask, value, b, width=32)``: the value of another lane of the warp."""
+
+    keywords = ("width",)
+
+    def __init__(self, op: str, operand: str, doc: str):
+        super().__init__(WARP_OPS[op].name, doc)
+        self.op, self.operand = op, operand
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        mask, value, b, width = _arguments(cx, node, self.name, ("mask", "value", self.operand, "width"), 3)
+        m = _integer(cx, mask, "mask")
+        v, t = _operand(cx, value, self.name)
+        lane = _integer(cx, b, self.operand)
+        w = WARP_SIZE if width is None else cx.static_value(width, default=None)
+        if w not in (1, 2, 4, 8, 16, 32) or isinstance(w, bool):
+            raise KernelTypeError(
+                f"{self.name}() width must be a compile-time power of 2 from 1 to 32, not "
+                f"{ast.unparse(width) if width is not None else w}",
+                cx.loc(width or node),
+            )
+        return _back(ir.WarpOp(self.op, m, [v, lane], v.type, int(w), loc=cx.loc(node)), t)
+
+
+class _Vote(Intrinsic):
+    """``vote_all`` / ``vote_any`` / ``ballot`` ``(mask, predicate)``."""
+
+    def __init__(self, op: str, doc: str):
+        super().__init__(WARP_OPS[op].name, doc)
+        self.op = op
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        m = _integer(cx, node.args[0], "mask")
+        p = _predicate(cx, node.args[1], self.name)
+        t = uint32 if self.op == "ballot" else bool_
+        return ir.WarpOp(self.op, m, [p], t, loc=cx.loc(node))
+
+
+class _MatchAny(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        m = _integer(cx, node.args[0], "mask")
+        v, _ = _operand(cx, node.args[1], self.name)
+        return ir.WarpOp("match_any", m, [v], uint32, loc=cx.loc(node))
+
+
+class _ActiveMask(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        return ir.WarpOp("activemask", None, [], uint32, loc=cx.loc(node))
+
+
+class _SyncWarp(Intrinsic):
+    keywords = ("mask",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        (mask,) = _arguments(cx, node, self.name, ("mask",), 0)
+        loc: Loc = cx.loc(node)
+        m = ir.Lit(FULL_MASK, uint32, loc=loc) if mask is None else _integer(cx, mask, "mask")
+        cx.emit(ir.ExprStmt(ir.WarpOp("syncwarp", m, [], None, loc=loc), loc=loc))
+        return Static(None)
+
+
+# ---------------------------------------------------------------- the names
+lane_id = _LaneId("lane_id", "lane_id(): this thread's lane in its warp, 0..31 (its linear index in the block % 32).")
+warp_size = _WarpSize("warp_size", "warp_size(): 32, the threads of a warp (a compile-time constant).")
+shfl_sync = _Shuffle(
+    "shfl_idx",
+    "src_lane",
+    "shfl_sync(mask, value, src_lane, width=32): value of lane src_lane (mod width) of this lane's "
+    "width-lane segment of the warp (CUDA __shfl_sync).",
+)
+shfl_up_sync = _Shuffle(
+    "shfl_up",
+    "delta",
+    "shfl_up_sync(mask, value, delta, width=32): value of the lane delta below this one; a lane "
+    "fewer than delta from its segment's start gets its own value (CUDA __shfl_up_sync).",
+)
+shfl_down_sync = _Shuffle(
+    "shfl_down",
+    "delta",
+    "shfl_down_sync(mask, value, delta, width=32): value of the lane delta above this one; a lane "
+    "fewer than delta from its segment's end gets its own value (CUDA __shfl_down_sync).",
+)
+shfl_xor_sync = _Shuffle(
+    "shfl_xor",
+    "lane_mask",
+    "shfl_xor_sync(mask, value, lane_mask, width=32): value of lane (lane ^ lane_mask), or its own "
+    "value where that is past the end of its segment (CUDA __shfl_xor_sync).",
+)
+vote_all = _Vote("all", "vote_all(mask, pred): whether pred holds in every lane of mask (CUDA __all_sync).")
+vote_any = _Vote("any", "vote_any(mask, pred): whether pred holds in some lane of mask (CUDA __any_sync).")
+ballot = _Vote("ballot", "ballot(mask, pred): uint32, bit k set where lane k of mask has pred (CUDA __ballot_sync).")
+activemask = _ActiveMask(
+    "activemask", "activemask(): uint32 of the lanes of the warp executing this call (CUDA __activemask)."
+)
+syncwarp = _SyncWarp(
+    "syncwarp",
+    "syncwarp(mask=0xFFFFFFFF): the lanes of mask wait for each other, memory ordered among them (CUDA __syncwarp).",
+)
+match_any = _MatchAny(
+    "match_any",
+    "match_any(mask, value): uint32 of the lanes of mask whose value has the same bits as this lane's "
+    "(CUDA __match_any_sync).",
+)
+# Numba's spellings: the same objects
+all_sync, any_sync, ballot_sync, match_any_sync = vote_all, vote_any, ballot, match_any
