@@ -190,7 +190,7 @@ def test_raw_grid_2d(backend):
 
 
 def test_raw_grid_3d(backend):
-    l, m, n = (2, 3, 4)
+    l, m, n = (2, 3, 4)  # noqa: E741 (the source's names)
     x = np.arange(24).reshape(l, m, n)
     y = np.zeros_like(x)
     raw_grid_3d[((l + 1) // 2, (m + 1) // 2, (n + 1) // 2), (2, 2, 2)](x, y, l, m, n)

@@ -1,5 +1,5 @@
-"""Math kernels ported from Numba-CUDA: numba/cuda/tests/cudapy/test_math.py (NVIDIA/numba-cuda),
-plus test_frexp_ldexp.py, test_fma-style intrinsics live in test_ported_intrinsics.py.
+"""Math kernels ported from Numba-CUDA: numba/cuda/tests/cudapy/test_math.py (NVIDIA/numba-cuda).
+(frexp/ldexp are in test_ported_misc.py, fma and cbrt in test_ported_intrinsics.py.)
 
 Each kernel is the source's ``math_<name>`` function with ``cuda.grid(1)`` spelled ``global_id(0)``;
 the source's ``unary_template``/``binary_template`` (50 points of ``np.linspace`` for each dtype,
@@ -459,7 +459,8 @@ def test_modf(backend, dt):
 
 
 @pytest.mark.parametrize("dt", [np.float32])
-@pytest.mark.parametrize("kernel, npfunc", [(math_isnan, np.isnan), (math_isinf, np.isinf), (math_isfinite, np.isfinite)])
+@pytest.mark.parametrize("kernel, npfunc", [(math_isnan, np.isnan), (math_isinf, np.isinf),
+                                            (math_isfinite, np.isfinite)])
 def test_bool_special_values(backend, kernel, npfunc, dt):
     # Source: unary_bool_special_values: 0, a subnormal, tiny, 0.5, 1, max, inf, nan, and their negations
     fi = np.finfo(dt)
