@@ -1,0 +1,39 @@
+"""Ported kernels that still fail now that issue 14's features have landed, each with why.
+
+Strict: a kernel that starts to pass fails the run until it is taken off this list.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+STILL_FAILING = {
+    "test_atomic_inc_64": "atomic_inc on uint64 (CUDA's atomicInc is 32-bit only; Numba emulates it)",
+    "test_atomic_inc_global_2[sim-uint64]": "atomic_inc on uint64",
+    "test_atomic_inc_global_2[opencl-uint64]": "atomic_inc on uint64",
+    "test_syncwarp_mask": "the source passes a mask that leaves out the calling lane; the simulator reports "
+    "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
+    "test_shfl_width": "shfl width from a run-time value; gpukern needs a compile-time power of 2",
+    "test_const_array_3d[opencl]": "gpukern bug: a 3-D constant table's CUDA initializer has too many values",
+    "test_const_record": "record dtypes as constant tables are not supported",
+    "test_atomic_add[opencl-float16]": "float16 atomics are refused",
+    "test_atomic_add[sim-float16]": "float16 atomics are refused",
+    "test_round_to_f8": "round(x, ndigits) with ndigits other than 0",
+    "test_set_a_recordtype": "a complex64 field at byte 12 (a packed dtype) is refused",
+    "test_useful_syncwarp[sim]": "the simulator's race check does not treat syncwarp() as ordering memory",
+    "test_coop_syncwarp": "the simulator's race check does not treat syncwarp() as ordering memory; OpenCL "
+    "refuses syncwarp in a branch",
+    "test_independent_scheduling[opencl]": "OpenCL's warp emulation refuses warp ops in thread-dependent branches",
+    "test_activemask[opencl]": "OpenCL's warp emulation refuses warp ops in thread-dependent branches",
+}
+NOW_PASSING = {"test_shared_bool"}  # its bug mark was about a bool vector load that no longer happens
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        base = item.name.split("[")[0]
+        if base in NOW_PASSING:
+            item.own_markers = [m for m in item.own_markers if m.name != "xfail"]
+        reason = STILL_FAILING.get(item.name) or STILL_FAILING.get(base)
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
