@@ -279,12 +279,28 @@ class Emitter:
                 values.append(self.table_value(v, t, specials))
             else:
                 values.append(self.expr(ir.Lit(v, t)))
-        dims = "".join(f"[{n}]" for n in ref.type.shape or ())
-        rows = [", ".join(values[i : i + 8]) for i in range(0, len(values), 8)]
-        body = ",\n    ".join(rows)
+        shape = tuple(ref.type.shape or ())
+        dims = "".join(f"[{n}]" for n in shape)
+        body = self._table_rows(values, shape)
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""
         head = f"{self.d.qualifiers['constant']}{self.storage(t)} {self.tables[ref.name]}{dims} = {{{where}"
         return f"{head}\n    {body}\n}};"
+
+    @staticmethod
+    def _table_rows(values: list[str], shape: tuple[int, ...]) -> str:
+        """A table's initializer body: eight values a line for one dimension, else one brace per
+        innermost row, nested per dimension (brace elision would mis-assign aggregate elements)."""
+        if len(shape) <= 1:
+            return ",\n    ".join(", ".join(values[i : i + 8]) for i in range(0, len(values), 8))
+
+        def nest(flat: list[str], dims: tuple[int, ...]) -> str:
+            if len(dims) == 1:
+                return "{" + ", ".join(flat) + "}"
+            step = len(flat) // dims[0]
+            return "{" + ", ".join(nest(flat[i : i + step], dims[1:]) for i in range(0, len(flat), step)) + "}"
+
+        step = len(values) // shape[0]
+        return ",\n    ".join(nest(values[i : i + step], shape[1:]) for i in range(0, len(values), step))
 
     def table_value(self, v: float, t: ScalarType, specials: dict[tuple[str, ScalarType], str]) -> str:
         """One float of a constant table (inf and nan as constant expressions)."""
