@@ -83,8 +83,12 @@ def _cupy_reader(cls: type) -> Reader:
 
     current = cupy.cuda.get_current_stream
 
+    # the cheapest reads of the same facts: the memory pointer's device, the cached contiguity flag
+    # (``flags`` builds an object per read); the dtype by identity (NumPy's builtin dtypes are singletons)
+    contiguous = (lambda a: a._c_contiguous) if hasattr(cls, "_c_contiguous") else (lambda a: a.flags.c_contiguous)
+
     def fits(a: Any, dtype: np.dtype, ndim: int, device: int) -> bool:
-        return a.dtype == dtype and a.ndim == ndim and a.flags.c_contiguous and a.device.id == device
+        return a.dtype is dtype and a.ndim == ndim and contiguous(a) and a.data.device_id == device
 
     return Reader(cls, lambda a: a.data.ptr, fits, lambda a: current().ptr or 1)
 

@@ -203,7 +203,7 @@ class Backend:
         where the runtime's calls take it)."""
         return stream
 
-    def foreign_stream(self, stream: Any) -> Any:
+    def foreign_stream(self, stream: Any, handles: bool = False) -> Any:
         """The handle of another library's stream object, for ``gk.Stream.wrap``."""
         raise LaunchError(f"the {self.name} backend takes no streams of other libraries (given {stream!r})")
 

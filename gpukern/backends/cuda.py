@@ -270,7 +270,7 @@ class CUDABackend(Backend):
             self.driver.htod(int(buf), np.ascontiguousarray(a), stream)
             if copy_back is not None and a.nbytes:
                 copy_back.append((a, buf))
-            return buf.pointer
+            return buf  # the launch's arguments keep it alive (the struct packs its address)
         return _cuda_array_pointer(a, name)
 
     # ------------------------------------------------------------ memory
@@ -307,21 +307,22 @@ class CUDABackend(Backend):
     def stream_ref(self, stream: Any) -> Any:
         return stream.handle
 
-    def foreign_stream(self, stream: Any) -> int:
+    def foreign_stream(self, stream: Any, handles: bool = False) -> int:
         """The CUstream of another library's stream: a ``__cuda_stream__`` object (the protocol's
         (version, handle) pair), a CuPy stream (``.ptr``), a PyTorch stream (``.cuda_stream``), a
-        PyCUDA stream (``.handle``), or an int handle as it is."""
+        PyCUDA stream (``.handle``); with ``handles`` (``gk.Stream.from_handle``) an int as it is
+        (an int anywhere else is refused: a wrong one would crash the process, not raise)."""
         if hasattr(stream, "__cuda_stream__"):
             return int(stream.__cuda_stream__()[1])
         for attr in ("ptr", "cuda_stream", "handle"):
             h = getattr(stream, attr, None)
-            if isinstance(h, int):
+            if isinstance(h, int) and not isinstance(h, bool):
                 return h
-        if isinstance(stream, int) and not isinstance(stream, bool) and stream >= 0:
+        if handles and isinstance(stream, int) and not isinstance(stream, bool) and stream >= 0:
             return stream
         raise LaunchError(
             f"{stream!r} is not a stream: pass a gpukern.Stream, a CuPy or PyTorch stream, an object with "
-            "__cuda_stream__, or a CUstream handle (an int)"
+            "__cuda_stream__, or gk.Stream.from_handle(a CUstream handle)"
         )
 
     def stream_synchronize(self, stream: Any) -> None:

@@ -235,7 +235,7 @@ class OpenCLBackend(Backend):
                 f"as a sub-buffer ({e}); pass a copy"
             ) from None
 
-    def foreign_stream(self, stream: Any) -> Any:
+    def foreign_stream(self, stream: Any, handles: bool = False) -> Any:
         """A ``pyopencl.CommandQueue`` of the backend's context, used as a stream."""
         if not isinstance(stream, self.cl.CommandQueue):
             raise LaunchError(f"the OpenCL backend's streams are pyopencl.CommandQueue objects, not {stream!r}")
