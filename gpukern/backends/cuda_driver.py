@@ -300,14 +300,24 @@ class Driver:
         extra = (ctypes.c_void_p * 5)(
             _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(nbytes), _PARAM_END
         )
-        launch, f, (gx, gy, gz), (bx, by, bz) = self.lib.cuLaunchKernel, function.handle, grid, block
+        # every argument but the stream made a ctypes object once: ctypes then converts nothing per
+        # call (a stream's object is made once per handle too)
+        launch = self.lib.cuLaunchKernel
+        u = ctypes.c_uint
+        fixed = (ctypes.c_void_p(function.handle), *(u(v) for v in (*grid, *block)), u(shared))
+        streams: dict[Any, ctypes.c_void_p] = {}
 
         def run(stream: Any) -> None:
-            rc = launch(f, gx, gy, gz, bx, by, bz, shared, stream, None, extra)
+            s = streams.get(stream)
+            if s is None:
+                if len(streams) > 64:  # handles of streams made and dropped elsewhere
+                    streams.clear()
+                s = streams[stream] = ctypes.c_void_p(stream)
+            rc = launch(*fixed, s, None, extra)
             if rc:
                 if rc == _INVALID_CONTEXT:
                     self.make_current()
-                    rc = launch(f, gx, gy, gz, bx, by, bz, shared, stream, None, extra)
+                    rc = launch(*fixed, s, None, extra)
                 if rc:
                     raise BackendError(f"cuLaunchKernel of {function.name} failed: {error_name(self.lib, rc)}")
 
