@@ -20,7 +20,7 @@ import numpy as np
 from . import ir, ops
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, Loc
 from .source import ParsedFunction, parse_function
-from .types import ArrayType, ScalarType, Type, bool_, from_dtype, int32, python_type
+from .types import ArrayType, ScalarType, StorageType, Type, bool_, from_dtype, int32, python_type
 from .values import Static, Value, check_store_cast, coerce, describe, scalar
 
 
@@ -338,11 +338,14 @@ class _Atomic(Intrinsic):
             raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
         elem = array.type.elem
         if elem.name not in self.TYPES:
-            narrow = elem.itemsize < 4 and elem != bool_  # no device has 8- or 16-bit atomics (CUDA none)
             raise KernelTypeError(
                 f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}",
                 cx.loc(node.args[0]),
-                "CUDA has no 8- or 16-bit atomics: keep the counters in an int32 or uint32 array" if narrow else None,
+                "keep the values in a float32 array (bfloat16 is a storage type)"
+                if isinstance(elem, StorageType)
+                else "keep the flags in an int32 or uint32 array"
+                if elem == bool_
+                else None,
             )
         if elem.name not in self.op.types:
             raise KernelTypeError(
@@ -436,13 +439,23 @@ atomic_or = _Atomic("or", "atomic_or(a, i, v): a[i] |= v atomically (integers); 
 atomic_xor = _Atomic("xor", "atomic_xor(a, i, v): a[i] ^= v atomically (integers); returns the old value.")
 atomic_inc = _Atomic(
     "inc",
-    "atomic_inc(a, i, v): a[i] = 0 if a[i] >= v else a[i] + 1, atomically (uint32, CUDA's atomicInc: "
-    "a counter that wraps after v); returns the old value.",
+    "atomic_inc(a, i, v): a[i] = 0 if a[i] >= v else a[i] + 1, atomically (uint32, uint64; CUDA's "
+    "atomicInc: a counter that wraps after v); returns the old value.",
 )
 atomic_dec = _Atomic(
     "dec",
-    "atomic_dec(a, i, v): a[i] = v if a[i] == 0 or a[i] > v else a[i] - 1, atomically (uint32, CUDA's "
-    "atomicDec: a counter that wraps from 0 to v); returns the old value.",
+    "atomic_dec(a, i, v): a[i] = v if a[i] == 0 or a[i] > v else a[i] - 1, atomically (uint32, uint64; "
+    "CUDA's atomicDec: a counter that wraps from 0 to v); returns the old value.",
+)
+atomic_nanmax = _Atomic(
+    "nanmax",
+    "atomic_nanmax(a, i, v): a[i] = max(a[i], v) atomically, a NaN being a missing value: v replaces a NaN, "
+    "a NaN v changes nothing (Numba's cuda.atomic.nanmax); returns the old value.",
+)
+atomic_nanmin = _Atomic(
+    "nanmin",
+    "atomic_nanmin(a, i, v): a[i] = min(a[i], v) atomically, a NaN being a missing value: v replaces a NaN, "
+    "a NaN v changes nothing (Numba's cuda.atomic.nanmin); returns the old value.",
 )
 
 # Math functions Python has no name for (CUDA's intrinsics): the entries of ``ops.MATH``

@@ -153,7 +153,7 @@ def test_bitwise_atomics_refuse_floats(name, dt):
     def k(a):
         atomic(a, 0, 1)
 
-    types = "int32, uint32, int64, uint64"
+    types = "int32, uint32, int64, uint64, int8, uint8, int16, uint16"
     with pytest.raises(gk.KernelTypeError, match=rf"atomic_{name}\(\) works on {types} arrays, not") as e:
         k.source(np.zeros(4, dt), backend="cuda")
     assert np.dtype(dt).name in str(e.value) and "bitwise" in str(e.value)
@@ -161,16 +161,20 @@ def test_bitwise_atomics_refuse_floats(name, dt):
 
 
 @pytest.mark.parametrize("name", ["inc", "dec"])
-@pytest.mark.parametrize("dt", [np.int32, np.int64, np.float32])
-def test_inc_dec_refuse_all_but_uint32(name, dt):
-    """atomic_inc/atomic_dec are CUDA's unsigned 32-bit counters: other element types are refused."""
+@pytest.mark.parametrize("dt", [np.int32, np.int64, np.float32, np.uint16])
+def test_inc_dec_refuse_all_but_unsigned_counters(name, dt):
+    """atomic_inc/atomic_dec are CUDA's unsigned 32-bit counters (and Numba's 64-bit ones): other
+    element types are refused."""
     atomic = _atomic(name)
 
     @gk.kernel
     def k(a):
         atomic(a, 0, 3)
 
-    with pytest.raises(gk.KernelTypeError, match=rf"atomic_{name}\(\) works on uint32 arrays, not {np.dtype(dt).name}"):
+    types = "uint32, uint64"
+    with pytest.raises(
+        gk.KernelTypeError, match=rf"atomic_{name}\(\) works on {types} arrays, not {np.dtype(dt).name}"
+    ):
         k.source(np.zeros(4, dt), backend="opencl")
 
 

@@ -838,7 +838,6 @@ def test_atomic_minmax_nan(backend, kernel):
     np.testing.assert_array_equal(res, gold)
 
 
-@gap("atomic nanmax/nanmin (cuda.atomic.nanmax)")
 def test_atomic_nanmax(backend):
     vals = rng(37).integers(-65535, 65535, (8, 8)).astype(np.float64)
     vals[1::2] = np.nan
