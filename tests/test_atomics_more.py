@@ -497,6 +497,46 @@ def test_uint64_inc_is_a_64_bit_cas_loop():
     assert "atom_cmpxchg" in opencl and "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable" in opencl
 
 
+# ---------------------------------------------------------------- compare_and_swap
+@pytest.mark.parametrize("dt", [np.int32, np.uint64, np.int16])
+def test_compare_and_swap_contended(backend, dt):
+    """atomic_compare_and_swap(a, cmp, v) (Numba's cuda.atomic.compare_and_swap) is atomic_cas on
+    a[0]: all 64 threads try to swap 0 for their id + 1 in one global and one shared element, and
+    exactly one of each wins; the others get the winner's value back."""
+    elem = from_dtype(np.dtype(dt))
+
+    @gk.kernel
+    def k(g, got, s_got, s_out):
+        t = thread_idx.x
+        s = shared(elem, 1)
+        if t == 0:
+            s[0] = 0
+        gk.barrier()
+        got[t] = gk.atomic_compare_and_swap(g, elem(0), elem(t + 1))
+        s_got[t] = gk.atomic_compare_and_swap(s, elem(0), elem(t + 1))
+        gk.barrier()
+        if t == 0:
+            s_out[0] = s[0]
+
+    g, s_out = np.zeros(3, dt), np.zeros(1, dt)
+    got, s_got = np.zeros(64, dt), np.zeros(64, dt)
+    k[1, 64](g, got, s_got, s_out)
+    for winner, seen in ((g[0], got), (s_out[0], s_got)):
+        assert 1 <= winner <= 64
+        assert seen[winner - 1] == 0 and (np.delete(seen, winner - 1) == winner).all()
+    assert (g[1:] == 0).all()
+
+
+def test_compare_and_swap_needs_a_1d_array():
+    @gk.kernel
+    def k(a):
+        gk.atomic_compare_and_swap(a, 1, 2)
+
+    with pytest.raises(gk.KernelTypeError, match=r"atomic_compare_and_swap\(\) works on the first element of a 1-D"):
+        k.source(np.zeros((2, 2), np.int32), backend="cuda")
+    assert "atomicCAS(&a[0], 1, 2)" in k.source(np.zeros(2, np.int32), backend="cuda")
+
+
 # ---------------------------------------------------------------- fences
 FENCES = {
     "threadfence": ("__threadfence();", "mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);"),
