@@ -106,7 +106,11 @@ from .warp import (
     any_sync,
     ballot,
     ballot_sync,
+    eq_sync,
     lane_id,
+    lanemask_lt,
+    match_all,
+    match_all_sync,
     match_any,
     match_any_sync,
     shfl_down_sync,
@@ -229,6 +233,10 @@ __all__ = [
     "vote_all",
     "vote_any",
     "warp_size",
+    "eq_sync",
+    "lanemask_lt",
+    "match_all",
+    "match_all_sync",
 ]
 
 # shared memory sized at launch and record dtypes (issue 14)

@@ -14,7 +14,7 @@ import ast
 from . import ir
 from .errors import KernelTypeError, Loc
 from .lang import Intrinsic, Lowering
-from .types import ScalarType, bool_, int32, uint32
+from .types import ScalarType, TupleType, bool_, int32, uint32
 from .values import Static, Value, coerce, materialized, scalar
 from .warp_ops import FULL_MASK, WARP_OPS, WARP_SIZE
 
@@ -102,18 +102,29 @@ class _Shuffle(Intrinsic):
         m = _integer(cx, mask, "mask")
         v, t = _operand(cx, value, self.name)
         lane = _integer(cx, b, self.operand)
-        w = WARP_SIZE if width is None else cx.static_value(width, default=None)
-        if w not in (1, 2, 4, 8, 16, 32) or isinstance(w, bool):
-            raise KernelTypeError(
-                f"{self.name}() width must be a compile-time power of 2 from 1 to 32, not "
-                f"{ast.unparse(width) if width is not None else w}",
-                cx.loc(width or node),
-            )
-        return _back(ir.WarpOp(self.op, m, [v, lane], v.type, int(w), loc=cx.loc(node)), t)
+        w = _width(cx, node, width, self.name)
+        return _back(ir.WarpOp(self.op, m, [v, lane, w], v.type, loc=cx.loc(node)), t)
+
+
+def _width(cx: Lowering, node: ast.Call, width: ast.expr | None, name: str) -> ir.Expr:
+    """A shuffle's width as an int32: a constant must be a power of 2 from 1 to 32 (CUDA's rule); a
+    run-time one is checked where it runs (the simulator reports any other value)."""
+    loc = cx.loc(width or node)
+    if width is None:
+        return ir.Lit(WARP_SIZE, int32, loc=loc)
+    v = scalar(loc, cx.visit(width), f"{name}() width")
+    if isinstance(v, Static):
+        w = v.value
+        if isinstance(w, bool) or w not in (1, 2, 4, 8, 16, 32):
+            raise KernelTypeError(f"{name}() width must be a power of 2 from 1 to 32, not {ast.unparse(width)}", loc)
+        return ir.Lit(int(w), int32, loc=loc)
+    if not v.type.is_int or v.type == bool_:
+        raise KernelTypeError(f"{name}() width must be an integer, not {v.type.name}", loc, "convert it: int32(w)")
+    return coerce(loc, v, int32)
 
 
 class _Vote(Intrinsic):
-    """``vote_all`` / ``vote_any`` / ``ballot`` ``(mask, predicate)``."""
+    """``vote_all`` / ``vote_any`` / ``eq_sync`` / ``ballot`` ``(mask, predicate)``."""
 
     def __init__(self, op: str, doc: str):
         super().__init__(WARP_OPS[op].name, doc)
@@ -133,6 +144,40 @@ class _MatchAny(Intrinsic):
         m = _integer(cx, node.args[0], "mask")
         v, _ = _operand(cx, node.args[1], self.name)
         return ir.WarpOp("match_any", m, [v], uint32, loc=cx.loc(node))
+
+
+class _MatchAll(Intrinsic):
+    """``match_all(mask, value)``: the tuple (the lanes of mask if all of them pass the same value,
+    else 0; whether they do), as Numba's ``match_all_sync`` returns CUDA's result and predicate."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        loc = cx.loc(node)
+        m = _integer(cx, node.args[0], "mask")
+        v, _ = _operand(cx, node.args[1], self.name)
+        held = ir.Var(cx.fresh("matched"), uint32, loc=loc, temp=True)  # one call, two results
+        cx.emit(ir.Assign(held, ir.WarpOp("match_all", m, [v], uint32, loc=loc), loc=loc))
+        lanes = ir.Var(held.name, uint32, loc=loc, temp=True)
+        same = ir.Compare("!=", lanes, ir.Lit(0, uint32, loc=loc), bool_, loc=loc)  # CUDA's predicate
+        # held as a tuple, as a call returning one is (``r = match_all(...); r[1]`` as well as ``m, p = ...``)
+        t = TupleType((uint32, bool_))
+        pair = ir.Var(cx.fresh("match"), t, loc=loc, temp=True)  # type: ignore[arg-type]
+        cx.emit(
+            ir.Assign(pair, ir.MakeTuple([ir.Var(held.name, uint32, loc=loc, temp=True), same], t, loc=loc), loc=loc)
+        )
+        return tuple(
+            ir.Item(ir.Var(pair.name, t, loc=loc, temp=True), k, item, loc=loc)  # type: ignore[arg-type]
+            for k, item in enumerate(t.items)
+        )
+
+
+class _LaneMaskLt(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        loc = cx.loc(node)
+        lane = ir.Cast(ir.Special("lane_id", 0, int32, loc=loc), uint32, loc=loc)
+        below = ir.BinOp("<<", ir.Lit(1, uint32, loc=loc), lane, uint32, loc=loc)
+        return ir.BinOp("-", below, ir.Lit(1, uint32, loc=loc), uint32, loc=loc)
 
 
 class _ActiveMask(Intrinsic):
@@ -181,6 +226,11 @@ shfl_xor_sync = _Shuffle(
 )
 vote_all = _Vote("all", "vote_all(mask, pred): whether pred holds in every lane of mask (CUDA __all_sync).")
 vote_any = _Vote("any", "vote_any(mask, pred): whether pred holds in some lane of mask (CUDA __any_sync).")
+eq_sync = _Vote(
+    "uni",
+    "eq_sync(mask, pred): whether pred is the same (true in every lane or in none) in the lanes of mask "
+    "(Numba cuda.eq_sync; PTX vote.sync.uni).",
+)
 ballot = _Vote("ballot", "ballot(mask, pred): uint32, bit k set where lane k of mask has pred (CUDA __ballot_sync).")
 activemask = _ActiveMask(
     "activemask", "activemask(): uint32 of the lanes of the warp executing this call (CUDA __activemask)."
@@ -194,5 +244,14 @@ match_any = _MatchAny(
     "match_any(mask, value): uint32 of the lanes of mask whose value has the same bits as this lane's "
     "(CUDA __match_any_sync).",
 )
+match_all = _MatchAll(
+    "match_all",
+    "match_all(mask, value): the tuple (mask_or_0, pred): pred is whether every lane of mask passes a value "
+    "with the same bits, and mask_or_0 the lanes of mask then, else 0 (CUDA __match_all_sync).",
+)
+lanemask_lt = _LaneMaskLt(
+    "lanemask_lt",
+    "lanemask_lt(): uint32 with the bits of the lanes below this one, (1 << lane_id()) - 1 (CUDA %lanemask_lt).",
+)
 # Numba's spellings: the same objects
-all_sync, any_sync, ballot_sync, match_any_sync = vote_all, vote_any, ballot, match_any
+all_sync, any_sync, ballot_sync, match_any_sync, match_all_sync = vote_all, vote_any, ballot, match_any, match_all

@@ -158,8 +158,8 @@ class Dialect:
     # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
     layout_assert: str = ""
 
-    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} (operands), {w} (width),
-    # {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
+    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
+    # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
     warp: dict[str, str] = field(default_factory=dict)
     warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
     # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
@@ -853,9 +853,9 @@ class Emitter:
         mask = e.mask
         # a constant mask reads best as the lanes' bits
         text = f"0x{mask.value:08X}u" if isinstance(mask, ir.Lit) else self.expr(mask) if mask is not None else ""
-        fields = {"mask": text, "w": e.width, "to": to_bits}
+        fields = {"mask": text, "to": to_bits}
         fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
-        return self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields), _ATOM
+        return self.support(self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields)), _ATOM
 
     def check_warp_emulation(self, fd: ir.FuncDef) -> None:
         """Warp ops emulated with work-group barriers must be in the kernel, where every thread of

@@ -13,7 +13,6 @@ STILL_FAILING = {
     "test_atomic_inc_global_2[opencl-uint64]": "atomic_inc on uint64",
     "test_syncwarp_mask": "the source passes a mask that leaves out the calling lane; the simulator reports "
     "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
-    "test_shfl_width": "shfl width from a run-time value; gpukern needs a compile-time power of 2",
     "test_const_record": "record dtypes as constant tables are not supported",
     "test_atomic_add[opencl-float16]": "float16 atomics are refused",
     "test_atomic_add[sim-float16]": "float16 atomics are refused",
