@@ -117,6 +117,9 @@ from .warp import (
     shfl_sync,
     shfl_up_sync,
     shfl_xor_sync,
+    syncthreads_and,
+    syncthreads_count,
+    syncthreads_or,
     syncwarp,
     vote_all,
     vote_any,
@@ -237,6 +240,9 @@ __all__ = [
     "lanemask_lt",
     "match_all",
     "match_all_sync",
+    "syncthreads_count",
+    "syncthreads_and",
+    "syncthreads_or",
 ]
 
 # shared memory sized at launch and record dtypes (issue 14)

@@ -397,8 +397,15 @@ class Return(Stmt):
 
 @dataclass(eq=False)
 class Barrier(Stmt):
-    """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``)."""
+    """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``).  A block-wide vote
+    (``__syncthreads_count`` ...) is a barrier too: ``vote`` names its entry of
+    ``warp_ops.BLOCK_VOTES``, ``pred`` is each thread's predicate (bool) and ``result`` the
+    variable that receives the block's answer, the same in every thread."""
 
+    CHILDREN = ("pred", "result")
+    vote: str | None = None
+    pred: Expr | None = None
+    result: Var | None = None
     loc: Loc | None = _loc()
 
 

@@ -1,10 +1,13 @@
-"""The warp-level intrinsics: lane id, shuffles, votes, ballot, match, syncwarp (CUDA's ``__*_sync``).
+"""The warp-level intrinsics: lane id, shuffles, votes, ballot, match, syncwarp (CUDA's ``__*_sync``);
+and the block-wide votes (CUDA's ``__syncthreads_count/_and/_or``), barriers that reduce a predicate.
 
 Each is one object whose class owns its typing and lowering, as the intrinsics of
 ``gpukern.lang`` do; they all lower to one generic IR node, ``ir.WarpOp``, whose meaning is
 ``gpukern.warp_ops`` and whose C spelling is the dialects' ``warp`` table.  A mask is a uint32
 of lanes (bit k: lane k of the warp); a value shuffled or matched is a 32- or 64-bit integer or
-float, as CUDA's functions take (a bool or narrower integer goes through int32 and back).
+float, as CUDA's functions take (a bool or narrower integer goes through int32 and back).  A block
+vote is an ``ir.Barrier`` with a ``vote`` (``warp_ops.BLOCK_VOTES``), so everything that knows
+barriers (the divergence check, early returns, the simulator's race checks) knows it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from .errors import KernelTypeError, Loc
 from .lang import Intrinsic, Lowering
 from .types import ScalarType, TupleType, bool_, int32, uint32
 from .values import Static, Value, coerce, materialized, scalar
-from .warp_ops import FULL_MASK, WARP_OPS, WARP_SIZE
+from .warp_ops import BLOCK_VOTES, FULL_MASK, WARP_OPS, WARP_SIZE
 
 
 def _arguments(cx: Lowering, node: ast.Call, name: str, names: tuple[str, ...], required: int) -> list[ast.expr | None]:
@@ -197,6 +200,24 @@ class _SyncWarp(Intrinsic):
         return Static(None)
 
 
+class _BlockVote(Intrinsic):
+    """``syncthreads_count`` / ``_and`` / ``_or`` ``(predicate)``: a barrier whose value is the
+    predicate reduced over the threads of the block."""
+
+    def __init__(self, op: str, doc: str):
+        super().__init__(BLOCK_VOTES[op].name, doc)
+        self.op = op
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 1, self.name)
+        loc = cx.loc(node)
+        p = _predicate(cx, node.args[0], self.name)
+        t = bool_ if BLOCK_VOTES[self.op].boolean else int32
+        result = ir.Var(cx.fresh("vote"), t, loc=loc, temp=True)
+        cx.emit(ir.Barrier(self.op, p, result, loc=loc))
+        return ir.Var(result.name, t, loc=loc, temp=True)
+
+
 # ---------------------------------------------------------------- the names
 lane_id = _LaneId("lane_id", "lane_id(): this thread's lane in its warp, 0..31 (its linear index in the block % 32).")
 warp_size = _WarpSize("warp_size", "warp_size(): 32, the threads of a warp (a compile-time constant).")
@@ -252,6 +273,21 @@ match_all = _MatchAll(
 lanemask_lt = _LaneMaskLt(
     "lanemask_lt",
     "lanemask_lt(): uint32 with the bits of the lanes below this one, (1 << lane_id()) - 1 (CUDA %lanemask_lt).",
+)
+syncthreads_count = _BlockVote(
+    "count",
+    "syncthreads_count(pred): barrier() that also gives, in every thread, how many threads of the block "
+    "have pred true (int32; CUDA __syncthreads_count).",
+)
+syncthreads_and = _BlockVote(
+    "and",
+    "syncthreads_and(pred): barrier() that also gives whether pred is true in every thread of the block "
+    "(CUDA __syncthreads_and).",
+)
+syncthreads_or = _BlockVote(
+    "or",
+    "syncthreads_or(pred): barrier() that also gives whether pred is true in some thread of the block "
+    "(CUDA __syncthreads_or).",
 )
 # Numba's spellings: the same objects
 all_sync, any_sync, ballot_sync, match_any_sync, match_all_sync = vote_all, vote_any, ballot, match_any, match_all

@@ -1,4 +1,5 @@
-"""What each warp-level intrinsic means: one entry per ``ir.WarpOp.op``, CUDA's semantics.
+"""What each warp-level intrinsic means: one entry per ``ir.WarpOp.op``, CUDA's semantics; and the
+block-wide votes (``BLOCK_VOTES``: CUDA's ``__syncthreads_count/_and/_or``).
 
 A warp is 32 consecutive threads of a block in linear order (x fastest); the last warp of a
 block may be partial.  Each entry holds the operation's NumPy form over whole warps -- arrays of
@@ -137,4 +138,27 @@ WARP_OPS: dict[str, WarpOpDef] = {
     "match_all": WarpOpDef("match_all", "match_all", _match_all),
     "uni": WarpOpDef("uni", "eq_sync", _uni),
     "syncwarp": WarpOpDef("syncwarp", "syncwarp", _syncwarp),
+}
+
+
+# ---------------------------------------------------------------- block-wide votes
+@dataclass(frozen=True)
+class BlockVote:
+    """A barrier that also reduces a predicate over the threads of the block that reach it (an
+    ``ir.Barrier`` whose ``vote`` names the entry): ``numpy(counts, arrived)``, per block, from how
+    many of its threads arrived with the predicate true and how many arrived; ``neutral``: the
+    predicate of a thread that has returned, which arrives but counts for nothing; ``boolean``:
+    whether the result is a bool (else an int32 count)."""
+
+    op: str
+    name: str
+    numpy: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    neutral: bool
+    boolean: bool
+
+
+BLOCK_VOTES: dict[str, BlockVote] = {
+    "count": BlockVote("count", "syncthreads_count", lambda n, arrived: n.astype(np.int32), False, False),
+    "and": BlockVote("and", "syncthreads_and", lambda n, arrived: n == arrived, True, True),
+    "or": BlockVote("or", "syncthreads_or", lambda n, arrived: n > 0, False, True),
 }

@@ -348,6 +348,11 @@ CUDA = Dialect(
         "match_any": "__match_any_sync({mask}, {0})",
         "match_all": "gk_warp_match_all({mask}, {to}({0}))",  # its result, which says the predicate too
     },
+    block_votes={
+        "count": "{r} = __syncthreads_count({p});",
+        "and": "{r} = __syncthreads_and({p}) != 0;",
+        "or": "{r} = __syncthreads_or({p}) != 0;",
+    },
 )
 
 
@@ -477,6 +482,16 @@ OPENCL = Dialect(
         "gk_half_d": "float gk_half_d(double x)\n{\n    ushort h;\n    vstore_half(x, 0, (half*)&h);\n"
         "    return vload_half(0, (half*)&h);\n}",
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
+        # a block-wide vote: the first barrier is the vote's own (memory ordered as barrier()'s), after
+        # which every work-item has read the last vote's count, so it can be cleared; the second orders
+        # the clearing before the additions, the third the additions before the reads
+        "gk_block_count": "int gk_block_count(volatile __local int* count, bool p)\n{\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
+        "    if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) *count = 0;\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    if (p) atomic_inc(count);\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    return *count;\n}",
     },
     dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)
     # warp intrinsics: emulated through local memory with work-group barriers (_OPENCL_WARP)
@@ -494,6 +509,13 @@ OPENCL = Dialect(
         "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
         "match_all": f"gk_warp_match_all({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
     },
+    # block-wide votes: every work-item adds its predicate to a __local count between barriers
+    block_votes={
+        "count": "{r} = gk_block_count(&gk_block_vote, {p});",
+        "and": "{r} = gk_block_count(&gk_block_vote, !({p})) == 0;",
+        "or": "{r} = gk_block_count(&gk_block_vote, {p}) != 0;",
+    },
+    block_vote_scratch="__local int gk_block_vote;  // the block-wide votes' count",
     warp_helpers=_OPENCL_WARP,
     warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
     "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
