@@ -49,7 +49,8 @@ class Warps:
             out = self.shuffle(e, slots, active, masks, vals[0], vals[1], self.widths(e, slots, active, vals[2]))
         else:
             out = op.numpy(vals, active, masks)
-            if out is None:  # syncwarp: no value
+            if out is None:  # syncwarp: no value, but memory ordered among the lanes it syncs
+                run.mem.syncwarp(slots, active, masks)
                 return None
         result = np.zeros(run.lanes, e.type.dtype)
         result[slots[active]] = np.broadcast_to(out, active.shape)[active]
