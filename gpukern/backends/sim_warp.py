@@ -7,7 +7,9 @@ form of ``warp_ops``, and scatters the results back.  Masks CUDA leaves undefine
 ``WarpMaskError`` through ``_Run.report`` (raised, or collected by ``gk.sanitize``): a lane whose
 mask names a lane passing a different mask (disjoint groups of a warp may pass their own masks,
 as CUDA allows), a lane missing from its own mask, a mask naming a live lane that is not
-executing the call, and a shuffle reading a lane that is not taking part.
+executing the call, a shuffle reading a lane that is not taking part, and a shuffle's run-time
+width that is not a power of 2 from 1 to 32.  A syncwarp also tells the race checks
+(``sim_races``) which lanes it orders.
 """
 
 from __future__ import annotations
