@@ -117,8 +117,9 @@ class MisalignedAccessError(KernelFault):
 class WarpMaskError(KernelFault):
     """A warp intrinsic (shuffle, vote, ballot, match, syncwarp) whose mask CUDA leaves undefined:
     it names a lane of the warp that is live but not executing this call with it, or one that
-    passes a different mask; a lane's mask leaves out the lane itself; or a shuffle reads a lane
-    that is not taking part (CUDA returns an undefined value)."""
+    passes a different mask; a lane's mask leaves out the lane itself; a shuffle reads a lane
+    that is not taking part (CUDA returns an undefined value); or a shuffle's run-time width is
+    not a power of 2 from 1 to 32."""
 
 
 class LaunchError(GpukernError):

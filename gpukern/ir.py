@@ -227,17 +227,17 @@ class Lane(Expr):
 @dataclass(eq=False)
 class WarpOp(Expr):
     """A warp-level intrinsic: ``op`` names an entry of ``warp_ops.WARP_OPS`` (shfl_idx, shfl_up,
-    shfl_down, shfl_xor, all, any, ballot, activemask, syncwarp, match_any).  ``mask`` is the
-    uint32 of the lanes taking part (None for activemask); ``args`` the value (or predicate)
-    then the shuffle's lane operand (uint32); ``width`` the shuffle's segment (a power of 2 up to
-    32).  ``type`` is None for syncwarp, which returns nothing."""
+    shfl_down, shfl_xor, all, any, uni, ballot, activemask, syncwarp, match_any, match_all).
+    ``mask`` is the uint32 of the lanes taking part (None for activemask); ``args`` the value (or
+    predicate), then for a shuffle its lane operand (uint32) and its width (int32: the segment, a
+    power of 2 up to 32, a literal or a run-time value).  ``type`` is None for syncwarp, which
+    returns nothing."""
 
     CHILDREN = ("mask", "args")
     op: str
     mask: Expr | None
     args: list[Expr]
     type: ScalarType | None
-    width: int = 32
     loc: Loc | None = _loc()
 
 
@@ -397,8 +397,15 @@ class Return(Stmt):
 
 @dataclass(eq=False)
 class Barrier(Stmt):
-    """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``)."""
+    """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``).  A block-wide vote
+    (``__syncthreads_count`` ...) is a barrier too: ``vote`` names its entry of
+    ``warp_ops.BLOCK_VOTES``, ``pred`` is each thread's predicate (bool) and ``result`` the
+    variable that receives the block's answer, the same in every thread."""
 
+    CHILDREN = ("pred", "result")
+    vote: str | None = None
+    pred: Expr | None = None
+    result: Var | None = None
     loc: Loc | None = _loc()
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from . import ir
 from .checks import contains_barrier, has_barrier
 from .types import bool_, int64
+from .warp_ops import BLOCK_VOTES
 
 
 def _var_refs(node: ir.Node) -> Counter[str]:
@@ -259,6 +260,10 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
         return out, sets_any
 
     def stmt(s: ir.Stmt, active: bool, breakable: bool) -> tuple[list[ir.Stmt], bool]:
+        if isinstance(s, ir.Barrier) and s.vote is not None and s.pred is not None and active:
+            # a thread that has returned arrives at the vote without its predicate, which counts for nothing
+            neutral = ir.Lit(BLOCK_VOTES[s.vote].neutral, bool_, loc=s.loc)
+            return [replace(s, pred=ir.Select(returned(), neutral, s.pred, bool_, loc=s.loc))], False
         if isinstance(s, ir.Return):
             done: list[ir.Stmt] = [ir.Assign(returned(), ir.Lit(True, bool_), loc=s.loc)]
             return done + ([ir.Break(loc=s.loc)] if breakable else []), True

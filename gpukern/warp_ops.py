@@ -1,4 +1,5 @@
-"""What each warp-level intrinsic means: one entry per ``ir.WarpOp.op``, CUDA's semantics.
+"""What each warp-level intrinsic means: one entry per ``ir.WarpOp.op``, CUDA's semantics; and the
+block-wide votes (``BLOCK_VOTES``: CUDA's ``__syncthreads_count/_and/_or``).
 
 A warp is 32 consecutive threads of a block in linear order (x fastest); the last warp of a
 block may be partial.  Each entry holds the operation's NumPy form over whole warps -- arrays of
@@ -29,7 +30,8 @@ _BIT = np.left_shift(np.uint32(1), np.arange(WARP_SIZE, dtype=np.uint32))  # lan
 class Shuffle:
     """How a shuffle mode picks the lane each lane reads.
 
-    ``numpy(lane, b, width)``: the source lane (int64 arrays: lane 0..31, b 0..2**32-1);
+    ``numpy(lane, b, width)``: the source lane (int64 arrays: lane 0..31, b 0..2**32-1, width a
+    power of 2 from 1 to 32, one per lane: a run-time width may differ between lanes);
     ``c``: the same as a C expression of unsigned ints ``{lane}``, ``{b}`` and ``{w}`` (the
     width), each a name evaluated once."""
 
@@ -67,23 +69,29 @@ def lane_bits(flags: np.ndarray) -> np.ndarray:
     return np.bitwise_or.reduce(np.where(flags, _BIT, np.uint32(0)), axis=1).astype(np.uint32)
 
 
-def _ballot(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
+def _ballot(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (lane_bits(part & vals[0].astype(bool))[:, None] & mask).astype(np.uint32)
 
 
-def _all(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
-    return _ballot(vals, part, mask, width) == (lane_bits(part)[:, None] & mask)
+def _all(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return _ballot(vals, part, mask) == (lane_bits(part)[:, None] & mask)
 
 
-def _any(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
-    return _ballot(vals, part, mask, width) != 0
+def _any(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return _ballot(vals, part, mask) != 0
 
 
-def _activemask(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
+def _activemask(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.broadcast_to(lane_bits(part)[:, None], part.shape)
 
 
-def _match_any(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> np.ndarray:
+def _uni(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Whether the predicate is the same in every lane of the mask: true in all, or in none."""
+    b = _ballot(vals, part, mask)
+    return (b == 0) | (b == (lane_bits(part)[:, None] & mask))
+
+
+def _match_any(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The lanes taking part whose value has the same bits as this lane's (so NaN matches NaN)."""
     v = vals[0]
     bits = v.view(np.uint32 if v.dtype.itemsize == 4 else np.uint64)
@@ -92,7 +100,13 @@ def _match_any(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width
     return (out & mask).astype(np.uint32)
 
 
-def _syncwarp(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray, width: int) -> Any:
+def _match_all(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The lanes of the mask taking part, if every one of them has the same bits as this lane's; else 0."""
+    matching = _match_any(vals, part, mask)
+    return np.where(matching == (lane_bits(part)[:, None] & mask), matching, np.uint32(0)).astype(np.uint32)
+
+
+def _syncwarp(vals: list[np.ndarray], part: np.ndarray, mask: np.ndarray) -> Any:
     return None
 
 
@@ -104,7 +118,7 @@ class WarpOpDef:
 
     op: str
     name: str
-    numpy: Callable[[list[np.ndarray], np.ndarray, np.ndarray, int], Any] | None = None
+    numpy: Callable[[list[np.ndarray], np.ndarray, np.ndarray], Any] | None = None
 
     @property
     def shuffle(self) -> Shuffle | None:
@@ -121,5 +135,30 @@ WARP_OPS: dict[str, WarpOpDef] = {
     "ballot": WarpOpDef("ballot", "ballot", _ballot),
     "activemask": WarpOpDef("activemask", "activemask", _activemask),
     "match_any": WarpOpDef("match_any", "match_any", _match_any),
+    "match_all": WarpOpDef("match_all", "match_all", _match_all),
+    "uni": WarpOpDef("uni", "eq_sync", _uni),
     "syncwarp": WarpOpDef("syncwarp", "syncwarp", _syncwarp),
+}
+
+
+# ---------------------------------------------------------------- block-wide votes
+@dataclass(frozen=True)
+class BlockVote:
+    """A barrier that also reduces a predicate over the threads of the block that reach it (an
+    ``ir.Barrier`` whose ``vote`` names the entry): ``numpy(counts, arrived)``, per block, from how
+    many of its threads arrived with the predicate true and how many arrived; ``neutral``: the
+    predicate of a thread that has returned, which arrives but counts for nothing; ``boolean``:
+    whether the result is a bool (else an int32 count)."""
+
+    op: str
+    name: str
+    numpy: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    neutral: bool
+    boolean: bool
+
+
+BLOCK_VOTES: dict[str, BlockVote] = {
+    "count": BlockVote("count", "syncthreads_count", lambda n, arrived: n.astype(np.int32), False, False),
+    "and": BlockVote("and", "syncthreads_and", lambda n, arrived: n == arrived, True, True),
+    "or": BlockVote("or", "syncthreads_or", lambda n, arrived: n > 0, False, True),
 }

@@ -163,6 +163,112 @@ def test_match_any_compares_bits(backend, dtype):
 
 
 @gk.kernel
+def uni_match_all(pred: Array[bool_], keys, out: Array[uint32, 2]):
+    i = gk.global_id(0)
+    out[i, 0] = gk.lanemask_lt()
+    out[i, 1] = uint32(gk.eq_sync(FULL, pred[i]))
+    lanes, same = gk.match_all(FULL, keys[i])
+    out[i, 2] = lanes
+    out[i, 3] = uint32(same)
+    if gk.lane_id() < 16:
+        m, p = gk.match_all_sync(0xFFFF, keys[i])
+    else:
+        m, p = gk.match_all_sync(0xFFFF0000, keys[i])
+    out[i, 4] = m + uint32(p) * 7
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+@pytest.mark.parametrize("tpb", [64, 48, 7])
+def test_lanemask_eq_sync_match_all(on_simulator, tpb, dtype):
+    """Warps whose predicate / keys agree or not, full and partial (the second half-warp matches in
+    half of the warps); match_all's lanes are those of the mask taking part. (Half-warps with their
+    own masks: the simulator; test_match_all_every_backend has the full mask.)"""
+    rng = np.random.default_rng(tpb)
+    nblocks = 3
+    n = tpb * nblocks
+    pred = rng.random(n) < 0.5
+    keys = rng.integers(0, 2, n).astype(dtype)
+    for w in warps(n, tpb)[::2]:  # every other warp agrees
+        pred[w], keys[w] = pred[w[0]], keys[w[0]]
+    for w in warps(n, tpb)[1::2]:  # the others agree in their second half, where it exists
+        keys[[g for g in w if g % tpb % 32 >= 16]] = -1
+    out = np.zeros((n, 5), np.uint32)
+    uni_match_all[nblocks, tpb](pred, keys, out)
+    check_uni_match_all(pred, keys, out, tpb, halves=True)
+
+
+def check_uni_match_all(pred: np.ndarray, keys: np.ndarray, out: np.ndarray, tpb: int, halves: bool) -> None:
+    want = np.zeros_like(out)
+    for w in warps(len(pred), tpb):
+        all_same = len({keys[g] for g in w}) == 1
+        for g in w:
+            lane = g % tpb % 32
+            half = [h for h in w if (h % tpb % 32 < 16) == (lane < 16)]
+            half_same = len({keys[h] for h in half}) == 1
+            want[g, :4] = [(1 << lane) - 1, len({pred[h] for h in w}) == 1, bits(w, tpb) if all_same else 0, all_same]
+            want[g, 4] = bits(half, tpb) + 7 if half_same else 0
+    cols = 5 if halves else 4
+    np.testing.assert_array_equal(out[:, :cols], want[:, :cols])
+
+
+@gk.kernel
+def uni_match_all_full(pred: Array[bool_], keys, out: Array[uint32, 2]):
+    i = gk.global_id(0)
+    out[i, 0] = gk.lanemask_lt()
+    out[i, 1] = uint32(gk.eq_sync(FULL, pred[i]))
+    r = gk.match_all(FULL, keys[i])
+    out[i, 2] = r[0]
+    out[i, 3] = uint32(r[1])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint64, np.float32])
+@pytest.mark.parametrize("tpb", [64, 48])
+def test_match_all_every_backend(backend, tpb, dtype):
+    rng = np.random.default_rng(tpb + 1)
+    n = tpb * 2
+    pred = rng.random(n) < 0.5
+    keys = rng.integers(0, 2, n).astype(dtype)
+    for w in warps(n, tpb)[::2]:
+        pred[w], keys[w] = pred[w[0]], keys[w[0]]
+    out = np.zeros((n, 5), np.uint32)
+    uni_match_all_full[2, tpb](pred, keys, out)
+    check_uni_match_all(pred, keys, out, tpb, halves=False)
+
+
+@gk.kernel
+def runtime_width(vals, b: Array[uint32], out, w: int32):
+    i = gk.global_id(0)
+    out[0, i] = gk.shfl_sync(FULL, vals[i], b[i], w)
+    out[1, i] = gk.shfl_up_sync(FULL, vals[i], b[i], width=w)
+    out[2, i] = gk.shfl_down_sync(FULL, vals[i], b[i], width=w)
+    out[3, i] = gk.shfl_xor_sync(FULL, vals[i], b[i], width=w)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_runtime_width(backend, dtype):
+    """A width known only at launch: the same lanes as a compile-time one (CUDA takes it as it is;
+    the simulator and OpenCL's emulation compute the source lane with it)."""
+    rng = np.random.default_rng(11)
+    tpb, nblocks = 64, 2
+    n = tpb * nblocks
+    vals, b = values(rng, dtype, n), rng.integers(0, 40, n)
+    for width in (1, 2, 4, 8, 16, 32):
+        out = np.zeros((4, n), vals.dtype)
+        runtime_width[nblocks, tpb](vals, b.astype(np.uint32), out, width)
+        for k, mode in enumerate(MODES):
+            np.testing.assert_array_equal(out[k], model_shuffle(mode, vals, b, width, tpb), err_msg=f"{mode} {width}")
+
+
+@pytest.mark.parametrize("width", [0, 3, 64, -32])
+def test_runtime_width_fault(on_simulator, width):
+    vals = np.ones(32, np.int32)
+    with pytest.raises(gk.WarpMaskError, match=f"lane 0 .* passes width {width}: .*power of 2 from 1 to 32"):
+        runtime_width[1, 32](vals, np.zeros(32, np.uint32), np.zeros((4, 32), np.int32), width)
+    faults = gk.sanitize(runtime_width[1, 32], vals, np.zeros(32, np.uint32), np.zeros((4, 32), np.int32), width)
+    assert {type(f) for f in faults} == {gk.WarpMaskError}
+
+
+@gk.kernel
 def partial_shuffles(vals: Array[float32], out: Array[float32, 2]):
     i = gk.global_id(0)
     out[i, 0] = gk.shfl_up_sync(FULL, vals[i], 1)
@@ -282,6 +388,19 @@ def own_lane_missing(vals: Array[int32], out: Array[int32]):
 
 
 @gk.kernel
+def match_all_outsider(vals: Array[int32], out: Array[int32]):
+    i = gk.global_id(0)
+    if gk.lane_id() < 16:
+        out[i] = int32(gk.match_all(FULL, vals[i])[1])
+
+
+@gk.kernel
+def eq_sync_own_lane(vals: Array[int32], out: Array[int32]):
+    i = gk.global_id(0)
+    out[i] = int32(gk.eq_sync(0xFFFF, vals[i] > 0))
+
+
+@gk.kernel
 def reads_outsider(vals: Array[int32], out: Array[int32]):
     i = gk.global_id(0)
     if gk.lane_id() < 16:
@@ -306,6 +425,8 @@ FAULTS = [
     (masks_disagree, 32, "pass different masks", (16, 0)),
     (own_lane_missing, 32, "leaves out the lane itself", (16,)),
     (reads_outsider, 32, "reads lane 16 of its warp", (8,)),
+    (match_all_outsider, 32, "match_all\\(\\): .*names lane 16", (0, 16)),
+    (eq_sync_own_lane, 32, "eq_sync\\(\\): .*leaves out the lane itself", (16,)),
     (reads_past_block, 40, "reads lane 8 of its warp", (36,)),
 ]
 
@@ -439,7 +560,9 @@ def test_opencl_group_limit():
     "body, error, text",
     [
         ("gk.shfl_sync(FULL, x, 1, width=3)", gk.KernelTypeError, "power of 2"),
-        ("gk.shfl_sync(FULL, x, 1, width=n)", gk.KernelTypeError, "compile-time"),
+        ("gk.shfl_sync(FULL, x, 1, width=1.0 * n)", gk.KernelTypeError, "width must be an integer"),
+        ("gk.eq_sync(FULL)", gk.KernelTypeError, "takes 2 argument"),
+        ("gk.lanemask_lt(1)", gk.KernelTypeError, "takes 0 argument"),
         ("gk.shfl_sync(1.5, x, 1)", gk.KernelTypeError, "mask must be an integer"),
         ("gk.shfl_sync(FULL, x, 1.0 * n)", gk.KernelTypeError, "src_lane must be an integer"),
         ("gk.shfl_sync(FULL, x, 1, size=4)", gk.KernelSyntaxError, "only width="),
@@ -467,3 +590,4 @@ def test_outside_a_kernel():
     with pytest.raises(gk.GpukernError, match="only be used inside"):
         gk.shfl_sync(FULL, 1.0, 0)
     assert gk.all_sync is gk.vote_all and gk.ballot_sync is gk.ballot and gk.match_any_sync is gk.match_any
+    assert gk.match_all_sync is gk.match_all

@@ -38,7 +38,7 @@ from ..array import DeviceArray
 from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
 from ..types import StorageType, TupleType
-from ..warp_ops import WARP_SIZE
+from ..warp_ops import BLOCK_VOTES, WARP_SIZE
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
@@ -309,6 +309,9 @@ class _Run:
         make another thread wait for them."""
 
     def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
+        """Every live thread of the block must arrive; a vote (``warp_ops.BLOCK_VOTES``) reduces
+        the predicate of the threads that do, each evaluated before it waits."""
+        pred = None if s.pred is None else np.broadcast_to(self.eval(s.pred, m), (self.lanes,)).astype(bool)
         if self.prof is not None:
             self.prof.barrier(s.loc, self.lanes_of(m))
         arrived = np.bincount(self.block_of[m], minlength=self.nblocks)
@@ -329,6 +332,9 @@ class _Run:
                     (int(here[0]), int(missing[0])),
                 )
             self.mem.barrier(np.nonzero(arrived > 0)[0])
+        if s.vote is not None and s.result is not None and pred is not None:
+            counts = np.bincount(self.block_of[m & pred], minlength=self.nblocks)
+            self.assign(s.result, BLOCK_VOTES[s.vote].numpy(counts, arrived)[self.block_of], m)
 
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:

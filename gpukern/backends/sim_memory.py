@@ -170,6 +170,11 @@ class MemoryPath:
         if self.races is not None:
             self.races.barrier(blocks)
 
+    def syncwarp(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
+        """A syncwarp() of lanes ``active`` of the warps ``slots`` (grid lanes), each with its mask."""
+        if self.races is not None:
+            self.races.syncwarp(slots, active, masks)
+
     # ------------------------------------------------------------ arrays
     def param(self, ref: ir.ArrayRef, data: np.ndarray, written: bool, unwritten: np.ndarray | None) -> Memory:
         """A global array: ``written`` if the kernel may write it (only those can race);

@@ -13,6 +13,16 @@ several threads read it in that epoch; and the same for atomic updates.  That is
 every race exactly: a reader or updater kept is the latest, and earlier ones of its block are
 ordered before any later access that the latest one is.
 
+``syncwarp(mask)`` orders memory among the lanes it syncs (CUDA's ``__syncwarp`` is a memory
+barrier among the participating threads), which block epochs cannot say.  In a kernel that calls
+it, each thread also keeps a vector clock over the lanes of its warp (``_Clocks``): a syncwarp
+advances each participant's own entry, then gives all of them the latest of theirs.  An access
+records its thread's own entry (its *clock*); a later access by thread t is also ordered after it
+when t's entry for that thread is past the recorded clock (the two synced, directly or through
+other lanes, after it).  Several readers of one epoch keep their warp, the lanes they are of and
+the latest of their clocks: t is ordered after them when its entry for each of those lanes is past
+that clock (exact for one reader; never ordering what is not).
+
 Reads are filed lazily, when a write or atomic of the same array follows (or many have piled up):
 a read can only race with those.  After a barrier of every block, nothing recorded in shared
 memory can race with what follows, so shared arrays skip their records until they are written
@@ -28,6 +38,7 @@ import numpy as np
 
 from .. import ir
 from ..errors import DataRaceError, Loc
+from ..warp_ops import WARP_SIZE
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
 
 NONE = -1  # no thread recorded
@@ -43,6 +54,9 @@ _GROUP = (
     ("many", np.bool_, False),
     ("at", np.int16, 0),
 )
+# under syncwarp, a writer's clock and a group's warp, lanes (bits of the warp) and latest clock
+_WRITER_SYNC = (("writer_clock", np.int32, 0),)
+_GROUP_SYNC = (("warp", np.int32, NONE), ("lanes", np.uint32, 0), ("clock", np.int32, 0))
 ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t, _ in _WRITER + _GROUP)  # what tracking adds an element
 
 
@@ -53,6 +67,48 @@ def _make(obj: object, layout: tuple[tuple[str, type, object], ...], n: int) -> 
 
 _NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically"}
 _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many elements per lane of the grid
+
+
+class _Clocks:
+    """syncwarp's ordering: per thread, a vector clock over the 32 lanes of its warp."""
+
+    def __init__(self, run: Any):
+        per_block = -(-run.tpb // WARP_SIZE)
+        tib = run.thread_in_block.astype(np.int64)
+        self.warp = (run.block_of * per_block + tib // WARP_SIZE).astype(np.int32)
+        self.lane = tib % WARP_SIZE
+        self.bit = np.left_shift(np.uint32(1), self.lane.astype(np.uint32))
+        self.vc = np.zeros((run.lanes, WARP_SIZE), np.int32)  # [thread, lane of its warp]
+        self.now = 0  # the last syncwarp's number (one count for the launch: only a lane's own entries compare)
+
+    def own(self, t: np.ndarray) -> np.ndarray:
+        """Threads t's clocks: their own entries."""
+        return self.vc[t, self.lane[t]]
+
+    def after(self, t: np.ndarray, u: np.ndarray, clock: np.ndarray) -> np.ndarray:
+        """Whether thread t has synced, directly or through other lanes, with thread u after u's
+        ``clock``."""
+        return (self.warp[t] == self.warp[u]) & (self.vc[t, self.lane[u]] > clock)
+
+    def after_all(self, t: np.ndarray, warp: np.ndarray, lanes: np.ndarray, clock: np.ndarray) -> np.ndarray:
+        """Whether thread t has synced with each of ``lanes`` (bits, of warp ``warp``) after ``clock``
+        (t's own lane is its own program order)."""
+        others = lanes & ~self.bit[t]
+        named = ((others[:, None] >> np.arange(WARP_SIZE, dtype=np.uint32)) & 1).astype(bool)
+        return (warp == self.warp[t]) & (~named | (self.vc[t] > clock[:, None])).all(axis=1)
+
+    def sync(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
+        """A syncwarp of the lanes ``active`` (warps as rows of grid lanes ``slots``), each with the
+        lanes of its mask that execute it."""
+        self.now += 1
+        lanes = slots[active]
+        self.vc[lanes, self.lane[lanes]] = self.now
+        clocks = self.vc[slots]  # [warp, lane, entry]
+        joint = np.zeros_like(clocks)
+        for j in range(WARP_SIZE):  # lane k takes in lane j's clock where j syncs with it
+            member = active[:, j : j + 1] & (((masks >> np.uint32(j)) & 1) == 1)
+            joint = np.maximum(joint, np.where(member[:, :, None], clocks[:, j : j + 1, :], 0))
+        self.vc[lanes] = joint[active]
 
 
 class _Group:
@@ -66,8 +122,11 @@ class _Group:
     many: np.ndarray
     at: np.ndarray
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, synced: bool):
         _make(self, _GROUP, n)
+        self.synced = synced
+        if synced:
+            _make(self, _GROUP_SYNC, n)
 
     def unordered(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Per element: whether some thread of the group is not ordered before thread t (of block
@@ -77,7 +136,9 @@ class _Group:
         same_epoch = self.epoch[where] == e
         return (u != NONE) & ((blk != b) | (same_epoch & (self.many[where] | (u != t))))
 
-    def add(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray, site: int) -> None:
+    def add(
+        self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray, site: int, clocks: _Clocks | None
+    ) -> None:
         """File accesses by lanes t (blocks b, epochs e) of elements ``where`` (repeats allowed)."""
         order = np.argsort(where, kind="stable")
         e = np.broadcast_to(e, where.shape)
@@ -106,6 +167,19 @@ class _Group:
         self.thread[w_u] = t_last
         self.epoch[w_u] = e_u
         self.at[w_u] = site
+        if self.synced and clocks is not None:
+            warp = clocks.warp[t]
+            new_warp = np.where(
+                np.minimum.reduceat(warp, starts) == np.maximum.reduceat(warp, starts), warp[starts], SEVERAL
+            )
+            new_lanes = np.bitwise_or.reduceat(clocks.bit[t], starts)
+            new_clock = np.maximum.reduceat(clocks.own(t), starts)
+            old_warp, old_lanes, old_clock = self.warp[w_u], self.lanes[w_u], self.clock[w_u]
+            self.warp[w_u] = np.where(
+                replace, new_warp, np.where(join & (old_warp == new_warp), new_warp, SEVERAL)
+            ).astype(np.int32)
+            self.lanes[w_u] = np.where(replace, new_lanes, old_lanes | new_lanes)
+            self.clock[w_u] = np.where(replace, new_clock, np.maximum(old_clock, new_clock))
 
 
 class _Records:
@@ -115,10 +189,13 @@ class _Records:
     writer_epoch: np.ndarray
     writer_at: np.ndarray
 
-    def __init__(self, n: int, shared: bool):
+    def __init__(self, n: int, shared: bool, synced: bool):
         self.shared = shared
         _make(self, _WRITER, n)
-        self.readers = _Group(n)
+        if synced:
+            _make(self, _WRITER_SYNC, n)
+        self.synced = synced
+        self.readers = _Group(n, synced)
         self.updaters: _Group | None = None
         self.n = n
         # whether records may hold accesses not ordered before everything to come: after a barrier
@@ -144,10 +221,17 @@ class Races:
         self.site_of_loc: dict[Loc | None, int] = {}
         self.site_of_node: dict[int, int] = {}
         self.pending_budget = _PENDING_PER_LANE * run.lanes
+        program = run.variant.program
+        synced = any(
+            isinstance(n, ir.WarpOp) and n.op == "syncwarp"
+            for fd in [program.kernel, *program.funcs]
+            for n in ir.walk_body(fd.body)
+        )
+        self.clocks = _Clocks(run) if synced else None  # only kernels that call syncwarp() need them
 
     def attach(self, mem: Memory) -> None:
         """Track ``mem``: a shared array just declared, or a global array the kernel writes."""
-        self.records[mem] = _Records(mem.data.size, mem.space == "shared")
+        self.records[mem] = _Records(mem.data.size, mem.space == "shared", self.clocks is not None)
 
     def site(self, node: ir.Node) -> int:
         s = self.site_of_node.get(id(node))
@@ -188,6 +272,8 @@ class Races:
             rec.writer[where] = lanes
             rec.writer_epoch[where] = e
             rec.writer_at[where] = site
+            if self.clocks is not None:
+                rec.writer_clock[where] = self.clocks.own(lanes)
             rec.written = True
             if len(where) > 1:  # two threads writing one element in this statement
                 again = rec.writer[where] != lanes
@@ -198,8 +284,8 @@ class Races:
                     )
             return
         if rec.updaters is None:
-            rec.updaters = _Group(rec.n)
-        rec.updaters.add(where, lanes, b, e, site)
+            rec.updaters = _Group(rec.n, self.clocks is not None)
+        rec.updaters.add(where, lanes, b, e, site, self.clocks)
         rec.updated = True
 
     def threads(self, lanes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -219,6 +305,9 @@ class Races:
         w = rec.writer[where]
         ordered = (w == t) | ((w // self.run.tpb == b) & (rec.writer_epoch[where] < e))
         bad = (w != NONE) & ~ordered
+        if bad.any() and self.clocks is not None:  # or ordered by syncwarp()s
+            k = np.nonzero(bad)[0]
+            bad[k] = ~self.clocks.after(t[k], w[k], rec.writer_clock[where[k]])
         if bad.any():
             k = int(np.argmax(bad))
             self.race(a, where, k, int(t[k]), "wrote it", int(w[k]), int(rec.writer_at[where[k]]))
@@ -235,6 +324,11 @@ class Races:
         before: str,
     ) -> None:
         bad = group.unordered(where, t, b, e)
+        if bad.any() and self.clocks is not None:  # or ordered by syncwarp()s
+            k = np.nonzero(bad)[0]
+            at = where[k]
+            same_block = group.block[at] == b[k]
+            bad[k] = ~(same_block & self.clocks.after_all(t[k], group.warp[at], group.lanes[at], group.clock[at]))
         if bad.any():
             k = int(np.argmax(bad))
             other = int(group.thread[where[k]])
@@ -244,25 +338,32 @@ class Races:
         """Record the pending reads."""
         for where, lanes, width, site in rec.pending:
             t, b, e = self.threads(lanes, width)
-            rec.readers.add(where, t, b, e, site)
+            rec.readers.add(where, t, b, e, site, self.clocks)
             rec.filed = True
         rec.pending.clear()
         rec.pending_elements = 0
 
     def barrier(self, blocks: np.ndarray) -> None:
         """A barrier in ``blocks``: their threads' later accesses are ordered after earlier ones."""
-        self.epoch[blocks] += 1
         everyone = len(blocks) == self.run.nblocks
-        self.same_epoch = self.same_epoch + 1 if everyone and self.same_epoch is not None else None
         for rec in self.records.values():
-            if not rec.shared:
-                continue
-            if everyone:  # every record is ordered before whatever comes next
+            if rec.shared and everyone:  # every record is ordered before whatever comes next
                 rec.pending.clear()
                 rec.pending_elements = 0
                 rec.written = rec.filed = rec.updated = False
-            else:
+            else:  # filed in the epoch they were made in, before it ends
                 self.file_reads(rec)
+        self.epoch[blocks] += 1
+        self.same_epoch = self.same_epoch + 1 if everyone and self.same_epoch is not None else None
+
+    def syncwarp(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
+        """A syncwarp() of the lanes ``active`` (rows: warps of grid lanes ``slots``; ``masks``: each
+        lane's): their later accesses are ordered after the earlier ones of the lanes they sync with."""
+        if self.clocks is None:
+            return
+        for rec in self.records.values():  # filed with the clocks they were made at
+            self.file_reads(rec)
+        self.clocks.sync(slots, active, masks)
 
     # ------------------------------------------------------------ the report
     def race(self, a: Access, where: np.ndarray, k: int, lane: int, before: str, other: int, site: int) -> None:
@@ -275,6 +376,8 @@ class Races:
         at = f" at line {loc.lineno}" if loc is not None else ""
         if other != NONE and run.block_of[other] != run.block_of[lane]:
             fix = "threads of different blocks are never ordered within a launch: make each element one block's"
+        elif other != NONE and self.clocks is not None and self.clocks.warp[other] == self.clocks.warp[lane]:
+            fix = "put a barrier() between the two accesses, or a syncwarp() whose mask has both lanes"
         else:
             fix = "put a barrier() between the two accesses"
         lanes = (lane,) if other == NONE else (lane, other)

@@ -7,7 +7,9 @@ form of ``warp_ops``, and scatters the results back.  Masks CUDA leaves undefine
 ``WarpMaskError`` through ``_Run.report`` (raised, or collected by ``gk.sanitize``): a lane whose
 mask names a lane passing a different mask (disjoint groups of a warp may pass their own masks,
 as CUDA allows), a lane missing from its own mask, a mask naming a live lane that is not
-executing the call, and a shuffle reading a lane that is not taking part.
+executing the call, a shuffle reading a lane that is not taking part, and a shuffle's run-time
+width that is not a power of 2 from 1 to 32.  A syncwarp also tells the race checks
+(``sim_races``) which lanes it orders.
 """
 
 from __future__ import annotations
@@ -46,21 +48,45 @@ class Warps:
             self.check_masks(e, slots, exists, active, masks)
         vals = [np.broadcast_to(np.asarray(a), (run.lanes,))[slots] for a in args]
         if op.shuffle is not None:
-            out = self.shuffle(e, slots, active, masks, vals[0], vals[1])
+            out = self.shuffle(e, slots, active, masks, vals[0], vals[1], self.widths(e, slots, active, vals[2]))
         else:
-            out = op.numpy(vals, active, masks, e.width)
-            if out is None:  # syncwarp: no value
+            out = op.numpy(vals, active, masks)
+            if out is None:  # syncwarp: no value, but memory ordered among the lanes it syncs
+                run.mem.syncwarp(slots, active, masks)
                 return None
         result = np.zeros(run.lanes, e.type.dtype)
         result[slots[active]] = np.broadcast_to(out, active.shape)[active]
         return result
 
+    def widths(self, e: ir.WarpOp, slots: np.ndarray, active: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """A shuffle's width in each lane, int64: a run-time width that is not a power of 2 from 1 to
+        32 (CUDA leaves the result undefined) is reported, and taken as 32 to go on."""
+        w = w.astype(np.int64)
+        bad = active & ((w < 1) | (w > WARP_SIZE) | ((w & (w - 1)) != 0))
+        if bad.any():
+            r, k = (int(x[0]) for x in np.nonzero(bad))
+            self.report(
+                e,
+                f"lane {k} ({self.run.who(int(slots[r, k]))}) passes width {int(w[r, k])}: a shuffle's width must be "
+                "a power of 2 from 1 to 32 (CUDA leaves the result undefined otherwise)",
+                (int(slots[r, k]),),
+            )
+            w = np.where(bad, WARP_SIZE, w)
+        return w
+
     def shuffle(
-        self, e: ir.WarpOp, slots: np.ndarray, active: np.ndarray, masks: np.ndarray, v: np.ndarray, b: np.ndarray
+        self,
+        e: ir.WarpOp,
+        slots: np.ndarray,
+        active: np.ndarray,
+        masks: np.ndarray,
+        v: np.ndarray,
+        b: np.ndarray,
+        w: np.ndarray,
     ) -> np.ndarray:
         """Each lane reads its source lane's value (its own where the mode says so)."""
         lane = np.broadcast_to(self.lane, slots.shape)
-        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), e.width)  # type: ignore[union-attr]
+        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w)  # type: ignore[union-attr]
         rows = np.arange(slots.shape[0])[:, None]
         taking_part = active[rows, j] & ((masks >> j.astype(np.uint32)) & 1).astype(bool)
         if self.run.check:

@@ -146,6 +146,11 @@ _OPENCL_WARP = "\n\n".join(
 {{
     return gk_warp_ballot(s0, s1, turn, mask, p) != 0u;
 }}""",
+        f"""bool gk_warp_uni({_WARP_PARAMS}, uint mask, bool p)
+{{
+    uint b = gk_warp_ballot(s0, s1, turn, mask, p);
+    return b == 0u || b == (mask & gk_warp_live());
+}}""",
         f"""uint gk_warp_match({_WARP_PARAMS}, uint mask, ulong v)
 {{
     __local ulong* s = {_WARP_BUFFER};
@@ -157,8 +162,27 @@ _OPENCL_WARP = "\n\n".join(
     }}
     return r & mask;
 }}""",
+        f"""uint gk_warp_match_all({_WARP_PARAMS}, uint mask, ulong v)
+{{
+    uint r = gk_warp_match(s0, s1, turn, mask, v);
+    return r == (mask & gk_warp_live()) ? r : 0u;
+}}""",
     ]
 )
+
+
+# The warp intrinsics CUDA C has no function for: eq_sync (PTX's vote.sync.uni) from two votes, whose
+# results are the same in every lane of the mask; match_all's result alone (its predicate is whether
+# that is not 0), one overload per width of the value's bits
+_CUDA_WARP_HELPERS = {
+    "gk_warp_uni": "bool gk_warp_uni(unsigned int mask, bool p)\n{\n"
+    "    return __all_sync(mask, p) || !__any_sync(mask, p);\n}",
+    "gk_warp_match_all": "\n\nstatic __device__ inline ".join(
+        f"unsigned int gk_warp_match_all(unsigned int mask, {u} v)\n{{\n"
+        "    int pred;\n    return __match_all_sync(mask, v, &pred);\n}"
+        for u in ("unsigned int", "unsigned long long")
+    ),
+}
 
 
 CUDA = Dialect(
@@ -311,19 +335,29 @@ CUDA = Dialect(
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={
-        k: v.replace("uint_t", "unsigned int")
-        for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
+        **{
+            k: v.replace("uint_t", "unsigned int")
+            for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
+        },
+        **_CUDA_WARP_HELPERS,
     },
     dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
     layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
     warp={
-        **{f"shfl_{m}": f"__shfl{'' if m == 'idx' else '_' + m}_sync({{mask}}, {{0}}, {{1}}, {{w}})" for m in _SHFL},
+        **{f"shfl_{m}": f"__shfl{'' if m == 'idx' else '_' + m}_sync({{mask}}, {{0}}, {{1}}, {{2}})" for m in _SHFL},
         "all": "(__all_sync({mask}, {0}) != 0)",
         "any": "(__any_sync({mask}, {0}) != 0)",
+        "uni": "gk_warp_uni({mask}, {0})",  # PTX's vote.sync.uni, which CUDA C does not name
         "ballot": "__ballot_sync({mask}, {0})",
         "activemask": "__activemask()",
         "syncwarp": "__syncwarp({mask})",
         "match_any": "__match_any_sync({mask}, {0})",
+        "match_all": "gk_warp_match_all({mask}, {to}({0}))",  # its result, which says the predicate too
+    },
+    block_votes={
+        "count": "{r} = __syncthreads_count({p});",
+        "and": "{r} = __syncthreads_and({p}) != 0;",
+        "or": "{r} = __syncthreads_or({p}) != 0;",
     },
 )
 
@@ -468,21 +502,40 @@ OPENCL = Dialect(
         "    vstore_half(x, 0, (half*)&h);\n    return h;\n}",
         "gk_half_value": "float gk_half_value(ushort h)\n{\n    return vload_half(0, (half*)&h);\n}",
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
+        # a block-wide vote: the first barrier is the vote's own (memory ordered as barrier()'s), after
+        # which every work-item has read the last vote's count, so it can be cleared; the second orders
+        # the clearing before the additions, the third the additions before the reads
+        "gk_block_count": "int gk_block_count(volatile __local int* count, bool p)\n{\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
+        "    if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) *count = 0;\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    if (p) atomic_inc(count);\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    return *count;\n}",
     },
     dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)
     # warp intrinsics: emulated through local memory with work-group barriers (_OPENCL_WARP)
     warp={
         **{
-            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}({_WARP_ARGS}, (ulong){{to}}({{0}}), {{1}}, {{w}}u))"
+            f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}({_WARP_ARGS}, (ulong){{to}}({{0}}), {{1}}, {{2}}))"
             for m in _SHFL
         },
         "all": f"gk_warp_all({_WARP_ARGS}, {{mask}}, {{0}})",
         "any": f"gk_warp_any({_WARP_ARGS}, {{mask}}, {{0}})",
+        "uni": f"gk_warp_uni({_WARP_ARGS}, {{mask}}, {{0}})",
         "ballot": f"gk_warp_ballot({_WARP_ARGS}, {{mask}}, {{0}})",
         "activemask": "gk_warp_live()",
         "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
         "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
+        "match_all": f"gk_warp_match_all({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
     },
+    # block-wide votes: every work-item adds its predicate to a __local count between barriers
+    block_votes={
+        "count": "{r} = gk_block_count(&gk_block_vote, {p});",
+        "and": "{r} = gk_block_count(&gk_block_vote, !({p})) == 0;",
+        "or": "{r} = gk_block_count(&gk_block_vote, {p}) != 0;",
+    },
+    block_vote_scratch="__local int gk_block_vote;  // the block-wide votes' count",
     warp_helpers=_OPENCL_WARP,
     warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
     "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",

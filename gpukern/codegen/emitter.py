@@ -36,7 +36,7 @@ from ..types import (
     int64,
     uint32,
 )
-from ..warp_ops import WARP_OPS
+from ..warp_ops import BLOCK_VOTES, WARP_OPS
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -161,8 +161,8 @@ class Dialect:
     # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
     layout_assert: str = ""
 
-    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} (operands), {w} (width),
-    # {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
+    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
+    # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
     warp: dict[str, str] = field(default_factory=dict)
     warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
     # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
@@ -171,6 +171,11 @@ class Dialect:
     warp_scratch: str = ""
     warp_group_max: int = 0  # the most threads per block the emulation holds
     warp_emulation: str = ""  # what the emulation stands in for, for its error messages
+    # block-wide votes: op (``warp_ops.BLOCK_VOTES``) -> the statement, '{r}' the result variable, '{p}'
+    # the predicate; where not empty, the scratch their emulation counts in (declared at the top of the
+    # kernel; they cannot be in a @func)
+    block_votes: dict[str, str] = field(default_factory=dict)
+    block_vote_scratch: str = ""
 
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
@@ -360,6 +365,16 @@ class Emitter:
         if self.d.warp_scratch and any(isinstance(n, ir.WarpOp) for n in ir.walk_body(fd.body)):
             self.check_warp_emulation(fd)
             lines.append("    " + self.d.warp_scratch.format(n=self.d.warp_group_max))
+        vote = next((n for n in ir.walk_body(fd.body) if isinstance(n, ir.Barrier) and n.vote is not None), None)
+        if vote is not None and self.d.block_vote_scratch:
+            if not fd.is_kernel:
+                raise CompileError(
+                    f"{BLOCK_VOTES[vote.vote].name}() in a @func cannot be compiled to {self.d.name}: its emulation "
+                    "counts in a __local variable, which OpenCL C declares in the kernel's own body only",
+                    vote.loc,
+                    "call it in the kernel, or run on CUDA or the simulator",
+                )
+            lines.append("    " + self.d.block_vote_scratch)
         for v in fd.locals:
             lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
         lines += self.block(fd.body, 1)
@@ -521,7 +536,10 @@ class Emitter:
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
-        return [self.line(depth, self.d.barrier, s)]
+        if s.vote is None or s.pred is None or s.result is None:
+            return [self.line(depth, self.d.barrier, s)]
+        text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))
+        return [self.line(depth, self.support(text), s)]
 
     def stmt_Fence(self, s: ir.Fence, depth: int) -> list[str]:
         return [self.line(depth, self.d.fences[s.scope], s)]
@@ -856,9 +874,9 @@ class Emitter:
         mask = e.mask
         # a constant mask reads best as the lanes' bits
         text = f"0x{mask.value:08X}u" if isinstance(mask, ir.Lit) else self.expr(mask) if mask is not None else ""
-        fields = {"mask": text, "w": e.width, "to": to_bits}
+        fields = {"mask": text, "to": to_bits}
         fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
-        return self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields), _ATOM
+        return self.support(self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields)), _ATOM
 
     def check_warp_emulation(self, fd: ir.FuncDef) -> None:
         """Warp ops emulated with work-group barriers must be in the kernel, where every thread of

@@ -10,13 +10,12 @@ import pytest
 STILL_FAILING = {
     "test_syncwarp_mask": "the source passes a mask that leaves out the calling lane; the simulator reports "
     "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
-    "test_shfl_width": "shfl width from a run-time value; gpukern needs a compile-time power of 2",
     "test_const_record": "record dtypes as constant tables are not supported",
     "test_round_to_f8": "round(x, ndigits) with ndigits other than 0",
     "test_set_a_recordtype": "a complex64 field at byte 12 (a packed dtype) is refused",
-    "test_useful_syncwarp[sim]": "the simulator's race check does not treat syncwarp() as ordering memory",
-    "test_coop_syncwarp": "the simulator's race check does not treat syncwarp() as ordering memory; OpenCL "
-    "refuses syncwarp in a branch",
+    "test_useful_syncwarp[sim]": "a race in the source, which the simulator reports: in `ary[i] = ary[0]`, "
+    "after the syncwarp, thread 0 writes ary[0] while the other lanes read it, nothing ordering them",
+    "test_coop_syncwarp[opencl]": "OpenCL refuses syncwarp in a branch",
     "test_independent_scheduling[opencl]": "OpenCL's warp emulation refuses warp ops in thread-dependent branches",
     "test_activemask[opencl]": "OpenCL's warp emulation refuses warp ops in thread-dependent branches",
 }

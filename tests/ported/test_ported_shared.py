@@ -333,7 +333,6 @@ def test_threadfence(backend, kernel):
     assert ary[0] == 123 + 321
 
 
-@gap("cuda.syncthreads_count / syncthreads_and / syncthreads_or")
 @pytest.mark.parametrize("kernel, ref", [(use_syncthreads_count, np.count_nonzero), (use_syncthreads_and, np.all)])
 def test_syncthreads_reduce(backend, kernel, ref):
     ary_in = np.ones(72, dtype=np.int32)

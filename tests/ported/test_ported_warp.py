@@ -15,7 +15,7 @@ import pytest
 import gpukern as gk
 from gpukern import global_id, int32, shared, thread_idx
 
-from .support import gap, needs
+from .support import needs
 
 _WARP = needs("warp intrinsics")
 _WARP_SHARED = needs("warp intrinsics (syncwarp)")
@@ -281,7 +281,7 @@ def test_vote_sync_any(backend):
     assert np.all(ary_out == int(ary_in.any()))
 
 
-@gap("cuda.eq_sync (a vote that all lanes' values are equal)")
+@_WARP
 def test_vote_sync_eq(backend):
     ary_in = np.zeros(32, dtype=np.int32)
     ary_out = np.empty(32, dtype=np.int32)
@@ -306,7 +306,7 @@ def test_match_any_sync(backend):
     np.testing.assert_array_equal(ary_out, exp)
 
 
-@gap("cuda.match_all_sync (a (mask, pred) pair)")
+@_WARP
 def test_match_all_sync(backend):
     ary_in = np.zeros(10, dtype=np.int32)
     ary_out = np.empty(10, dtype=np.int32)
@@ -330,7 +330,7 @@ def test_activemask(backend):
     np.testing.assert_array_equal(out, np.array(exp, np.uint32))
 
 
-@gap("cuda.lanemask_lt()")
+@_WARP
 def test_lanemask_lt(backend):
     out = np.zeros(32, dtype=np.uint32)
     use_lanemask_lt[1, 32](out)
