@@ -229,10 +229,15 @@ def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
 def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
     """A function of an integer's bits (``popc``, ``brev``...): integers only, as in CUDA."""
     x.nargs(node, mf.nargs, mf.name)
-    v = scalar(x.loc(node), args[0], f"{mf.name}() argument")
+    return bits_of(x, node, mf, scalar(x.loc(node), args[0], f"{mf.name}() argument"))
+
+
+def bits_of(x: Any, node: ast.AST, mf: ops.MathFunc, v: Value, what: str | None = None) -> Value:
+    """``mf`` (a 'bits' or 'int' entry of ``ops.MATH``) of the integer ``v``."""
     t = materialize(x.type_of(v))
     if not t.is_int or t == bool_:
-        raise KernelTypeError(f"{mf.name}() takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
+        what = what or f"{mf.name}()"
+        raise KernelTypeError(f"{what} takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
     result = int32 if mf.typing == "bits" else t
     if isinstance(v, Static):
         return Static(mf.evaluate([v.value], t)[()].astype(result.dtype)[()])
@@ -241,11 +246,15 @@ def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
 
 def abs_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
     x.nargs(node, 1, "abs")
-    v = scalar(x.loc(node), args[0])
+    return abs_of(x, node, scalar(x.loc(node), args[0]))
+
+
+def abs_of(x: Any, node: ast.AST, v: Value) -> Value:
+    """Python's ``abs`` of a number (``ops.MATH["abs"]``): its own type, the modulus of a complex."""
     if isinstance(v, Static):
         return x.fold(node, abs, v.value)
     if v.type.is_complex:  # the modulus, a float of the parts' type (NumPy: hypot)
-        return ir.MathCall("abs", [v], mf.result_type(v.type), loc=x.loc(node))
+        return ir.MathCall("abs", [v], ops.MATH["abs"].result_type(v.type), loc=x.loc(node))
     if v.type == bool_:
         v = ir.Cast(v, int64, loc=x.loc(node))
     return ir.MathCall("abs", [v], v.type, loc=x.loc(node))
@@ -309,6 +318,33 @@ class _Conjugate(lang.Intrinsic):
         if isinstance(v, Static):
             return Static(v.value.conjugate())
         return ir.MathCall("conj", [v], v.type, loc=cx.loc(node))
+
+
+class _BitCount(lang.Intrinsic):
+    """``n.bit_count`` of one integer, waiting for its call: Python's (and NumPy's) number of set
+    bits of ``abs(n)``, that is ``popc(abs(n))`` (``ops.MATH``'s entries; ``abs`` of a signed MIN
+    wraps to MIN, whose one set bit is the count of 2**(bits-1) too)."""
+
+    def __init__(self, value: Value):
+        super().__init__("bit_count", "n.bit_count(): the number of set bits of abs(n)")
+        self.value = value
+
+    def lower(self, cx: Any, node: ast.Call) -> Value:
+        cx.nargs(node, 0, "bit_count")
+        v = self.value
+        t = cx.type_of(v)
+        if isinstance(v, Static) and t.is_int and t != bool_:  # Python's int for a literal, else int32 as popc's
+            count = abs(int(v.value)).bit_count()
+            return Static(count if isinstance(t, WeakType) else np.int32(count))
+        if materialize(t).kind == "i":
+            v = abs_of(cx, node, v)
+        return bits_of(cx, node, ops.MATH["popc"], v, ".bit_count()")
+
+
+def int_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:
+    """``n.bit_count`` of a number (run-time or constant), the one method of integers kernels have."""
+    assert node.attr == "bit_count"
+    return Static(_BitCount(base))
 
 
 def complex_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:

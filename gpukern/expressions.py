@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import ir, lang, ops
-from .calls import complex_attribute, lower_call
+from .calls import complex_attribute, int_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .records import field_array, field_name, field_of, is_record_array, not_a_record
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
@@ -158,6 +158,8 @@ class ExpressionLowering(ast.NodeVisitor):
             return self.field_load(node, base, attr)
         if isinstance(base, ir.Expr) and base.type.is_complex or is_number(base) and attr == "conjugate":
             return complex_attribute(self, node, base)
+        if attr == "bit_count" and (isinstance(base, ir.Expr) or is_number(base)):
+            return int_attribute(self, node, base)
         if isinstance(base, Static):
             obj = base.value
             if isinstance(obj, lang.Dim3):

@@ -101,8 +101,10 @@ class Compiler:
             elem = from_dtype(value.dtype, f" for the constant table {name!r}")
         except KernelTypeError as e:
             raise KernelTypeError(e.message, loc, "convert the table to a supported type") from None
-        if value.ndim == 0 or value.size == 0:
-            raise KernelTypeError(f"the constant table {name!r} must have at least one element in one dimension", loc)
+        if value.ndim == 0:
+            raise KernelTypeError(
+                f"the constant table {name!r} is a 0-dimensional array", loc, f"read it as a number: {name}[()]"
+            )
         total = sum(d.nbytes for _, d in self.tables.values()) + value.size * elem.itemsize
         if total > CONSTANT_BYTES:
             raise KernelTypeError(

@@ -269,6 +269,8 @@ class Emitter:
         specials = {**self.d.float_specials, **self.d.constant_specials}
         values = []
         as_bits = t.itemsize == 2 and t.is_float  # float16, bfloat16: stored bits (or the dialect's spelling of them)
+        if data.size == 0:  # C has no arrays of 0 elements: one zero, which no read reaches (bounds are the shape's)
+            data = np.zeros(1, data.dtype)
         for v in data.reshape(-1).view(f"u{t.itemsize}").tolist() if as_bits else data.reshape(-1).tolist():
             if as_bits:
                 values.append(self.d.constant_bits.get(t, "{0}").format(f"0x{v:04x}"))
@@ -279,7 +281,7 @@ class Emitter:
                 values.append(self.table_value(v, t, specials))
             else:
                 values.append(self.expr(ir.Lit(v, t)))
-        dims = "".join(f"[{n}]" for n in ref.type.shape or ())
+        dims = "".join(f"[{max(n, 1)}]" for n in ref.type.shape or ())
         rows = [", ".join(values[i : i + 8]) for i in range(0, len(values), 8)]
         body = ",\n    ".join(rows)
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""

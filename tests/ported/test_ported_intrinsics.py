@@ -297,7 +297,6 @@ def test_popc(backend, c, width):
     assert ary[0] == bin(_bits(int(c), width)).count("1")
 
 
-@gap("the int.bit_count() method")
 def test_bit_count(backend):
     ary = np.zeros(1, dtype=np.int32)
     simple_bit_count[1, 1](ary, np.uint32(0xFFFFFFFF))
