@@ -32,7 +32,7 @@ from .types import (
     promote,
     python_type,
 )
-from .values import Static, Value, coerce, describe, is_number, materialized, scalar
+from .values import ShapeOf, Static, Value, coerce, describe, is_number, materialized, scalar
 
 
 def lower_call(x: Any, node: ast.Call) -> Value:
@@ -67,8 +67,13 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
         return lower[mf.typing](x, node, mf, args)
     if fn is len:
+        if len(args) == 1 and isinstance(args[0], ShapeOf):  # len(a.shape): its entries need not be known
+            return Static(args[0].array.type.ndim)
+        items = x.items_of(node, args[0]) if len(args) == 1 else None
+        if items is not None:
+            return Static(len(items))
         if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
-            raise KernelTypeError("len() takes one array", x.loc(node))
+            raise KernelTypeError("len() takes one array or tuple", x.loc(node))
         return x.shape_entry(node, args[0], 0)
     if isinstance(fn, lang.KernelObject):
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")

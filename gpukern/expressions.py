@@ -130,6 +130,8 @@ class ExpressionLowering(ast.NodeVisitor):
         name, f = node.id, self.f
         if name in f.env:
             v = f.env[name]
+            if isinstance(v, tuple):  # a tuple local: each use reads its item variables anew
+                return tuple(ir.Var(i.name, i.type, loc=self.loc(node)) if isinstance(i, ir.Var) else i for i in v)
             return ir.Var(v.name, v.type, loc=self.loc(node), temp=v.temp) if isinstance(v, ir.Var) else v
         if name in f.var_types or name in f.bindings:
             raise KernelTypeError(f"{name!r} is used before it is assigned", self.loc(node))
@@ -151,6 +153,17 @@ class ExpressionLowering(ast.NodeVisitor):
         if all(isinstance(v, Static) for v in values):
             return Static(tuple(v.value for v in values))
         return values
+
+    def items_of(self, node: ast.AST, v: Value) -> tuple[Value, ...] | None:
+        """The items of a tuple value -- a tuple of values, a constant tuple, or ``a.shape`` -- or None
+        for any other value: what unpacking, tuple indices and tuple locals take."""
+        if isinstance(v, tuple):
+            return v
+        if isinstance(v, Static) and isinstance(v.value, tuple):
+            return tuple(Static(i) for i in v.value)
+        if isinstance(v, ShapeOf):
+            return tuple(self.shape_entry(node, v.array, d) for d in range(v.array.type.ndim))
+        return None
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
         base, attr = self.visit(node.value), node.attr
@@ -203,12 +216,12 @@ class ExpressionLowering(ast.NodeVisitor):
                     f"{arr.name}.shape has {arr.type.ndim} entries; index {d!r} is invalid", self.loc(node)
                 )
             return self.shape_entry(node, arr, d % arr.type.ndim)
-        if isinstance(base, tuple) or isinstance(base, Static) and isinstance(base.value, tuple):
-            items = base if isinstance(base, tuple) else base.value
+        items = self.items_of(node, base)
+        if items is not None:
             i = self.static_value(node.slice)
             if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -len(items) <= i < len(items):
                 raise KernelTypeError(f"index {i!r} is not valid for a tuple of {len(items)} items", self.loc(node))
-            return items[i] if isinstance(base, tuple) else Static(items[i])
+            return items[i]
         if isinstance(base, (ir.ArrayRef, Partial)):
             array = base if isinstance(base, ir.ArrayRef) else base.array
             prior = list(base.indices) if isinstance(base, Partial) else []
@@ -222,12 +235,25 @@ class ExpressionLowering(ast.NodeVisitor):
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
     def index_list(self, index: ast.expr) -> list[ir.Expr]:
-        """The integer indices of ``a[index]`` (one, or a tuple of them)."""
+        """The integer indices of ``a[index]``: one, a tuple of them written out (``a[i, j]``, ``a[()]``),
+        or a tuple value (``a[t]`` where ``t = (i, j)``, ``a[b.shape]``), as NumPy reads them."""
+        if isinstance(index, ast.Tuple):
+            elts = index.elts
+            for e in elts:
+                if isinstance(e, ast.Slice):
+                    raise KernelSyntaxError(
+                        "slices are not supported in kernels; index one element at a time", self.loc(e)
+                    )
+            values = [self.visit(e) for e in elts]
+        elif isinstance(index, ast.Slice):
+            raise KernelSyntaxError("slices are not supported in kernels; index one element at a time", self.loc(index))
+        else:
+            v = self.visit(index)
+            items = self.items_of(index, v)
+            elts, values = ([index] * len(items), list(items)) if items is not None else ([index], [v])
         out = []
-        for e in index.elts if isinstance(index, ast.Tuple) else [index]:
-            if isinstance(e, ast.Slice):
-                raise KernelSyntaxError("slices are not supported in kernels; index one element at a time", self.loc(e))
-            v = scalar(self.loc(e), self.visit(e), "array index")
+        for e, v in zip(elts, values):
+            v = scalar(self.loc(e), v, "array index")
             t = self.type_of(v)
             if not t.is_int:
                 raise KernelTypeError(

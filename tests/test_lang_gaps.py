@@ -92,3 +92,104 @@ def test_zero_length_table_constant_index_is_refused(on_simulator):
 
     with pytest.raises(gk.KernelTypeError, match="index 0 is out of bounds for dimension 0 of size 0"):
         at_zero[1, 1](np.zeros(1))
+
+
+# ---------------------------------------------------------------- tuple locals and tuple indices
+
+
+@kernel
+def tuple_locals(a: Array[int32, 2], out: Array[int32, 2], hits: Array[int32, 2]):
+    tx = gk.thread_idx.x
+    ty = gk.thread_idx.y
+    bin = (tx, ty)
+    bin = (bin[0] % 4, bin[1] % 8)  # reassigned: its items are variables
+    swapped = (bin[1], bin[0])
+    swapped = (swapped[1], swapped[0])  # the right side first, as Python: a swap back
+    before = bin
+    tx = 100  # the tuple keeps the values it was made of
+    out[bin] = a[before] + len(bin) + tx - 100
+    gk.atomic_add(hits, swapped, 1)
+    gid = (gk.global_id(0), gk.global_id(1))  # bound once at the top level: global ids never change
+    if gid[0] < a.shape[0]:
+        t = (1, 2)
+        if a[gid] > 10:
+            t = (a[gid], 7)
+        out[gid[0] + 4, gid[1]] = t[0] * 10 + t[1]  # a tuple assigned in a branch is read after it
+
+
+def test_tuple_locals_and_tuple_indices(backend):
+    a = np.arange(32, dtype=np.int32).reshape(4, 8)
+    out = np.zeros((8, 8), np.int32)
+    hits = np.zeros((4, 8), np.int32)
+    tuple_locals[1, (4, 8)](a, out, hits)
+    assert (out[:4] == a + 2).all()
+    assert (out[4:] == np.where(a > 10, a * 10 + 7, 12)).all()
+    assert (hits == 1).all()
+
+
+@gk.func
+def dims(x):
+    return x.shape
+
+
+@kernel
+def shapes(c: Array[int32, 2], out: Array[int64]):
+    height, width = c.shape
+    s = gk.shared(int32, (3, 5))
+    m, n = s.shape  # constants
+    out[0] = height * 1000 + width
+    out[1] = m * 10 + n
+    out[2] = len(c.shape) + len(s.shape)
+    whole = c.shape
+    h2, w2 = whole
+    out[3] = h2 + w2
+    d = dims(c)
+    out[4] = d[0] - d[1]
+    if gk.global_id(0) == 0:
+        c[c.shape[0] - 1, c.shape[1] - 1] = 7
+    lo = (0, 0)
+    c[lo] = out.shape[0]
+
+
+def test_shapes_unpack_and_index(backend):
+    c = np.zeros((3, 4), np.int32)
+    out = np.zeros(5, np.int64)
+    shapes[1, 1](c, out)
+    assert out.tolist() == [3004, 35, 4, 7, -1]
+    assert c[2, 3] == 7 and c[0, 0] == 5
+
+
+# (unpacking ported from Numba-CUDA's test_intrinsic_forloop_step: tests/ported/test_ported_intrinsics.py)
+
+
+def _refused(source: str, error: type, message: str, line: int, tmp_path, *args) -> None:
+    path = tmp_path / "refused_kernel.py"
+    path.write_text("import numpy as np\nimport gpukern as gk\nfrom gpukern import *\n\n" + source)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("refused_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(error, match=message) as e:
+        module.k.source(*args)
+    assert e.value.loc is not None and e.value.loc.lineno == line, e.value
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("    h, w, d = c.shape\n", r"cannot unpack c\.shape of 2 items into 3 names"),
+        ("    (h,) = c.shape\n", r"cannot unpack c\.shape of 2 items into 1 names"),
+        ("    h, w = c[0, 0]\n", r"cannot unpack a int32 value into 2 names"),
+        ("    t = (1, 2)\n    if c[0, 0]:\n        t = (1, 2, 3)\n", r"'t' holds a tuple of 2 items"),
+        ("    t = 1\n    if c[0, 0]:\n        t = (1, 2)\n", "'t' holds a number elsewhere and a tuple"),
+        ("    t = (1, 2)\n    if c[0, 0]:\n        t = 3\n", "'t' holds a tuple elsewhere"),
+        ("    t = (c, 1)\n    t = (c, 2)\n", "an item of the tuple assigned to 't' must be a number"),
+        ("    t = (1.5, 0)\n    c[t] = 1\n", "array indices must be integers"),
+        ("    t = (0, 0, 0)\n    c[t] = 1\n", r"'c' has 2 dimension\(s\) but 3 index"),
+    ],
+)
+def test_tuple_refusals_name_the_line(tmp_path, body, message):
+    source = "@kernel\ndef k(c: Array[int32, 2]):\n" + body
+    line = 4 + 2 + (1 if "(c, 1)" in body else body.count("\n"))
+    _refused(source, gk.KernelTypeError, message, line, tmp_path, np.zeros((2, 2), np.int32))
