@@ -74,6 +74,8 @@ def lower_call(x: Any, node: ast.Call) -> Value:
             return Static(len(items))
         if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
             raise KernelTypeError("len() takes one array or tuple", x.loc(node))
+        if args[0].type.ndim == 0:
+            raise KernelTypeError(f"len() of the 0-dimensional array {args[0].name!r}, as in NumPy", x.loc(node))
         return x.shape_entry(node, args[0], 0)
     if isinstance(fn, lang.KernelObject):
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")

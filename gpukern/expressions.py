@@ -186,6 +186,8 @@ class ExpressionLowering(ast.NodeVisitor):
             if attr == "ndim":
                 return Static(base.type.ndim)
             if attr == "size":  # the product of the shape, as NumPy's (int64 for a global array)
+                if base.type.ndim == 0:  # one element
+                    return Static(np.int64(1) if base.type.shape is None else 1)
                 size = self.shape_entry(node, base, 0)
                 for d in range(1, base.type.ndim):
                     size = self.binop(node, ast.Mult, size, self.shape_entry(node, base, d))

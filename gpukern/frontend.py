@@ -105,10 +105,6 @@ class Compiler:
             elem = from_dtype(value.dtype, f" for the constant table {name!r}")
         except KernelTypeError as e:
             raise KernelTypeError(e.message, loc, "convert the table to a supported type") from None
-        if value.ndim == 0:
-            raise KernelTypeError(
-                f"the constant table {name!r} is a 0-dimensional array", loc, f"read it as a number: {name}[()]"
-            )
         total = sum(d.nbytes for _, d in self.tables.values()) + value.size * elem.itemsize
         if total > CONSTANT_BYTES:
             raise KernelTypeError(

@@ -193,3 +193,84 @@ def test_tuple_refusals_name_the_line(tmp_path, body, message):
     source = "@kernel\ndef k(c: Array[int32, 2]):\n" + body
     line = 4 + 2 + (1 if "(c, 1)" in body else body.count("\n"))
     _refused(source, gk.KernelTypeError, message, line, tmp_path, np.zeros((2, 2), np.int32))
+
+
+# ---------------------------------------------------------------- 0-D and N-D arrays
+
+SCALAR_TABLE = np.array(2.5)
+
+
+@kernel
+def zero_dim(x, y, out: Array[int64]):
+    y[()] = x[()] * 2 + SCALAR_TABLE[()]
+    t = ()
+    y[t] += 1.0
+    out[0] = x.ndim
+    out[1] = x.size + SCALAR_TABLE.size
+    out[2] = len(x.shape)
+
+
+def test_zero_dimensional_arrays(backend):
+    x, y, out = np.array(1.25), np.array(0.0), np.zeros(3, np.int64)
+    zero_dim[1, 1](x, y, out)
+    assert y[()] == 1.25 * 2 + 2.5 + 1 and out.tolist() == [0, 2, 0]
+
+
+@kernel
+def seven_dim(x, y: Array[int64], out: Array[int64, 7]):
+    s = gk.local(int64, (2, 1, 2, 1, 2, 1, 2))
+    i = gk.global_id(0)
+    if i == 0:
+        y[0] = x.ndim
+        y[1] = x.size
+        a, b, c, d, e, f, g = x.shape
+        y[2] = a * 1000000 + b * 100000 + c * 10000 + d * 1000 + e * 100 + f * 10 + g
+    if i < x.shape[6]:
+        for j in range(x.shape[2]):
+            s[j % 2, 0, 1, 0, 1, 0, i % 2] = x[1, 0, j, 0, 1, 0, i] * 10
+            out[1, 0, j, 0, 1, 0, i] = s[j % 2, 0, 1, 0, 1, 0, i % 2] + 1
+            gk.atomic_add(out, (0, 0, j, 0, 0, 0, i), x[0, 0, j, 0, 0, 0, i])
+
+
+def test_seven_dimensional_arrays(backend):
+    x = np.arange(2 * 3 * 2 * 4, dtype=np.int64).reshape(2, 1, 3, 1, 2, 1, 4)
+    y = np.zeros(3, np.int64)
+    out = np.ones_like(x)
+    seven_dim[1, 4](x, y, out)
+    assert y.tolist() == [7, x.size, 2131214]
+    want = np.ones_like(x)
+    want[1, 0, :, 0, 1, 0, :] = x[1, 0, :, 0, 1, 0, :] * 10 + 1
+    want[0, 0, :, 0, 0, 0, :] += x[0, 0, :, 0, 0, 0, :]
+    assert (out == want).all()
+
+
+def test_out_of_bounds_in_a_high_dimension_names_it(on_simulator):
+    @kernel
+    def k(x: Array[int32, 4], i: int32):
+        x[0, 0, 0, i] = 1
+
+    with pytest.raises(gk.OutOfBoundsError, match=r"index \(0, 0, 0, 5\) .* of shape \(1, 2, 3, 5\) \(dimension 3\)"):
+        k[1, 1](np.zeros((1, 2, 3, 5), np.int32), np.int32(5))
+
+
+def test_zero_dimensional_refusals(on_simulator):
+    @kernel
+    def length(x, out: Array[int64]):
+        out[0] = len(x)
+
+    with pytest.raises(gk.KernelTypeError, match="len\\(\\) of the 0-dimensional array 'x'"):
+        length[1, 1](np.array(1.0), np.zeros(1, np.int64))
+
+    @kernel
+    def vector(x, out):
+        out[0] = gk.vload(x, (), 2)[0]
+
+    with pytest.raises(gk.KernelTypeError, match="vload\\(\\) of a 0-dimensional array"):
+        vector[1, 1](np.array(1.0), np.zeros(1))
+
+    @kernel
+    def one_index(x, out):
+        out[0] = x[0]
+
+    with pytest.raises(gk.KernelTypeError, match=r"'x' has 0 dimension\(s\) but 1 index"):
+        one_index[1, 1](np.array(1.0), np.zeros(1))

@@ -331,7 +331,7 @@ class MemoryPath:
         itype = np.int64 if wide else np.int32
         ix = [(np.broadcast_to(i, (run.lanes,)) if full else np.broadcast_to(i, (run.lanes,))[lanes]) for i in idx]
         ix = [i.astype(itype, copy=False) for i in ix]
-        flat = ix[0]
+        flat = ix[0] if ix else np.zeros(len(lanes), itype)  # a 0-dimensional array: its one element
         for i, n in zip(ix[1:], mem.shape[1:]):
             flat = flat * n + i
         if self.check:

@@ -281,7 +281,7 @@ class Emitter:
                 values.append(self.table_value(v, t, specials))
             else:
                 values.append(self.expr(ir.Lit(v, t)))
-        dims = "".join(f"[{max(n, 1)}]" for n in ref.type.shape or ())
+        dims = "".join(f"[{max(n, 1)}]" for n in ref.type.shape or ()) or "[1]"  # 0-D: one element
         rows = [", ".join(values[i : i + 8]) for i in range(0, len(values), 8)]
         body = ",\n    ".join(rows)
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""
@@ -684,6 +684,8 @@ class Emitter:
 
     def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)
+        if not indices:  # a 0-dimensional array: its one element (a constant table's declaration has [1])
+            return f"{name}[0]"
         if array.type.space != "global" or array.type.ndim == 1:
             return name + "".join(f"[{self.expr(i)}]" for i in indices)
         # C-contiguous global array: flatten with the shape passed alongside the pointer
