@@ -14,6 +14,7 @@ import numpy as np
 
 from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
+from .reductions import reduce_call, reduction_of
 from .types import (
     ScalarType,
     StorageType,
@@ -60,6 +61,9 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         return round_call(x, node, args)
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
+    reduction = reduction_of(fn)
+    if reduction is not None:
+        return reduce_call(x, node, reduction, args)
     mf = ops.math_func(fn)
     if mf is not None and getattr(fn, "__module__", None) == "math" and _any_complex(x, args):
         raise KernelTypeError(f"math.{name}() takes real numbers, as in Python", x.loc(node), f"use cmath.{name}()")

@@ -114,7 +114,7 @@ class ExpressionLowering(ast.NodeVisitor):
         value = lower()
         if len(self.f.block) != before:
             raise KernelSyntaxError(
-                f"{where} cannot call a function that returns a tuple",
+                f"{where} cannot call a function that returns a tuple, nor reduce an array (numpy.sum...)",
                 self.loc(node),
                 "assign its result to variables first",
             )
@@ -436,12 +436,7 @@ class ExpressionLowering(ast.NodeVisitor):
             elif known is not None and is_pure(a if isinstance(a, ir.Expr) else b):
                 part = Static(known)
             else:
-                t = materialize(promote(self.type_of(a), self.type_of(b)))
-                if t.is_complex and ops.COMPARE[op].complex_helper is None:
-                    raise KernelTypeError(
-                        f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
-                    )
-                part = ir.Compare(op, coerce(loc, a, t), coerce(loc, b, t), bool_, loc=loc)
+                part = self.compare(node, op, a, b)
             if isinstance(result, Static):
                 if not result.value:
                     return result
@@ -452,6 +447,17 @@ class ExpressionLowering(ast.NodeVisitor):
             else:
                 result = ir.Logic("and", result, part, bool_, loc=loc)
         return result
+
+    def compare(self, node: ast.AST, op: str, a: Value, b: Value) -> ir.Compare:
+        """``a op b`` (``op`` a key of ``ops.COMPARE``) of two numbers, not both constants: compared in
+        their promoted type."""
+        loc = self.loc(node)
+        t = materialize(promote(self.type_of(a), self.type_of(b)))
+        if t.is_complex and ops.COMPARE[op].complex_helper is None:
+            raise KernelTypeError(
+                f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
+            )
+        return ir.Compare(op, coerce(loc, a, t), coerce(loc, b, t), bool_, loc=loc)
 
     def visit_IfExp(self, node: ast.IfExp) -> Value:
         cond = self.condition(node.test)

@@ -274,3 +274,88 @@ def test_zero_dimensional_refusals(on_simulator):
 
     with pytest.raises(gk.KernelTypeError, match=r"'x' has 0 dimension\(s\) but 1 index"):
         one_index[1, 1](np.array(1.0), np.zeros(1))
+
+
+# ---------------------------------------------------------------- NumPy reductions of whole arrays
+
+SMALL_TABLE = np.array([[3, -1, 4], [1, -5, 9]], np.int32)
+
+
+@kernel
+def reductions(a, out_sum, tables: Array[int64], out_other: Array[gk.float64], flags: Array[gk.bool_]):
+    i = gk.global_id(0)
+    s = gk.shared(int32, (2, 4))
+    if i == 0:
+        out_sum[0] = np.sum(a)
+        tables[0] = np.prod(SMALL_TABLE)
+        tables[1] = np.sum(SMALL_TABLE)
+        out_other[0] = np.max(a)
+        out_other[1] = np.min(a)
+        out_other[2] = np.amax(SMALL_TABLE) + np.amin(SMALL_TABLE)
+        flags[0] = np.all(a)
+        flags[1] = np.any(a)
+        for k in range(8):
+            s[k // 4, k % 4] = k
+        out_other[3] = np.sum(s)
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([[1, -2, 3], [4, 5, -60]], np.int32),
+        np.array([7, 0, 2**32 - 1], np.uint32),
+        np.array([True, False, True]),
+        np.array([1.5, -0.25, 2.0, 0.5], np.float32),
+        np.array([1.0, np.nan, -3.0], np.float64),
+        np.array([np.nan, 1.0], np.float64),
+        np.array([[-0.0, 2.0], [3.0, -4.0]], np.float64),
+    ],
+    ids=["int32-2d", "uint32", "bool", "float32", "nan-inside", "nan-first", "float64-2d"],
+)
+def test_numpy_reductions_of_whole_arrays(backend, a):
+    want_sum = np.sum(a)
+    out_sum = np.zeros(1, want_sum.dtype)  # NumPy's own accumulator type: int64 for int32, uint64 for uint32
+    tables, out_other, flags = np.zeros(2, np.int64), np.zeros(4), np.zeros(2, bool)
+    reductions[1, 1](a, out_sum, tables, out_other, flags)
+    np.testing.assert_array_equal(out_sum[0], want_sum)
+    assert tables.tolist() == [np.prod(SMALL_TABLE), np.sum(SMALL_TABLE)]
+    np.testing.assert_array_equal(out_other[:2], [np.max(a), np.min(a)])  # NaN anywhere gives NaN, as NumPy's
+    assert out_other[2:].tolist() == [9 - 5, 28]
+    assert flags.tolist() == [np.all(a), np.any(a)]
+
+
+@kernel
+def sum_in_order(a, out):
+    out[0] = np.sum(a)
+
+
+def test_numpy_sum_adds_in_order(backend):
+    a = np.float32([1e8, 1.0, -1e8, 1.0] * 3)  # 12 elements: NumPy's pairwise sum may differ
+    out = np.zeros(1, np.float32)
+    sum_in_order[1, 1](a, out)
+    want = np.float32(0)
+    for v in a:
+        want = np.float32(want + v)
+    assert out[0] == want
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("    out[0] = np.sum(out[0])\n", r"numpy\.sum\(\) in a kernel reduces an array, not a float64 value"),
+        ("    out[0] = np.sum(a, axis=0)\n", r"sum\(\) takes no keyword arguments in a kernel"),
+        ("    out[0] = np.sum(a, 0)\n", r"numpy\.sum\(\) takes 1 argument"),
+        ("    out[0] = np.max(EMPTY)\n", r"numpy\.max\(\) of the zero-size array 'EMPTY'"),
+        ("    out[0] = np.max(z).real\n", "complex numbers: they are not ordered"),
+        ("    out[0] = np.sum(h)\n", r"numpy\.sum\(\) of float16 elements: NumPy accumulates them in float32"),
+        ("    while np.sum(a) > 0:\n        out[0] = 1.0\n", "while loop's condition cannot call a function that"),
+    ],
+)
+def test_reduction_refusals_name_the_line(tmp_path, body, message):
+    source = (
+        "EMPTY = np.zeros(0)\n\n@kernel\ndef k(out: Array[float64], a: Array[float64], z: Array[complex64], "
+        "h: Array[float16]):\n" + body
+    )
+    args = (np.zeros(1), np.zeros(3), np.zeros(2, np.complex64), np.zeros(2, np.float16))
+    syntax = "while" in body or "axis" in body
+    _refused(source, gk.KernelSyntaxError if syntax else gk.KernelTypeError, message, 9, tmp_path, *args)
