@@ -26,13 +26,14 @@ from .passes import finish_declarations, mark_index_arithmetic, structure_early_
 from .source import ParsedFunction
 from .types import (
     ArrayType,
+    RecordType,
     ScalarType,
     StorageType,
     TupleType,
     Type,
     WeakType,
+    array_element,
     bool_,
-    from_dtype,
     join,
     materialize,
     python_type,
@@ -102,7 +103,7 @@ class Compiler:
         if known is not None:
             return known[0]
         try:
-            elem = from_dtype(value.dtype, f" for the constant table {name!r}")
+            elem = array_element(value.dtype, f" for the constant table {name!r}")
         except KernelTypeError as e:
             raise KernelTypeError(e.message, loc, "convert the table to a supported type") from None
         total = sum(d.nbytes for _, d in self.tables.values()) + value.size * elem.itemsize
@@ -115,7 +116,9 @@ class Compiler:
             )
         taken = {ref.name for ref, _ in self.tables.values()}
         unique = ir.fresh_name(name, taken)
-        if isinstance(elem, StorageType):  # bfloat16 (ml_dtypes): its bits, as the simulator's memory holds them
+        if isinstance(elem, RecordType):  # records: the very layout, fields read one by one (gpukern.records)
+            data = np.array(value, order="C", copy=True)
+        elif isinstance(elem, StorageType):  # bfloat16 (ml_dtypes): its bits, as the simulator's memory holds them
             data = np.array(np.ascontiguousarray(value).view(elem.dtype), order="C", copy=True)
         else:
             data = np.array(value, dtype=elem.dtype, order="C", copy=True)

@@ -359,3 +359,52 @@ def test_reduction_refusals_name_the_line(tmp_path, body, message):
     args = (np.zeros(1), np.zeros(3), np.zeros(2, np.complex64), np.zeros(2, np.float16))
     syntax = "while" in body or "axis" in body
     _refused(source, gk.KernelSyntaxError if syntax else gk.KernelTypeError, message, 9, tmp_path, *args)
+
+
+# ---------------------------------------------------------------- tables of records
+
+RECORDS = np.array(
+    [(1.5, 1 + 2j, 2, -1, np.nan, 0.5), (-3.0, -1j, 4, 7, np.inf, -2.0), (0.25, 3, -6, 0, 1.0, 65504.0)],
+    dtype=np.dtype(
+        [("x", "f8"), ("z", "c8"), ("n", "i4"), ("s", "i1"), ("f", "f4"), ("h", "f2")], align=True
+    ),  # gaps after s and after the last field: pads in C
+)
+
+
+@kernel
+def read_records(i: int32, xs: Array[gk.float64], ns: Array[int64], zs: Array[gk.complex64]):
+    xs[0] = RECORDS[i]["x"]
+    xs[1] = RECORDS[i].f
+    xs[2] = RECORDS["h"][i]
+    xs[3] = len(RECORDS) + RECORDS.shape[0]
+    ns[0] = RECORDS[i].n
+    ns[1] = RECORDS[i]["s"]
+    zs[0] = RECORDS[i].z
+
+
+def test_constant_tables_of_records(backend):
+    for i in range(3):
+        xs, ns, zs = np.zeros(4), np.zeros(2, np.int64), np.zeros(1, np.complex64)
+        read_records[1, 1](np.int32(i), xs, ns, zs)
+        r = RECORDS[i]
+        np.testing.assert_array_equal(xs, [r["x"], np.float64(r["f"]), np.float64(r["h"]), 6])
+        assert ns.tolist() == [r["n"], r["s"]] and zs[0] == r["z"]
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("    RECORDS[0].x = 1.0\n", "'RECORDS' is a constant table"),
+        ("    gk.atomic_add(RECORDS['n'], 0, 1)\n", "'RECORDS' is a constant table"),
+        ("    out[0] = RECORDS[0]\n", "must be a number, not a record of 'RECORDS'"),
+        ("    out[0] = RECORDS[0].w\n", "the records of 'RECORDS' have no field 'w'"),
+        ("    out[0] = PACKED[0].n\n", "not a multiple of its size"),
+    ],
+)
+def test_record_table_refusals_name_the_line(tmp_path, body, message):
+    source = (
+        "RECORDS = np.zeros(2, np.dtype([('x', 'f8'), ('n', 'i4')], align=True))\n"
+        "PACKED = np.zeros(2, np.dtype([('s', 'i1'), ('n', 'i4')]))\n\n"
+        "@kernel\ndef k(out: Array[float64]):\n" + body
+    )
+    _refused(source, gk.KernelTypeError, message, 10, tmp_path, np.zeros(1))

@@ -189,6 +189,14 @@ class MemoryPath:
                 self.initialised.attach(mem, unwritten)
         return mem
 
+    def table(self, ref: ir.ArrayRef, data: np.ndarray) -> Memory:
+        """A constant table: read-only (nothing to track but bounds); a table of records reaches its
+        fields through views, as a global record array does."""
+        mem = Memory(ref.name, "constant", data.reshape(-1), tuple(data.shape))
+        if data.dtype.names is not None:
+            self.record_arrays[mem] = (False, None)
+        return mem
+
     def declare(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A shared array (a copy per block) or local array (a copy per lane)."""
         if ref.type.shape is None:
@@ -223,7 +231,7 @@ class MemoryPath:
             return found
         written, unwritten = self.record_arrays[mem]
         dtype = mem.data.dtype
-        view = Memory(f"{mem.name}.{name}", "global", mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
+        view = Memory(f"{mem.name}.{name}", mem.space, mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
         if self.check:
             if written:
                 what = f"in kernel {self.run.kname}: race tracking of field {name!r} of {mem.name!r}"

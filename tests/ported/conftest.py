@@ -15,7 +15,6 @@ STILL_FAILING = {
     "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
     "test_shfl_width": "shfl width from a run-time value; gpukern needs a compile-time power of 2",
     "test_const_array_3d[opencl]": "gpukern bug: a 3-D constant table's CUDA initializer has too many values",
-    "test_const_record": "record dtypes as constant tables are not supported",
     "test_atomic_add[opencl-float16]": "float16 atomics are refused",
     "test_atomic_add[sim-float16]": "float16 atomics are refused",
     "test_round_to_f8": "round(x, ndigits) with ndigits other than 0",
