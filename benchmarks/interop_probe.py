@@ -17,7 +17,6 @@ Every launch method's output is checked (``c[0] == a[0] + b[0] + n``) after its 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import statistics
 import struct
@@ -65,27 +64,19 @@ def per_call(fn: Callable[[], Any], launches: int, rounds: int, sync: Callable[[
     return {"median_us": statistics.median(times), "min_us": min(times)}
 
 
-def ctypes_launcher(cubin: bytes, stream_of: Callable[[], int]) -> tuple[Callable[..., None], Any]:
-    """cuModuleLoadData + cuLaunchKernel through ctypes, in the current (PyCUDA's primary) context."""
-    cuda = ctypes.CDLL("libcuda.so.1")
-    mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
-    assert cuda.cuModuleLoadData(ctypes.byref(mod), cubin) == 0
-    assert cuda.cuModuleGetFunction(ctypes.byref(fn), mod, b"tiny_ref") == 0
-    launch = cuda.cuLaunchKernel
-    launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
-    launch.restype = ctypes.c_int
-    fmt = struct.Struct("PPPi")
-    buf = ctypes.create_string_buffer(fmt.size)
-    size = ctypes.c_size_t(fmt.size)
-    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
-    pack_into, f = fmt.pack_into, fn.value
+def ctypes_launcher(backend: Any, cubin: bytes, stream_of: Callable[[], int]) -> tuple[Callable[..., None], Any]:
+    """The hand-written kernel loaded and launched through gpukern's driver layer (``cuda_driver``:
+    cuModuleLoadData, then one cuLaunchKernel on a packed argument buffer per call)."""
+    fn = backend.driver.load(cubin).function("tiny_ref")
+    fmt = struct.Struct("=QQQi")
+    launch, buf = backend.driver.launcher(fn, (1, 1, 1), (32, 1, 1), 0, fmt.size)
+    pack_into = fmt.pack_into
 
     def run(a: int, b: int, c: int, n: int) -> None:
         pack_into(buf, 0, a, b, c, n)
-        if launch(f, 1, 1, 1, 32, 1, 1, 0, stream_of(), None, extra):
-            raise RuntimeError("cuLaunchKernel failed")
+        launch(stream_of())
 
-    return run, mod
+    return run, fn
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     check("gpukern (torch tensors)", tc)
 
     cubin = nvcc_compile(SRC, backend.arch)
-    run, _mod = ctypes_launcher(cubin, lambda: cp.cuda.get_current_stream().ptr)
+    run, _mod = ctypes_launcher(backend, cubin, lambda: cp.cuda.get_current_stream().ptr)
     cc3 = cp.zeros(4, cp.float32)
     pa, pb, pc = ca.data.ptr, cb.data.ptr, cc3.data.ptr
     res["launch"]["ctypes cuLaunchKernel (cupy stream)"] = per_call(
@@ -149,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     check("ctypes cuLaunchKernel (cupy stream)", cc3)
     cc4 = cp.zeros(4, cp.float32)
-    run0, _mod0 = ctypes_launcher(cubin, lambda: 0)
+    run0, _mod0 = ctypes_launcher(backend, cubin, lambda: 0)
     pc4 = cc4.data.ptr
     res["launch"]["ctypes cuLaunchKernel (stream 0)"] = per_call(
         lambda: run0(pa, pb, pc4, n), args.launches, args.rounds, sync

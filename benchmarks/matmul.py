@@ -6,9 +6,10 @@
 
 What it measures, for square n x n x n products of random normal float32 matrices (1-D row-major arrays):
 
-* CUDA (needs PyCUDA, CuPy and nvcc): gpukern's ``matmul_tiled`` (examples/matmul_tiled.py) at each tile;
+* CUDA (needs CuPy and nvcc): gpukern's ``matmul_tiled`` (examples/matmul_tiled.py) at each tile;
   ``benchmarks/reference/matmul_tiled.cu``, the same algorithm written by hand, compiled by nvcc in this run
-  with gpukern's own nvcc options plus ``-DTILE=T`` and launched by PyCUDA's prepared calls (as gpukern's are);
+  with gpukern's own nvcc options plus ``-DTILE=T`` and launched by one cuLaunchKernel on a packed
+  argument buffer (as gpukern's are);
   the register-blocked SGEMM of examples/matmul_fast.py (``sgemm(..., config=None)``, the autotuner's choice,
   and every entry of its ``CONFIGS``; skipped with a note when the file or the function is missing); and cuBLAS
   SGEMM through ``cupy.matmul`` with TF32 off (``CUPY_TF32=0``: full FP32).  All read the same CuPy arrays and
@@ -213,12 +214,11 @@ def run_cuda(args: argparse.Namespace, params: dict[str, Any]) -> tuple[Any, dic
     cp, gk, backend = cuda_setup()
     from gpukern.backends.cuda import nvcc_compile
 
-    drv = backend.drv
     options = tuple(getattr(backend, "options", ()))
 
     def load(src: str, name: str, fmt: str, tile: int | None = None) -> Any:
         opts = options if tile is None else (*options, f"-DTILE={tile}")
-        fn = drv.module_from_buffer(nvcc_compile(src, backend.arch, opts)).get_function(name)
+        fn = backend.driver.load(nvcc_compile(src, backend.arch, opts)).function(name)
         fn.prepare(fmt)
         return fn
 
@@ -256,7 +256,7 @@ def run_cuda(args: argparse.Namespace, params: dict[str, Any]) -> tuple[Any, dic
             "cupy_tf32": os.environ.get("CUPY_TF32"),
             "cublas": "cupy.matmul of 2-D float32 arrays with CUPY_TF32=0: FP32 SGEMM, no TF32",
             "fast_series": {name: config for name, config in fast},
-            "timing": "pycuda.driver.Event pairs on the default stream around each launch, "
+            "timing": "CUDA event pairs on the default stream around each launch, "
             f"each after a {SPIN_NS // 1000} us busy-wait kernel, so host launch overhead is not timed",
             "reference": "cuBLAS SGEMM of the same run; every output also against a float64 DGEMM on the device",
         }

@@ -46,9 +46,9 @@ def spinner(backend: Any) -> Callable[[], None]:
 
     from gpukern.backends.cuda import nvcc_compile
 
-    fn = backend.drv.module_from_buffer(
-        nvcc_compile(SPIN_CU, backend.arch, tuple(getattr(backend, "options", ())))
-    ).get_function("busy_wait")
+    fn = backend.driver.load(nvcc_compile(SPIN_CU, backend.arch, tuple(getattr(backend, "options", ())))).function(
+        "busy_wait"
+    )
     fn.prepare("q")
     return lambda: fn.prepared_async_call((1, 1, 1), (1, 1, 1), None, SPIN_NS)
 

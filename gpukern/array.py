@@ -19,13 +19,18 @@ def array_kind(backend: Any, dtype: np.dtype, ndim: int) -> tuple[Any, np.dtype,
 
 
 def stream_handle(stream: Any, backend: Any, what: str) -> Any:
-    """The runtime's handle of ``stream`` (a ``gpukern.Stream``; None is the default stream),
-    checked to belong to ``backend``."""
+    """The runtime's handle of ``stream`` (a ``gpukern.Stream``, checked to belong to ``backend``,
+    or a stream of another library that the backend takes; None is the default stream)."""
     if stream is None:
         return None
     owner = getattr(stream, "backend", None)
     if owner is None or not hasattr(stream, "handle"):
-        raise LaunchError(f"{what}: stream must be a gpukern.Stream or None, not {stream!r}")
+        try:
+            return backend.foreign_stream(stream)
+        except LaunchError as e:
+            raise LaunchError(
+                f"{what}: stream must be a gpukern.Stream or None, or a stream this backend takes: {e}"
+            ) from None
     if owner is not backend:
         raise LaunchError(f"{what}: the stream belongs to backend {owner.name!r}, not {backend.name!r}")
     return stream.handle

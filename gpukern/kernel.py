@@ -9,6 +9,7 @@ and keep the binary with it.
 from __future__ import annotations
 
 import inspect
+import numbers
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import ir, lang
+from .array import stream_handle
 from .backends import get_backend, selection
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler
@@ -75,15 +77,21 @@ class Launch:
     driver call costs.  ``plan.describe()`` says what it tests.
     """
 
-    __slots__ = ("kernel", "grid", "block", "plan", "fast", "shared")
+    __slots__ = ("kernel", "grid", "block", "plan", "fast", "shared", "stream")
 
     def __init__(
-        self, kernel: Kernel, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int | None = None
+        self,
+        kernel: Kernel,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        shared: int | None = None,
+        stream: Any = None,
     ):
         self.kernel = kernel
         self.grid = grid
         self.block = block
         self.shared = shared  # dynamic shared memory bytes per block (k[grid, block, shared]); None: not given
+        self.stream = stream  # a gpukern.Stream or another library's stream (k[grid, block, stream]); None: not given
         self.plan: Plan | None = None
         self.fast: Callable[[tuple[Any, ...]], bool] = no_plan
 
@@ -91,9 +99,9 @@ class Launch:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
         if backend is None and check is None and self.fast(args):
             return
-        b, variant = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared)
+        b, variant, handle = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared, self.stream)
         if backend is None and check is None:
-            self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0)
+            self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0, handle)
             self.fast = no_plan if self.plan is None else self.plan.fast
 
 
@@ -230,30 +238,38 @@ class Kernel(lang.KernelObject):
         return launch
 
     def _sized_launch(self, config: tuple[Any, ...]) -> Launch:
-        """``k[grid, block, shared_bytes]`` or ``k[grid, block, stream, shared_bytes]`` (Numba's order):
-        a launch with dynamic shared memory, cached apart from the 2-item ones (so their lookup does
-        no more work), under its plain spelling only."""
+        """``k[grid, block, shared_bytes]``, ``k[grid, block, stream]`` or ``k[grid, block, stream,
+        shared_bytes]`` (Numba's order): a launch with dynamic shared memory or on a stream, cached
+        apart from the 2-item ones (so their lookup does no more work), under its plain spelling only."""
         try:
             launch = self._sized_launches.get(config)
         except TypeError:
             launch = None
         if launch is not None and _plain(config[0]) and _plain(config[1]) and type(config[-1]) is int:
-            if len(config) == 3 or config[2] is None:
-                return launch
-        if len(config) == 4 and config[2] is not None and not (type(config[2]) is int and config[2] == 0):
-            raise LaunchError(
-                f"{self.__name__}[grid, block, stream, shared_bytes]: streams are not supported yet; "
-                f"pass None (or 0) as the stream, not {config[2]!r}"
-            )
-        nbytes = config[-1]
-        if not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0:
+            return launch
+        if launch is not None and _plain(config[0]) and _plain(config[1]) and launch.stream is config[2]:
+            return launch
+        nbytes: Any = None
+        if len(config) == 4:
+            stream, nbytes = config[2], config[3]
+        elif isinstance(config[2], numbers.Number):  # shared bytes (checked below); a stream is no number
+            stream, nbytes = None, config[2]
+        else:
+            stream = config[2]
+        if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool) and stream == 0:
+            stream = None  # Numba's spelling of the default stream
+        if nbytes is not None and (not isinstance(nbytes, (int, np.integer)) or isinstance(nbytes, bool) or nbytes < 0):
             raise LaunchError(
                 f"{self.__name__}[grid, block, shared_bytes]: shared_bytes (the dynamic shared memory per block) "
                 f"must be a non-negative int, not {nbytes!r}"
             )
-        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"), int(nbytes))
-        if len(self._sized_launches) < 256 and _plain(config[0]) and _plain(config[1]) and type(nbytes) is int:
-            self._sized_launches[config] = launch
+        shared = None if nbytes is None else int(nbytes)
+        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"), shared, stream)
+        if len(self._sized_launches) < 256 and _plain(config[0]) and _plain(config[1]):
+            try:
+                self._sized_launches[config] = launch
+            except TypeError:  # an unhashable stream object: the launch is made anew each time
+                pass
         return launch
 
     def launch(
@@ -264,18 +280,21 @@ class Kernel(lang.KernelObject):
         backend: str | None = None,
         check: bool | None = None,
         shared: int | None = None,
-    ) -> tuple[Any, Variant]:
-        """The checked launch path; returns the backend and the variant it used.  ``shared``: the
-        launch's dynamic shared memory in bytes (None: the launch did not give any)."""
+        stream: Any = None,
+    ) -> tuple[Any, Variant, Any]:
+        """The checked launch path; returns the backend, the variant it used and the stream handle it
+        launched on.  ``shared``: the launch's dynamic shared memory in bytes (None: the launch did
+        not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
+        handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
         if check is None:
-            b.launch(variant, grid, block, args, shared=shared)
+            b.launch(variant, grid, block, args, shared=shared, stream=handle)
         elif b.name == "sim":
-            b.launch(variant, grid, block, args, check=check, shared=shared)
+            b.launch(variant, grid, block, args, check=check, shared=shared, stream=handle)
         else:
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
-        return b, variant
+        return b, variant, handle
 
     def source(self, *args: Any, backend: str = "cuda") -> str:
         """The generated C for the variant these arguments select ('cuda' or 'opencl').

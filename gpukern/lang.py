@@ -20,7 +20,7 @@ import numpy as np
 from . import ir, ops
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, Loc
 from .source import ParsedFunction, parse_function
-from .types import ArrayType, ScalarType, Type, bool_, from_dtype, int32, python_type
+from .types import ArrayType, ScalarType, StorageType, Type, bool_, from_dtype, int32, python_type
 from .values import Static, Value, check_store_cast, coerce, describe, scalar
 
 
@@ -328,23 +328,30 @@ class _Atomic(Intrinsic):
 
     TYPES = ops.ATOMIC_TYPES  # the element types any atomic works on; each entry says its own
 
-    def __init__(self, op: str, doc: str):
-        super().__init__(f"atomic_{op}", doc)
+    def __init__(self, op: str, doc: str, name: str = ""):
+        super().__init__(name or f"atomic_{op}", doc)
         self.op = ops.ATOMIC[op]
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2 + self.op.nargs, self.name)
+        return self.update(cx, node, node.args[2:])
+
+    def update(self, cx: Lowering, node: ast.Call, operand_nodes: list[ast.expr]) -> Value:
+        """The atomic on the element ``node.args[:2]`` names, with these operands."""
         array, indices = cx.array_and_index(node, self.name)
         cx.check_writable(node, array)
         if array.type.space == "local":
             raise KernelTypeError("atomics work on global or shared arrays, not local() ones", cx.loc(node.args[0]))
         elem = array.type.elem
         if elem.name not in self.TYPES:
-            narrow = elem.itemsize < 4 and elem != bool_  # no device has 8- or 16-bit atomics (CUDA none)
             raise KernelTypeError(
                 f"atomics support {', '.join(self.TYPES)} arrays, not {elem.name}",
                 cx.loc(node.args[0]),
-                "CUDA has no 8- or 16-bit atomics: keep the counters in an int32 or uint32 array" if narrow else None,
+                "keep the values in a float32 array (bfloat16 is a storage type)"
+                if isinstance(elem, StorageType)
+                else "keep the flags in an int32 or uint32 array"
+                if elem == bool_
+                else None,
             )
         if elem.name not in self.op.types:
             raise KernelTypeError(
@@ -353,12 +360,34 @@ class _Atomic(Intrinsic):
                 cx.loc(node.args[0]),
             )
         operands = []
-        for a in node.args[2:]:
+        for a in operand_nodes:
             loc = cx.loc(a)
             v = scalar(loc, cx.visit(a), f"{self.name}() operand")
             check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
             operands.append(coerce(loc, v, elem))
         return ir.Atomic(self.op.name, array, indices, operands, elem, loc=cx.loc(node))
+
+
+class _CompareAndSwap(_Atomic):
+    """``atomic_compare_and_swap(a, cmp, v)``: Numba's ``cuda.atomic.compare_and_swap``, which is
+    ``atomic_cas`` on the first element of a 1-D array."""
+
+    def __init__(self, doc: str):
+        super().__init__("cas", doc, "atomic_compare_and_swap")
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        at = ast.copy_location(ast.Call(node.func, [node.args[0], ast.Constant(0)], []), node)
+        ast.copy_location(at.args[1], node.args[0])
+        array = cx.visit(node.args[0]) if isinstance(node.args[0], ast.Name) else None  # a name: no effects
+        if isinstance(array, ir.ArrayRef) and array.type.ndim != 1:
+            raise KernelTypeError(
+                f"{self.name}() works on the first element of a 1-D array; {array.name!r} has "
+                f"{array.type.ndim} dimensions",
+                cx.loc(node.args[0]),
+                "use atomic_cas(a, i, cmp, v) with the element's index",
+            )
+        return self.update(cx, at, node.args[1:])
 
 
 # ---------------------------------------------------------------- the names
@@ -433,18 +462,32 @@ atomic_exch = _Atomic("exch", "atomic_exch(a, i, v): a[i] = v atomically; return
 atomic_cas = _Atomic(
     "cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
 )
+atomic_compare_and_swap = _CompareAndSwap(
+    "atomic_compare_and_swap(a, cmp, v): atomic_cas(a, 0, cmp, v) on a 1-D array (Numba's "
+    "cuda.atomic.compare_and_swap): if a[0] == cmp then a[0] = v, atomically; returns the old value."
+)
 atomic_and = _Atomic("and", "atomic_and(a, i, v): a[i] &= v atomically (integers); returns the old value.")
 atomic_or = _Atomic("or", "atomic_or(a, i, v): a[i] |= v atomically (integers); returns the old value.")
 atomic_xor = _Atomic("xor", "atomic_xor(a, i, v): a[i] ^= v atomically (integers); returns the old value.")
 atomic_inc = _Atomic(
     "inc",
-    "atomic_inc(a, i, v): a[i] = 0 if a[i] >= v else a[i] + 1, atomically (uint32, CUDA's atomicInc: "
-    "a counter that wraps after v); returns the old value.",
+    "atomic_inc(a, i, v): a[i] = 0 if a[i] >= v else a[i] + 1, atomically (uint32, uint64; CUDA's "
+    "atomicInc: a counter that wraps after v); returns the old value.",
 )
 atomic_dec = _Atomic(
     "dec",
-    "atomic_dec(a, i, v): a[i] = v if a[i] == 0 or a[i] > v else a[i] - 1, atomically (uint32, CUDA's "
-    "atomicDec: a counter that wraps from 0 to v); returns the old value.",
+    "atomic_dec(a, i, v): a[i] = v if a[i] == 0 or a[i] > v else a[i] - 1, atomically (uint32, uint64; "
+    "CUDA's atomicDec: a counter that wraps from 0 to v); returns the old value.",
+)
+atomic_nanmax = _Atomic(
+    "nanmax",
+    "atomic_nanmax(a, i, v): a[i] = max(a[i], v) atomically, a NaN being a missing value: v replaces a NaN, "
+    "a NaN v changes nothing (Numba's cuda.atomic.nanmax); returns the old value.",
+)
+atomic_nanmin = _Atomic(
+    "nanmin",
+    "atomic_nanmin(a, i, v): a[i] = min(a[i], v) atomically, a NaN being a missing value: v replaces a NaN, "
+    "a NaN v changes nothing (Numba's cuda.atomic.nanmin); returns the old value.",
 )
 
 # Math functions Python has no name for (CUDA's intrinsics): the entries of ``ops.MATH``

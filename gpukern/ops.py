@@ -832,11 +832,14 @@ def function(name: str) -> MathFunc:
 
 
 # ---------------------------------------------------------------- atomics
-# the element types atomics work on (a subset of an entry's where ``types`` says so)
-ATOMIC_TYPES = ("int32", "uint32", "int64", "float32", "float64")
-_INT_ATOMIC_TYPES = ("int32", "uint32", "int64")
-ATOMIC_TYPES += ("uint64",)
-_INT_ATOMIC_TYPES += ("uint64",)
+# the element types atomics work on (a subset of an entry's where ``types`` says so); the 8- and
+# 16-bit ones have no instruction on any device: a compare-and-swap loop on the aligned 32-bit word
+# that holds the element updates it (``Dialect.word_address``)
+ATOMIC_TYPES = (
+    *("int32", "uint32", "int64", "uint64", "float32", "float64"),
+    *("int8", "uint8", "int16", "uint16", "float16"),
+)
+_INT_ATOMIC_TYPES = ("int32", "uint32", "int64", "uint64", "int8", "uint8", "int16", "uint16")
 
 
 @dataclass(frozen=True)
@@ -852,6 +855,7 @@ class AtomicOp:
     c_update: str
     types: tuple[str, ...] = ATOMIC_TYPES
     why_types: str = ""  # why the entry is defined on fewer types, for the front end's message
+    on_integers: str = ""  # the entry this one equals on integers (nanmax: max), whose C the emitter writes
 
 
 def _bits_equal(old: Any, cmp: Any) -> Any:
@@ -879,7 +883,24 @@ def _dec(old: Any, v: Any) -> Any:
         return np.where((old == 0) | (old > v), v, old - dt.type(1)).astype(dt)
 
 
-_WRAPPING = "it wraps like CUDA's atomicInc/atomicDec, which are defined on unsigned 32-bit counters"
+def _nanmax(old: Any, v: Any) -> Any:
+    """A NaN is a missing value: ``v`` replaces ``old`` where it is greater, or where ``old`` is NaN
+    and ``v`` is not; the old value stays on ties and when ``v`` is NaN (Numba's atomic.nanmax)."""
+    old, v = np.asarray(old), np.asarray(v, np.asarray(old).dtype)
+    return np.where((v > old) | (np.isnan(old) & ~np.isnan(v)), v, old)
+
+
+def _nanmin(old: Any, v: Any) -> Any:
+    """``_nanmax`` with ``<`` (Numba's atomic.nanmin)."""
+    old, v = np.asarray(old), np.asarray(v, np.asarray(old).dtype)
+    return np.where((v < old) | (np.isnan(old) & ~np.isnan(v)), v, old)
+
+
+_WRAPPING = (
+    "it wraps like CUDA's atomicInc/atomicDec, which are defined on unsigned counters (32-bit; 64-bit as "
+    "Numba-CUDA's atomic.inc/dec)"
+)
+_COUNTERS = ("uint32", "uint64")
 
 ATOMIC: dict[str, AtomicOp] = {
     op.name: op
@@ -893,7 +914,10 @@ ATOMIC: dict[str, AtomicOp] = {
         AtomicOp("and", 1, np.bitwise_and, "old & v", _INT_ATOMIC_TYPES, "a bitwise operation"),
         AtomicOp("or", 1, np.bitwise_or, "old | v", _INT_ATOMIC_TYPES, "a bitwise operation"),
         AtomicOp("xor", 1, np.bitwise_xor, "old ^ v", _INT_ATOMIC_TYPES, "a bitwise operation"),
-        AtomicOp("inc", 1, _inc, "old >= v ? 0 : old + 1", ("uint32",), _WRAPPING),
-        AtomicOp("dec", 1, _dec, "(old == 0 || old > v) ? v : old - 1", ("uint32",), _WRAPPING),
+        AtomicOp("inc", 1, _inc, "old >= v ? 0 : old + 1", _COUNTERS, _WRAPPING),
+        AtomicOp("dec", 1, _dec, "(old == 0 || old > v) ? v : old - 1", _COUNTERS, _WRAPPING),
+        # NaN a missing value (floats; on integers the same as min/max)
+        AtomicOp("nanmax", 1, _nanmax, "(v > old || (old != old && v == v)) ? v : old", on_integers="max"),
+        AtomicOp("nanmin", 1, _nanmin, "(v < old || (old != old && v == v)) ? v : old", on_integers="min"),
     ]
 }

@@ -36,6 +36,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
+from .foreign import Reader, array_info, is_cl_array, order_streams, reader
 from .types import (
     SCALARS,
     ArrayType,
@@ -162,6 +163,20 @@ class ArrayTest(NamedTuple):
         return f"{name}: a DeviceArray on {backend}, dtype {self.dtype}, {self.ndim}-D"
 
 
+class ForeignTest(NamedTuple):
+    """Another library's array (a CuPy array, a PyTorch tensor) of this class, dtype and rank,
+    C-contiguous, on the plan's device: what ``reader`` reads of it each call."""
+
+    index: int
+    reader: Reader
+    dtype: np.dtype
+    ndim: int
+
+    def describe(self, name: str, backend: str) -> str:
+        cls = f"{self.reader.cls.__module__}.{self.reader.cls.__name__}"
+        return f"{name}: a {cls} on the {backend} device, dtype {self.dtype}, {self.ndim}-D, C-contiguous"
+
+
 class TypeTest(NamedTuple):
     """A scalar of exactly this type; every value of it converts."""
 
@@ -220,7 +235,7 @@ class KeyTest(NamedTuple):
         return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
 
 
-Test = ArrayTest | TypeTest | RangeTest | PartsTest | EqualTest | KeyTest
+Test = ArrayTest | ForeignTest | TypeTest | RangeTest | PartsTest | EqualTest | KeyTest
 
 
 def _scalar_test(index: int, a: Any, t: ScalarType) -> Test | None:
@@ -259,8 +274,9 @@ class Param:
 
 
 def is_array(a: Any) -> bool:
-    """Whether ``a`` is passed as an array (NumPy, gpukern device array, or CUDA array interface)."""
-    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__")
+    """Whether ``a`` is passed as an array (NumPy, gpukern device array, CUDA array interface,
+    pyopencl array)."""
+    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__") or is_cl_array(a)
 
 
 def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
@@ -268,11 +284,11 @@ def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
         if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
             raise LaunchError(f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it")
         return a.dtype, a.shape
-    iface = getattr(a, "__cuda_array_interface__", None)
-    if iface is not None:
-        return np.dtype(iface["typestr"]), tuple(iface["shape"])
+    info = array_info(a, name)
+    if info is not None:
+        return info
     raise LaunchError(
-        f"argument {name!r} must be an array (NumPy, gpukern device array, or one with "
+        f"argument {name!r} must be an array (NumPy, gpukern device array, pyopencl array, or one with "
         f"__cuda_array_interface__), not {type(a).__name__}"
     )
 
@@ -301,9 +317,10 @@ class ArrayParam(Param):
         return want
 
     def test(self, index: int, a: Any, key: Any) -> Test | None:
-        if type(a) is not DeviceArray:
-            return None  # a NumPy array is copied, a foreign one checked: the checked path's work
-        return ArrayTest(index, key.elem.dtype, key.ndim)
+        if type(a) is DeviceArray:
+            return ArrayTest(index, key.elem.dtype, key.ndim)
+        r = reader(a)  # a NumPy array is copied, another foreign one checked: the checked path's work
+        return None if r is None else ForeignTest(index, r, key.elem.dtype, key.ndim)
 
 
 def from_dtype_or_none(dtype: Any) -> ScalarType | None:
@@ -463,16 +480,18 @@ def make_plan(
     args: tuple[Any, ...],
     selection: list[object],
     shared: int = 0,
+    stream: Any = None,
 ) -> Plan | None:
-    """The plan for launching ``variant`` again as the checked path just did with ``args``, or None
-    (a backend without plans, an argument no cheap test covers: a NumPy array to copy, a foreign
-    array).  ``selection[0]`` is replaced whenever the backend choice changes: that ends the plan."""
+    """The plan for launching ``variant`` again as the checked path just did with ``args`` (on
+    ``stream``, a handle; None: not given), or None (a backend without plans, an argument no cheap
+    test covers: a NumPy array to copy, a foreign array without a reader or on a backend that reads
+    none).  ``selection[0]`` is replaced whenever the backend choice changes: that ends the plan."""
     if not backend.plans:
         return None
     tests = []
     for i, (param, a, key) in enumerate(zip(variant.kernel.params, args, variant.key)):
         test = param.test(i, a, key)
-        if test is None:
+        if test is None or (type(test) is ForeignTest and not backend.reads_foreign):
             return None
         tests.append(test)
     raw = backend.packs_scalars
@@ -486,7 +505,8 @@ def make_plan(
             as_is = raw and packed_as_is(p.type, type(args[p.arg_index]))
             slots.append(Slot(p.arg_index, "value", 0, None if as_is else C_VALUE[p.type]))
     launch = backend.launcher(variant, grid, block, shared)
-    fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch)
+    align = {p.arg_index: variant.vector_alignment.get(p.name, 1) for p in variant.kernel_params if p.kind == "array"}
+    fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch, stream, align)
     return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast, shared)
 
 
@@ -496,11 +516,15 @@ def _fast_path(
     backend: Any,
     tests: tuple[Test, ...],
     slots: tuple[Slot, ...],
-    launch: Callable[[list[Any]], None],
+    launch: Callable[[list[Any], Any], None],
+    stream: Any = None,
+    align: dict[int, int] | None = None,
 ) -> Callable[[tuple[Any, ...]], bool]:
     """The plan's per-call function: a closure over tuples made here, one loop per kind of test
     (each test's fields flattened, with the places of the C arguments its argument gives), so a
-    call allocates nothing but the list of C arguments."""
+    call allocates nothing but the list of C arguments.  Foreign arrays also give the streams
+    their owners work on (one read per library): the launch is ordered after them
+    (``foreign.order_streams``)."""
 
     def places(t: Test, what: str) -> list[tuple[int, Slot]]:
         return [(j, s) for j, s in enumerate(slots) if s.index == t.index and s.what == what]
@@ -517,7 +541,26 @@ def _fast_path(
         for t in tests
         if type(t) is ArrayTest
     )
-    dims = tuple((t.index, shapes(t)) for t in tests if type(t) is ArrayTest and shapes(t))
+    device = getattr(backend, "ordinal", 0)
+    align = align or {}
+    foreign = tuple(
+        (
+            t.index,
+            t.reader.cls,
+            t.reader.fits,
+            t.reader.pointer,
+            t.dtype,
+            t.ndim,
+            align.get(t.index, 1),
+            places(t, "handle")[0][0],
+        )
+        for t in tests
+        if type(t) is ForeignTest
+    )
+    owners = tuple({t.reader: t.index for t in tests if type(t) is ForeignTest}.items())  # one per library
+    streams = tuple((r.stream, i) for r, i in owners)
+    wait = getattr(backend, "wait_stream", None)
+    dims = tuple((t.index, shapes(t)) for t in tests if type(t) in (ArrayTest, ForeignTest) and shapes(t))
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
     parts = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is PartsTest)
     typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
@@ -535,6 +578,15 @@ def _fast_path(
             if type(a) is not DeviceArray or a.kind is not kind:
                 return False
             cargs[j] = a.handle
+        if foreign:
+            for i, cls, fits, pointer, dtype, ndim, al, j in foreign:
+                a = args[i]
+                if type(a) is not cls or not fits(a, dtype, ndim, device):
+                    return False
+                p = pointer(a)
+                if p % al:
+                    return False  # the checked path says why
+                cargs[j] = p
         if dims:
             for i, sizes in dims:
                 shape = args[i].shape
@@ -568,7 +620,10 @@ def _fast_path(
                 a = args[i]
                 if type(a) is not cls or key_of(a) != key:
                     return False
-        launch(cargs)
+        if streams:
+            launch(cargs, order_streams(stream, [of(args[i]) for of, i in streams], wait))
+        else:
+            launch(cargs, stream)
         return True
 
     return fast

@@ -24,18 +24,40 @@ class Stream:
     default stream (what launches without a stream use).
     """
 
-    __slots__ = ("backend", "handle")
+    __slots__ = ("backend", "handle", "_keep")
 
     def __init__(self, backend: str | None = None):
         self.backend = get_backend(backend)
-        self.handle = self.backend.new_stream()
+        self._keep = self.backend.new_stream()  # the runtime's stream object; destroyed with this one
+        self.handle = self.backend.stream_ref(self._keep)
 
     @classmethod
     def default(cls, backend: str | None = None) -> Stream:
         """The backend's default stream."""
         s = cls.__new__(cls)
         s.backend = get_backend(backend)
-        s.handle = None
+        s.handle = s._keep = None
+        return s
+
+    @classmethod
+    def wrap(cls, stream: Any, backend: str | None = None) -> Stream:
+        """Another library's stream as a gpukern one, sharing it: a CuPy or PyTorch stream, an
+        object with ``__cuda_stream__`` on CUDA; a ``pyopencl.CommandQueue`` of the backend's
+        context on OpenCL.  (Launches and copies also take such streams directly.)"""
+        return cls._shared(stream, backend, False)
+
+    @classmethod
+    def from_handle(cls, handle: int, backend: str | None = None) -> Stream:
+        """A stream made elsewhere, by its CUstream handle (an int; 1 and 2 are CUDA's legacy and
+        per-thread default streams): the caller keeps it alive while gpukern uses it."""
+        return cls._shared(handle, backend, True)
+
+    @classmethod
+    def _shared(cls, stream: Any, backend: str | None, handles: bool) -> Stream:
+        s = cls.__new__(cls)
+        s.backend = get_backend(backend)
+        s.handle = s.backend.foreign_stream(stream, handles)
+        s._keep = stream  # the owner's object keeps its stream alive
         return s
 
     def synchronize(self) -> None:

@@ -494,9 +494,13 @@ def test_every_entry_with_a_complex_form_is_tested_here():
 
 
 def test_cuda_arguments_are_packed_at_their_c_alignment():
-    """A double2 kernel parameter starts at a multiple of 16 bytes (PyCUDA would align it to 8)."""
+    """A double2 kernel parameter starts at a multiple of 16 bytes, a float2 at a multiple of 8, each
+    packed as its two parts; every other parameter at its C alignment."""
+    import struct
+
     from gpukern.backends.cuda import _arg_format
 
-    assert _arg_format(list("PqiD")) == "Pqi12xD"
-    assert _arg_format(list("iF")) == "i4xF"
-    assert _arg_format(list("PqifBd")) == "PqifB7xd"  # what the struct module's native alignment gives
+    assert _arg_format(list("PqiD")) == "=Qqi12xdd"
+    assert _arg_format(list("iF")) == "=i4xff"
+    assert _arg_format(list("PqifBd")) == "=QqifB7xd"  # what the struct module's native alignment gives
+    assert struct.calcsize(_arg_format(list("PqifBd"))) == struct.calcsize("PqifBd")

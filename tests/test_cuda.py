@@ -65,7 +65,10 @@ def test_torch_tensors_are_used_in_place(cuda):
 
 
 def test_pycuda_gpuarray(cuda):
+    """A PyCUDA program (which makes its own context: here the primary one, as gpukern's) passes its
+    GPUArrays in place."""
     gpuarray = pytest.importorskip("pycuda.gpuarray")
+    pytest.importorskip("pycuda.autoprimaryctx")
     n = 300
     out = gpuarray.zeros(n, np.int32)
     fill_index[2, 256](out, n)

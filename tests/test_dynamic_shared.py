@@ -172,13 +172,17 @@ def test_more_than_the_device_allows_is_refused(backend):
         ((1, 8, -4), "non-negative int"),
         ((1, 8, 32.0), "non-negative int"),
         ((1, 8, True), "non-negative int"),
-        ((1, 8, object(), 32), "streams are not supported yet"),
         ((1, 8, 0, 32, 1), r"k_reverse\[grid, block, stream, shared_bytes\]"),
     ],
 )
 def test_bad_launch_configurations(config, message):
     with pytest.raises(gk.LaunchError, match=message):
         k_reverse[config]
+
+
+def test_a_launch_on_something_not_a_stream_is_refused():
+    with pytest.raises(gk.LaunchError, match=r"k_reverse\[grid, block, stream\].*stream"):
+        k_reverse[1, 8, object(), 32](np.zeros(8, np.float32), np.zeros(8, np.float32), np.zeros(1, np.int64))
 
 
 def test_length_inside_a_func_is_refused():

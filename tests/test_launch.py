@@ -248,7 +248,7 @@ class Recorder(Backend):
         self.sent: list[list] = []
 
     def launcher(self, variant, grid, block, shared=0):
-        return self.sent.append
+        return lambda cargs, stream: self.sent.append(cargs)
 
 
 STRUCT = {"bool": "B", "int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d"}  # as CUDA packs

@@ -314,17 +314,6 @@ def test_uint64_atomics_under_contention(backend):
         assert sorted([5, *(old + values).tolist()]) == sorted([*old.tolist(), int(total)])
 
 
-@pytest.mark.parametrize("t", NARROW, ids=lambda t: t.name)
-def test_narrow_atomics_are_refused_with_what_to_write(t):
-    @gk.kernel
-    def k(a: Array[t], v: Array[t]):
-        gk.atomic_add(a, 0, v[global_id(0)])
-
-    with pytest.raises(gk.KernelTypeError, match=f"atomics support .* arrays, not {t.name}") as e:
-        k.source(np.zeros(1, t.dtype), np.zeros(1, t.dtype))
-    assert "int32 or uint32 array" in str(e.value)
-
-
 # ---------------------------------------------------------------- property tests
 @gk.kernel
 def poly(a, b, out):

@@ -1,7 +1,7 @@
 """Streams, events, pinned memory and copies on every backend (issue 15).
 
-Launch ordering across streams is tested once launches take a stream; here: copies in stream
-order, events between them, and the errors for streams and events used wrongly.
+Copies and launches in stream order, events between streams, launches on another library's
+stream or command queue, and the errors for streams and events used wrongly.
 """
 
 from __future__ import annotations
@@ -138,3 +138,81 @@ def test_simulator_copies_keep_uninitialised_tracking(on_simulator):
     out = gk.empty(8, np.float32)
     read[1, 8](dst, out)
     np.testing.assert_array_equal(out.get(), np.arange(8, dtype=np.float32))
+
+
+@gk.kernel
+def scale_add(x, y, a: gk.float32):
+    i = gk.global_id(0)
+    if i < x.shape[0]:
+        y[i] = a * x[i] + y[i]
+
+
+def test_launches_on_two_streams_ordered_by_an_event(backend):
+    """s1 copies x in and runs y = 2x + y; s2 waits for s1's event and runs y = 3y + y (on the
+    results s1 made), all queued before anything is waited for."""
+    rng = np.random.default_rng(3)
+    n = 1 << 15
+    x = rng.uniform(1, 2, n).astype(np.float32)
+    y0 = rng.uniform(1, 2, n).astype(np.float32)
+    s1, s2 = gk.Stream(), gk.Stream()
+    hx, hy = gk.pinned_empty(n, np.float32), gk.pinned_empty(n, np.float32)
+    hx[...], hy[...] = x, y0
+    dx, dy = gk.empty(n, np.float32), gk.empty(n, np.float32)
+    dx.set_async(hx, s1)
+    dy.set_async(hy, s1)
+    scale_add[n // 256, 256, s1](dx, dy, 2.0)
+    scale_add[n // 256, 256, s1](dx, dy, 2.0)  # the second call takes the plan, on s1 too
+    s2.wait_event(s1.record())
+    scale_add[n // 256, 256, s2](dy, dy, 3.0)
+    out = dy.get_async(stream=s2)
+    s2.synchronize()
+    expect = 4 * (np.float32(2) * x + (np.float32(2) * x + y0))
+    np.testing.assert_allclose(out, expect, rtol=1e-6)
+
+
+def test_launch_with_stream_and_dynamic_shared_memory(backend):
+    @gk.kernel
+    def reverse(a, out):
+        buf = gk.dynamic_shared(gk.float32)
+        t = gk.thread_idx.x
+        buf[t] = a[t]
+        gk.barrier()
+        out[t] = buf[gk.block_dim.x - 1 - t]
+
+    a = np.random.default_rng(4).standard_normal(64).astype(np.float32)
+    out = gk.zeros(64, np.float32)
+    s = gk.Stream()
+    reverse[1, 64, s, 64 * 4](gk.to_device(a), out)
+    reverse[1, 64, None, 64 * 4](gk.to_device(a), out)  # None: the default stream
+    s.synchronize()
+    np.testing.assert_array_equal(out.get(), a[::-1])
+
+
+def test_launch_on_a_wrapped_command_queue():
+    """OpenCL: a pyopencl CommandQueue of gpukern's context is a stream; pyopencl arrays are used
+    in place (no copy: the kernel's writes are in the pyopencl array)."""
+    pytest.importorskip("pyopencl")
+    import pyopencl as cl
+    import pyopencl.array as cl_array
+
+    try:
+        gk.set_backend("opencl")
+    except gk.GpukernError as e:
+        pytest.skip(f"no OpenCL here: {e}")
+    try:
+        b = gk.get_backend()
+        queue = cl.CommandQueue(b.ctx)
+        rng = np.random.default_rng(5)
+        x = rng.uniform(1, 2, 1024).astype(np.float32)
+        y = rng.uniform(1, 2, 1024).astype(np.float32)
+        cx, cy = cl_array.to_device(queue, x), cl_array.to_device(queue, y)
+        scale_add[4, 256, queue](cx, cy, 2.0)
+        scale_add[4, 256, gk.Stream.wrap(queue)](cx, cy, 2.0)
+        queue.finish()
+        np.testing.assert_allclose(cy.get(), 2 * x + (2 * x + y), rtol=1e-6)
+        other = cl.Context([b.device]) if hasattr(b, "device") else None
+        if other is not None:
+            with pytest.raises(gk.LaunchError, match="another OpenCL context"):
+                scale_add[4, 256, cl.CommandQueue(other)](cx, cy, 2.0)
+    finally:
+        gk.set_backend(None)

@@ -113,8 +113,11 @@ class Backend:
                     f"(flags.writeable is False) but the kernel writes it; pass a writable copy"
                 )
 
-    def pack_args(self, variant: Variant, args: tuple[Any, ...]) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
-        """The C arguments of a launch, and the (host array, device buffer) pairs to copy back."""
+    def pack_args(
+        self, variant: Variant, args: tuple[Any, ...], stream: Any = None
+    ) -> tuple[list[Any], list[tuple[np.ndarray, Any]]]:
+        """The C arguments of a launch, and the (host array, device buffer) pairs to copy back
+        (NumPy arguments are copied in on ``stream``, the launch's)."""
         self.check_arrays(variant, args)  # nothing is copied before every argument is known to be usable
         params = variant.kernel_params
         kernel = variant.kernel.__name__
@@ -126,26 +129,30 @@ class Backend:
         for i, p in enumerate(params):
             a = args[p.arg_index]
             if p.kind == "array":
-                cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None)
+                cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None, stream)
             elif p.kind == "shape":
                 cargs[i] = C_VALUE[int64](a.shape[p.dim])
         return cargs, copy_back
 
     plans = False  # whether launches leave plans (gpukern.plan): the backend has a launcher
+    reads_foreign = False  # whether its plans take other libraries' arrays (gpukern.foreign.Reader)
     packs_scalars = False  # whether its launcher packs scalars itself (gpukern.plan.packed_as_is says which)
 
     def launcher(
         self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
-    ) -> Callable[[list[Any]], None]:
+    ) -> Callable[[list[Any], Any], None]:
         """The driver call that launches ``variant`` on ``grid`` x ``block`` with ``shared`` bytes of
-        dynamic shared memory, given its C arguments (a list, as ``pack_args`` makes them); the checked
+        dynamic shared memory, given its C arguments (a list, as ``pack_args`` makes them) and a
+        stream handle (None: the default stream); the checked
         path and launch plans both call it.  A kernel with dynamic_shared() arrays takes the bytes (and
         on OpenCL the buffer) after its own arguments: the launcher adds them."""
         raise NotImplementedError
 
-    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
-        """The device memory of array argument ``a``; a NumPy array is copied in (and noted
-        in ``copy_back`` when the kernel writes it)."""
+    def device_pointer(
+        self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None, stream: Any = None
+    ) -> Any:
+        """The device memory of array argument ``a``; a NumPy array is copied in on ``stream`` (and
+        noted in ``copy_back`` when the kernel writes it)."""
         raise NotImplementedError
 
     def _own(self, a: DeviceArray, name: str) -> Any:
@@ -160,7 +167,9 @@ class Backend:
         block: tuple[int, int, int],
         args: tuple[Any, ...],
         shared: int | None = None,
+        stream: Any = None,
     ) -> None:
+        """The checked launch path (``stream``: a stream handle, None for the default stream)."""
         raise NotImplementedError
 
     def to_device(self, array: np.ndarray) -> DeviceArray:
@@ -188,6 +197,15 @@ class Backend:
     # what ``record`` returns.  ``gpukern.streams`` wraps both for users.
     def new_stream(self) -> Any:
         raise NotImplementedError
+
+    def stream_ref(self, stream: Any) -> Any:
+        """The handle launches and copies take for a stream ``new_stream`` made (the object itself
+        where the runtime's calls take it)."""
+        return stream
+
+    def foreign_stream(self, stream: Any, handles: bool = False) -> Any:
+        """The handle of another library's stream object, for ``gk.Stream.wrap``."""
+        raise LaunchError(f"the {self.name} backend takes no streams of other libraries (given {stream!r})")
 
     def stream_synchronize(self, stream: Any) -> None:
         raise NotImplementedError

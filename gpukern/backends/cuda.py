@@ -1,14 +1,13 @@
-"""CUDA C: the dialect table, compiling with nvcc, and running kernels through PyCUDA.
+"""CUDA C: compiling with nvcc, and running kernels through the driver API (``cuda_driver``).
 
 Generated CUDA C is compiled by nvcc to a cubin for the device's own architecture
-(cached, see ``gpukern.cache``), loaded from that binary, and launched through a
-plan made once per variant: PyCUDA's prepared calls, so the argument layout is
-decided once and not per launch.
+(cached, see ``gpukern.cache``), loaded from that binary, and launched with one
+``cuLaunchKernel`` whose arguments are packed into one buffer by a struct made once
+per variant, so the argument layout is decided once and not per launch.
 """
 
 from __future__ import annotations
 
-import atexit
 import functools
 import os
 import shutil
@@ -26,6 +25,7 @@ from ..cache import binary_cache, make_key
 from ..codegen.dialects import CUDA
 from ..codegen.emitter import c_identifier
 from ..errors import BackendError, InteropError, LaunchError
+from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
 
 
@@ -87,50 +87,40 @@ def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "")
     return binary_cache().get_or_compile(key, lambda: nvcc_compile(source, arch, options), what)
 
 
-# struct-module codes of PyCUDA's prepared calls, per C parameter type
-_PREPARE = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
-_PREPARE |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q", "float16": "f"}  # half: as float
-_PREPARE.update(complex64="F", complex128="D")  # PyCUDA packs a Python complex as two floats or doubles
-# (size, alignment) of a code's C parameter where it is not the code's size twice: a float2 is
-# 8-byte aligned, a double2 16 (PyCUDA's "F" and "D" align to their parts only)
-_C_LAYOUT = {"F": (8, 8), "D": (16, 16)}
+# struct-module codes of the C parameters, per type (a kernel's arguments go as one packed buffer)
+_CODES = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
+_CODES |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q", "float16": "f"}  # half: as float
+_CODES.update(complex64="F", complex128="D")  # a float2 / double2: two parts, aligned to their pair
+# (size, alignment, the parts' code) of a complex parameter; the struct module has no code for it
+_COMPLEX = {"F": (8, 8, "ff"), "D": (16, 16, "dd")}
 
 
 def _arg_format(codes: list[str]) -> str:
     """The struct format of a kernel's parameters, with explicit padding ("4x") wherever the C
-    parameter is aligned more strictly than the struct module would align it."""
-    out, offset = [], 0
-    for c in codes:
-        size, align = _C_LAYOUT.get(c) or (struct.calcsize(c),) * 2
+    parameter is aligned more strictly than the struct module would align it ("=": no implicit
+    padding, every offset decided here)."""
+    out, offset = ["="], 0
+    for c in ("Q" if c == "P" else c for c in codes):  # "=" has no pointer code: a 64-bit address
+        size, align, parts = _COMPLEX.get(c) or (struct.calcsize(c), struct.calcsize(c), c)
         pad = -offset % align
         if pad:
             out.append(f"{pad}x")
-        out.append(c)
+        out.append(parts)
         offset += pad + size
     return "".join(out)
 
 
 def _cuda_array_pointer(a: Any, name: str) -> int:
     """Device pointer of a CuPy/PyTorch/PyCUDA array, checked to be C-contiguous."""
-    iface = a.__cuda_array_interface__
-    strides = iface.get("strides")
-    if strides is not None:
-        itemsize = np.dtype(iface["typestr"]).itemsize
-        expect, acc = [], itemsize
-        for n in reversed(iface["shape"]):
-            expect.append(acc)
-            acc *= n
-        if tuple(strides) != tuple(reversed(expect)):
-            raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
-    return int(iface["data"][0])
+    return int(cuda_interface(a, name)["data"][0])
 
 
 class CUDABackend(Backend):
-    """Runs kernels on an NVIDIA GPU through PyCUDA.
+    """Runs kernels on an NVIDIA GPU through the CUDA driver API (``cuda_driver``).
 
-    Uses the current PyCUDA context if there is one (so arrays from CuPy or PyTorch
-    on that device work), else the primary context of device ``GPUKERN_DEVICE``
-    (default 0).
+    Works in the context current on the calling thread where there is one (PyCUDA's, so arrays
+    of a PyCUDA program work), else in the primary context of device ``GPUKERN_DEVICE`` (default
+    0), which CuPy and PyTorch share.
     """
 
     name = "cuda"
@@ -139,96 +129,90 @@ class CUDABackend(Backend):
     options: tuple[str, ...] = ()
 
     def __init__(self) -> None:
-        try:
-            import pycuda.driver as drv
-        except ImportError:
-            raise BackendError("pycuda is not installed (pip install 'gpukern[cuda]')") from None
-        except Exception as e:  # the driver library itself may be missing
-            raise BackendError(f"pycuda cannot load the CUDA driver: {e}") from None
-        self.drv = drv
-        try:
-            drv.init()
-            try:
-                ctx = drv.Context.get_current()
-            except (drv.Error, AttributeError):
-                ctx = None
-            if ctx is not None:
-                self.device = ctx.get_device()
-                bus = self.device.pci_bus_id()
-                self.ordinal = next(i for i in range(drv.Device.count()) if drv.Device(i).pci_bus_id() == bus)
-            else:
-                index = int(os.environ.get("GPUKERN_DEVICE", "0"))
-                if not 0 <= index < drv.Device.count():
-                    raise BackendError(f"GPUKERN_DEVICE={index} but there are {drv.Device.count()} CUDA devices")
-                self.device = drv.Device(index)
-                self.ordinal = index
-                ctx = self.device.retain_primary_context()
-                ctx.push()
-                atexit.register(ctx.pop)
-            self.context = ctx
-        except drv.Error as e:
-            raise BackendError(f"no usable CUDA device: {e}") from None
+        from . import cuda_driver
+
+        index = int(os.environ.get("GPUKERN_DEVICE", "0"))
+        self.driver = driver = cuda_driver.Driver(index)
+        self.ordinal = driver.ordinal
         if find_nvcc() is None:
             raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
-        attr = drv.device_attribute
-        get = self.device.get_attribute
-        major, minor = self.device.compute_capability()
+        major, minor = driver.compute_capability()
         self.arch = f"sm_{major}{minor}"
-        self.max_group = get(attr.MAX_THREADS_PER_BLOCK)
-        self.max_items = (get(attr.MAX_BLOCK_DIM_X), get(attr.MAX_BLOCK_DIM_Y), get(attr.MAX_BLOCK_DIM_Z))
-        self.max_grid = (get(attr.MAX_GRID_DIM_X), get(attr.MAX_GRID_DIM_Y), get(attr.MAX_GRID_DIM_Z))
-        self.max_shared = get(attr.MAX_SHARED_MEMORY_PER_BLOCK)
+        get = driver.attribute
+        self.max_group = get("MAX_THREADS_PER_BLOCK")
+        self.max_items = (get("MAX_BLOCK_DIM_X"), get("MAX_BLOCK_DIM_Y"), get("MAX_BLOCK_DIM_Z"))
+        self.max_grid = (get("MAX_GRID_DIM_X"), get("MAX_GRID_DIM_Y"), get("MAX_GRID_DIM_Z"))
+        self.max_shared = get("MAX_SHARED_MEMORY_PER_BLOCK")
+        self.max_shared_optin = get("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
 
     def device_name(self) -> str:
-        return f"{self.device.name()} ({self.arch}, CUDA)"
+        return f"{self.driver.name()} ({self.arch}, CUDA)"
 
     # ------------------------------------------------------------ compile
     def compiled(self, variant: Any) -> Any:
-        """The variant's prepared PyCUDA function (compiled or loaded from the cache once)."""
+        """The variant's loaded kernel function (compiled or loaded from the cache once), with the
+        struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
         fn = variant.compiled.get(self.name)
         if fn is None:
             src = variant.source(self.name)
             module = binary_cache().load_or_build(
                 _cubin_key(src, self.arch, self.options),
                 lambda: nvcc_compile(src, self.arch, self.options),
-                self.drv.module_from_buffer,
-                (self.drv.Error,),
+                self.driver.load,
+                (BackendError,),
                 variant.kernel.__name__,
             )
-            fn = module.get_function(c_identifier(variant.program.kernel.name))
+            fn = module.function(c_identifier(variant.program.kernel.name))
             params = variant.kernel_params
-            codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _PREPARE[p.type.name] for p in params]
+            codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
             if variant.dynamic_shared:
                 codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
-            fmt = _arg_format(codes)
-            fn.prepare(fmt)
-            fn.gk_module = module  # keep the module alive as long as the function
-            fn.gk_shared = variant.shared_bytes
+            fn.gk_struct = struct.Struct(_arg_format(codes))
+            fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
+            fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
             variant.compiled[self.name] = fn
         return fn
 
     # ------------------------------------------------------------ launch
+    reads_foreign = True
     packs_scalars = True  # struct packing takes Python numbers and NumPy integers and floats as they are
 
     def launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
-    ) -> Callable[[list[Any]], None]:
-        """One struct pack and cuLaunchKernel, as PyCUDA's ``prepared_async_call`` does, without
-        its per-call keyword handling (the default stream; ``shared`` bytes of dynamic shared memory)."""
-        from pycuda._pvt_struct import pack
-
+    ) -> Callable[[list[Any], Any], None]:
+        """One struct pack into the launch's argument buffer and one cuLaunchKernel on the given
+        stream handle (None: the legacy default stream)."""
         fn = self.compiled(variant)
-        launch_kernel, fmt = fn._launch_kernel, fn.arg_format
+        if shared > fn.gk_dynamic_ok:
+            fn.set_max_dynamic_shared(shared)
+        st = fn.gk_struct
+        run, buf = self.driver.launcher(fn, grid, block, shared, st.size)
+        pack_into, split = st.pack_into, fn.gk_split
+
+        if split:  # complex parameters go as their two parts
+
+            def launch_complex(cargs: list[Any], stream: Any) -> None:
+                flat: list[Any] = []
+                for i, v in enumerate(cargs):
+                    flat += (v.real, v.imag) if i in split else (v,)
+                if variant.dynamic_shared:
+                    flat.append(shared)
+                pack_into(buf, 0, *flat)
+                run(stream)
+
+            return launch_complex
 
         if variant.dynamic_shared:
 
-            def launch_sized(cargs: list[Any]) -> None:
-                launch_kernel(grid, block, pack(fmt, *cargs, shared), shared, None)
+            def launch_sized(cargs: list[Any], stream: Any) -> None:
+                pack_into(buf, 0, *cargs, shared)
+                run(stream)
 
             return launch_sized
 
-        def launch(cargs: list[Any]) -> None:
-            launch_kernel(grid, block, pack(fmt, *cargs), shared, None)
+        def launch(cargs: list[Any], stream: Any) -> None:
+            pack_into(buf, 0, *cargs)
+            run(stream)
 
         return launch
 
@@ -239,6 +223,7 @@ class CUDABackend(Backend):
         block: tuple[int, int, int],
         args: tuple[Any, ...],
         shared: int | None = None,
+        stream: Any = None,
     ) -> None:
         self.check_limits(variant, grid, block, shared)
         run = self.launcher(variant, grid, block, shared or 0)
@@ -249,77 +234,114 @@ class CUDABackend(Backend):
                     f"argument {name!r} is read or written {align} bytes at a time (vload/vstore) but its data "
                     f"does not start at a multiple of {align} bytes; pass an aligned copy"
                 )
-        cargs, copy_back = self.pack_args(variant, args)
-        run(cargs)
+        named = []  # the streams foreign arrays' owners work on (their interface's v3 stream field)
+        for p in variant.kernel_params:
+            a = args[p.arg_index]
+            if p.kind == "array" and hasattr(a, "__cuda_array_interface__"):
+                self._check_device(_cuda_array_pointer(a, p.name), p.name)
+                s = interface_stream(a)
+                if s is not None:
+                    named.append(s)
+        cargs, copy_back = self.pack_args(variant, args, stream)
+        stream = order_streams(stream, named, self.wait_stream)
+        run(cargs, stream)
         for host, buf in copy_back:
-            self.drv.memcpy_dtoh(host, buf)
+            self.driver.dtoh(host, int(buf), stream)
 
-    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+    def wait_stream(self, stream: Any, other: int) -> None:
+        """Work queued on ``stream`` from now on starts after what is queued on ``other`` now."""
+        self.driver.stream_wait(stream, self.driver.record(other))
+
+    def _check_device(self, pointer: int, name: str) -> None:
+        where = self.driver.pointer_device(pointer)
+        if where is not None and where != self.ordinal:
+            raise LaunchError(
+                f"argument {name!r} lives on CUDA device {where}; gpukern's CUDA backend runs on device {self.ordinal} "
+                f"(copy it there, or select device {where} with GPUKERN_DEVICE)"
+            )
+
+    def device_pointer(
+        self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None, stream: Any = None
+    ) -> Any:
         if isinstance(a, DeviceArray):
             return self._own(a, name)
         if isinstance(a, np.ndarray):
-            buf = self.drv.mem_alloc(max(a.nbytes, 1))
-            if a.nbytes:
-                self.drv.memcpy_htod(buf, a)
+            buf = self.driver.alloc(a.nbytes)
+            self.driver.htod(int(buf), np.ascontiguousarray(a), stream)
             if copy_back is not None and a.nbytes:
                 copy_back.append((a, buf))
-            return buf
+            return buf  # the launch's arguments keep it alive (the struct packs its address)
         return _cuda_array_pointer(a, name)
 
     # ------------------------------------------------------------ memory
+    def _array(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        mem = self.driver.alloc(nbytes)
+        return DeviceArray(self, mem.pointer, shape, dtype, owner=mem)
+
     def to_device(self, array: np.ndarray) -> DeviceArray:
-        buf = self.drv.mem_alloc(max(array.nbytes, 1))
-        if array.nbytes:
-            self.drv.memcpy_htod(buf, array)
-        return DeviceArray(self, buf, array.shape, array.dtype)
+        out = self._array(array.shape, array.dtype)
+        self.driver.htod(out.handle, np.ascontiguousarray(array))
+        return out
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
-        nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
-        return DeviceArray(self, self.drv.mem_alloc(nbytes), shape, dtype)
+        return self._array(shape, dtype)
 
     def download(self, array: DeviceArray) -> np.ndarray:
         out = np.empty(array.shape, array.dtype)
-        if out.nbytes:
-            self.drv.memcpy_dtoh(out, array.handle)
+        self.driver.dtoh(out, array.handle)
         return out
 
     def synchronize(self) -> None:
-        self.drv.Context.synchronize()
+        self.driver.synchronize()
 
     def elapsed(self, start: Any, end: Any) -> float:
-        end.synchronize()
-        return start.time_till(end) * 1e-3
+        self.driver.event_synchronize(end)
+        return self.driver.elapsed_ms(start, end) * 1e-3
 
-    # Streams are PyCUDA streams of the backend's context (None: the default stream).
+    # Stream handles are CUstream ints (None: the legacy default stream); gpukern.Stream keeps the
+    # driver's stream object (``new_stream``) alive beside its handle (``stream_ref``).
     def new_stream(self) -> Any:
-        return self.drv.Stream()
+        return self.driver.new_stream()
+
+    def stream_ref(self, stream: Any) -> Any:
+        return stream.handle
+
+    def foreign_stream(self, stream: Any, handles: bool = False) -> int:
+        """The CUstream of another library's stream: a ``__cuda_stream__`` object (the protocol's
+        (version, handle) pair), a CuPy stream (``.ptr``), a PyTorch stream (``.cuda_stream``), a
+        PyCUDA stream (``.handle``); with ``handles`` (``gk.Stream.from_handle``) an int as it is
+        (an int anywhere else is refused: a wrong one would crash the process, not raise)."""
+        if hasattr(stream, "__cuda_stream__"):
+            return int(stream.__cuda_stream__()[1])
+        for attr in ("ptr", "cuda_stream", "handle"):
+            h = getattr(stream, attr, None)
+            if isinstance(h, int) and not isinstance(h, bool):
+                return h
+        if handles and isinstance(stream, int) and not isinstance(stream, bool) and stream >= 0:
+            return stream
+        raise LaunchError(
+            f"{stream!r} is not a stream: pass a gpukern.Stream, a CuPy or PyTorch stream, an object with "
+            "__cuda_stream__, or gk.Stream.from_handle(a CUstream handle)"
+        )
 
     def stream_synchronize(self, stream: Any) -> None:
-        if stream is None:
-            self.drv.Context.synchronize()
-        else:
-            stream.synchronize()
+        self.driver.stream_synchronize(stream)
 
     def stream_wait(self, stream: Any, event: Any) -> None:
-        if stream is None:
-            # the legacy default stream waits on nothing finer than the context: wait on the host
-            event.synchronize()
-        else:
-            stream.wait_for_event(event)
+        self.driver.stream_wait(stream, event)
 
     def record(self, stream: Any) -> Any:
-        ev = self.drv.Event()
-        ev.record(stream)
-        return ev
+        return self.driver.record(stream)
 
     def event_synchronize(self, event: Any) -> None:
-        event.synchronize()
+        self.driver.event_synchronize(event)
 
     def event_done(self, event: Any) -> bool:
-        return bool(event.query())
+        return self.driver.event_done(event)
 
     def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        return self.drv.pagelocked_empty(shape, dtype)
+        return self.driver.pinned_empty(shape, dtype)
 
     # ------------------------------------------------------------ DLPack
     def dlpack_device(self) -> tuple[int, int]:
@@ -328,9 +350,12 @@ class CUDABackend(Backend):
     def dlpack_export(self, array: DeviceArray, stream: Any, max_version: Any) -> Any:
         # gpukern's work is on the legacy default stream or on blocking streams, which that stream
         # waits for: a consumer on it (None, 1) or asking for no order (-1) needs nothing; any other
-        # stream is ordered by waiting here.
+        # stream is made to wait for what is queued now.
         if stream not in (None, 1, -1):
-            self.drv.Context.synchronize()
+            if isinstance(stream, int):
+                self.driver.stream_wait(stream, self.driver.record(None))
+            else:
+                self.driver.synchronize()
         return dlpack.export(int(array.handle), array.shape, array.dtype, self.dlpack_device(), array)
 
     def dlpack_import(self, x: Any) -> DeviceArray:
@@ -346,17 +371,10 @@ class CUDABackend(Backend):
         return DeviceArray(self, t.pointer, t.shape, t.dtype, owner=t)
 
     def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
-        if src.nbytes:
-            self.drv.memcpy_htod_async(dst.handle, src, stream)
-            if wait:
-                self.stream_synchronize(stream)
+        self.driver.htod(dst.handle, src, stream, wait)
 
     def copy_to_host(self, dst: np.ndarray, src: DeviceArray, stream: Any, wait: bool) -> None:
-        if dst.nbytes:
-            self.drv.memcpy_dtoh_async(dst, src.handle, stream)
-            if wait:
-                self.stream_synchronize(stream)
+        self.driver.dtoh(dst, src.handle, stream, wait)
 
     def copy_on_device(self, dst: DeviceArray, src: DeviceArray, stream: Any) -> None:
-        if dst.nbytes:
-            self.drv.memcpy_dtod_async(dst.handle, src.handle, dst.nbytes, stream)
+        self.driver.dtod(dst.handle, src.handle, dst.nbytes, stream)

@@ -14,6 +14,7 @@ from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.emitter import c_identifier
 from ..errors import BackendError, CompileError, LaunchError
+from ..foreign import is_cl_array
 from .base import Backend
 
 
@@ -157,23 +158,24 @@ class OpenCLBackend(Backend):
 
     def launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
-    ) -> Callable[[list[Any]], None]:
-        """Set the kernel's arguments and enqueue it on the backend's queue."""
+    ) -> Callable[[list[Any], Any], None]:
+        """Set the kernel's arguments and enqueue it on the stream's command queue (None: the
+        backend's own)."""
         knl = self.compiled(variant)
-        set_args, enqueue, queue = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
+        set_args, enqueue, default = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
         gsize = tuple(g * b for g, b in zip(grid, block))
         if variant.dynamic_shared:  # the bytes, then a __local buffer of them (OpenCL takes none of 0 bytes)
             tail = (np.int64(shared), self.cl.LocalMemory(max(shared, 1)))
 
-            def launch_sized(cargs: list[Any]) -> None:
+            def launch_sized(cargs: list[Any], stream: Any) -> None:
                 set_args(*cargs, *tail)
-                enqueue(queue, knl, gsize, block)
+                enqueue(default if stream is None else stream, knl, gsize, block)
 
             return launch_sized
 
-        def launch(cargs: list[Any]) -> None:
+        def launch(cargs: list[Any], stream: Any) -> None:
             set_args(*cargs)
-            enqueue(queue, knl, gsize, block)
+            enqueue(default if stream is None else stream, knl, gsize, block)
 
         return launch
 
@@ -184,19 +186,25 @@ class OpenCLBackend(Backend):
         block: tuple[int, int, int],
         args: tuple[Any, ...],
         shared: int | None = None,
+        stream: Any = None,
     ) -> None:
         self.check_limits(variant, grid, block, shared)
         run = self.launcher(variant, grid, block, shared or 0)
-        cargs, copy_back = self.pack_args(variant, args)
-        run(cargs)
+        cargs, copy_back = self.pack_args(variant, args, stream)
+        run(cargs, stream)
+        queue = self._queue(stream)
         for host, buf in copy_back:
-            self.cl.enqueue_copy(self.queue, host, buf)
+            self.cl.enqueue_copy(queue, host, buf)
         if copy_back:
-            self.queue.finish()
+            queue.finish()
 
-    def device_pointer(self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None) -> Any:
+    def device_pointer(
+        self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None, stream: Any = None
+    ) -> Any:
         if isinstance(a, DeviceArray):
             return self._own(a, name)
+        if not isinstance(a, np.ndarray):
+            return self._foreign_buffer(a, name)
         mf = self.cl.mem_flags
         if a.nbytes == 0:
             return self.cl.Buffer(self.ctx, mf.READ_WRITE, 1)
@@ -204,6 +212,36 @@ class OpenCLBackend(Backend):
         if copy_back is not None:
             copy_back.append((a, buf))
         return buf
+
+    def _foreign_buffer(self, a: Any, name: str) -> Any:
+        """The buffer of a ``pyopencl.array.Array`` of this backend's context, used in place (a
+        sub-buffer where the array starts at an offset in its allocation)."""
+        if not is_cl_array(a):
+            raise LaunchError(
+                f"argument {name!r} is a {type(a).__name__}; the OpenCL backend takes NumPy arrays, its own device "
+                "arrays and pyopencl arrays"
+            )
+        if a.context != self.ctx:
+            raise LaunchError(f"argument {name!r} is a pyopencl array of another OpenCL context than gpukern's")
+        if not a.flags.c_contiguous:
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
+        if a.offset == 0:
+            return a.base_data
+        try:
+            return a.base_data.get_sub_region(a.offset, max(a.nbytes, 1))
+        except self.cl.Error as e:
+            raise LaunchError(
+                f"argument {name!r} starts {a.offset} bytes into its buffer, which this device cannot address "
+                f"as a sub-buffer ({e}); pass a copy"
+            ) from None
+
+    def foreign_stream(self, stream: Any, handles: bool = False) -> Any:
+        """A ``pyopencl.CommandQueue`` of the backend's context, used as a stream."""
+        if not isinstance(stream, self.cl.CommandQueue):
+            raise LaunchError(f"the OpenCL backend's streams are pyopencl.CommandQueue objects, not {stream!r}")
+        if stream.context != self.ctx:
+            raise LaunchError("the command queue belongs to another OpenCL context than gpukern's")
+        return stream
 
     # ------------------------------------------------------------ memory
     def to_device(self, array: np.ndarray) -> DeviceArray:

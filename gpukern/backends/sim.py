@@ -484,10 +484,12 @@ class SimBackend(Backend):
         profiler: Any = None,
         faults: list[Exception] | None = None,
         shared: int | None = None,
+        stream: Any = None,
     ) -> None:
         """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays, so a launch whose
         lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim_memory``).
-        With ``faults`` (a list; checks on), faults are put there and the run goes on."""
+        With ``faults`` (a list; checks on), faults are put there and the run goes on.  ``stream`` is
+        accepted and needs nothing: every launch has finished when this returns."""
         self.check_limits(variant, grid, block, shared)
         self.check_arrays(variant, args)
         checked = faults is not None or (self.check if check is None else check)

@@ -281,8 +281,14 @@ CUDA = Dialect(
         float32: ("__float_as_uint", "__uint_as_float"),
         float64: ("(unsigned long long)__double_as_longlong", "__longlong_as_double"),
         uint64: ("", ""),
+        int8: ("(unsigned char)", "(signed char)"),
+        uint8: ("", ""),
+        int16: ("(unsigned short)", "(short)"),
+        uint16: ("", ""),
+        float16: ("__half_as_ushort", "__ushort_as_half"),
     },
     cas_bits={4: "atomicCAS({p}, {0}, {1})", 8: "atomicCAS({p}, {0}, {1})"},
+    address_int="size_t",
     fences={
         "block": "__threadfence_block();",
         "device": "__threadfence();",
@@ -416,8 +422,14 @@ OPENCL = Dialect(
         float32: ("as_uint", "as_float"),
         float64: ("as_ulong", "as_double"),
         uint64: ("", ""),
+        int8: ("(uchar)", "as_char"),
+        uint8: ("", ""),
+        int16: ("(ushort)", "as_short"),
+        uint16: ("", ""),
+        float16: ("gk_half_bits", "gk_half_value"),  # a float rounded to half's bits; the bits' value
     },
     cas_bits={4: "atomic_cmpxchg({p}, {0}, {1})", 8: "atom_cmpxchg({p}, {0}, {1})"},
+    address_int="uintptr_t",
     # OpenCL C has one fence for every scope: it orders this work-item's accesses to both spaces
     fences={s: "mem_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);" for s in ("block", "device", "system")},
     atomic_extensions={
@@ -439,7 +451,7 @@ OPENCL = Dialect(
     casts={("*", "float16"): "gk_half((float)({0}))", ("float64", "float16"): "gk_half_d({0})"},
     rounding={float16: "gk_half({0})"},
     element_loads={float16: "vload_half(0, (const {q}half*)&{e})", bfloat16: "gk_bf16_load({e})"},
-    element_stores={float16: "vstore_half({v}, 0, ({q}half*)&{e})", bfloat16: "{e} = gk_bf16_store({v})"},
+    element_stores={float16: "{e} = gk_half_bits({v})", bfloat16: "{e} = gk_bf16_store({v})"},
     scalar_params={float16: ("float", "{0}")},
     helper_defs={
         # a float rounded to the nearest half (ties to even), through vstore_half, which every device has
@@ -447,6 +459,14 @@ OPENCL = Dialect(
         "    return vload_half(0, (half*)&h);\n}",
         "gk_half_d": "float gk_half_d(double x)\n{\n    ushort h;\n    vstore_half(x, 0, (half*)&h);\n"
         "    return vload_half(0, (half*)&h);\n}",
+        # a float's half bits (rounded to nearest even); a NaN keeps its sign and payload, which
+        # vload_half put in the float's top mantissa bits (vstore_half makes every NaN 0x7fff on
+        # PoCL), as a copy of a CUDA __half keeps a NaN's bits: atomic_cas compares bit patterns
+        "gk_half_bits": "ushort gk_half_bits(float x)\n{\n    ushort h;\n    if (isnan(x)) {\n"
+        "        uint m = (as_uint(x) >> 13) & 0x3ffu;\n"
+        "        return (ushort)(((as_uint(x) >> 16) & 0x8000u) | 0x7c00u | (m ? m : 0x200u));\n    }\n"
+        "    vstore_half(x, 0, (half*)&h);\n    return h;\n}",
+        "gk_half_value": "float gk_half_value(ushort h)\n{\n    return vload_half(0, (half*)&h);\n}",
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
     },
     dynamic_shared_param="__local uchar* gk_dynamic_shared",  # sized by the launch (clSetKernelArg, NULL)

@@ -122,6 +122,9 @@ class Dialect:
     fences: dict[str, str]  # scope ('block', 'device', 'system') -> the fence statement
     # (op, width in bytes) -> the language extension its native instruction needs ('cas': the CAS loop too)
     atomic_extensions: dict[tuple[str, int], str] = field(default_factory=dict)
+    # the unsigned integer a pointer converts to: an 8- or 16-bit atomic finds the aligned 32-bit word
+    # holding its element from the element's address, and does a compare-and-swap loop on that word
+    address_int: str = ""
     extension_pragma: str = ""  # '{name}': the line enabling an extension
     vector_types: dict[ScalarType, str] = field(default_factory=dict)  # element -> vector name stem ('float')
     vload: str = ""  # '{V}' vector type, '{n}' width, '{p}' address of the first element
@@ -268,15 +271,15 @@ class Emitter:
         """A constant table's declaration with its values (specials as constant expressions)."""
         t = ref.type.elem
         specials = {**self.d.float_specials, **self.d.constant_specials}
-        if data.size == 0:  # C has no arrays of 0 elements: one zero, which no read reaches (bounds are the shape's)
-            data = np.zeros(1, data.dtype)
+        shape = tuple(max(n, 1) for n in ref.type.shape or ()) or (1,)  # C: no 0 sides; a 0-D table has [1]
+        if data.size == 0:  # C has no arrays of 0 elements: zeros, which no read reaches (bounds are the shape's)
+            data = np.zeros(shape, data.dtype)
         if isinstance(t, RecordType):
             values = [self.record_value(t, r, specials) for r in data.reshape(-1)]
         else:
             values = [self.constant_value(v, t, specials) for v in data.reshape(-1)]
-        dims = "".join(f"[{max(n, 1)}]" for n in ref.type.shape or ()) or "[1]"  # 0-D: one element
-        rows = [", ".join(values[i : i + 8]) for i in range(0, len(values), 8)]
-        body = ",\n    ".join(rows)
+        dims = "".join(f"[{n}]" for n in shape)
+        body = self._table_rows(values, shape)
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""
         head = f"{self.d.qualifiers['constant']}{self.storage(t)} {self.tables[ref.name]}{dims} = {{{where}"
         return f"{head}\n    {body}\n}};"
@@ -305,6 +308,22 @@ class Emitter:
         if t.is_float:
             return self.table_value(v, t, specials)
         return self.expr(ir.Lit(v, t))
+
+    @staticmethod
+    def _table_rows(values: list[str], shape: tuple[int, ...]) -> str:
+        """A table's initializer body: eight values a line for one dimension, else one brace per
+        innermost row, nested per dimension (brace elision would mis-assign aggregate elements)."""
+        if len(shape) <= 1:
+            return ",\n    ".join(", ".join(values[i : i + 8]) for i in range(0, len(values), 8))
+
+        def nest(flat: list[str], dims: tuple[int, ...]) -> str:
+            if len(dims) == 1:
+                return "{" + ", ".join(flat) + "}"
+            step = len(flat) // dims[0]
+            return "{" + ", ".join(nest(flat[i : i + step], dims[1:]) for i in range(0, len(flat), step)) + "}"
+
+        step = len(values) // shape[0]
+        return ",\n    ".join(nest(values[i : i + step], shape[1:]) for i in range(0, len(values), step))
 
     def table_value(self, v: float, t: ScalarType, specials: dict[tuple[str, ScalarType], str]) -> str:
         """One float of a constant table (inf and nan as constant expressions)."""
@@ -899,8 +918,10 @@ class Emitter:
         ptr = f"&{self.element(e.array, e.indices)}"
         t = e.type
         operands = [self.expr(o) for o in e.operands]
-        native = self.d.native_atomics.get((e.op, t.name))
-        extension = self.d.atomic_extensions.get((e.op if native is not None else "cas", t.itemsize))
+        entry = ops.ATOMIC[e.op]
+        op = entry.on_integers if t.is_int and entry.on_integers else e.op  # nanmax of integers: max
+        native = self.d.native_atomics.get((op, t.name))
+        extension = self.d.atomic_extensions.get((op if native is not None else "cas", t.itemsize))
         if extension is not None:
             self.extensions.setdefault(extension, e)
         if native is not None:
@@ -908,9 +929,9 @@ class Emitter:
         space = e.array.type.space
         # one helper per pointer qualifier the dialect writes (OpenCL's __global and __local differ)
         qualified = f"_{space}" if self.d.pointer_spaces.get(space) else ""
-        name = f"gk_atomic_{e.op}_{t.name}{qualified}"
+        name = f"gk_atomic_{op}_{t.name}{qualified}"
         if name not in self.helpers:
-            self.helpers[name] = self._cas_helper(name, e.op, t, space)
+            self.helpers[name] = self._cas_helper(name, op, t, space)
         return f"{name}({ptr}, {', '.join(operands)})", _ATOM
 
     # ------------------------------------------------------------ tuples
@@ -960,6 +981,8 @@ class Emitter:
 
     def _cas_helper(self, name: str, op: str, t: ScalarType, space: str) -> str:
         """An atomic the hardware lacks, built from a compare-and-swap loop on the element's bits."""
+        if t.itemsize < 4:
+            return self._word_cas_helper(name, op, t, space)
         T, pre = self.storage(t), self.d.func_prefix
         U = self.unsigned(t)
         qual = self.d.pointer_spaces.get(space, "")
@@ -977,6 +1000,37 @@ class Emitter:
             f"    do {{\n        assumed = seen;\n        {T} old = {from_bits}(assumed);\n"
             f"        seen = {call};\n    }} while (seen != assumed);\n"
             f"    return {from_bits}(seen);\n}}"
+        )
+
+    def _word_cas_helper(self, name: str, op: str, t: ScalarType, space: str) -> str:
+        """An atomic on an 8- or 16-bit element, which no device has an instruction for: a
+        compare-and-swap loop on the aligned 32-bit word holding the element (GPUs and OpenCL's
+        CPU devices are little-endian: the element's byte offset in the word, times 8, is its
+        shift), which puts back the other bytes as it found them.  A store of another thread to
+        them between the read and the compare-and-swap makes it fail and try again, so no update
+        is lost; the element is updated by ``ops.ATOMIC[op]``'s C form, as any CAS loop."""
+        T, R, U, pre = self.storage(t), self.type(t), self.unsigned(t), self.d.func_prefix
+        W, A = self.d.unsigned_types[4], self.d.address_int
+        qual = self.d.pointer_spaces.get(space, "")
+        to_bits, from_bits = self.d.bits[t]
+        mask = f"0x{(1 << 8 * t.itemsize) - 1:X}u"
+        found = f"({U})(assumed >> shift)"
+        if op == "cas":
+            params = f"{R} cmp, {R} v"
+            new_bits = f"{found} == ({U}){to_bits}(cmp) ? ({U}){to_bits}(v) : {found}"
+        else:
+            params = f"{R} v"
+            new_bits = f"({U}){to_bits}({ops.ATOMIC[op].c_update})"
+        word = f"(assumed & ~(({W}){mask} << shift)) | (({W})({new_bits}) << shift)"
+        call = self.d.cas_bits[4].format("assumed", word, p="w", T=W)
+        return self.support(
+            f"{pre}{R} {name}({qual}{T}* p, {params})\n{{\n"
+            f"    {qual}{W}* w = ({qual}{W}*)(({A})p & ~({A})3);\n"
+            f"    {W} shift = ({W})(({A})p & ({A})3) * 8u;\n"
+            f"    {W} seen = *(volatile {qual}{W}*)w, assumed;\n"
+            f"    do {{\n        assumed = seen;\n        {R} old = {from_bits}({found});\n"
+            f"        seen = {call};\n    }} while (seen != assumed);\n"
+            f"    return {from_bits}({found});\n}}"
         )
 
 

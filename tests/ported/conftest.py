@@ -8,15 +8,9 @@ from __future__ import annotations
 import pytest
 
 STILL_FAILING = {
-    "test_atomic_inc_64": "atomic_inc on uint64 (CUDA's atomicInc is 32-bit only; Numba emulates it)",
-    "test_atomic_inc_global_2[sim-uint64]": "atomic_inc on uint64",
-    "test_atomic_inc_global_2[opencl-uint64]": "atomic_inc on uint64",
     "test_syncwarp_mask": "the source passes a mask that leaves out the calling lane; the simulator reports "
     "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
     "test_shfl_width": "shfl width from a run-time value; gpukern needs a compile-time power of 2",
-    "test_const_array_3d[opencl]": "gpukern bug: a 3-D constant table's CUDA initializer has too many values",
-    "test_atomic_add[opencl-float16]": "float16 atomics are refused",
-    "test_atomic_add[sim-float16]": "float16 atomics are refused",
     "test_round_to_f8": "round(x, ndigits) with ndigits other than 0",
     "test_set_a_recordtype": "a complex64 field at byte 12 (a packed dtype) is refused",
     "test_useful_syncwarp[sim]": "the simulator's race check does not treat syncwarp() as ordering memory",

@@ -1,0 +1,425 @@
+"""The CUDA driver API through ctypes: what the CUDA backend needs of ``libcuda``, and nothing else.
+
+Why not PyCUDA: it cannot launch on a stream it did not create (CuPy's, PyTorch's), it hides a
+function's handle, and it installs only from source against a toolkit.  The driver library comes
+with every NVIDIA driver, so this module makes the CUDA backend need the driver alone (plus a
+compiler for the generated C).  Handles are plain ints (pointers, streams, events, functions);
+every call's status is checked, and a failure is a ``BackendError`` naming the call and the
+driver's own error name.
+
+Contexts: the backend works in the device's *primary* context, the one CuPy, PyTorch, Numba and
+the CUDA runtime share, so pointers and streams pass between them and gpukern.  A context is
+current per host thread; a call that finds none current on its thread (a Dask worker's thread,
+say) makes the backend's context current and is made again (``Driver.call``), so the launch path
+pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import BackendError
+
+_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current on this thread
+_NOT_READY = 600  # CUDA_ERROR_NOT_READY: cuEventQuery / cuStreamQuery of unfinished work
+# cuLaunchKernel's ``extra``: the kernel's arguments as one packed buffer
+_PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 0
+_POINTER_DEVICE_ORDINAL = 9  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+ATTR_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+FUNC_ATTR_SHARED_SIZE = 1  # CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static shared memory)
+DEVICE_ATTRIBUTES = {  # CUdevice_attribute values the backend reads
+    "MAX_THREADS_PER_BLOCK": 1,
+    "MAX_BLOCK_DIM_X": 2,
+    "MAX_BLOCK_DIM_Y": 3,
+    "MAX_BLOCK_DIM_Z": 4,
+    "MAX_GRID_DIM_X": 5,
+    "MAX_GRID_DIM_Y": 6,
+    "MAX_GRID_DIM_Z": 7,
+    "MAX_SHARED_MEMORY_PER_BLOCK": 8,
+    "COMPUTE_CAPABILITY_MAJOR": 75,
+    "COMPUTE_CAPABILITY_MINOR": 76,
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+}
+
+_lib: ctypes.CDLL | None = None
+_lock = threading.Lock()
+
+
+def library() -> ctypes.CDLL:
+    """``libcuda`` (the driver's library), loaded and initialised once."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            try:
+                lib = ctypes.CDLL("libcuda.so.1" if sys.platform != "win32" else "nvcuda.dll")
+            except OSError as e:
+                raise BackendError(f"the CUDA driver library is not installed or cannot be loaded ({e})") from None
+            _declare(lib)
+            rc = lib.cuInit(0)
+            if rc:
+                raise BackendError(f"cuInit failed: {error_name(lib, rc)} (is there an NVIDIA GPU and driver?)")
+            _lib = lib
+    return _lib
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    """Argument types of the calls whose arguments are not all ints that fit a C int."""
+    vp, u, sz = ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t
+    lib.cuLaunchKernel.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
+    lib.cuMemcpyHtoD_v2.argtypes = [ctypes.c_uint64, vp, sz]
+    lib.cuMemcpyDtoH_v2.argtypes = [vp, ctypes.c_uint64, sz]
+    lib.cuMemcpyHtoDAsync_v2.argtypes = [ctypes.c_uint64, vp, sz, vp]
+    lib.cuMemcpyDtoHAsync_v2.argtypes = [vp, ctypes.c_uint64, sz, vp]
+    lib.cuMemcpyDtoDAsync_v2.argtypes = [ctypes.c_uint64, ctypes.c_uint64, sz, vp]
+    lib.cuMemsetD8_v2.argtypes = [ctypes.c_uint64, ctypes.c_ubyte, sz]
+    lib.cuMemFree_v2.argtypes = [ctypes.c_uint64]
+    lib.cuMemAlloc_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), sz]
+    lib.cuMemHostAlloc.argtypes = [ctypes.POINTER(vp), sz, u]
+    lib.cuMemFreeHost.argtypes = [vp]
+    lib.cuStreamSynchronize.argtypes = [vp]
+    lib.cuStreamWaitEvent.argtypes = [vp, vp, u]
+    lib.cuStreamDestroy_v2.argtypes = [vp]
+    lib.cuEventRecord.argtypes = [vp, vp]
+    lib.cuEventSynchronize.argtypes = [vp]
+    lib.cuEventQuery.argtypes = [vp]
+    lib.cuEventDestroy_v2.argtypes = [vp]
+    lib.cuModuleGetFunction.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+    lib.cuModuleLoadData.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p]
+    lib.cuModuleUnload.argtypes = [vp]
+    lib.cuFuncSetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_int]
+    lib.cuFuncGetAttribute.argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_int, vp]
+    lib.cuCtxSetCurrent.argtypes = [vp]
+    lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(vp)]
+    lib.cuPointerGetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_uint64]
+
+
+def error_name(lib: ctypes.CDLL, rc: int) -> str:
+    """The driver's name and description of status ``rc`` (``CUDA_ERROR_...: text``)."""
+    name, text = ctypes.c_char_p(), ctypes.c_char_p()
+    lib.cuGetErrorName(rc, ctypes.byref(name))
+    lib.cuGetErrorString(rc, ctypes.byref(text))
+    n = name.value.decode() if name.value else f"error {rc}"
+    return f"{n}: {text.value.decode()}" if text.value else n
+
+
+def driver_version() -> int:
+    """The driver's CUDA version as 1000 * major + 10 * minor (13000 for CUDA 13.0)."""
+    v = ctypes.c_int()
+    lib = library()
+    lib.cuDriverGetVersion(ctypes.byref(v))
+    return v.value
+
+
+def device_count() -> int:
+    n = ctypes.c_int()
+    lib = library()
+    rc = lib.cuDeviceGetCount(ctypes.byref(n))
+    if rc:
+        raise BackendError(f"cuDeviceGetCount failed: {error_name(lib, rc)}")
+    return n.value
+
+
+def current_context() -> int | None:
+    """The context current on this thread (another library's, such as PyCUDA's), or None."""
+    lib = library()
+    ctx = ctypes.c_void_p()
+    if lib.cuCtxGetCurrent(ctypes.byref(ctx)) or not ctx.value:
+        return None
+    return ctx.value
+
+
+class Driver:
+    """One device and its context: every driver call the CUDA backend makes goes through here."""
+
+    def __init__(self, ordinal: int = 0, use_current: bool = True):
+        """The context current on this thread where there is one and ``use_current`` (PyCUDA's,
+        CuPy's, PyTorch's: gpukern then works in it), else device ``ordinal``'s primary context."""
+        self.lib = lib = library()
+        ctx = current_context() if use_current else None
+        if ctx is not None:  # a context is current (PyCUDA's, CuPy's, PyTorch's): work in it
+            dev = ctypes.c_int()
+            self._check(lib.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
+            self.device, self.context, self.retained = dev.value, ctx, False
+        else:
+            count = device_count()
+            index = ordinal
+            if not 0 <= index < count:
+                raise BackendError(f"CUDA device {index} does not exist (there are {count})")
+            dev = ctypes.c_int()
+            self._check(lib.cuDeviceGet(ctypes.byref(dev), index), "cuDeviceGet")
+            c = ctypes.c_void_p()
+            self._check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(c), dev), "cuDevicePrimaryCtxRetain")
+            self.device, self.context, self.retained = dev.value, c.value, True
+            self.make_current()
+        self.ordinal = self._ordinal()
+
+    # ------------------------------------------------------------ calls
+    def _check(self, rc: int, what: str) -> None:
+        if rc:
+            raise BackendError(f"{what} failed: {error_name(self.lib, rc)}")
+
+    def make_current(self) -> None:
+        self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def call(self, what: str, *args: Any) -> None:
+        """``lib.<what>(*args)``, checked; made again in the backend's context where this thread
+        had none current."""
+        fn = getattr(self.lib, what)
+        rc = fn(*args)
+        if rc == _INVALID_CONTEXT:
+            self.make_current()
+            rc = fn(*args)
+        self._check(rc, what)
+
+    # ------------------------------------------------------------ device
+    def _ordinal(self) -> int:
+        for i in range(device_count()):
+            d = ctypes.c_int()
+            if self.lib.cuDeviceGet(ctypes.byref(d), i) == 0 and d.value == self.device:
+                return i
+        return 0
+
+    def attribute(self, name: str) -> int:
+        v = ctypes.c_int()
+        self.call("cuDeviceGetAttribute", ctypes.byref(v), DEVICE_ATTRIBUTES[name], self.device)
+        return v.value
+
+    def name(self) -> str:
+        buf = ctypes.create_string_buffer(256)
+        self.call("cuDeviceGetName", buf, 256, self.device)
+        return buf.value.decode()
+
+    def compute_capability(self) -> tuple[int, int]:
+        return self.attribute("COMPUTE_CAPABILITY_MAJOR"), self.attribute("COMPUTE_CAPABILITY_MINOR")
+
+    def synchronize(self) -> None:
+        self.call("cuCtxSynchronize")
+
+    # ------------------------------------------------------------ memory
+    def alloc(self, nbytes: int) -> Allocation:
+        p = ctypes.c_uint64()
+        self.call("cuMemAlloc_v2", ctypes.byref(p), max(int(nbytes), 1))
+        return Allocation(self, p.value)
+
+    def memset(self, pointer: int, byte: int, nbytes: int) -> None:
+        if nbytes:
+            self.call("cuMemsetD8_v2", pointer, byte, nbytes)
+
+    def htod(self, pointer: int, host: np.ndarray, stream: int | None = None, wait: bool = True) -> None:
+        """Copy C-contiguous ``host`` to device memory at ``pointer``, on ``stream`` (None: the
+        legacy default stream); with ``wait`` the host waits for the copy."""
+        if not host.nbytes:
+            return
+        self.call("cuMemcpyHtoDAsync_v2", pointer, host.ctypes.data, host.nbytes, stream)
+        if wait:
+            self.stream_synchronize(stream)
+
+    def dtoh(self, host: np.ndarray, pointer: int, stream: int | None = None, wait: bool = True) -> None:
+        if not host.nbytes:
+            return
+        self.call("cuMemcpyDtoHAsync_v2", host.ctypes.data, pointer, host.nbytes, stream)
+        if wait:
+            self.stream_synchronize(stream)
+
+    def dtod(self, dst: int, src: int, nbytes: int, stream: int | None = None) -> None:
+        if nbytes:
+            self.call("cuMemcpyDtoDAsync_v2", dst, src, nbytes, stream)
+
+    def pointer_device(self, pointer: int) -> int | None:
+        """The ordinal of the device whose memory ``pointer`` is in (None: the driver cannot say,
+        as for a pointer of no CUDA allocation)."""
+        v = ctypes.c_int()
+        if self.lib.cuPointerGetAttribute(ctypes.byref(v), _POINTER_DEVICE_ORDINAL, pointer):
+            return None
+        return v.value
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """A NumPy array in page-locked host memory, freed when the array (and its views) go."""
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        p = ctypes.c_void_p()
+        self.call("cuMemHostAlloc", ctypes.byref(p), max(nbytes, 1), 0)
+        holder = _pinned_buffer(self, p.value, max(nbytes, 1))
+        return np.frombuffer(holder, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
+
+    # ------------------------------------------------------------ streams and events
+    def new_stream(self, non_blocking: bool = False) -> Stream:
+        s = ctypes.c_void_p()
+        self.call("cuStreamCreate", ctypes.byref(s), 1 if non_blocking else 0)
+        return Stream(self, s.value or 0)
+
+    def stream_synchronize(self, stream: int | None) -> None:
+        self.call("cuStreamSynchronize", stream)
+
+    def stream_wait(self, stream: int | None, event: Event) -> None:
+        self.call("cuStreamWaitEvent", stream, event.handle, 0)
+
+    def record(self, stream: int | None) -> Event:
+        e = ctypes.c_void_p()
+        self.call("cuEventCreate", ctypes.byref(e), 0)
+        ev = Event(self, e.value)
+        self.call("cuEventRecord", ev.handle, stream)
+        return ev
+
+    def event_synchronize(self, event: Event) -> None:
+        self.call("cuEventSynchronize", event.handle)
+
+    def event_done(self, event: Event) -> bool:
+        rc = self.lib.cuEventQuery(event.handle)
+        if rc == _NOT_READY:
+            return False
+        self._check(rc, "cuEventQuery")
+        return True
+
+    def elapsed_ms(self, start: Event, end: Event) -> float:
+        ms = ctypes.c_float()
+        fn = "cuEventElapsedTime_v2" if hasattr(self.lib, "cuEventElapsedTime_v2") else "cuEventElapsedTime"
+        self.call(fn, ctypes.byref(ms), ctypes.c_void_p(start.handle), ctypes.c_void_p(end.handle))
+        return ms.value
+
+    # ------------------------------------------------------------ code
+    def load(self, image: bytes) -> Module:
+        """A module from a cubin (or PTX) image; raises BackendError where the driver rejects it."""
+        m = ctypes.c_void_p()
+        self.call("cuModuleLoadData", ctypes.byref(m), image)
+        return Module(self, m.value)
+
+    def launcher(
+        self, function: Function, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, size: int
+    ) -> tuple[Callable[[Any], None], ctypes.Array[ctypes.c_char]]:
+        """``launch(stream)`` of ``function`` with its arguments read from the returned buffer of
+        ``size`` bytes (pack them into it first): one cuLaunchKernel call, its status checked."""
+        buf = ctypes.create_string_buffer(max(size, 1))
+        nbytes = ctypes.c_size_t(size)
+        extra = (ctypes.c_void_p * 5)(
+            _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(nbytes), _PARAM_END
+        )
+        # every argument but the stream made a ctypes object once: ctypes then converts nothing per
+        # call (a stream's object is made once per handle too)
+        launch = self.lib.cuLaunchKernel
+        u = ctypes.c_uint
+        fixed = (ctypes.c_void_p(function.handle), *(u(v) for v in (*grid, *block)), u(shared))
+        streams: dict[Any, ctypes.c_void_p] = {}
+
+        def run(stream: Any) -> None:
+            s = streams.get(stream)
+            if s is None:
+                if len(streams) > 64:  # handles of streams made and dropped elsewhere
+                    streams.clear()
+                s = streams[stream] = ctypes.c_void_p(stream)
+            rc = launch(*fixed, s, None, extra)
+            if rc:
+                if rc == _INVALID_CONTEXT:
+                    self.make_current()
+                    rc = launch(*fixed, s, None, extra)
+                if rc:
+                    raise BackendError(f"cuLaunchKernel of {function.name} failed: {error_name(self.lib, rc)}")
+
+        run.keep = (buf, nbytes, extra)  # type: ignore[attr-defined]
+        return run, buf
+
+
+def _pinned_buffer(driver: Driver, pointer: int, nbytes: int) -> Any:
+    """A ctypes byte array over page-locked memory that frees it when collected."""
+
+    class Pinned(ctypes.c_char * nbytes):  # type: ignore[misc, valid-type]
+        def __del__(self) -> None:
+            if not sys.is_finalizing():
+                driver.lib.cuMemFreeHost(ctypes.c_void_p(pointer))
+
+    return Pinned.from_address(pointer)
+
+
+class Allocation:
+    """Device memory, freed when the last reference goes (``int(a)`` is its address)."""
+
+    __slots__ = ("driver", "pointer", "__weakref__")
+
+    def __init__(self, driver: Driver, pointer: int):
+        self.driver, self.pointer = driver, pointer
+
+    def __int__(self) -> int:
+        return self.pointer
+
+    __index__ = __int__
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing():
+            self.driver.lib.cuMemFree_v2(self.pointer)
+
+
+class Stream:
+    """A stream this module created (destroyed when collected); ``handle`` is the CUstream."""
+
+    __slots__ = ("driver", "handle")
+
+    def __init__(self, driver: Driver, handle: int):
+        self.driver, self.handle = driver, handle
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing() and self.handle:
+            self.driver.lib.cuStreamDestroy_v2(self.handle)
+
+
+class Event:
+    """A recorded event (destroyed when collected)."""
+
+    __slots__ = ("driver", "handle")
+
+    def __init__(self, driver: Driver, handle: int):
+        self.driver, self.handle = driver, handle
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing() and self.handle:
+            self.driver.lib.cuEventDestroy_v2(self.handle)
+
+
+class Module:
+    """A loaded module (unloaded when collected, after its functions)."""
+
+    __slots__ = ("driver", "handle")
+
+    def __init__(self, driver: Driver, handle: int):
+        self.driver, self.handle = driver, handle
+
+    def function(self, name: str) -> Function:
+        f = ctypes.c_void_p()
+        self.driver.call("cuModuleGetFunction", ctypes.byref(f), self.handle, name.encode())
+        return Function(self, f.value, name)
+
+    def __del__(self) -> None:
+        if not sys.is_finalizing() and self.handle:
+            self.driver.lib.cuModuleUnload(self.handle)
+
+
+class Function:
+    """A kernel of a module; keeps its module loaded."""
+
+    __slots__ = ("module", "handle", "name", "__dict__")
+
+    def __init__(self, module: Module, handle: int, name: str):
+        self.module, self.handle, self.name = module, handle, name
+
+    def prepare(self, fmt: str) -> None:
+        """Fix the argument layout (struct codes, "P" for a pointer) for ``prepared_async_call``:
+        hand-written reference kernels in benchmarks are launched so."""
+        self.__dict__["_struct"] = struct.Struct("=" + fmt.replace("P", "Q"))
+
+    def prepared_async_call(
+        self, grid: tuple[int, ...], block: tuple[int, ...], stream: Any, *args: Any, shared: int = 0
+    ) -> None:
+        st = self.__dict__["_struct"]
+        dims = [tuple(d) + (1,) * (3 - len(d)) for d in (grid, block)]
+        run, buf = self.module.driver.launcher(self, dims[0], dims[1], shared, st.size)
+        st.pack_into(buf, 0, *(int(a) if isinstance(a, Allocation) else a for a in args))
+        run(stream)
+
+    def set_max_dynamic_shared(self, nbytes: int) -> None:
+        """Allow launches with ``nbytes`` of dynamic shared memory (needed beyond 48 KiB)."""
+        self.module.driver.call("cuFuncSetAttribute", self.handle, ATTR_MAX_DYNAMIC_SHARED, nbytes)

@@ -1,0 +1,156 @@
+"""Arrays of other libraries used in place: what their interfaces say, read once per launch.
+
+Three kinds of foreign arrays reach a launch: anything with ``__cuda_array_interface__`` (v3:
+CuPy, PyTorch, Numba, PyCUDA), and OpenCL arrays (``pyopencl.array.Array``).  The checked path
+reads the interface (``array_info``, ``cuda_interface``).  For the two libraries whose arrays
+users pass most, a ``Reader`` reads the same facts straight from the object's attributes, which
+costs a fraction of building the interface's dict: a launch plan keeps the reader and tests each
+call's array with it (its type, dtype, rank, contiguity and device are re-read every call, since
+all of them but the type can change in place).
+
+Ordering (the interface's ``stream`` field, v3): an array's owner may still be writing it on its
+own stream.  ``order_streams`` decides where a launch goes: on the stream the user gave, made to
+wait for every other stream the arguments name; with none given, on the stream the arguments
+name (the owner's current stream), so the launch follows the owner's work as the owner's own
+kernels would.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .errors import LaunchError
+
+
+def is_cl_array(a: Any) -> bool:
+    """Whether ``a`` is a ``pyopencl.array.Array`` (without importing pyopencl)."""
+    cl_array = sys.modules.get("pyopencl.array")
+    return cl_array is not None and isinstance(a, cl_array.Array)
+
+
+def cuda_interface(a: Any, name: str) -> dict[str, Any]:
+    """``a.__cuda_array_interface__``, checked to describe a C-contiguous array."""
+    iface = a.__cuda_array_interface__
+    strides = iface.get("strides")
+    if strides is not None:
+        itemsize = np.dtype(iface["typestr"]).itemsize
+        expect, acc = [], itemsize
+        for n in reversed(iface["shape"]):
+            expect.append(acc)
+            acc *= n
+        if any(s != e for s, e, n in zip(strides, reversed(expect), iface["shape"]) if n > 1):
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
+    return iface
+
+
+def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
+    """(dtype, shape) of a foreign array, or None where ``a`` is none."""
+    if hasattr(a, "__cuda_array_interface__"):
+        iface = cuda_interface(a, name)
+        return np.dtype(iface["typestr"]), tuple(iface["shape"])
+    if is_cl_array(a):
+        if not a.flags.c_contiguous:
+            raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
+        return a.dtype, tuple(a.shape)
+    return None
+
+
+def interface_stream(a: Any) -> int | None:
+    """The stream a CUDA array interface (v3) names: its owner's work on the array is ordered on
+    it (1 and 2 are the legacy and per-thread default streams); None: nothing to wait for."""
+    iface = getattr(a, "__cuda_array_interface__", None)
+    s = None if iface is None else iface.get("stream")
+    return None if s is None else int(s)
+
+
+class Reader(NamedTuple):
+    """How a launch plan reads one library's arrays: ``pointer(a)``, ``fits(a, dtype, ndim,
+    device)`` (all of what the plan tested the first time), ``stream(a)`` (the stream the array's
+    interface would name)."""
+
+    cls: type
+    pointer: Callable[[Any], int]
+    fits: Callable[[Any, np.dtype, int, int], bool]
+    stream: Callable[[Any], int | None]
+
+
+def _cupy_reader(cls: type) -> Reader:
+    import cupy
+
+    current = cupy.cuda.get_current_stream
+
+    # the cheapest reads of the same facts: the memory pointer's device, the cached contiguity flag
+    # (``flags`` builds an object per read); the dtype by identity (NumPy's builtin dtypes are singletons)
+    contiguous = (lambda a: a._c_contiguous) if hasattr(cls, "_c_contiguous") else (lambda a: a.flags.c_contiguous)
+
+    def fits(a: Any, dtype: np.dtype, ndim: int, device: int) -> bool:
+        return a.dtype is dtype and a.ndim == ndim and contiguous(a) and a.data.device_id == device
+
+    return Reader(cls, lambda a: a.data.ptr, fits, lambda a: current().ptr or 1)
+
+
+def _torch_reader(cls: type) -> Reader:
+    import torch
+
+    raw = torch._C._cuda_getCurrentRawStream
+    dtypes = {
+        getattr(torch, n): np.dtype(n)
+        for n in (
+            "float16",
+            "float32",
+            "float64",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "bool",
+            "complex64",
+            "complex128",
+        )
+    }
+
+    def fits(a: Any, dtype: np.dtype, ndim: int, device: int) -> bool:
+        return dtypes.get(a.dtype) == dtype and a.dim() == ndim and a.get_device() == device and a.is_contiguous()
+
+    return Reader(cls, lambda a: a.data_ptr(), fits, lambda a: raw(a.get_device()) or 1)
+
+
+_READERS: dict[type, Reader | None] = {}
+
+
+def reader(a: Any) -> Reader | None:
+    """The fast reader of ``a``'s class (a CuPy array, a PyTorch tensor), or None."""
+    cls = type(a)
+    try:
+        return _READERS[cls]
+    except KeyError:
+        pass
+    made = None
+    top = cls.__module__.split(".")[0]
+    try:
+        if top == "cupy" and cls.__name__ == "ndarray":
+            made = _cupy_reader(cls)
+        elif top == "torch" and cls.__name__ in ("Tensor", "Parameter"):
+            made = _torch_reader(cls)
+    except (ImportError, AttributeError):
+        made = None
+    _READERS[cls] = made
+    return made
+
+
+def order_streams(given: Any, named: list[int], wait: Callable[[Any, int], None]) -> Any:
+    """The stream a launch goes on: ``given`` (a handle; None: not given) or, with none given, the
+    first stream the arguments' interfaces name; ``wait(stream, other)`` orders the launch's
+    stream after each other named stream."""
+    target = given
+    if target is None and named:
+        target = named[0]
+    for s in dict.fromkeys(named):
+        if s != target and not (target is None and s == 1):  # the legacy stream is None's own
+            wait(target, s)
+    return target
