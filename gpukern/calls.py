@@ -14,6 +14,7 @@ import numpy as np
 
 from . import formats, ir, lang, ops
 from .errors import KernelSyntaxError, KernelTypeError
+from .reductions import reduce_call, reduction_of
 from .types import (
     ScalarType,
     StorageType,
@@ -32,7 +33,7 @@ from .types import (
     promote,
     python_type,
 )
-from .values import Static, Value, coerce, describe, is_number, materialized, scalar
+from .values import ShapeOf, Static, Value, coerce, describe, is_number, materialized, scalar
 
 
 def lower_call(x: Any, node: ast.Call) -> Value:
@@ -60,6 +61,9 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         return round_call(x, node, args)
     if isinstance(fn, ScalarType) or python_type(fn) is not None:
         return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
+    reduction = reduction_of(fn)
+    if reduction is not None:
+        return reduce_call(x, node, reduction, args)
     mf = ops.math_func(fn)
     if mf is not None and getattr(fn, "__module__", None) == "math" and _any_complex(x, args):
         raise KernelTypeError(f"math.{name}() takes real numbers, as in Python", x.loc(node), f"use cmath.{name}()")
@@ -67,8 +71,15 @@ def lower_call(x: Any, node: ast.Call) -> Value:
         lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
         return lower[mf.typing](x, node, mf, args)
     if fn is len:
+        if len(args) == 1 and isinstance(args[0], ShapeOf):  # len(a.shape): its entries need not be known
+            return Static(args[0].array.type.ndim)
+        items = x.items_of(node, args[0]) if len(args) == 1 else None
+        if items is not None:
+            return Static(len(items))
         if len(args) != 1 or not isinstance(args[0], ir.ArrayRef):
-            raise KernelTypeError("len() takes one array", x.loc(node))
+            raise KernelTypeError("len() takes one array or tuple", x.loc(node))
+        if args[0].type.ndim == 0:
+            raise KernelTypeError(f"len() of the 0-dimensional array {args[0].name!r}, as in NumPy", x.loc(node))
         return x.shape_entry(node, args[0], 0)
     if isinstance(fn, lang.KernelObject):
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
@@ -229,10 +240,15 @@ def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
 def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
     """A function of an integer's bits (``popc``, ``brev``...): integers only, as in CUDA."""
     x.nargs(node, mf.nargs, mf.name)
-    v = scalar(x.loc(node), args[0], f"{mf.name}() argument")
+    return bits_of(x, node, mf, scalar(x.loc(node), args[0], f"{mf.name}() argument"))
+
+
+def bits_of(x: Any, node: ast.AST, mf: ops.MathFunc, v: Value, what: str | None = None) -> Value:
+    """``mf`` (a 'bits' or 'int' entry of ``ops.MATH``) of the integer ``v``."""
     t = materialize(x.type_of(v))
     if not t.is_int or t == bool_:
-        raise KernelTypeError(f"{mf.name}() takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
+        what = what or f"{mf.name}()"
+        raise KernelTypeError(f"{what} takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
     result = int32 if mf.typing == "bits" else t
     if isinstance(v, Static):
         return Static(mf.evaluate([v.value], t)[()].astype(result.dtype)[()])
@@ -241,11 +257,15 @@ def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Va
 
 def abs_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
     x.nargs(node, 1, "abs")
-    v = scalar(x.loc(node), args[0])
+    return abs_of(x, node, scalar(x.loc(node), args[0]))
+
+
+def abs_of(x: Any, node: ast.AST, v: Value) -> Value:
+    """Python's ``abs`` of a number (``ops.MATH["abs"]``): its own type, the modulus of a complex."""
     if isinstance(v, Static):
         return x.fold(node, abs, v.value)
     if v.type.is_complex:  # the modulus, a float of the parts' type (NumPy: hypot)
-        return ir.MathCall("abs", [v], mf.result_type(v.type), loc=x.loc(node))
+        return ir.MathCall("abs", [v], ops.MATH["abs"].result_type(v.type), loc=x.loc(node))
     if v.type == bool_:
         v = ir.Cast(v, int64, loc=x.loc(node))
     return ir.MathCall("abs", [v], v.type, loc=x.loc(node))
@@ -309,6 +329,33 @@ class _Conjugate(lang.Intrinsic):
         if isinstance(v, Static):
             return Static(v.value.conjugate())
         return ir.MathCall("conj", [v], v.type, loc=cx.loc(node))
+
+
+class _BitCount(lang.Intrinsic):
+    """``n.bit_count`` of one integer, waiting for its call: Python's (and NumPy's) number of set
+    bits of ``abs(n)``, that is ``popc(abs(n))`` (``ops.MATH``'s entries; ``abs`` of a signed MIN
+    wraps to MIN, whose one set bit is the count of 2**(bits-1) too)."""
+
+    def __init__(self, value: Value):
+        super().__init__("bit_count", "n.bit_count(): the number of set bits of abs(n)")
+        self.value = value
+
+    def lower(self, cx: Any, node: ast.Call) -> Value:
+        cx.nargs(node, 0, "bit_count")
+        v = self.value
+        t = cx.type_of(v)
+        if isinstance(v, Static) and t.is_int and t != bool_:  # Python's int for a literal, else int32 as popc's
+            count = abs(int(v.value)).bit_count()
+            return Static(count if isinstance(t, WeakType) else np.int32(count))
+        if materialize(t).kind == "i":
+            v = abs_of(cx, node, v)
+        return bits_of(cx, node, ops.MATH["popc"], v, ".bit_count()")
+
+
+def int_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:
+    """``n.bit_count`` of a number (run-time or constant), the one method of integers kernels have."""
+    assert node.attr == "bit_count"
+    return Static(_BitCount(base))
 
 
 def complex_attribute(x: Any, node: ast.Attribute, base: Value) -> Value:

@@ -62,10 +62,7 @@ def parse_type(text: str) -> ScalarType | ArrayType:
         )
     if m.group(2) is None:
         return elem
-    ndim = m.group(2).count(":")
-    if ndim > 3:
-        raise UsageError(f"malformed type {text!r}: arrays have 1 to 3 dimensions")
-    return ArrayType(elem, ndim)
+    return ArrayType(elem, m.group(2).count(":"))
 
 
 def parse_const(text: str) -> tuple[str, Any]:

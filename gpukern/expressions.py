@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import ir, lang, ops
-from .calls import complex_attribute, lower_call
+from .calls import complex_attribute, int_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .records import field_array, field_name, field_of, is_record_array, not_a_record
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
@@ -114,7 +114,7 @@ class ExpressionLowering(ast.NodeVisitor):
         value = lower()
         if len(self.f.block) != before:
             raise KernelSyntaxError(
-                f"{where} cannot call a function that returns a tuple",
+                f"{where} cannot call a function that returns a tuple, nor reduce an array (numpy.sum...)",
                 self.loc(node),
                 "assign its result to variables first",
             )
@@ -130,6 +130,8 @@ class ExpressionLowering(ast.NodeVisitor):
         name, f = node.id, self.f
         if name in f.env:
             v = f.env[name]
+            if isinstance(v, tuple):  # a tuple local: each use reads its item variables anew
+                return tuple(ir.Var(i.name, i.type, loc=self.loc(node)) if isinstance(i, ir.Var) else i for i in v)
             return ir.Var(v.name, v.type, loc=self.loc(node), temp=v.temp) if isinstance(v, ir.Var) else v
         if name in f.var_types or name in f.bindings:
             raise KernelTypeError(f"{name!r} is used before it is assigned", self.loc(node))
@@ -152,12 +154,25 @@ class ExpressionLowering(ast.NodeVisitor):
             return Static(tuple(v.value for v in values))
         return values
 
+    def items_of(self, node: ast.AST, v: Value) -> tuple[Value, ...] | None:
+        """The items of a tuple value -- a tuple of values, a constant tuple, or ``a.shape`` -- or None
+        for any other value: what unpacking, tuple indices and tuple locals take."""
+        if isinstance(v, tuple):
+            return v
+        if isinstance(v, Static) and isinstance(v.value, tuple):
+            return tuple(Static(i) for i in v.value)
+        if isinstance(v, ShapeOf):
+            return tuple(self.shape_entry(node, v.array, d) for d in range(v.array.type.ndim))
+        return None
+
     def visit_Attribute(self, node: ast.Attribute) -> Value:
         base, attr = self.visit(node.value), node.attr
         if isinstance(base, RecordElement):  # a[i].x
             return self.field_load(node, base, attr)
         if isinstance(base, ir.Expr) and base.type.is_complex or is_number(base) and attr == "conjugate":
             return complex_attribute(self, node, base)
+        if attr == "bit_count" and (isinstance(base, ir.Expr) or is_number(base)):
+            return int_attribute(self, node, base)
         if isinstance(base, Static):
             obj = base.value
             if isinstance(obj, lang.Dim3):
@@ -171,6 +186,8 @@ class ExpressionLowering(ast.NodeVisitor):
             if attr == "ndim":
                 return Static(base.type.ndim)
             if attr == "size":  # the product of the shape, as NumPy's (int64 for a global array)
+                if base.type.ndim == 0:  # one element
+                    return Static(np.int64(1) if base.type.shape is None else 1)
                 size = self.shape_entry(node, base, 0)
                 for d in range(1, base.type.ndim):
                     size = self.binop(node, ast.Mult, size, self.shape_entry(node, base, d))
@@ -201,12 +218,12 @@ class ExpressionLowering(ast.NodeVisitor):
                     f"{arr.name}.shape has {arr.type.ndim} entries; index {d!r} is invalid", self.loc(node)
                 )
             return self.shape_entry(node, arr, d % arr.type.ndim)
-        if isinstance(base, tuple) or isinstance(base, Static) and isinstance(base.value, tuple):
-            items = base if isinstance(base, tuple) else base.value
+        items = self.items_of(node, base)
+        if items is not None:
             i = self.static_value(node.slice)
             if not isinstance(i, (int, np.integer)) or isinstance(i, bool) or not -len(items) <= i < len(items):
                 raise KernelTypeError(f"index {i!r} is not valid for a tuple of {len(items)} items", self.loc(node))
-            return items[i] if isinstance(base, tuple) else Static(items[i])
+            return items[i]
         if isinstance(base, (ir.ArrayRef, Partial)):
             array = base if isinstance(base, ir.ArrayRef) else base.array
             prior = list(base.indices) if isinstance(base, Partial) else []
@@ -220,12 +237,25 @@ class ExpressionLowering(ast.NodeVisitor):
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
     def index_list(self, index: ast.expr) -> list[ir.Expr]:
-        """The integer indices of ``a[index]`` (one, or a tuple of them)."""
+        """The integer indices of ``a[index]``: one, a tuple of them written out (``a[i, j]``, ``a[()]``),
+        or a tuple value (``a[t]`` where ``t = (i, j)``, ``a[b.shape]``), as NumPy reads them."""
+        if isinstance(index, ast.Tuple):
+            elts = index.elts
+            for e in elts:
+                if isinstance(e, ast.Slice):
+                    raise KernelSyntaxError(
+                        "slices are not supported in kernels; index one element at a time", self.loc(e)
+                    )
+            values = [self.visit(e) for e in elts]
+        elif isinstance(index, ast.Slice):
+            raise KernelSyntaxError("slices are not supported in kernels; index one element at a time", self.loc(index))
+        else:
+            v = self.visit(index)
+            items = self.items_of(index, v)
+            elts, values = ([index] * len(items), list(items)) if items is not None else ([index], [v])
         out = []
-        for e in index.elts if isinstance(index, ast.Tuple) else [index]:
-            if isinstance(e, ast.Slice):
-                raise KernelSyntaxError("slices are not supported in kernels; index one element at a time", self.loc(e))
-            v = scalar(self.loc(e), self.visit(e), "array index")
+        for e, v in zip(elts, values):
+            v = scalar(self.loc(e), v, "array index")
             t = self.type_of(v)
             if not t.is_int:
                 raise KernelTypeError(
@@ -406,12 +436,7 @@ class ExpressionLowering(ast.NodeVisitor):
             elif known is not None and is_pure(a if isinstance(a, ir.Expr) else b):
                 part = Static(known)
             else:
-                t = materialize(promote(self.type_of(a), self.type_of(b)))
-                if t.is_complex and ops.COMPARE[op].complex_helper is None:
-                    raise KernelTypeError(
-                        f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
-                    )
-                part = ir.Compare(op, coerce(loc, a, t), coerce(loc, b, t), bool_, loc=loc)
+                part = self.compare(node, op, a, b)
             if isinstance(result, Static):
                 if not result.value:
                     return result
@@ -422,6 +447,17 @@ class ExpressionLowering(ast.NodeVisitor):
             else:
                 result = ir.Logic("and", result, part, bool_, loc=loc)
         return result
+
+    def compare(self, node: ast.AST, op: str, a: Value, b: Value) -> ir.Compare:
+        """``a op b`` (``op`` a key of ``ops.COMPARE``) of two numbers, not both constants: compared in
+        their promoted type."""
+        loc = self.loc(node)
+        t = materialize(promote(self.type_of(a), self.type_of(b)))
+        if t.is_complex and ops.COMPARE[op].complex_helper is None:
+            raise KernelTypeError(
+                f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
+            )
+        return ir.Compare(op, coerce(loc, a, t), coerce(loc, b, t), bool_, loc=loc)
 
     def visit_IfExp(self, node: ast.IfExp) -> Value:
         cond = self.condition(node.test)

@@ -26,19 +26,24 @@ from .passes import finish_declarations, mark_index_arithmetic, structure_early_
 from .source import ParsedFunction
 from .types import (
     ArrayType,
+    RecordType,
     ScalarType,
     StorageType,
     TupleType,
     Type,
     WeakType,
+    array_element,
     bool_,
-    from_dtype,
     join,
     materialize,
     python_type,
     value_type,
 )
 from .values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
+
+# run-time values that cannot change while a thread runs (a vector's lane, a call result's item, a
+# thread index, a shape): held as they are, where another value is copied into a temporary first
+STEADY = (ir.Lit, ir.Lane, ir.Item, ir.Special, ir.Shape)
 
 CONSTANT_BYTES = 64 * 1024  # constant memory every CUDA device has, and OpenCL's minimum
 
@@ -98,11 +103,9 @@ class Compiler:
         if known is not None:
             return known[0]
         try:
-            elem = from_dtype(value.dtype, f" for the constant table {name!r}")
+            elem = array_element(value.dtype, f" for the constant table {name!r}")
         except KernelTypeError as e:
             raise KernelTypeError(e.message, loc, "convert the table to a supported type") from None
-        if value.ndim == 0 or value.size == 0:
-            raise KernelTypeError(f"the constant table {name!r} must have at least one element in one dimension", loc)
         total = sum(d.nbytes for _, d in self.tables.values()) + value.size * elem.itemsize
         if total > CONSTANT_BYTES:
             raise KernelTypeError(
@@ -113,7 +116,9 @@ class Compiler:
             )
         taken = {ref.name for ref, _ in self.tables.values()}
         unique = ir.fresh_name(name, taken)
-        if isinstance(elem, StorageType):  # bfloat16 (ml_dtypes): its bits, as the simulator's memory holds them
+        if isinstance(elem, RecordType):  # records: the very layout, fields read one by one (gpukern.records)
+            data = np.array(value, order="C", copy=True)
+        elif isinstance(elem, StorageType):  # bfloat16 (ml_dtypes): its bits, as the simulator's memory holds them
             data = np.array(np.ascontiguousarray(value).view(elem.dtype), order="C", copy=True)
         else:
             data = np.array(value, dtype=elem.dtype, order="C", copy=True)
@@ -174,6 +179,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.returns_value: bool | None = None
         self.static_names = _single_assignment_names(parsed.tree)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
+        self.tuple_locals: dict[str, list[str]] = {}  # a local holding a tuple: the variables of its items
         self.launch_bounds: tuple[int, ...] | None = None
         code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
         self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
@@ -188,7 +194,7 @@ class FunctionLowering(ast.NodeVisitor):
             self.unsettled = False
             self.env: dict[str, Value] = dict(self.bindings)
             self.arrays: list[ir.DeclArray] = []
-            self.taken = set(self.python_names)  # names temporaries must not take
+            self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
             body = self.lower_block(tree.body)
             if not self.unsettled:  # no type changed after it was first used: this IR is final
                 break
@@ -255,7 +261,7 @@ class FunctionLowering(ast.NodeVisitor):
     def hold(self, node: ast.AST, v: Value, base: str = "tmp") -> Value:
         """``v`` evaluated once, now: a run-time value is kept in a temporary (Python evaluates
         each expression once, where reusing its IR would evaluate it again)."""
-        if not isinstance(v, ir.Expr) or isinstance(v, (ir.Lit, ir.Lane, ir.Item)):  # a Lane or Item cannot change
+        if not isinstance(v, ir.Expr) or isinstance(v, STEADY):
             return v
         t = ir.Var(self.fresh(base), v.type, temp=True)
         self.var_types[t.name] = v.type
@@ -273,7 +279,12 @@ class FunctionLowering(ast.NodeVisitor):
         finally:
             self.block = saved  # type: ignore[assignment]
         # a vector loaded in this block is a C variable of this block: it does not outlive it
-        for n in [n for n, v in self.env.items() if isinstance(v, tuple) and vectors.get(n) is not v]:
+        # (a tuple local's items are variables of the function, as any local's value is)
+        for n in [
+            n
+            for n, v in self.env.items()
+            if isinstance(v, tuple) and vectors.get(n) is not v and n not in self.tuple_locals
+        ]:
             del self.env[n]
             self.block_vectors.add(n)
         return out
@@ -338,11 +349,12 @@ class FunctionLowering(ast.NodeVisitor):
             array, indices = self.subscript_target(target)
             self.store(node, array, indices, value)
         elif isinstance(target, ast.Tuple):
-            values = value if isinstance(value, tuple) else None
-            if isinstance(value, Static) and isinstance(value.value, tuple):
-                values = tuple(Static(x) for x in value.value)
+            values = self.x.items_of(node, value)
             if values is None or len(values) != len(target.elts):
-                raise self.type_error(node, f"cannot unpack {describe(value)} into {len(target.elts)} names")
+                what = describe(value)
+                if values is not None:
+                    what = f"{'a tuple' if isinstance(value, (tuple, Static)) else what} of {len(values)} items"
+                raise self.type_error(node, f"cannot unpack {what} into {len(target.elts)} names")
             # Python evaluates the whole right side first: hold run-time values in temporaries.
             held = [self.hold(node, v) for v in values]
             for t, v in zip(target.elts, held):
@@ -354,20 +366,36 @@ class FunctionLowering(ast.NodeVisitor):
         name = target.id
         if name in self.bindings and isinstance(self.bindings[name], (ir.ArrayRef, Static)):
             raise self.type_error(target, f"cannot assign to parameter {name!r}, which is an array or a Const")
-        if name in self.static_names and not isinstance(value, ir.Expr):
+        if name in self.static_names and not isinstance(value, ir.Expr) and not _changing_tuple(value):
             if isinstance(value, ir.ArrayRef) and value.temp:
                 value.name, value.temp = name, False  # a fresh shared()/local() array takes the user's name
             self.env[name] = value  # compile-time value: folds wherever it is used
             return
-        if isinstance(value, tuple) and all(is_number(v) or isinstance(v, (ir.Lane, ir.Lit, ir.Item)) for v in value):
-            self.env[name] = value  # a vload's result: its lanes never change, so uses read them directly
+        if (
+            isinstance(value, tuple)
+            and any(isinstance(v, (ir.Lane, ir.Item)) for v in value)
+            and all(is_number(v) or isinstance(v, (ir.Lane, ir.Lit, ir.Item)) for v in value)
+            and name not in self.tuple_locals
+        ):
+            self.env[name] = value  # a vload's or a call's result: its items never change, so uses read them directly
             return
+        items = self.x.items_of(node, value)
+        if items is not None:
+            return self.assign_tuple(target, items, node)
+        if name in self.tuple_locals:
+            raise self.type_error(
+                node, f"{name!r} holds a tuple elsewhere and {describe(value)} here", "use another name for it"
+            )
         if not (is_number(value) or isinstance(value, ir.Expr)):
             raise self.type_error(
                 node,
                 f"cannot assign {describe(value)} to {name!r}",
                 "arrays, intrinsics and functions may only be bound once, at the top level of the kernel",
             )
+        self.assign_var(name, value, node, target)
+
+    def assign_var(self, name: str, value: Value, node: ast.AST, target: ast.AST) -> None:
+        """The variable ``name`` (a local, or a tuple local's item) set to the number ``value``."""
         new_t = self.x.type_of(value)
         if name in self.pinned:
             t = self.pinned[name]
@@ -379,6 +407,31 @@ class FunctionLowering(ast.NodeVisitor):
         var = ir.Var(name, t, loc=self.loc(target))
         self.env[name] = var
         self.emit(ir.Assign(var, coerce(self.loc(node), value, t), loc=self.loc(node)))
+
+    def assign_tuple(self, target: ast.Name, items: tuple[Value, ...], node: ast.AST) -> None:
+        """``t = (a, b)``: a tuple local is one variable per item (``t_0``, ``t_1``: their types the join
+        of what each position is assigned, as any local's), so ``t`` keeps the values it was given."""
+        name, loc = target.id, self.loc(node)
+        items = tuple(scalar(loc, v, f"an item of the tuple assigned to {name!r}") for v in items)
+        names = self.tuple_locals.get(name)
+        if names is None:
+            if name in self.var_types or name in self.pinned:
+                raise self.type_error(node, f"{name!r} holds a number elsewhere and a tuple here", "use another name")
+            names = self.tuple_locals[name] = [ir.fresh_name(f"{name}_{k}", self.taken) for k in range(len(items))]
+        elif len(names) != len(items):
+            raise self.type_error(
+                node, f"{name!r} holds a tuple of {len(names)} items elsewhere and of {len(items)} here"
+            )
+        # t = (t[1], t[0]): the right side first, as Python -- items up to the last that reads an item
+        # variable assigned before it are held first (in order, so calls among them keep their order)
+        reads = [
+            {n.name for n in ir.walk(v) if isinstance(n, ir.Var)} if isinstance(v, ir.Expr) else set() for v in items
+        ]
+        last = max((k for k in range(len(items)) if reads[k] & set(names[:k])), default=-1)
+        items = tuple(self.hold(node, v) for v in items[: last + 1]) + items[last + 1 :]
+        for item, v in zip(names, items):
+            self.assign_var(item, v, node, target)
+        self.env[name] = tuple(self.env[item] for item in names)
 
     def subscript_target(self, node: ast.Subscript | ast.Attribute) -> tuple[ir.ArrayRef, list[ir.Expr]]:
         """The array and indices an element target names: ``a[i, j]``, and for a record array
@@ -538,8 +591,9 @@ class FunctionLowering(ast.NodeVisitor):
             self.emit(ir.Return(loc=self.loc(node)))
             return
         value = self.x.visit(node.value)
-        if isinstance(value, tuple) or isinstance(value, Static) and isinstance(value.value, tuple):
-            return self.return_tuple(node, value)
+        items = self.x.items_of(node, value)
+        if items is not None:
+            return self.return_tuple(node, items)
         if isinstance(self.ret_type, tuple):
             raise self.type_error(node, f"this function returns a tuple of {len(self.ret_type)} items elsewhere")
         value = scalar(self.loc(node), value, "returned value")
@@ -550,10 +604,9 @@ class FunctionLowering(ast.NodeVisitor):
         t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
         self.emit(ir.Return(coerce(self.loc(node), value, t), loc=self.loc(node)))
 
-    def return_tuple(self, node: ast.Return, value: Value) -> None:
+    def return_tuple(self, node: ast.Return, items: tuple[Value, ...]) -> None:
         """``return a, b``: every return of the function gives as many items; each position's type
         is the join of what the returns give there, as a variable's is."""
-        items = tuple(Static(v) for v in value.value) if isinstance(value, Static) else value
         if not items:
             raise self.type_error(node, "a function cannot return an empty tuple", "return nothing instead")
         items = tuple(scalar(self.loc(node), v, "a returned tuple's item") for v in items)
@@ -585,6 +638,12 @@ class FunctionLowering(ast.NodeVisitor):
         for s in node.body:
             self.visit(s)
         self.emit(ir.Barrier(loc=self.loc(node)))
+
+
+def _changing_tuple(value: Value) -> bool:
+    """A tuple with an item whose value may change after the tuple is made (a variable, a load):
+    a local bound to it keeps its own copies (``FunctionLowering.assign_tuple``)."""
+    return isinstance(value, tuple) and any(isinstance(v, ir.Expr) and not isinstance(v, STEADY) for v in value)
 
 
 def _check_signature(tree: ast.FunctionDef, loc: Loc) -> None:

@@ -206,9 +206,9 @@ class _ArrayDecl(Intrinsic):
             return _dynamic_array(cx, node, elem)  # Numba's spelling of memory sized at launch
         shape = shape if isinstance(shape, tuple) else (shape,)
         ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in shape)
-        if not shape or len(shape) > 3 or not ok:
+        if not shape or not ok:
             raise KernelTypeError(
-                f"{space}() shape must be 1 to 3 positive integers, not {shape!r}", cx.loc(node.args[1])
+                f"{space}() shape must be one or more positive integers, not {shape!r}", cx.loc(node.args[1])
             )
         shape = tuple(int(s) for s in shape)
         if int(np.prod(shape, dtype=object)) > self.MAX_ELEMENTS:
@@ -265,6 +265,8 @@ class _Vector(Intrinsic):
 
     def check(self, cx: Lowering, node: ast.Call, array: ir.ArrayRef, indices: list[ir.Expr], width: Any) -> int:
         elem, what, loc = array.type.elem, self.name, cx.loc(node)
+        if array.type.ndim == 0:
+            raise KernelTypeError(f"{what}() of a 0-dimensional array, which holds one element", loc)
         if array.record_field is not None:
             raise KernelTypeError(f"{what}() of a record field: fields are read one element at a time", loc)
         if width not in (2, 4) or isinstance(width, bool):

@@ -346,6 +346,10 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
 
     body: list[ir.Stmt] = list(loads)
     for j in range(width):
-        body.extend(_rebuilt(s, lane(j), fresh=j > 0) for s in loop.body)  # each copy its own nodes
+        copies = [_rebuilt(s, lane(j), fresh=j > 0) for s in loop.body]  # each copy its own nodes
+        for s in copies if j else ():  # the body's own variables are declared once, by the first copy
+            if isinstance(s, ir.Assign) and s.declare:
+                s.declare = False
+        body.extend(copies)
     loop.body = body
     loop.step = ir.Lit(width, loop.step.type, loc=loop.step.loc)

@@ -304,10 +304,6 @@ class ArrayParam(Param):
                 elem = array_element(dtype, f" for argument {self.name!r}")
             except KernelTypeError as e:
                 raise LaunchError(e.message) from None
-            if not 1 <= len(shape) <= 3:
-                raise LaunchError(
-                    f"argument {self.name!r}: arrays of 1 to 3 dimensions are supported, got {len(shape)}"
-                )
             return ArrayType(elem, len(shape))
         if dtype != want.elem.dtype and from_dtype_or_none(dtype) is not want.elem:
             how = (

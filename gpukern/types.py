@@ -284,8 +284,8 @@ class _ArrayAnnotation:
         elem = item[0]
         elem_t = elem if isinstance(elem, ScalarType) else python_type(elem) or array_element(elem)
         ndim = item[1] if len(item) == 2 else 1
-        if not isinstance(ndim, int) or not 1 <= ndim <= 3:
-            raise KernelTypeError(f"Array ndim must be 1, 2 or 3, not {ndim!r}")
+        if not isinstance(ndim, int) or isinstance(ndim, bool) or ndim < 0:
+            raise KernelTypeError(f"Array ndim must be an int, 0 or more, not {ndim!r}")
         return ArrayType(elem_t, ndim)
 
 

@@ -434,8 +434,8 @@ def ty_local_zero_shape(a: Array[float32], ai: Array[int32], x: float32, n: int3
 
 
 @gk.kernel
-def ty_local_four_dims(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    r = local(float32, (2, 2, 2, 2))  # E119
+def ty_local_float_shape(a: Array[float32], ai: Array[int32], x: float32, n: int32):
+    r = local(float32, (2, 2.5))  # E119
     a[0] = x
 
 

@@ -122,7 +122,7 @@ COMPILE_CASES = [
     C("shared-runtime-dtype", K.ty_shared_runtime_dtype, TYP, "E116", "shared", "element type"),
     C("shared-in-func", K.ty_shared_in_func, SYN, "E117", "shared", "kernel"),
     C("local-zero-shape", K.ty_local_zero_shape, TYP, "E118", "local", "shape"),
-    C("local-four-dims", K.ty_local_four_dims, TYP, "E119", "local", "shape"),
+    C("local-float-shape", K.ty_local_float_shape, TYP, "E119", "local", "shape"),
     C(
         "atomic-and-float64",
         K.ty_atomic_float64,
@@ -276,13 +276,6 @@ LAUNCH_CASES = [
         "'out'",
         "unsupported element type",
         "M8[s]",
-    ),
-    L(
-        "inferred-4d-array",
-        K.fill_inferred,
-        lambda s: K.fill_inferred[1, 16](s.out.reshape(2, 2, 2, 2), 1.0),
-        "'out'",
-        "dimensions",
     ),
     L("inferred-string-scalar", K.fill_inferred, lambda s: K.fill_inferred[1, 16](s.out, "x"), "'v'", "str"),
     L("check-option-off-sim", K.copy1, lambda s: K.copy1[1, 16](s.out, _f32(), 16, check=True), "check", "simulator"),

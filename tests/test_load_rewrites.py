@@ -161,6 +161,28 @@ def test_a_loop_along_a_shared_row_reads_it_in_16_byte_vectors(backend, width, c
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
 
 
+@kernel
+def row_sum_through_a_local(out: Array[int32]):
+    s = shared(int32, (2, 8))
+    t = thread_idx.x
+    s[t // 8, t % 8] = t
+    barrier()
+    acc = 0
+    for k in range(8):
+        e = s[1, k]  # a variable of the body: the copies of the body declare it once
+        acc += e * k
+    out[t] = acc
+
+
+def test_a_variable_of_a_vectorised_loop_body_is_declared_once(backend):
+    fd = _kernel_ir(row_sum_through_a_local, np.zeros(16, np.int32))
+    assert len(_vector_loads(fd)) == 1  # one int4 a step of the loop
+    assert sum(1 for n in ir.walk_body(fd.body) if isinstance(n, ir.Assign) and n.declare and n.target.name == "e") == 1
+    out = np.zeros(16, np.int32)
+    row_sum_through_a_local[1, 16](out)  # and conftest compiles the CUDA C, which declared it 4 times before
+    assert (out == sum((8 + k) * k for k in range(8))).all()
+
+
 def test_a_row_the_loop_writes_is_read_element_by_element():
     args = (np.ones(64, np.float32), np.ones(16, np.float32), np.zeros(32, np.float32), 16, 16, 1)
     assert _vector_loads(_kernel_ir(row_dot, *args)) == []

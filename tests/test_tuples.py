@@ -167,5 +167,5 @@ def test_tuple_calls_where_python_evaluates_again_or_not_at_all_are_refused(use,
 
 def test_unpacking_the_wrong_number_of_items_is_refused():
     k = _compile("@func\ndef f(x):\n    return x, x\n\n@kernel\ndef k(a: Array[float32]):\n    x, y, z = f(a[0])\n")
-    with pytest.raises(gk.KernelTypeError, match="cannot unpack tuple into 3 names"):
+    with pytest.raises(gk.KernelTypeError, match="cannot unpack a tuple of 2 items into 3 names"):
         k.source(np.zeros(1, np.float32))

@@ -105,8 +105,7 @@ class _Run:
         self.frames: list[_Frame] = []
         self.mem = MemoryPath(self, check)
         self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
-            ref.name: Memory(ref.name, "constant", data.reshape(-1), tuple(data.shape))
-            for ref, data in variant.program.tables
+            ref.name: self.mem.table(ref, data) for ref, data in variant.program.tables
         }
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
@@ -338,10 +337,10 @@ class _Run:
 
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:
-        found = self.frame.arrays.get(ref.name)
+        found = self.frame.arrays.get(ref.name) or self.tables.get(ref.name)  # a function's own, or a table
         if ref.record_field is not None:  # a["x"], a[i].x: the field's view of the record array
             return self.mem.field(found, ref.record_field)
-        return found if found is not None else self.tables[ref.name]  # a function's own, or a table
+        return found
 
     def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
         return getattr(self, f"e_{type(e).__name__}")(e, m)

@@ -194,6 +194,14 @@ class MemoryPath:
                 self.initialised.attach(mem, unwritten)
         return mem
 
+    def table(self, ref: ir.ArrayRef, data: np.ndarray) -> Memory:
+        """A constant table: read-only (nothing to track but bounds); a table of records reaches its
+        fields through views, as a global record array does."""
+        mem = Memory(ref.name, "constant", data.reshape(-1), tuple(data.shape))
+        if data.dtype.names is not None:
+            self.record_arrays[mem] = (False, None)
+        return mem
+
     def declare(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A shared array (a copy per block) or local array (a copy per lane)."""
         if ref.type.shape is None:
@@ -228,7 +236,7 @@ class MemoryPath:
             return found
         written, unwritten = self.record_arrays[mem]
         dtype = mem.data.dtype
-        view = Memory(f"{mem.name}.{name}", "global", mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
+        view = Memory(f"{mem.name}.{name}", mem.space, mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
         if self.check:
             if written:
                 what = f"in kernel {self.run.kname}: race tracking of field {name!r} of {mem.name!r}"
@@ -336,7 +344,7 @@ class MemoryPath:
         itype = np.int64 if wide else np.int32
         ix = [(np.broadcast_to(i, (run.lanes,)) if full else np.broadcast_to(i, (run.lanes,))[lanes]) for i in idx]
         ix = [i.astype(itype, copy=False) for i in ix]
-        flat = ix[0]
+        flat = ix[0] if ix else np.zeros(len(lanes), itype)  # a 0-dimensional array: its one element
         for i, n in zip(ix[1:], mem.shape[1:]):
             flat = flat * n + i
         if self.check:

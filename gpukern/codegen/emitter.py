@@ -242,6 +242,7 @@ class Emitter:
         self.vectorised = any(
             isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
         )
+        self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = _record_names(prog)
         structs = [self.struct(t) for t in self.records]
@@ -275,24 +276,43 @@ class Emitter:
         """A constant table's declaration with its values (specials as constant expressions)."""
         t = ref.type.elem
         specials = {**self.d.float_specials, **self.d.constant_specials}
-        values = []
-        as_bits = t.itemsize == 2 and t.is_float  # float16, bfloat16: stored bits (or the dialect's spelling of them)
-        for v in data.reshape(-1).view(f"u{t.itemsize}").tolist() if as_bits else data.reshape(-1).tolist():
-            if as_bits:
-                values.append(self.d.constant_bits.get(t, "{0}").format(f"0x{v:04x}"))
-            elif t.is_complex:  # an aggregate of its parts (make_float2 is no constant expression)
-                f = component(t)
-                values.append("{" + ", ".join(self.table_value(p, f, specials) for p in (v.real, v.imag)) + "}")
-            elif t.is_float:
-                values.append(self.table_value(v, t, specials))
-            else:
-                values.append(self.expr(ir.Lit(v, t)))
-        shape = tuple(ref.type.shape or ())
+        shape = tuple(max(n, 1) for n in ref.type.shape or ()) or (1,)  # C: no 0 sides; a 0-D table has [1]
+        if data.size == 0:  # C has no arrays of 0 elements: zeros, which no read reaches (bounds are the shape's)
+            data = np.zeros(shape, data.dtype)
+        if isinstance(t, RecordType):
+            values = [self.record_value(t, r, specials) for r in data.reshape(-1)]
+        else:
+            values = [self.constant_value(v, t, specials) for v in data.reshape(-1)]
         dims = "".join(f"[{n}]" for n in shape)
         body = self._table_rows(values, shape)
         where = f"  // a table of the module, first read at line {ref.loc.lineno}" if ref.loc is not None else ""
         head = f"{self.d.qualifiers['constant']}{self.storage(t)} {self.tables[ref.name]}{dims} = {{{where}"
         return f"{head}\n    {body}\n}};"
+
+    def record_value(self, t: RecordType, record: Any, specials: dict[tuple[str, ScalarType], str]) -> str:
+        """One record of a constant table: its members in the struct's order, pads as zeros (``struct``)."""
+        parts, at = [], 0
+        for f in t.fields:
+            if f.offset > at:
+                parts.append("{0}")
+            parts.append(self.constant_value(record[f.name], f.type, specials))
+            at = f.offset + f.type.itemsize
+        if t.itemsize > at:
+            parts.append("{0}")
+        return "{" + ", ".join(parts) + "}"
+
+    def constant_value(self, v: Any, t: ScalarType, specials: dict[tuple[str, ScalarType], str]) -> str:
+        """One element of a constant table, as a constant expression."""
+        if t.itemsize == 2 and t.is_float:  # float16, bfloat16: stored bits (or the dialect's spelling of them)
+            bits = int(np.asarray(v).view(np.uint16))
+            return self.d.constant_bits.get(t, "{0}").format(f"0x{bits:04x}")
+        v = v.item() if isinstance(v, np.generic) else v
+        if t.is_complex:  # an aggregate of its parts (make_float2 is no constant expression)
+            f = component(t)
+            return "{" + ", ".join(self.table_value(p, f, specials) for p in (v.real, v.imag)) + "}"
+        if t.is_float:
+            return self.table_value(v, t, specials)
+        return self.expr(ir.Lit(v, t))
 
     @staticmethod
     def _table_rows(values: list[str], shape: tuple[int, ...]) -> str:
@@ -337,8 +357,10 @@ class Emitter:
         self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)
-        self.record_arrays = {  # record array parameters: the arrays whose fields ``element`` reaches
-            p.name: p.type.elem for p in fd.params if isinstance(p, ir.ArrayRef) and isinstance(p.type.elem, RecordType)
+        self.record_arrays = {  # record array parameters and tables: the arrays whose fields ``element`` reaches
+            p.name: p.type.elem
+            for p in list(fd.params) + [ref for ref, _ in self.program.tables]
+            if isinstance(p, ir.ArrayRef) and isinstance(p.type.elem, RecordType)
         }
         dynamic = fd.is_kernel and uses_dynamic_shared(fd)
         if fd.is_kernel:
@@ -719,6 +741,8 @@ class Emitter:
 
     def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)
+        if not indices:  # a 0-dimensional array: its one element (a constant table's declaration has [1])
+            return f"{name}[0]"
         if array.type.space != "global" or array.type.ndim == 1:
             return name + "".join(f"[{self.expr(i)}]" for i in indices)
         # C-contiguous global array: flatten with the shape passed alongside the pointer
@@ -1033,15 +1057,15 @@ def _record_names(prog: ir.Program) -> dict[RecordType, tuple[str, dict[str, str
     (``gk_record0``...) and its members' C names (a field named like a C word gets a ``_``, one
     that is no identifier is ``gk_field<k>``)."""
     out: dict[RecordType, tuple[str, dict[str, str]]] = {}
-    for fd in prog.funcs + [prog.kernel]:
-        for p in fd.params:
-            t = p.type.elem if isinstance(p, ir.ArrayRef) else None
-            if isinstance(t, RecordType) and t not in out:
-                members: dict[str, str] = {}
-                for k, f in enumerate(t.fields):  # a name C cannot spell ("a b", "x-1") is the k-th field's
-                    cname = c_identifier(f.name) if f.name.isidentifier() and f.name.isascii() else f"gk_field{k}"
-                    while cname in members.values():  # c_identifier keeps gk_ names (the pads') for gpukern
-                        cname += "_"
-                    members[f.name] = cname
-                out[t] = (f"gk_record{len(out)}", members)
+    arrays = [p for fd in prog.funcs + [prog.kernel] for p in fd.params] + [ref for ref, _ in prog.tables]
+    for p in arrays:
+        t = p.type.elem if isinstance(p, ir.ArrayRef) else None
+        if isinstance(t, RecordType) and t not in out:
+            members: dict[str, str] = {}
+            for k, f in enumerate(t.fields):  # a name C cannot spell ("a b", "x-1") is the k-th field's
+                cname = c_identifier(f.name) if f.name.isidentifier() and f.name.isascii() else f"gk_field{k}"
+                while cname in members.values():  # c_identifier keeps gk_ names (the pads') for gpukern
+                    cname += "_"
+                members[f.name] = cname
+            out[t] = (f"gk_record{len(out)}", members)
     return out

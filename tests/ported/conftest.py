@@ -10,7 +10,6 @@ import pytest
 STILL_FAILING = {
     "test_syncwarp_mask": "the source passes a mask that leaves out the calling lane; the simulator reports "
     "it as WarpMaskError (CUDA leaves it undefined) and OpenCL's emulation refuses syncwarp in a branch",
-    "test_const_record": "record dtypes as constant tables are not supported",
     "test_round_to_f8": "round(x, ndigits) with ndigits other than 0",
     "test_set_a_recordtype": "a complex64 field at byte 12 (a packed dtype) is refused",
     "test_useful_syncwarp[sim]": "a race in the source, which the simulator reports: in `ary[i] = ary[0]`, "

@@ -501,7 +501,7 @@ def _ary2(seed, dtype):
 
 @pytest.mark.parametrize("kernel, dtype, delta", [
     (atomic_add2, np.uint32, 1),
-    pytest.param(atomic_add2_wrap, np.uint32, 1, marks=gap("tuple-valued indices (`bin = (tx, ty)`; `sm[bin]`)")),
+    (atomic_add2_wrap, np.uint32, 1),
     pytest.param(atomic_add3, np.uint32, 1, marks=needs("uint64 casts")),
     (atomic_add_float_2, np.float32, 1),
     (atomic_add_double_2, np.float64, 1),
@@ -961,7 +961,6 @@ def test_atomic_cas_1dim(backend, dtype, fill, unfill):
     _check_cas(atomic_cas_1dim, fill, unfill, dtype)
 
 
-@gap("tuple-valued indices (`gid = cuda.grid(2)`; `old[gid]`)")
 def test_atomic_cas_2dim(backend):
     _check_cas(atomic_cas_2dim, -99, -1, np.int32, ndim=2)
 

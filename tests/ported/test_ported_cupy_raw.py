@@ -21,7 +21,7 @@ import pytest
 import gpukern as gk
 from gpukern import atomic_add, barrier, block_dim, block_idx, global_id, grid_dim, int32, shared, thread_idx
 
-from .support import gap, needs
+from .support import needs
 
 _WARP = needs("warp intrinsics")
 
@@ -234,7 +234,6 @@ def test_raw_multidimensional_array_with_attr(backend):
     np.testing.assert_array_equal(x, y)
 
 
-@gap("arrays of more than 3 dimensions")
 def test_raw_ndim(backend):
     x = np.empty((1, 1, 1, 1, 1, 1, 1), dtype=np.int32)
     y = np.zeros((1,), dtype=np.int64)
@@ -242,7 +241,6 @@ def test_raw_ndim(backend):
     assert y[0] == x.ndim
 
 
-@gap("0-dimensional arrays and the empty index `x[()]`")
 def test_raw_0dim_array(backend):
     x = np.array(_random((), np.int32, 0))
     y = np.array(_random((), np.int32, 1))

@@ -17,7 +17,7 @@ import pytest
 import gpukern as gk
 from gpukern import block_dim, block_idx, global_id, grid_dim, thread_idx
 
-from .support import gap, needs
+from .support import needs
 
 # ---------------------------------------------------------------- thread geometry
 
@@ -178,7 +178,6 @@ def test_simple_gridsize2d(backend):
     assert list(ary) == [nctaid[0] * ntid[0], nctaid[1] * ntid[1]]
 
 
-@gap("unpacking an array's shape (`height, width = c.shape`)")
 def test_intrinsic_forloop_step(backend):
     ntid, nctaid = (4, 3), (5, 6)
     shape = (ntid[0] * nctaid[0], ntid[1] * nctaid[1])
@@ -297,7 +296,6 @@ def test_popc(backend, c, width):
     assert ary[0] == bin(_bits(int(c), width)).count("1")
 
 
-@gap("the int.bit_count() method")
 def test_bit_count(backend):
     ary = np.zeros(1, dtype=np.int32)
     simple_bit_count[1, 1](ary, np.uint32(0xFFFFFFFF))

@@ -76,7 +76,6 @@ def array_np_all(out):
     out[0] = np.all(ALL_CASE)
 
 
-@gap("NumPy array reductions (`np.sum(a)`, `np.max(a)`, `np.all(a)`) in a kernel")
 @pytest.mark.parametrize("kernel, ref", [(array_np_sum, np.sum(SUM_CASE)), (array_np_max, np.max(SUM_CASE)),
                                          (array_np_all, np.all(ALL_CASE))])
 def test_array_reductions(backend, kernel, ref):
