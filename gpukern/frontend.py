@@ -374,13 +374,11 @@ class FunctionLowering(ast.NodeVisitor):
 
     def assign_name(self, target: ast.Name, value: Value, node: ast.AST) -> None:
         name = target.id
-        if isinstance(value, ir.ArrayRef) and not value.temp or (
-            isinstance(value, Partial) and not records.is_record_array(value.array)
-        ):
+        if _names_array(value):
             return self.bind_array(target, value, node)
         if isinstance(self.env.get(name), ir.ArrayRef):
             raise self.type_error(
-                target, f"{name!r} names an array; it cannot also hold {describe(value)}", "use another name"
+                target, f"cannot assign {describe(value)} to {name!r}, which names an array", "use another name"
             )
         if name in self.bindings and isinstance(self.bindings[name], (ir.ArrayRef, Static)):
             raise self.type_error(target, f"cannot assign to parameter {name!r}, which is an array or a Const")
@@ -640,6 +638,14 @@ class FunctionLowering(ast.NodeVisitor):
         for s in node.body:
             self.visit(s)
         self.emit(ir.Barrier(loc=self.loc(node)))
+
+
+def _names_array(value: Value) -> bool:
+    """An array a name can stand for (``v = a``, ``v = a[1:3]``, ``r = a[i]``); a fresh shared() or
+    local() declaration takes its name as before, and a record of a record array is not one."""
+    if isinstance(value, Partial):
+        return not records.is_record_array(value.array)
+    return isinstance(value, ir.ArrayRef) and not value.temp
 
 
 def _check_signature(tree: ast.FunctionDef, loc: Loc) -> None:

@@ -180,7 +180,8 @@ def slice_array(x: Any, node: ast.AST, base: ir.ArrayRef | Partial, index: ast.e
         if step == 0:
             raise KernelTypeError("a slice's step must not be zero", x.loc(item.step), "use 1 for every element")
         lo, hi = (None if e is None else _bound(x, e, f"{root.name}_bound") for e in (item.lower, item.upper))
-        start, length = _clamped(lo, hi, step, lengths[d], lambda v, what: _kept(x, item, v, f"{root.name}_{what}"))
+        hold = lambda v, what, at=item: _kept(x, at, v, f"{root.name}_{what}")  # noqa: E731
+        start, length = _clamped(lo, hi, step, lengths[d], hold)
         starts[d] = _binop("+", starts[d], _binop("*", start, steps[d]))
         steps[d] *= step
         lengths[d] = length

@@ -361,7 +361,14 @@ class MemoryPath:
         return base
 
     def check_view(
-        self, view: ir.View, mem: Memory, ix: list[np.ndarray], m: np.ndarray, lanes: np.ndarray, width: int, node: ir.Node
+        self,
+        view: ir.View,
+        mem: Memory,
+        ix: list[np.ndarray],
+        m: np.ndarray,
+        lanes: np.ndarray,
+        width: int,
+        node: ir.Node,
     ) -> np.ndarray | None:
         """An access through a view (``gpukern.views``): each lane's index, as the view's own (found
         from the base's: ``(index - start) // step``), within the view's extent, which is checked
