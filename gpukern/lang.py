@@ -431,6 +431,27 @@ atomic_exch = _Atomic("exch", "atomic_exch(a, i, v): a[i] = v atomically; return
 atomic_cas = _Atomic(
     "cas", "atomic_cas(a, i, cmp, v): if a[i] == cmp then a[i] = v, atomically; returns the old value."
 )
+
+
+class _CompareAndSwap(_Atomic):
+    """Numba's ``compare_and_swap(a, cmp, v)``: ``atomic_cas`` on the first element of a 1-D array
+    (or view: ``compare_and_swap(res[i:], cmp, v)`` is ``atomic_cas(res, i, cmp, v)``)."""
+
+    def __init__(self, doc: str):
+        super().__init__("cas", doc)
+        self.name = "atomic_compare_and_swap"
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        zero = ast.copy_location(ast.Constant(0), node.args[0])
+        as_cas = ast.copy_location(ast.Call(node.func, [node.args[0], zero, *node.args[1:]], []), node)
+        return super().lower(cx, as_cas)
+
+
+atomic_compare_and_swap = _CompareAndSwap(
+    "atomic_compare_and_swap(a, cmp, v): atomic_cas(a, 0, cmp, v), Numba's compare_and_swap: on the first "
+    "element of a 1-D array or view (a[i:]); returns the old value.",
+)
 atomic_and = _Atomic("and", "atomic_and(a, i, v): a[i] &= v atomically (integers); returns the old value.")
 atomic_or = _Atomic("or", "atomic_or(a, i, v): a[i] |= v atomically (integers); returns the old value.")
 atomic_xor = _Atomic("xor", "atomic_xor(a, i, v): a[i] ^= v atomically (integers); returns the old value.")
