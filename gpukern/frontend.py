@@ -356,6 +356,8 @@ class FunctionLowering(ast.NodeVisitor):
     def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assign_name(target, value, node)
+        elif isinstance(target, ast.Subscript) and views.has_slice(target.slice):
+            views.store_all(self, node, target, value)  # a[1:3] = 0: every element of the view
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(target)
             self.store(node, array, indices, value)

@@ -24,7 +24,7 @@ from typing import Any
 from . import ir
 from .errors import KernelSyntaxError, KernelTypeError
 from .types import ArrayType, RecordType, bool_, int64
-from .values import Partial, Static, Value, describe, scalar
+from .values import Partial, Static, Value, describe, is_number, scalar
 
 _Int = Any  # a Python int (Static's value) or an int64 ir.Expr
 
@@ -304,12 +304,42 @@ def params(ref: ir.ArrayRef) -> list[Any]:
 
 
 def refuse_slice_store(x: Any, node: ast.AST, target: ast.Subscript) -> KernelSyntaxError:
-    """``a[1:3] = ...``: not supported; the message says what to write."""
+    """``a[1:3] += ...``: not supported; the message says what to write."""
     return KernelSyntaxError(
-        f"assigning to a slice ({ast.unparse(target)} = ...) is not supported in kernels",
+        f"an augmented assignment to a slice ({ast.unparse(target)} op= ...) is not supported in kernels",
         x.loc(node),
-        f"store element by element: v = {ast.unparse(target)}, then for k in range(len(v)): v[k] = ...",
+        f"update element by element: v = {ast.unparse(target)}, then for k in range(len(v)): v[k] += ...",
     )
+
+
+def store_all(f: Any, node: ast.AST, target: ast.Subscript, value: Value) -> None:
+    """``a[1:3] = x``: the number ``x`` (evaluated once, first, as Python does) stored into every
+    element of the view, in a loop per dimension (``f``: the statement lowering)."""
+    x = f.x
+    if not is_number(value) and not isinstance(value, ir.Expr):
+        raise KernelTypeError(
+            f"{ast.unparse(target)} = ... stores one number into every element of the slice, not {describe(value)}",
+            x.loc(node),
+            f"copy element by element: v = {ast.unparse(target)}, then for k in range(len(v)): v[k] = w[k]",
+        )
+    value = f.hold(node, value, "value")
+    base = x.visit(target.value)
+    if not isinstance(base, (ir.ArrayRef, Partial)):
+        raise KernelTypeError(f"cannot slice {describe(base)}", x.loc(target))
+    view = slice_array(x, target, base, target.slice, ast.unparse(target))
+    ks = [ir.Var(f.fresh("k"), int64, temp=True) for _ in range(view.type.ndim)]
+    for k in ks:
+        f.var_types[k.name] = int64
+    outer, f.block = f.block, []
+    try:
+        f.store(node, view, [ir.Var(k.name, int64, temp=True) for k in ks], value)
+        body = f.block
+    finally:
+        f.block = outer
+    for d in reversed(range(view.type.ndim)):
+        stop = _lit(_value(view.view.lengths[d]))
+        body = [ir.For(ks[d], ir.Lit(0, int64), stop, ir.Lit(1, int64), 1, body, loc=x.loc(node))]
+    f.block.extend(body)
 
 
 def refuse_rebinding(x: Any, node: ast.AST, name: str, value: Value) -> KernelTypeError:

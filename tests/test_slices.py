@@ -133,6 +133,26 @@ def test_atomics_through_a_view(backend):
     np.testing.assert_array_equal(res, np.where(old == 5, ary, old))
 
 
+@gk.kernel
+def k_fill(a: Array[float32, 2], x: float32, lo: int32):
+    r = local(int32, 4)
+    if global_id(0) == 0:
+        a[lo:, 1:3] = x  # every element of the view
+        a[0, ::2] = 7  # a row's every other element
+        r[:] = 2
+        a[0, 1] = r[3] + len(r[1:])
+
+
+def test_assigning_a_number_to_a_slice(backend):
+    a = np.zeros((4, 5), np.float32)
+    k_fill[1, 2](a, 1.5, 2)
+    want = np.zeros((4, 5), np.float32)
+    want[2:, 1:3] = 1.5
+    want[0, ::2] = 7
+    want[0, 1] = 2 + 3
+    np.testing.assert_array_equal(a, want)
+
+
 # ---------------------------------------------------------------- shared, dynamic shared and local arrays
 
 
@@ -391,13 +411,20 @@ def test_run_time_step_is_refused():
         _compile(k, A, 2)
 
 
-def test_slice_assignment_is_refused():
+def test_augmented_slice_assignment_and_array_values_are_refused():
     def k(a):
-        a[1:3] = 0.0
+        a[1:3] += 1.0
 
-    with pytest.raises(gk.KernelSyntaxError, match=r"assigning to a slice \(a\[1:3\] = \.\.\.\) is not supported") as e:
+    with pytest.raises(gk.KernelSyntaxError, match=r"augmented assignment to a slice \(a\[1:3\] op= \.\.\.\)") as e:
         _compile(k, A)
     assert "for k in range(len(v))" in str(e.value)
+
+    def k2(a, b):
+        a[1:3] = b[0:2]
+
+    with pytest.raises(gk.KernelTypeError, match=r"stores one number into every element of the slice") as e:
+        _compile(k2, A, A)
+    assert "v[k] = w[k]" in str(e.value)
 
 
 def test_float_bound_is_refused():
