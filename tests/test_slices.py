@@ -507,3 +507,48 @@ def test_record_slices_are_refused():
 
     with pytest.raises(gk.KernelTypeError, match="slices of the record array 'r' are not supported"):
         _compile(k, rec)
+
+
+@gk.kernel
+def k_copy_from(a: Array[float32], out: Array[float32], lo: int32):
+    v = a[lo:]
+    i = global_id(0)
+    out[i] = v[i]
+
+
+def test_profiler_counts_the_base_arrays_addresses():
+    """Reading 32 floats from a[4:] touches 5 sectors of 32 bytes, as reading a[4:36] does."""
+    a, out = np.arange(64, dtype=np.float32), np.zeros(32, np.float32)
+    aligned = gk.profile(k_copy_from[1, 32], a, out, 0).total
+    shifted = gk.profile(k_copy_from[1, 32], a, out, 4).total
+    assert (aligned.global_load_elems, aligned.global_load_sectors) == (32, 4)
+    assert (shifted.global_load_elems, shifted.global_load_sectors) == (32, 5)
+    np.testing.assert_array_equal(out, a[4:36])
+
+
+@gk.func
+def first_of(v):
+    return v[0]
+
+
+@gk.func
+def second(v):
+    return first_of(v[1:])  # a view of a view parameter, passed on
+
+
+@gk.kernel
+def k_views_in_a_loop(a: Array[int32], out: Array[int32]):
+    i = global_id(0)
+    acc = 0
+    for k in range(3):
+        w = a[i + k :]  # made again each iteration
+        acc += second(w) * 10**k
+    out[i] = acc
+
+
+def test_views_made_in_loops_and_passed_on(backend):
+    a = np.arange(10, dtype=np.int32)
+    out = np.zeros(4, np.int32)
+    k_views_in_a_loop[1, 4](a, out)
+    i = np.arange(4)
+    np.testing.assert_array_equal(out, (i + 1) + (i + 2) * 10 + (i + 3) * 100)
