@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import formats, ir, lang, ops
+from . import formats, ir, lang, ops, views
 from .errors import KernelSyntaxError, KernelTypeError
 from .reductions import reduce_call, reduction_of
 from .types import (
@@ -95,7 +95,7 @@ def lower_call(x: Any, node: ast.Call) -> Value:
 def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Value]) -> Value:
     loc = x.loc(node)
     for a, v in zip(node.args, args):
-        if isinstance(v, ir.ArrayRef) and v.record_field is not None:
+        if isinstance(v, ir.ArrayRef) and (v.view.base if v.view else v).record_field is not None:
             raise KernelTypeError(
                 f"a record field as an array ({ast.unparse(a)}) cannot be passed to a @func",
                 x.loc(a),
@@ -103,9 +103,14 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
             )
     call_args = [materialized(x.loc(a), v) if is_number(v) else v for a, v in zip(node.args, args)]
     fd = x.compiler.device_function(fn, call_args, loc)
-    call_args = [a for a in call_args if not isinstance(a, Static)]
+    call_args = [p for a in call_args if not isinstance(a, Static) for p in _passed(a)]
     call = ir.Call(fd, call_args, fd.ret, loc=loc)
     return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
+
+
+def _passed(arg: Any) -> list[Any]:
+    """What the C call passes for an argument: a view is its base array, starts and lengths."""
+    return views.call_args(arg) if isinstance(arg, ir.ArrayRef) and arg.view is not None else [arg]
 
 
 def tuple_items(x: Any, node: ast.AST, value: ir.Expr) -> tuple[ir.Item, ...]:

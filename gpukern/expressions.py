@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang, ops
+from . import ir, lang, ops, views
 from .calls import complex_attribute, int_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .records import field_array, field_name, field_of, is_record_array, not_a_record
@@ -135,6 +135,12 @@ class ExpressionLowering(ast.NodeVisitor):
             return ir.Var(v.name, v.type, loc=self.loc(node), temp=v.temp) if isinstance(v, ir.Var) else v
         if name in f.var_types or name in f.bindings:
             raise KernelTypeError(f"{name!r} is used before it is assigned", self.loc(node))
+        if name in f.block_arrays:
+            raise KernelTypeError(
+                f"{name!r} names an array bound inside an if or loop body, and is used after it",
+                self.loc(node),
+                "bind it at the top level of the function, or use it inside that body",
+            )
         if name in f.block_vectors:
             raise KernelTypeError(
                 f"{name!r} holds a vload() made inside an if or loop body and is used after it",
@@ -225,6 +231,8 @@ class ExpressionLowering(ast.NodeVisitor):
                 raise KernelTypeError(f"index {i!r} is not valid for a tuple of {len(items)} items", self.loc(node))
             return items[i]
         if isinstance(base, (ir.ArrayRef, Partial)):
+            if views.has_slice(node.slice):  # a[1:3], a[i, :]: a view
+                return views.slice_array(self, node, base, node.slice, ast.unparse(node))
             array = base if isinstance(base, ir.ArrayRef) else base.array
             prior = list(base.indices) if isinstance(base, Partial) else []
             indices = prior + self.index_list(node.slice)
@@ -233,6 +241,7 @@ class ExpressionLowering(ast.NodeVisitor):
             self.check_indices(node, array, indices)
             if is_record_array(array):
                 return RecordElement(array, tuple(indices))
+            array, indices = views.element(self, node, array, indices)
             return ir.Load(array, indices, value_type(array.type.elem), loc=self.loc(node))
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
@@ -272,7 +281,7 @@ class ExpressionLowering(ast.NodeVisitor):
         indices = self.index_list(node.args[1])
         self.check_indices(node, array, indices)
         not_a_record(self, node, array, f"{what}()")
-        return array, indices
+        return views.element(self, node, array, indices, what)
 
     def check_writable(self, node: ast.AST, array: ir.ArrayRef) -> None:
         if array.type.space == "constant":
@@ -295,6 +304,8 @@ class ExpressionLowering(ast.NodeVisitor):
 
     def shape_entry(self, node: ast.AST, array: ir.ArrayRef, d: int) -> Value:
         """``array.shape[d]``: a constant for shared/local arrays, a kernel parameter otherwise."""
+        if array.view is not None:
+            return views.length(array, d)
         if array.type.shape is not None:
             return Static(array.type.shape[d])
         if array.type.space == "shared" and not self.is_kernel:

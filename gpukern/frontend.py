@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang, records
+from . import ir, lang, records, views
 from .checks import check_barriers, check_definite_assignment, mark_uniform_addresses
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
@@ -71,8 +71,12 @@ class Compiler:
             raise KernelTypeError(f"{df.__name__}() takes {len(params)} argument(s) but {len(args)} were given", loc)
         bindings: dict[str, Value] = {}
         key_parts: list[Any] = [id(df)]
+        taken = set(df.parsed.fn.__code__.co_varnames) | set(df.parsed.fn.__code__.co_names)
         for name, arg in zip(params, args):
-            if isinstance(arg, ir.ArrayRef):
+            if isinstance(arg, ir.ArrayRef) and arg.view is not None:  # a view of the callee's own parameter
+                bindings[name] = views.param(name, arg, taken)
+                key_parts.append(views.key(arg))
+            elif isinstance(arg, ir.ArrayRef):
                 bindings[name] = ir.ArrayRef(name, arg.type)
                 key_parts.append(arg.type)
             elif isinstance(arg, ir.Expr):
@@ -180,6 +184,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.static_names = _single_assignment_names(parsed.tree)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
         self.tuple_locals: dict[str, list[str]] = {}  # a local holding a tuple: the variables of its items
+        self.block_arrays: set[str] = set()  # names of arrays bound in an if or loop body, out of scope
         self.launch_bounds: tuple[int, ...] | None = None
         code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
         self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
@@ -193,6 +198,8 @@ class FunctionLowering(ast.NodeVisitor):
         for _ in range(self.MAX_PASSES):
             self.unsettled = False
             self.env: dict[str, Value] = dict(self.bindings)
+            self.array_names: dict[str, int] = {}  # names bound to arrays in the body -> the block's depth
+            self.depth = 0
             self.arrays: list[ir.DeclArray] = []
             self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
             body = self.lower_block(tree.body)
@@ -200,7 +207,13 @@ class FunctionLowering(ast.NodeVisitor):
                 break
         else:  # pragma: no cover - the type lattice is finite and joins are monotone
             raise KernelTypeError("variable types did not settle", self.loc(tree))
-        params = [self.bindings[a.arg] for a in tree.args.args if not isinstance(self.bindings[a.arg], Static)]
+        params: list[Any] = []
+        for a in tree.args.args:
+            b = self.bindings[a.arg]
+            if isinstance(b, ir.ArrayRef) and b.view is not None:
+                params += views.params(b)  # a view: its base array, starts and lengths
+            elif not isinstance(b, Static):
+                params.append(b)
         ret = None
         if self.returns_value and isinstance(self.ret_type, tuple):
             ret = TupleType(tuple(materialize(t) for t in self.ret_type))
@@ -273,11 +286,18 @@ class FunctionLowering(ast.NodeVisitor):
         saved = getattr(self, "block", None)
         vectors = {n: v for n, v in self.env.items() if isinstance(v, tuple)}
         self.block = out
+        self.depth += 1
         try:
             for s in stmts:
                 self.visit(s)
         finally:
             self.block = saved  # type: ignore[assignment]
+            self.depth -= 1
+        # an array bound to a name in this block is known here only (which one it is after the
+        # block would depend on the path taken)
+        for n in [n for n, d in self.array_names.items() if d > self.depth]:
+            del self.array_names[n], self.env[n]
+            self.block_arrays.add(n)
         # a vector loaded in this block is a C variable of this block: it does not outlive it
         # (a tuple local's items are variables of the function, as any local's value is)
         for n in [
@@ -333,18 +353,22 @@ class FunctionLowering(ast.NodeVisitor):
             self.assign(node.target, value, node)
         elif isinstance(node.target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(node.target)
+            self.x.check_writable(node, array)
             self.x.check_indices(node.target, array, indices)
             # a[f()] += v reads and writes one element, evaluating f() once
             indices = [i if is_pure(i) else self.hold(node, i, "index") for i in indices]
+            array, indices = views.element(self.x, node.target, array, indices)
             current = ir.Load(array, indices, array.type.elem, loc=self.loc(node.target))
             value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
-            self.store(node, array, indices, value)
+            self.store_element(node, array, indices, value)
         else:
             raise self.syntax_error(node, "augmented assignment needs a name or an array element")
 
     def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assign_name(target, value, node)
+        elif isinstance(target, ast.Subscript) and views.has_slice(target.slice):
+            views.store_all(self, node, target, value)  # a[1:3] = 0: every element of the view
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(target)
             self.store(node, array, indices, value)
@@ -364,6 +388,12 @@ class FunctionLowering(ast.NodeVisitor):
 
     def assign_name(self, target: ast.Name, value: Value, node: ast.AST) -> None:
         name = target.id
+        if _names_array(value):
+            return self.bind_array(target, value, node)
+        if isinstance(self.env.get(name), ir.ArrayRef):
+            raise self.type_error(
+                target, f"cannot assign {describe(value)} to {name!r}, which names an array", "use another name"
+            )
         if name in self.bindings and isinstance(self.bindings[name], (ir.ArrayRef, Static)):
             raise self.type_error(target, f"cannot assign to parameter {name!r}, which is an array or a Const")
         if name in self.static_names and not isinstance(value, ir.Expr) and not _changing_tuple(value):
@@ -432,10 +462,30 @@ class FunctionLowering(ast.NodeVisitor):
         for item, v in zip(names, items):
             self.assign_var(item, v, node, target)
         self.env[name] = tuple(self.env[item] for item in names)
+    def bind_array(self, target: ast.Name, value: ir.ArrayRef | Partial, node: ast.AST) -> None:
+        """``v = a``, ``v = a[1:3]``, ``r = a[i]`` (a row of a 2-D array: a view): from here on, to
+        the end of the block, the name stands for that array (``gpukern.views``)."""
+        name = target.id
+        if isinstance(value, Partial):
+            value = views.slice_array(self.x, node, value, None, ast.unparse(getattr(node, "value", target)))
+        if name in self.var_types or name in self.env and not isinstance(self.env[name], ir.ArrayRef):
+            raise self.type_error(
+                target, f"{name!r} holds a number elsewhere; it cannot also name an array", "use another name"
+            )
+        if name in self.bindings and isinstance(self.bindings[name], Static):
+            raise self.type_error(target, f"cannot assign to parameter {name!r}, which is a Const")
+        if name in self.env and self.array_names.get(name, 0) < self.depth:
+            raise views.refuse_rebinding(self.x, node, name, value)
+        if value.view is not None:
+            views.name_view(value, name)
+        self.env[name] = value
+        self.array_names[name] = self.depth
 
     def subscript_target(self, node: ast.Subscript | ast.Attribute) -> tuple[ir.ArrayRef, list[ir.Expr]]:
         """The array and indices an element target names: ``a[i, j]``, and for a record array
         ``a[i].x``, ``a[i]["x"]`` or ``a["x"][i]`` (the field's array, see ``gpukern.records``)."""
+        if isinstance(node, ast.Subscript) and views.has_slice(node.slice):
+            raise views.refuse_slice_store(self.x, node, node)
         base = self.x.visit(node.value)
         if isinstance(node, ast.Attribute):
             return records.field_of(self.x, node, base, node.attr)
@@ -456,6 +506,10 @@ class FunctionLowering(ast.NodeVisitor):
     def store(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
         self.x.check_writable(node, array)
         self.x.check_indices(node, array, indices)
+        array, indices = views.element(self.x, node, array, indices)
+        self.store_element(node, array, indices, value)
+
+    def store_element(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
         value = scalar(self.loc(node), value, "stored value")
         elem = value_type(array.type.elem)  # a bfloat16 array stores float32 values, rounded
         check_store_cast(self.loc(node), self.x.type_of(value), elem, f"array {array.name!r}")
@@ -644,6 +698,12 @@ def _changing_tuple(value: Value) -> bool:
     """A tuple with an item whose value may change after the tuple is made (a variable, a load):
     a local bound to it keeps its own copies (``FunctionLowering.assign_tuple``)."""
     return isinstance(value, tuple) and any(isinstance(v, ir.Expr) and not isinstance(v, STEADY) for v in value)
+def _names_array(value: Value) -> bool:
+    """An array a name can stand for (``v = a``, ``v = a[1:3]``, ``r = a[i]``); a fresh shared() or
+    local() declaration takes its name as before, and a record of a record array is not one."""
+    if isinstance(value, Partial):
+        return not records.is_record_array(value.array)
+    return isinstance(value, ir.ArrayRef) and not value.temp
 
 
 def _check_signature(tree: ast.FunctionDef, loc: Loc) -> None:

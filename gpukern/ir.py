@@ -72,6 +72,27 @@ class ArrayRef(Node):
     # one field of a record array ``name`` (a["x"]): an array of the field's type, element i being
     # a[i].x; C reaches it as a member, the simulator through a view of the field
     record_field: str | None = field(default=None, kw_only=True)
+    # a slice of an array (``v = a[1:3]``, ``a[i, :]``, see ``View``).  In the front end a view is an
+    # ArrayRef of the view's own type; in an access (Load, Store, Atomic, VecLoad, VecStore) the array
+    # is the view's base (its name and type, the indices the base's) and ``view`` says which view the
+    # kernel went through, for the simulator's bounds check and messages
+    view: View | None = field(default=None, kw_only=True)
+
+
+@dataclass(eq=False)
+class View:
+    """A slice of array ``base`` (never itself a view: a view of a view is composed): per base
+    dimension d, element ``k`` of the view's dimension is the base's index ``starts[d] + k * steps[d]``;
+    a dimension an integer index fixed (``a[i, :]``) has step 0, start the index, and is not one of
+    the view's.  ``lengths`` are the view's (Python's slice clamping: never past the base's ends).
+    Starts and lengths are int64 literals or temporaries assigned where the slice was made, so the
+    view keeps them as Python does (``v = a[i:]; i += 1``: ``v`` does not move)."""
+
+    label: str  # what the kernel calls it, for messages: "'v' (a[1:3])"
+    base: ArrayRef
+    starts: list[Expr]
+    steps: list[int]
+    lengths: list[Expr]
 
 
 @dataclass(eq=False)

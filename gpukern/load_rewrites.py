@@ -60,7 +60,13 @@ def _load_key(e: ir.Node) -> Any:
     if not isinstance(e, ir.Load) or e.array.type.space != "shared":
         return None
     keys = tuple(_key(i) for i in e.indices)
-    return None if None in keys else (e.array.name, keys)
+    return None if None in keys else (_array_key(e.array), keys)
+
+
+def _array_key(array: ir.ArrayRef) -> Any:
+    """The array a load reads, and the view it reads through (``gpukern.views``): a load through a view is
+    checked against the view's extent, so it is not made one with a load of the same element otherwise."""
+    return array.name if array.view is None else (array.name, id(array.view))
 
 
 def _rebuilt(node: Any, replace: Replace, fresh: bool = False) -> Any:
@@ -317,7 +323,7 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
             continue
         if start % width or (stop - start) % width or stop - start < width or start < 0 or stop > shape[-1]:
             continue
-        rows.setdefault((n.array.name, keys), (n, width))
+        rows.setdefault((_array_key(n.array), keys), (n, width))
     if not rows:
         return
     widths = {w for _, w in rows.values()}
@@ -335,7 +341,7 @@ def _widen(loop: ir.For, taken: set[str]) -> None:
         def replace(e: ir.Expr) -> ir.Expr | None:
             if isinstance(e, ir.Load) and e.array.type.space == "shared":
                 last = e.indices[-1]
-                key = (e.array.name, tuple(_key(o) for o in e.indices[:-1]))
+                key = (_array_key(e.array), tuple(_key(o) for o in e.indices[:-1]))
                 if key in vectors and isinstance(last, ir.Var) and last.name == i:
                     return ir.Lane(vectors[key], j, e.type, loc=e.loc)
             if isinstance(e, ir.Var) and e.name == i and j:

@@ -348,7 +348,11 @@ class MemoryPath:
         for i, n in zip(ix[1:], mem.shape[1:]):
             flat = flat * n + i
         if self.check:
-            keep = self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node)
+            view = getattr(getattr(node, "array", None), "view", None)  # an access through a view
+            keep = None if view is None else self.check_view(view, mem, ix, m, lanes, width, node)
+            if keep is not None:  # faults being collected: the lanes outside the view skip the access
+                lanes, ix, flat, full = lanes[keep], [i[keep] for i in ix], flat[keep], False
+            keep = self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node, view)
             if keep is not None:  # faults being collected: the lanes out of bounds skip the access
                 lanes, flat, full = lanes[keep], flat[keep], False
         if mem.space in ("global", "constant"):  # one copy for the whole grid
@@ -369,6 +373,46 @@ class MemoryPath:
             base = self.bases[key] = self.run.block_of.astype(np.int64 if wide else np.int32) * size
         return base
 
+    def check_view(
+        self,
+        view: ir.View,
+        mem: Memory,
+        ix: list[np.ndarray],
+        m: np.ndarray,
+        lanes: np.ndarray,
+        width: int,
+        node: ir.Node,
+    ) -> np.ndarray | None:
+        """An access through a view (``gpukern.views``): each lane's index, as the view's own (found
+        from the base's: ``(index - start) // step``), within the view's extent, which is checked
+        per lane as the view was made.  Returns None, or (faults being collected) the lanes within it."""
+        run = self.run
+
+        def per_lane(e: ir.Expr) -> np.ndarray:
+            return np.broadcast_to(run.eval(e, m), (run.lanes,))[lanes].astype(np.int64)
+
+        dims = [d for d, step in enumerate(view.steps) if step != 0]
+        ks = [(ix[d].astype(np.int64) - per_lane(view.starts[d])) // view.steps[d] for d in dims]
+        ns = [per_lane(n) for n in view.lengths]
+        outside = None
+        for j, (k, n) in enumerate(zip(ks, ns)):
+            valid = n - (width - 1 if j == len(ks) - 1 else 0)
+            bad = (k < 0) | (k >= valid)
+            if bad.any():
+                at = int(np.argmax(bad))
+                index = tuple(int(kk[at]) for kk in ks)
+                shape = tuple(int(nn[at]) for nn in ns)
+                what = f"index {index}" if width == 1 else f"a vector access of {width} elements at index {index}"
+                run.report(
+                    OutOfBoundsError,
+                    f"{what} is out of bounds for the view {view.label} of shape {shape} (dimension {j}), "
+                    f"a view of {mem.space} array {mem.name!r} of shape {mem.shape}, in {run.who(int(lanes[at]))}",
+                    node,
+                    (int(lanes[at]),),
+                )
+                outside = bad if outside is None else outside | bad
+        return None if outside is None else ~outside
+
     def check_bounds(
         self,
         mem: Memory,
@@ -379,6 +423,7 @@ class MemoryPath:
         width: int,
         wide: bool,
         node: ir.Node,
+        view: ir.View | None = None,
     ) -> np.ndarray | None:
         """Every index within its dimension (a vector's last element too), vectors aligned.
         Returns None, or (faults being collected) which lanes are within bounds.
@@ -411,10 +456,11 @@ class MemoryPath:
                 k = int(np.argmax(bad))
                 at = true_index(k)
                 what = f"index {at}" if width == 1 else f"a vector access of {width} elements at index {at}"
+                through = "" if view is None else f", through the view {view.label},"
                 run.report(
                     OutOfBoundsError,
                     f"{what} is out of bounds for {mem.space} array {mem.name!r} of shape {mem.shape} "
-                    f"(dimension {d}) in {run.who(int(lanes[k]))}",
+                    f"(dimension {d}){through} in {run.who(int(lanes[k]))}",
                     node,
                     (int(lanes[k]),),
                 )

@@ -965,6 +965,5 @@ def test_atomic_cas_2dim(backend):
     _check_cas(atomic_cas_2dim, -99, -1, np.int32, ndim=2)
 
 
-@gap("array slices as views (`res[gid:]`)")
 def test_atomic_compare_and_swap(backend):
     _check_cas(atomic_compare_and_swap, -99, -1, np.int32)

@@ -131,7 +131,11 @@ def solve_heat_equation(buf_0, buf_1, timesteps, k):
         grid.sync()
 
 
-@gap("grid-wide synchronisation (cuda.cg.this_grid().sync()) and arrays bound to locals (`data = buf_0`)")
+@gap(
+    "grid-wide synchronisation (cuda.cg.this_grid().sync()); and `data = buf_0` / `data = buf_1` bound in the "
+    "two branches of an if and used after it, which gpukern refuses (which array a name stands for must not "
+    "depend on the path taken)"
+)
 def test_ex_laplace(backend):
     size = 101
     data = np.zeros(size)

@@ -206,7 +206,6 @@ def slice_gaps(x):
 
 
 
-@gap("array slices as views (`dynsmem[1:3]`)")
 @pytest.mark.parametrize("kernel, expected", [
     (slice_write, [1, 2]), (slice_read, [1, 2]), (slice_gaps, [99, 1, 2, 99, 3, 4, 99]),
 ])
