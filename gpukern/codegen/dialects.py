@@ -207,7 +207,8 @@ CUDA = Dialect(
     },
     unsigned_types={4: "unsigned int", 8: "unsigned long long", 1: "unsigned char", 2: "unsigned short"},
     storage_types={bfloat16: "unsigned short"},
-    global_ptr="{const}{T}* __restrict__ {name}",
+    global_ptr="{const}{T}* {restrict}{name}",
+    restrict="__restrict__ ",
     qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
     barrier="__syncthreads();",
     specials={
@@ -330,6 +331,9 @@ CUDA = Dialect(
     type_preamble={float16: "#include <cuda_fp16.h>"},
     casts=_CUDA_HALF_CASTS,
     literals={float16: "__float2half_rn({0})"},
+    # each half operation rounded on its own, as NumPy's float16: nvcc would fuse a * b + c into one hfma
+    operators={("+", float16): "__hadd_rn({0}, {1})", ("-", float16): "__hsub_rn({0}, {1})",
+               ("*", float16): "__hmul_rn({0}, {1})"},  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
     element_loads={bfloat16: "gk_bf16_load({e})"},
@@ -386,7 +390,8 @@ OPENCL = Dialect(
     # OpenCL forbids bool in kernel arguments and buffers; half needs cl_khr_fp16 but as ushort bits
     # read and written by vload_half/vstore_half (element_loads), which every device has
     storage_types={bool_: "uchar", float16: "ushort", bfloat16: "ushort"},
-    global_ptr="__global {const}{T}* restrict {name}",
+    global_ptr="__global {const}{T}* {restrict}{name}",
+    restrict="restrict ",
     qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
     specials={

@@ -109,7 +109,8 @@ class Dialect:
     types: dict[ScalarType, str]
     unsigned_types: dict[int, str]  # width in bytes -> the unsigned integer type (wrapping arithmetic)
     storage_types: dict[ScalarType, str]  # how an element is stored in arrays / passed to kernels
-    global_ptr: str  # '{T}' '{name}' '{const}' formats for an array parameter
+    global_ptr: str  # '{T}' '{name}' '{const}' '{restrict}' formats for an array parameter
+    restrict: str  # the no-alias qualifier (with a space after), on read-only array parameters only
     qualifiers: dict[str, str]  # memory space -> declaration qualifier for arrays
     barrier: str
     specials: dict[str, str]  # 'thread_idx' etc. -> format with {d} (0..2) or {c} ('x'..'z')
@@ -147,6 +148,8 @@ class Dialect:
     casts: dict[tuple[str, str], str] = field(default_factory=dict)  # (from, to) name or '*' -> '{0}', '{T}'
     literals: dict[ScalarType, str] = field(default_factory=dict)  # '{0}': a float literal made a value of the type
     rounding: dict[ScalarType, str] = field(default_factory=dict)  # '{0}': a wider register's value rounded to the type
+    # (C operator, type) -> '{0}', '{1}': an operator spelled as a call (CUDA's __hmul_rn: never fused into an fma)
+    operators: dict[tuple[str, ScalarType], str] = field(default_factory=dict)
     element_loads: dict[ScalarType, str] = field(default_factory=dict)  # '{e}' element, '{q}' pointer qualifier
     element_stores: dict[ScalarType, str] = field(default_factory=dict)  # the same and '{v}' the value
     scalar_params: dict[ScalarType, tuple[str, str]] = field(default_factory=dict)  # (C type, '{0}' -> register)
@@ -430,8 +433,7 @@ class Emitter:
     def kernel_param(self, p: ir.KernelParam, fd: ir.FuncDef) -> str:
         if p.kind == "array":
             assert isinstance(p.type, ArrayType)
-            const = "const " if p.name not in fd.written else ""
-            return self.d.global_ptr.format(T=self.storage(p.type.elem), name=self.name(p.name), const=const)
+            return self.global_param(p.name, p.type, fd)
         if p.kind == "shape":
             ref = ir.ArrayRef(p.name, p.type)  # type: ignore[arg-type]
             return f"{self.type(int64)} {self.shape_name(ref, p.dim)}"
@@ -439,6 +441,14 @@ class Emitter:
         if p.type in self.d.scalar_params:  # passed as another C type, converted in the body's first line
             return f"{self.d.scalar_params[p.type][0]} {self.param_name(p)}"
         return f"{self.storage(p.type)} {self.name(p.name)}"
+
+    def global_param(self, name: str, t: ArrayType, fd: ir.FuncDef) -> str:
+        """A global array parameter: ``const`` and no-alias where the function never writes it.
+        A written array is never ``restrict``: threads of a block that pass values through it across
+        a barrier or ``syncwarp`` would read stale values (nvcc hoists a ``restrict`` load above
+        ``bar.sync``: every thread but the writer then keeps the old value)."""
+        const, restrict = ("", "") if name in fd.written else ("const ", self.d.restrict)
+        return self.d.global_ptr.format(T=self.storage(t.elem), name=self.name(name), const=const, restrict=restrict)
 
     def param_name(self, p: ir.KernelParam) -> str:
         """The C name of a scalar parameter: its own, or for one passed as another C type
@@ -452,8 +462,7 @@ class Emitter:
             return [f"{self.type(p.type)} {self.name(p.name)}"]
         t = p.type
         if t.space == "global":
-            const = "const " if p.name not in fd.written else ""
-            out = [self.d.global_ptr.format(T=self.storage(t.elem), name=self.name(p.name), const=const)]
+            out = [self.global_param(p.name, t, fd)]
             return out + [f"{self.type(int64)} {self.shape_name(p, d)}" for d in range(t.ndim)]
         qual = self.d.pointer_spaces.get(t.space, "")
         if t.shape is None:  # a dynamic_shared() array: a pointer into the launch's shared memory
@@ -658,8 +667,8 @@ class Emitter:
 
     def compound_ok(self, t: ScalarType) -> bool:
         """Whether ``x op= y`` means ``x = x op y`` as this emitter writes it (not where the result
-        needs narrowing or rounding)."""
-        return not self.narrow(t) and t not in self.d.rounding
+        needs narrowing or rounding, nor where an operator of the type is a call)."""
+        return not self.narrow(t) and t not in self.d.rounding and all(k[1] != t for k in self.d.operators)
 
     def unsigned(self, t: ScalarType) -> str:
         return self.d.unsigned_types[t.itemsize]
@@ -786,6 +795,9 @@ class Emitter:
         if self.narrow(t) and c_op in _NARROW_WRAPS:
             U = self.d.unsigned_types[4]
             return f"({self.type(t)})(({U}){self.expr(e.left, _UNARY)} {c_op} {self.expr(e.right, p + 1)})", _UNARY
+        call = self.d.operators.get((c_op, t))
+        if call is not None:
+            return call.format(self.expr(e.left), self.expr(e.right)), _ATOM
         text = f"{self.expr(e.left, p)} {c_op} {self.expr(e.right, p + 1)}"
         if t in self.d.rounding:
             return self.rounded(t, text), _ATOM
