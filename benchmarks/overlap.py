@@ -15,8 +15,8 @@ host memory.  Measured, each ``--reps`` times after a warm-up, median reported:
 Timing: device events: one recorded on the default stream before, which every stream waits for,
 and one after, recorded on the default stream once it has waited for every stream.  The output of
 every run is checked against NumPy (the same multiply-adds in float32, each rounded twice where the
-device fuses it once: a relative tolerance of ``iterations`` units in the last place).  Beside it: the host-to-device bandwidth of a
-whole-array copy from pinned and from pageable memory (median of ``--reps``).
+device fuses it once: a relative tolerance of ``iterations`` units in the last place).  Beside it:
+the host-to-device bandwidth of a whole-array copy from pinned and from pageable memory (median of ``--reps``).
 
 Goal (issue 15): pipelined wall time at most 0.6x serial.
 """

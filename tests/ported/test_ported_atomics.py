@@ -37,7 +37,7 @@ from gpukern import (
     uint32,
 )
 
-from .support import gap, needs, rng
+from .support import needs, rng
 
 # ---------------------------------------------------------------- 1-D shared arrays, 32 threads
 
