@@ -69,12 +69,10 @@ def ctypes_launcher(backend: Any, cubin: bytes, stream_of: Callable[[], int]) ->
     cuModuleLoadData, then one cuLaunchKernel on a packed argument buffer per call)."""
     fn = backend.driver.load(cubin).function("tiny_ref")
     fmt = struct.Struct("=QQQi")
-    launch, buf = backend.driver.launcher(fn, (1, 1, 1), (32, 1, 1), 0, fmt.size)
-    pack_into = fmt.pack_into
+    launch = backend.driver.launcher(fn, (1, 1, 1), (32, 1, 1), 0, fmt)
 
     def run(a: int, b: int, c: int, n: int) -> None:
-        pack_into(buf, 0, a, b, c, n)
-        launch(stream_of())
+        launch((a, b, c, n), stream_of())
 
     return run, fn
 

@@ -5,8 +5,8 @@ CuPy, PyTorch, Numba, PyCUDA), and OpenCL arrays (``pyopencl.array.Array``).  Th
 reads the interface (``array_info``, ``cuda_interface``).  For the two libraries whose arrays
 users pass most, a ``Reader`` reads the same facts straight from the object's attributes, which
 costs a fraction of building the interface's dict: a launch plan keeps the reader and tests each
-call's array with it (its type, dtype, rank, contiguity and device are re-read every call, since
-all of them but the type can change in place).
+call's array with it (its type, dtype, rank, contiguity and device are re-read every call where
+they can change in place, as a tensor's can; a CuPy array's rank only, see ``Reader.stable``).
 
 Ordering (the interface's ``stream`` field, v3): an array's owner may still be writing it on its
 own stream.  ``order_streams`` decides where a launch goes: on the stream the user gave, made to
@@ -68,14 +68,18 @@ def interface_stream(a: Any) -> int | None:
 
 
 class Reader(NamedTuple):
-    """How a launch plan reads one library's arrays: ``pointer(a)``, ``fits(a, dtype, ndim,
-    device)`` (all of what the plan tested the first time), ``stream(a)`` (the stream the array's
-    interface would name)."""
+    """How a launch plan reads one library's arrays: ``pointer(a)``; ``checker(dtype, ndim,
+    device)``, a test ``check(a)`` of all of what the plan tested the first time; ``stream(a)``
+    (the stream the array's interface would name); ``stable``: whether an object's data pointer,
+    dtype, device and contiguity are fixed for its life, so a plan may keep them for the last
+    object it saw and re-test only its rank (CuPy: ``data`` and ``dtype`` are read-only, and the
+    one public change in place, ``a.shape = ...``, keeps a C-contiguous array C-contiguous)."""
 
     cls: type
     pointer: Callable[[Any], int]
-    fits: Callable[[Any, np.dtype, int, int], bool]
+    checker: Callable[[np.dtype, int, int], Callable[[Any], bool]]
     stream: Callable[[Any], int | None]
+    stable: bool = False
 
 
 def _cupy_reader(cls: type) -> Reader:
@@ -87,37 +91,34 @@ def _cupy_reader(cls: type) -> Reader:
     # (``flags`` builds an object per read); the dtype by identity (NumPy's builtin dtypes are singletons)
     contiguous = (lambda a: a._c_contiguous) if hasattr(cls, "_c_contiguous") else (lambda a: a.flags.c_contiguous)
 
-    def fits(a: Any, dtype: np.dtype, ndim: int, device: int) -> bool:
-        return a.dtype is dtype and a.ndim == ndim and contiguous(a) and a.data.device_id == device
+    def checker(dtype: np.dtype, ndim: int, device: int) -> Callable[[Any], bool]:
+        def check(a: Any) -> bool:
+            return a.dtype is dtype and a.ndim == ndim and contiguous(a) and a.data.device_id == device
 
-    return Reader(cls, lambda a: a.data.ptr, fits, lambda a: current().ptr or 1)
+        return check
+
+    return Reader(cls, lambda a: a.data.ptr, checker, lambda a: current().ptr or 1, stable=True)
 
 
 def _torch_reader(cls: type) -> Reader:
     import torch
 
     raw = torch._C._cuda_getCurrentRawStream
-    dtypes = {
-        getattr(torch, n): np.dtype(n)
-        for n in (
-            "float16",
-            "float32",
-            "float64",
-            "int8",
-            "int16",
-            "int32",
-            "int64",
-            "uint8",
-            "bool",
-            "complex64",
-            "complex128",
-        )
-    }
+    names = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+    torch_dtype = {np.dtype(n): getattr(torch, n) for n in (*names, "complex64", "complex128")}
+    # the methods taken from the class once: calling them skips the lookup through the tensor's
+    # class and instance dict on every read (a tensor is read five times per launch)
+    dim, get_device, is_contiguous, data_ptr = cls.dim, cls.get_device, cls.is_contiguous, cls.data_ptr
 
-    def fits(a: Any, dtype: np.dtype, ndim: int, device: int) -> bool:
-        return dtypes.get(a.dtype) == dtype and a.dim() == ndim and a.get_device() == device and a.is_contiguous()
+    def checker(dtype: np.dtype, ndim: int, device: int) -> Callable[[Any], bool]:
+        want = torch_dtype.get(dtype)  # torch's dtypes are singletons: compared by identity
 
-    return Reader(cls, lambda a: a.data_ptr(), fits, lambda a: raw(a.get_device()) or 1)
+        def check(a: Any) -> bool:
+            return a.dtype is want and dim(a) == ndim and get_device(a) == device and is_contiguous(a)
+
+        return check
+
+    return Reader(cls, data_ptr, checker, lambda a: raw(get_device(a)) or 1)
 
 
 _READERS: dict[type, Reader | None] = {}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -510,6 +511,11 @@ def make_plan(
     return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast, shared)
 
 
+def _nothing() -> None:
+    """What a dead weak reference returns: no object is the last one seen yet."""
+    return None
+
+
 def _fast_path(
     nargs: int,
     selection: list[object],
@@ -522,7 +528,8 @@ def _fast_path(
 ) -> Callable[[tuple[Any, ...]], bool]:
     """The plan's per-call function: a closure over tuples made here, one loop per kind of test
     (each test's fields flattened, with the places of the C arguments its argument gives), so a
-    call allocates nothing but the list of C arguments.  Foreign arrays also give the streams
+    call allocates nothing but the list of C arguments (and a weak reference to a CuPy array it
+    has not seen last time: ``Reader.stable``).  Foreign arrays also give the streams
     their owners work on (one read per library): the launch is ordered after them
     (``foreign.order_streams``)."""
 
@@ -547,18 +554,19 @@ def _fast_path(
         (
             t.index,
             t.reader.cls,
-            t.reader.fits,
+            t.reader.checker(t.dtype, t.ndim, device),
             t.reader.pointer,
-            t.dtype,
             t.ndim,
             align.get(t.index, 1),
             places(t, "handle")[0][0],
+            [(_nothing, 0)] if t.reader.stable else None,  # the last object seen and its pointer
         )
         for t in tests
         if type(t) is ForeignTest
     )
     owners = tuple({t.reader: t.index for t in tests if type(t) is ForeignTest}.items())  # one per library
     streams = tuple((r.stream, i) for r, i in owners)
+    follow = streams[0] if len(streams) == 1 and stream is None else None  # order_streams' answer then
     wait = getattr(backend, "wait_stream", None)
     dims = tuple((t.index, shapes(t)) for t in tests if type(t) in (ArrayTest, ForeignTest) and shapes(t))
     ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
@@ -579,14 +587,25 @@ def _fast_path(
                 return False
             cargs[j] = a.handle
         if foreign:
-            for i, cls, fits, pointer, dtype, ndim, al, j in foreign:
+            for i, cls, check, pointer, ndim, al, j, last in foreign:
                 a = args[i]
-                if type(a) is not cls or not fits(a, dtype, ndim, device):
+                if type(a) is not cls:
+                    return False
+                if last is not None:
+                    seen, p = last[0]  # one item, replaced whole: threads see a pair that belongs together
+                    if seen() is a:  # the last object seen: only its rank can have changed
+                        if a.ndim != ndim:
+                            return False
+                        cargs[j] = p
+                        continue
+                if not check(a):
                     return False
                 p = pointer(a)
                 if p % al:
                     return False  # the checked path says why
                 cargs[j] = p
+                if last is not None:
+                    last[0] = (weakref.ref(a), p)
         if dims:
             for i, sizes in dims:
                 shape = args[i].shape
@@ -620,7 +639,9 @@ def _fast_path(
                 a = args[i]
                 if type(a) is not cls or key_of(a) != key:
                     return False
-        if streams:
+        if follow is not None:  # one library's arrays, no stream given: on its current stream
+            launch(cargs, follow[0](args[follow[1]]))
+        elif streams:
             launch(cargs, order_streams(stream, [of(args[i]) for of, i in streams], wait))
         else:
             launch(cargs, stream)

@@ -100,6 +100,42 @@ def test_a_plan_rechecks_what_can_change(cuda):
         launch(np.float32(1), cp.asarray(_data(2 * n, 7))[::2], cy)
 
 
+def test_a_plan_sees_arrays_changed_in_place(cuda):
+    """The plan keeps the pointer of the CuPy array it saw last (its data and dtype are read-only);
+    a reshape in place to another rank still takes the checked path.  A tensor can change
+    anything in place (``t_()``, ``resize_()``): each call re-reads it."""
+    cp = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    n = 1024
+    cx, cy = cp.asarray(_data(n, 1)), cp.asarray(_data(n, 2))
+    y0 = cy.get()
+    launch = axpy[n // 256, 256]
+    launch(np.float32(2), cx, cy)
+    launch(np.float32(2), cx, cy)  # the same objects again: the pointers kept
+    cx.shape = (32, 32)
+    with pytest.raises(gk.LaunchError, match="2-D|dimension|rank"):
+        launch(np.float32(2), cx, cy)
+    cx.shape = (n,)
+    launch(np.float32(2), cx, cy)
+    cp.cuda.Device().synchronize()
+    np.testing.assert_allclose(cy.get(), y0 + 6 * cx.get(), rtol=1e-6)
+
+    tx, ty = (torch.as_tensor(_data(n, s), device="cuda") for s in (3, 4))
+    ty0 = ty.cpu().numpy()
+    launch(np.float32(1), tx, ty)
+    launch(np.float32(1), tx, ty)
+    square = tx.reshape(32, 32)
+    square.t_()  # in place: no longer C-contiguous
+    with pytest.raises(gk.LaunchError, match="contiguous|2-D|dimension"):
+        launch(np.float32(1), square, ty)
+    tx.resize_(2 * n)  # in place: new storage, a new pointer
+    tx[n:] = 0
+    tx[:n] = torch.as_tensor(_data(n, 3), device="cuda")
+    launch(np.float32(1), tx[:n], ty)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(ty.cpu().numpy(), ty0 + 3 * _data(n, 3), rtol=1e-6)
+
+
 @pytest.mark.parametrize("library", ["cupy", "torch"])
 def test_launch_follows_the_owners_stream(cuda, library):
     """The owner writes ``src`` on a non-blocking stream (a long kernel, then the value); gpukern

@@ -2,8 +2,9 @@
 
 Generated CUDA C is compiled by nvcc to a cubin for the device's own architecture
 (cached, see ``gpukern.cache``), loaded from that binary, and launched with one
-``cuLaunchKernel`` whose arguments are packed into one buffer by a struct made once
-per variant, so the argument layout is decided once and not per launch.
+``cuLaunchKernelEx`` (``cuLaunchKernel`` on drivers before 12.0) whose arguments are packed
+into one buffer by a struct made once per variant, so the argument layout is decided once
+and not per launch.
 """
 
 from __future__ import annotations
@@ -180,14 +181,14 @@ class CUDABackend(Backend):
     def launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any], Any], None]:
-        """One struct pack into the launch's argument buffer and one cuLaunchKernel on the given
-        stream handle (None: the legacy default stream)."""
+        """One struct pack into the launch's argument buffer and one driver launch on the given
+        stream handle (None: the legacy default stream); the C arguments go straight to the
+        driver layer's launcher unless some need spreading (complex parts, the shared size)."""
         fn = self.compiled(variant)
         if shared > fn.gk_dynamic_ok:
             fn.set_max_dynamic_shared(shared)
-        st = fn.gk_struct
-        run, buf = self.driver.launcher(fn, grid, block, shared, st.size)
-        pack_into, split = st.pack_into, fn.gk_split
+        run = self.driver.launcher(fn, grid, block, shared, fn.gk_struct)
+        split = fn.gk_split
 
         if split:  # complex parameters go as their two parts
 
@@ -197,24 +198,18 @@ class CUDABackend(Backend):
                     flat += (v.real, v.imag) if i in split else (v,)
                 if variant.dynamic_shared:
                     flat.append(shared)
-                pack_into(buf, 0, *flat)
-                run(stream)
+                run(flat, stream)
 
             return launch_complex
 
         if variant.dynamic_shared:
 
             def launch_sized(cargs: list[Any], stream: Any) -> None:
-                pack_into(buf, 0, *cargs, shared)
-                run(stream)
+                run((*cargs, shared), stream)
 
             return launch_sized
 
-        def launch(cargs: list[Any], stream: Any) -> None:
-            pack_into(buf, 0, *cargs)
-            run(stream)
-
-        return launch
+        return run
 
     def launch(
         self,
