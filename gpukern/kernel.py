@@ -95,14 +95,26 @@ class Launch:
         self.plan: Plan | None = None
         self.fast: Callable[[tuple[Any, ...]], bool] = no_plan
 
-    def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None) -> None:
+    def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None, **other: Any) -> None:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
-        if backend is None and check is None and self.fast(args):
+        if backend is None and check is None and not other and self.fast(args):
             return
+        if other:
+            raise LaunchError(_misplaced_options(self.kernel.__name__, other))
         b, variant, handle = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared, self.stream)
         if backend is None and check is None:
             self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0, handle)
             self.fast = no_plan if self.plan is None else self.plan.fast
+
+
+def _misplaced_options(name: str, options: dict[str, Any]) -> str:
+    """What to write instead of launch options given as keywords (Numba's and CuPy's spellings)."""
+    said = ", ".join(f"{k}=" for k in options)
+    return (
+        f"{name}: a launch takes no {said} keyword; give the stream and the dynamic shared memory in "
+        f"the brackets: {name}[grid, block, shared_bytes](...), {name}[grid, block, stream](...) or "
+        f"{name}[grid, block, stream, shared_bytes](...); the keywords a launch takes are backend= and check="
+    )
 
 
 class Kernel(lang.KernelObject):

@@ -185,6 +185,14 @@ def test_a_launch_on_something_not_a_stream_is_refused():
         k_reverse[1, 8, object(), 32](np.zeros(8, np.float32), np.zeros(8, np.float32), np.zeros(1, np.int64))
 
 
+@pytest.mark.parametrize("keyword", ["shared_mem", "sharedmem", "stream"])
+def test_numba_and_cupy_launch_keywords_say_where_they_go(keyword):
+    """CuPy's ``f(grid, block, args, shared_mem=n)`` and Numba's keywords: a LaunchError that shows
+    the bracket spellings, not Python's bare TypeError."""
+    with pytest.raises(gk.LaunchError, match=rf"{keyword}=.*k_reverse\[grid, block, shared_bytes\]"):
+        k_reverse[1, 8](np.zeros(8, np.float32), np.zeros(8, np.float32), np.zeros(1, np.int64), **{keyword: 32})
+
+
 def test_length_inside_a_func_is_refused():
     @gk.func
     def size_of(s):
