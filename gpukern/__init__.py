@@ -17,7 +17,18 @@ from . import testing  # test helpers; Hypothesis is imported only when they are
 from ._version import __version__
 from .array import DeviceArray
 from .autotune import autotune
-from .backends import available_backends, empty, from_dlpack, get_backend, set_backend, to_device, zeros
+from .backends import (
+    Device,
+    available_backends,
+    current_device,
+    devices,
+    empty,
+    from_dlpack,
+    get_backend,
+    set_backend,
+    to_device,
+    zeros,
+)
 from .cache import cache_info, clear_cache
 from .errors import (
     BackendError,
@@ -143,6 +154,7 @@ __all__ = [
     "profile",
     "sanitize",
     "Const",
+    "Device",
     "DeviceArray",
     "DeviceFunction",
     "Event",
@@ -213,6 +225,8 @@ __all__ = [
     "threadfence_block",
     "threadfence_system",
     "to_device",
+    "devices",
+    "current_device",
     "uint32",
     "unroll",
     "vload",

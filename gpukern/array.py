@@ -56,6 +56,11 @@ class DeviceArray:
         return self._backend
 
     @property
+    def device(self) -> Any:
+        """The ``gk.Device`` the array lives on."""
+        return self._backend.gk_device
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self._shape
 

@@ -227,6 +227,10 @@ def cmd_info(args: argparse.Namespace) -> int:
                 f"{_human(b.max_shared)} shared memory",
                 file=out,
             )
+            names = type(b).device_names()
+            for i, n in enumerate(names):
+                mark = "*" if i == b.index else " "
+                print(f"  {'':<7}            {mark} device {i}: {n}", file=out)
         else:
             print(f"  {name:<7} unavailable  {why}", file=out)
     current, how = _backends.chosen_backend()

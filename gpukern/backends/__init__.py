@@ -27,30 +27,122 @@ _BACKENDS = {
     "opencl": ("gpukern.backends.opencl", "OpenCLBackend"),
     "sim": ("gpukern.backends.sim", "SimBackend"),  # always works: NumPy only
 }
-_instances: dict[str, Backend] = {}
+_instances: dict[tuple[str, int], Backend] = {}  # (name, device index) -> the backend on that device
+_defaults: dict[str, Backend] = {}  # name -> the instance used where no device is chosen
 _unavailable: dict[str, str] = {}
 _chosen: str | None = None
-selection: list[object] = [object()]  # replaced whenever the choice changes: launch plans check it
+_devices: list[Device] = []  # the devices made current by `with gk.Device(i):`, innermost last
+selection: list[object] = [object()]  # what a launch plan checks; replaced whenever the choice changes
+_tokens: dict[tuple[Any, ...], object] = {}  # one token per (choice, device): a plan of it stays good
 
 
-def _create(name: str) -> Backend:
-    if name in _instances:
-        return _instances[name]
+class Device:
+    """One device of one backend: ``gk.Device(1)`` (of the current backend), ``gk.Device(0,
+    "opencl")``.  ``with gk.Device(1):`` makes it current for the process until the block ends:
+    launches, ``gk.to_device``, ``gk.empty`` and ``gk.zeros`` go to it (a launch with arrays of
+    another device is a ``LaunchError``).  The device opens (a CUDA context, an OpenCL queue) on
+    first use."""
+
+    __slots__ = ("backend_name", "index")
+
+    def __init__(self, index: int = 0, backend: str | None = None):
+        if type(index) is not int or index < 0:
+            raise BackendError(f"a device is a number 0, 1, ..., not {index!r}")
+        name = backend or (_devices[-1].backend_name if _devices else None) or _chosen_name() or get_backend().name
+        if name not in _BACKENDS:
+            raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
+        self.backend_name, self.index = name, index
+
+    def backend(self) -> Backend:
+        """The backend instance that runs on this device (opened now if it was not)."""
+        return _create(self.backend_name, self.index)
+
+    @property
+    def name(self) -> str:
+        return self.backend().device_name()
+
+    def synchronize(self) -> None:
+        """Wait for everything queued on this device."""
+        self.backend().synchronize()
+
+    def __enter__(self) -> Device:
+        self.backend()  # refused here, not at the first launch, if the device does not exist
+        _devices.append(self)
+        _reselect()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if _devices and _devices[-1] is self:
+            _devices.pop()
+        elif self in _devices:  # left out of order (a generator's with-block): drop the innermost equal one
+            del _devices[len(_devices) - 1 - _devices[::-1].index(self)]
+        _reselect()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and (other.backend_name, other.index) == (self.backend_name, self.index)
+
+    def __hash__(self) -> int:
+        return hash((Device, self.backend_name, self.index))
+
+    def __repr__(self) -> str:
+        return f"gk.Device({self.index}, {self.backend_name!r})"
+
+
+def _chosen_name() -> str | None:
+    return _chosen or os.environ.get("GPUKERN_BACKEND") or None
+
+
+def _reselect() -> None:
+    """A new token for launch plans (one per backend choice and current device, so that coming
+    back to a device finds its plans good again)."""
+    top = (_devices[-1].backend_name, _devices[-1].index) if _devices else None
+    selection[0] = _tokens.setdefault((_chosen, top), object())
+
+
+def _create(name: str, index: int | None = None) -> Backend:
+    """The backend ``name`` on device ``index`` (None: its default device), made once."""
+    made = _defaults.get(name) if index is None else _instances.get((name, index))
+    if made is not None:
+        return made
     if name not in _BACKENDS:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
     if name in _unavailable:
         raise BackendError(f"backend {name!r} is not available: {_unavailable[name]}")
     module, cls = _BACKENDS[name]
     try:
-        backend = getattr(importlib.import_module(module), cls)()
+        kind = getattr(importlib.import_module(module), cls)
+        if index is None:  # the default device, unless it is open already
+            backend = _instances.get((name, kind.default_index())) or kind()
+        else:
+            backend = kind(index)
     except BackendError as e:
-        _unavailable[name] = str(e)
+        if index is None:  # the backend cannot run here at all (a device that does not exist is no reason)
+            _unavailable[name] = str(e)
         raise
     except ImportError as e:
         _unavailable[name] = f"{e}"
         raise BackendError(f"backend {name!r} is not available: {e}") from None
-    _instances[name] = backend
+    backend = _instances.setdefault((name, backend.index), backend)
+    backend.gk_device = Device(backend.index, name)
+    if index is None:
+        _defaults[name] = backend
     return backend
+
+
+def devices(backend: str | None = None) -> list[Device]:
+    """Every device of ``backend`` (default: the current one), without opening them."""
+    name = backend or (_devices[-1].backend_name if _devices else None) or _chosen_name() or get_backend().name
+    if name not in _BACKENDS:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(_BACKENDS)}")
+    _create(name)  # the backend must be usable here
+    module, cls = _BACKENDS[name]
+    count = len(getattr(importlib.import_module(module), cls).device_names())
+    return [Device(i, name) for i in range(count)]
+
+
+def current_device() -> Device:
+    """The device launches go to now."""
+    return get_backend().gk_device
 
 
 def available_backends() -> list[str]:
@@ -71,12 +163,15 @@ def set_backend(name: str | None) -> None:
     if name is not None:
         _create(name)
     _chosen = name
-    selection[0] = object()
+    _reselect()
 
 
 def get_backend(name: str | None = None) -> Backend:
-    """The backend ``name``, or the current one."""
-    name = name or _chosen or os.environ.get("GPUKERN_BACKEND") or None
+    """The backend ``name``, or the current one; on the device made current by ``with
+    gk.Device(i):`` where it is one of that backend's."""
+    if _devices and (name is None or name == _devices[-1].backend_name):
+        return _devices[-1].backend()
+    name = name or _chosen_name()
     if name:
         return _create(name)
     reasons = []
@@ -164,6 +259,9 @@ def zeros(shape: int | tuple[int, ...], dtype: Any = np.float32, backend: str | 
 
 __all__ = [
     "Backend",
+    "Device",
+    "current_device",
+    "devices",
     "available_backends",
     "backend_names",
     "backend_status",

@@ -27,12 +27,34 @@ class Backend:
 
     name: str
     dialect: Dialect
+    index: int = 0  # which of the backend's devices (``gk.devices()``) this instance runs on
+    gk_device: Any = None  # that device as a ``gk.Device`` (set by the registry)
     max_group: int
     max_items: tuple[int, ...]
     max_grid: tuple[int, ...] = (2**31 - 1, 2**31 - 1, 2**31 - 1)
     max_threads: int | None = None
     max_blocks: int | None = None
     max_shared: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The backend and device: what a variant's compiled form is kept under (a kernel loaded
+        in one device's context is no kernel in another's)."""
+        return (self.name, self.index)
+
+    def where(self) -> str:
+        """The device in words, for messages."""
+        return f"{self.name} device {self.index}"
+
+    @staticmethod
+    def default_index() -> int:
+        """The device used where none is chosen (``with gk.Device(i):``)."""
+        return 0
+
+    @staticmethod
+    def device_names() -> list[str]:
+        """The names of the backend's devices, in index order, without opening any."""
+        raise NotImplementedError
 
     def check_limits(
         self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int | None = None
@@ -157,7 +179,10 @@ class Backend:
 
     def _own(self, a: DeviceArray, name: str) -> Any:
         if a.backend is not self:
-            raise LaunchError(f"argument {name!r} lives on backend {a.backend.name!r}, not {self.name!r}")
+            raise LaunchError(
+                f"argument {name!r} lives on {a.backend.where()}, but the launch runs on {self.where()}: copy it "
+                f"(a.get(), gk.to_device) or launch inside `with gk.Device({a.backend.index}, {a.backend.name!r}):`"
+            )
         return a.handle
 
     def launch(

@@ -129,12 +129,13 @@ class CUDABackend(Backend):
     dialect = CUDA
     options: tuple[str, ...] = ()
 
-    def __init__(self) -> None:
+    def __init__(self, index: int | None = None) -> None:
+        """Device ``index`` (None: ``GPUKERN_DEVICE``, or the device of the context current here)."""
         from . import cuda_driver
 
-        index = int(os.environ.get("GPUKERN_DEVICE", "0"))
-        self.driver = driver = cuda_driver.Driver(index)
-        self.ordinal = driver.ordinal
+        exact = index is not None
+        self.driver = driver = cuda_driver.Driver(self.default_index() if index is None else index, exact=exact)
+        self.ordinal = self.index = driver.ordinal
         if find_nvcc() is None:
             raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
         major, minor = driver.compute_capability()
@@ -149,11 +150,25 @@ class CUDABackend(Backend):
     def device_name(self) -> str:
         return f"{self.driver.name()} ({self.arch}, CUDA)"
 
+    @staticmethod
+    def default_index() -> int:
+        try:
+            return int(os.environ.get("GPUKERN_DEVICE", "0"))
+        except ValueError:
+            raise BackendError(f"GPUKERN_DEVICE={os.environ['GPUKERN_DEVICE']!r} is not a device number") from None
+
+    @staticmethod
+    def device_names() -> list[str]:
+        """Every CUDA device's name, in ordinal order, without making a context."""
+        from . import cuda_driver
+
+        return cuda_driver.device_names()
+
     # ------------------------------------------------------------ compile
     def compiled(self, variant: Any) -> Any:
         """The variant's loaded kernel function (compiled or loaded from the cache once), with the
         struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
-        fn = variant.compiled.get(self.name)
+        fn = variant.compiled.get(self.key)
         if fn is None:
             src = variant.source(self.name)
             module = binary_cache().load_or_build(
@@ -171,7 +186,7 @@ class CUDABackend(Backend):
             fn.gk_struct = struct.Struct(_arg_format(codes))
             fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
             fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
-            variant.compiled[self.name] = fn
+            variant.compiled[self.key] = fn  # a function is loaded per context
         return fn
 
     # ------------------------------------------------------------ launch
@@ -252,7 +267,7 @@ class CUDABackend(Backend):
         if where is not None and where != self.ordinal:
             raise LaunchError(
                 f"argument {name!r} lives on CUDA device {where}; gpukern's CUDA backend runs on device {self.ordinal} "
-                f"(copy it there, or select device {where} with GPUKERN_DEVICE)"
+                f"(copy it there, or launch inside `with gk.Device({where}):`)"
             )
 
     def device_pointer(

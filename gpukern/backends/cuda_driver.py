@@ -126,6 +126,19 @@ def device_count() -> int:
     return n.value
 
 
+def device_names() -> list[str]:
+    """The name of every device, in ordinal order."""
+    lib = library()
+    out = []
+    for i in range(device_count()):
+        dev, buf = ctypes.c_int(), ctypes.create_string_buffer(256)
+        if lib.cuDeviceGet(ctypes.byref(dev), i) or lib.cuDeviceGetName(buf, 256, dev):
+            out.append(f"CUDA device {i}")
+        else:
+            out.append(buf.value.decode())
+    return out
+
+
 def current_context() -> int | None:
     """The context current on this thread (another library's, such as PyCUDA's), or None."""
     lib = library()
@@ -138,25 +151,28 @@ def current_context() -> int | None:
 class Driver:
     """One device and its context: every driver call the CUDA backend makes goes through here."""
 
-    def __init__(self, ordinal: int = 0, use_current: bool = True):
+    def __init__(self, ordinal: int = 0, use_current: bool = True, exact: bool = False):
         """The context current on this thread where there is one and ``use_current`` (PyCUDA's,
-        CuPy's, PyTorch's: gpukern then works in it), else device ``ordinal``'s primary context."""
+        CuPy's, PyTorch's: gpukern then works in it; with ``exact``, only where it is device
+        ``ordinal``'s), else device ``ordinal``'s primary context."""
         self.lib = lib = library()
         # cuLaunchKernelEx (driver 12.0+) where the driver has it; called without argtypes, with
         # ctypes objects only (see ``launcher``)
         self.launch_ex = getattr(lib, "cuLaunchKernelEx", None)
+        count = device_count()
+        if not 0 <= ordinal < count:
+            raise BackendError(f"CUDA device {ordinal} does not exist (there are {count})")
+        dev = ctypes.c_int()
+        self._check(lib.cuDeviceGet(ctypes.byref(dev), ordinal), "cuDeviceGet")
         ctx = current_context() if use_current else None
+        if ctx is not None:
+            current = ctypes.c_int()
+            self._check(lib.cuCtxGetDevice(ctypes.byref(current)), "cuCtxGetDevice")
+            if exact and current.value != dev.value:
+                ctx = None
         if ctx is not None:  # a context is current (PyCUDA's, CuPy's, PyTorch's): work in it
-            dev = ctypes.c_int()
-            self._check(lib.cuCtxGetDevice(ctypes.byref(dev)), "cuCtxGetDevice")
-            self.device, self.context, self.retained = dev.value, ctx, False
+            self.device, self.context, self.retained = current.value, ctx, False
         else:
-            count = device_count()
-            index = ordinal
-            if not 0 <= index < count:
-                raise BackendError(f"CUDA device {index} does not exist (there are {count})")
-            dev = ctypes.c_int()
-            self._check(lib.cuDeviceGet(ctypes.byref(dev), index), "cuDeviceGet")
             c = ctypes.c_void_p()
             self._check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(c), dev), "cuDevicePrimaryCtxRetain")
             self.device, self.context, self.retained = dev.value, c.value, True
@@ -170,6 +186,13 @@ class Driver:
 
     def make_current(self) -> None:
         self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def within(self, what: str, *args: Any) -> None:
+        """``call``, with this device's context made current first: for what acts on the current
+        context (allocating, loading a module, making a stream or event, synchronizing), since
+        another device's context, or another library's, may be current on this thread now."""
+        self.make_current()
+        self.call(what, *args)
 
     def call(self, what: str, *args: Any) -> None:
         """``lib.<what>(*args)``, checked; made again in the backend's context where this thread
@@ -203,12 +226,12 @@ class Driver:
         return self.attribute("COMPUTE_CAPABILITY_MAJOR"), self.attribute("COMPUTE_CAPABILITY_MINOR")
 
     def synchronize(self) -> None:
-        self.call("cuCtxSynchronize")
+        self.within("cuCtxSynchronize")
 
     # ------------------------------------------------------------ memory
     def alloc(self, nbytes: int) -> Allocation:
         p = ctypes.c_uint64()
-        self.call("cuMemAlloc_v2", ctypes.byref(p), max(int(nbytes), 1))
+        self.within("cuMemAlloc_v2", ctypes.byref(p), max(int(nbytes), 1))
         return Allocation(self, p.value)
 
     def memset(self, pointer: int, byte: int, nbytes: int) -> None:
@@ -247,14 +270,14 @@ class Driver:
         """A NumPy array in page-locked host memory, freed when the array (and its views) go."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         p = ctypes.c_void_p()
-        self.call("cuMemHostAlloc", ctypes.byref(p), max(nbytes, 1), 0)
+        self.within("cuMemHostAlloc", ctypes.byref(p), max(nbytes, 1), 0)
         holder = _pinned_buffer(self, p.value, max(nbytes, 1))
         return np.frombuffer(holder, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
     # ------------------------------------------------------------ streams and events
     def new_stream(self, non_blocking: bool = False) -> Stream:
         s = ctypes.c_void_p()
-        self.call("cuStreamCreate", ctypes.byref(s), 1 if non_blocking else 0)
+        self.within("cuStreamCreate", ctypes.byref(s), 1 if non_blocking else 0)
         return Stream(self, s.value or 0)
 
     def stream_synchronize(self, stream: int | None) -> None:
@@ -265,7 +288,7 @@ class Driver:
 
     def record(self, stream: int | None) -> Event:
         e = ctypes.c_void_p()
-        self.call("cuEventCreate", ctypes.byref(e), 0)
+        self.within("cuEventCreate", ctypes.byref(e), 0)
         ev = Event(self, e.value)
         self.call("cuEventRecord", ev.handle, stream)
         return ev
@@ -290,7 +313,7 @@ class Driver:
     def load(self, image: bytes) -> Module:
         """A module from a cubin (or PTX) image; raises BackendError where the driver rejects it."""
         m = ctypes.c_void_p()
-        self.call("cuModuleLoadData", ctypes.byref(m), image)
+        self.within("cuModuleLoadData", ctypes.byref(m), image)
         return Module(self, m.value)
 
     def launcher(
@@ -331,10 +354,9 @@ class Driver:
             pack_into(buf, 0, *values)
             args = configs.get(stream) or fixed(stream)
             rc = call(*args)
-            if rc:
-                if rc == _INVALID_CONTEXT:
-                    self.make_current()
-                    rc = call(*args)
+            if rc:  # no context, or another device's, current on this thread: once more in ours
+                self.make_current()
+                rc = call(*args)
                 if rc:
                     raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
 

@@ -21,7 +21,8 @@ from .base import Backend
 class OpenCLBackend(Backend):
     """Runs kernels on an OpenCL device (a GPU if there is one, else the first device).
 
-    ``GPUKERN_OPENCL_DEVICE=P:D`` picks device D of platform P.
+    ``GPUKERN_OPENCL_DEVICE=P:D`` picks device D of platform P; ``gk.Device(i, "opencl")`` the
+    i-th device of all platforms' devices in order.
     """
 
     name = "opencl"
@@ -29,13 +30,22 @@ class OpenCLBackend(Backend):
     dialect = OPENCL
     build_options: list[str] = []
 
-    def __init__(self) -> None:
+    def __init__(self, index: int | None = None) -> None:
+        """Device ``index`` of every platform's devices in order (None: ``GPUKERN_OPENCL_DEVICE``,
+        else the first GPU, else the first device)."""
         try:
             import pyopencl as cl
         except ImportError:
             raise BackendError("pyopencl is not installed (pip install 'gpukern[opencl]')") from None
         self.cl = cl
-        self.device = self._pick_device(cl)
+        flat = self._all_devices(cl)
+        if index is None:
+            self.device = self._pick_device(cl)
+            self.index = next(i for i, d in enumerate(flat) if d == self.device)
+        elif 0 <= index < len(flat):
+            self.device, self.index = flat[index], index
+        else:
+            raise BackendError(f"OpenCL device {index} does not exist (there are {len(flat)})")
         self.ctx = cl.Context([self.device])
         self.queue = cl.CommandQueue(self.ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.max_group = self.device.max_work_group_size
@@ -44,7 +54,7 @@ class OpenCLBackend(Backend):
         self.device_extensions = frozenset(self.device.extensions.split())
 
     @staticmethod
-    def _pick_device(cl: Any) -> Any:
+    def _platform_devices(cl: Any) -> list[list[Any]]:
         try:
             platforms = cl.get_platforms()
         except cl.Error as e:
@@ -55,6 +65,16 @@ class OpenCLBackend(Backend):
                 devices.append(p.get_devices())
             except cl.Error:
                 devices.append([])
+        return devices
+
+    @classmethod
+    def _all_devices(cls, cl: Any) -> list[Any]:
+        """Every platform's devices, in order: what ``gk.Device(i, "opencl")`` numbers."""
+        return [d for ds in cls._platform_devices(cl) for d in ds]
+
+    @classmethod
+    def _pick_device(cls, cl: Any) -> Any:
+        devices = cls._platform_devices(cl)
         choice = os.environ.get("GPUKERN_OPENCL_DEVICE")
         if choice:
             try:
@@ -70,13 +90,28 @@ class OpenCLBackend(Backend):
         gpus = [d for d in flat if d.type & cl.device_type.GPU]
         return (gpus or flat)[0]
 
+    @classmethod
+    def default_index(cls) -> int:
+        import pyopencl as cl
+
+        chosen = cls._pick_device(cl)
+        return next(i for i, d in enumerate(cls._all_devices(cl)) if d == chosen)
+
+    @classmethod
+    def device_names(cls) -> list[str]:
+        try:
+            import pyopencl as cl
+        except ImportError:
+            return []
+        return [f"{d.name.strip()} ({d.platform.name.strip()})" for d in cls._all_devices(cl)]
+
     def device_name(self) -> str:
         return f"{self.device.name.strip()} ({self.device.platform.name.strip()}, OpenCL)"
 
     # ------------------------------------------------------------ compile
     def compiled(self, variant: Any) -> Any:
         """The variant's ``cl.Kernel``, built once per process; the program binary is cached."""
-        knl = variant.compiled.get(self.name)
+        knl = variant.compiled.get(self.key)
         if knl is None:
             src = variant.source(self.name)
             self.check_extensions(variant)
@@ -97,7 +132,7 @@ class OpenCLBackend(Backend):
                 (self.cl.Error,),
                 variant.kernel.__name__,
             )
-            knl = variant.compiled[self.name] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
+            knl = variant.compiled[self.key] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
         return knl
 
     def check_extensions(self, variant: Any) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import formats, ir, ops
 from ..array import DeviceArray
-from ..errors import BarrierDivergenceError, IndexOverflowError, LaunchError
+from ..errors import BackendError, BarrierDivergenceError, IndexOverflowError, LaunchError
 from ..plan import convert_scalar
 from ..types import StorageType, TupleType
 from ..warp_ops import BLOCK_VOTES, WARP_SIZE
@@ -472,13 +472,31 @@ class SimBackend(Backend):
     max_items = (1024, 1024, 64)
     max_shared = 48 * 1024
 
-    def __init__(self) -> None:
+    def __init__(self, index: int | None = None) -> None:
+        """Simulated device ``index``: ``GPUKERN_SIM_DEVICES`` (default 1) devices, each its own
+        memory, so programs for several GPUs can be tried without them."""
+        count = len(self.device_names())
+        self.index = 0 if index is None else index
+        if not 0 <= self.index < count:
+            raise BackendError(
+                f"simulated device {self.index} does not exist (there are {count}; GPUKERN_SIM_DEVICES sets how many)"
+            )
         self.check = os.environ.get("GPUKERN_SIM_CHECK", "1") not in ("0", "false", "no")
         # per array from empty() not yet wholly written: which elements have been (sim_init)
         self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
 
     def device_name(self) -> str:
         return "gpukern simulator (CPU, NumPy)" + ("" if self.check else ", checks off")
+
+    @staticmethod
+    def device_names() -> list[str]:
+        try:
+            count = int(os.environ.get("GPUKERN_SIM_DEVICES", "1"))
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise BackendError(f"GPUKERN_SIM_DEVICES={os.environ['GPUKERN_SIM_DEVICES']!r} is not a positive number")
+        return [f"gpukern simulator {i} (CPU, NumPy)" for i in range(count)]
 
     def launch(
         self,

@@ -1,0 +1,156 @@
+"""Several devices: ``gk.devices()``, ``gk.Device(i)`` as a context manager, arrays that know their
+device, and launches refused when an array lives on another device (issue 15).
+
+The simulator has ``GPUKERN_SIM_DEVICES`` devices, each its own memory, so all of this runs in CI;
+the CUDA cases run on the GPU machine (two devices where it has them)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, float32, global_id, kernel
+
+
+@kernel
+def double(x: Array[float32]):
+    i = global_id(0)
+    if i < x.shape[0]:
+        x[i] = x[i] * 2
+
+
+@pytest.fixture
+def two_sims(monkeypatch):
+    monkeypatch.setenv("GPUKERN_SIM_DEVICES", "2")
+    gk.set_backend("sim")
+    try:
+        yield
+    finally:
+        gk.set_backend(None)
+
+
+def _data(n: int = 16) -> np.ndarray:
+    return np.random.default_rng(n).uniform(1, 2, n).astype(np.float32)
+
+
+def test_devices_are_listed_without_opening_them(two_sims):
+    devs = gk.devices()
+    assert devs == [gk.Device(0, "sim"), gk.Device(1, "sim")]
+    assert repr(devs[1]) == "gk.Device(1, 'sim')" and len({*devs, gk.Device(1, "sim")}) == 2
+    assert gk.current_device() == gk.Device(0, "sim")
+    assert type(gk.get_backend()).device_names()[1] == "gpukern simulator 1 (CPU, NumPy)"
+
+
+def test_a_device_made_current_receives_arrays_and_launches(two_sims):
+    host = _data()
+    a = gk.to_device(host)
+    with gk.Device(1) as d:
+        assert gk.current_device() == d == gk.Device(1, "sim")
+        b = gk.to_device(host)
+        e = gk.empty(4, np.float32)
+        z = gk.zeros(4, np.float32)
+        double[1, 16](b)
+        assert b.device == e.device == z.device == d
+        assert b.backend is d.backend() and b.backend is not a.backend
+    assert gk.current_device() == gk.Device(0, "sim") == a.device
+    double[1, 16](a)
+    np.testing.assert_array_equal(a.get(), host * 2)
+    np.testing.assert_array_equal(b.get(), host * 2)
+
+
+def test_an_array_of_another_device_is_refused_with_both_named(two_sims):
+    a = gk.to_device(_data())
+    launch = double[1, 16]
+    launch(a)
+    with gk.Device(1):
+        with pytest.raises(
+            gk.LaunchError, match=r"'x' lives on sim device 0.*runs on sim device 1.*gk\.Device\(0, 'sim'\)"
+        ):
+            launch(a)
+    launch(a)  # back on device 0: fine again
+    np.testing.assert_array_equal(a.get(), _data() * 4)
+
+
+def test_contexts_nest_and_unwind(two_sims):
+    with gk.Device(1):
+        with gk.Device(0):
+            assert gk.current_device() == gk.Device(0, "sim")
+        assert gk.current_device() == gk.Device(1, "sim")
+        with pytest.raises(ZeroDivisionError):
+            with gk.Device(0):
+                1 / 0  # noqa: B018 - an exception inside leaves the device stack as it was
+        assert gk.current_device() == gk.Device(1, "sim")
+    assert gk.current_device() == gk.Device(0, "sim")
+
+
+@pytest.mark.parametrize("bad", [-1, "1", 1.0, True])
+def test_a_device_is_a_number(two_sims, bad):
+    with pytest.raises(gk.BackendError, match="a device is a number"):
+        gk.Device(bad)
+
+
+def test_a_device_that_does_not_exist_is_refused_on_entry(two_sims):
+    with pytest.raises(gk.BackendError, match=r"simulated device 2 does not exist \(there are 2"):
+        with gk.Device(2):
+            pass
+    assert gk.current_device() == gk.Device(0, "sim")
+    with pytest.raises(gk.BackendError, match="unknown backend"):
+        gk.Device(0, "vulkan")
+
+
+def test_the_default_device_is_device_0_of_the_registry(backend):
+    """The backend used without a device context is the instance ``gk.Device(i)`` opens for
+    its index: arrays made either way work together."""
+    b = gk.get_backend()
+    d = gk.current_device()
+    assert d.backend() is b and d in gk.devices()
+    host = _data()
+    a = gk.to_device(host)
+    with d:
+        double[1, 16](a)
+    np.testing.assert_array_equal(a.get(), host * 2)
+    assert a.device == d
+
+
+def test_compiled_kernels_are_kept_per_device():
+    """A kernel loaded for one device (a CUDA context, an OpenCL context) is kept under the
+    backend and device: another device loads its own (the binary cache is shared)."""
+    if "opencl" not in gk.available_backends():
+        pytest.skip("no OpenCL device")
+    gk.set_backend("opencl")
+    try:
+        a = gk.to_device(_data())
+        double[1, 16](a)
+        variant = next(iter(double.variants.values()))
+        assert ("opencl", gk.current_device().index) in variant.compiled
+    finally:
+        gk.set_backend(None)
+
+
+@pytest.mark.gpu
+def test_cuda_devices():
+    gk.set_backend("cuda")
+    try:
+        from gpukern.backends import cuda_driver
+
+        devs = gk.devices()
+        assert len(devs) == cuda_driver.device_count() and devs[0] == gk.Device(0, "cuda")
+        if len(devs) < 2:
+            pytest.skip("one GPU: the two-device case needs two")
+        host = _data(1 << 16)
+        arrays = []
+        for d in devs[:2]:
+            with d:
+                x = gk.to_device(host)
+                double[256, 256](x)
+                arrays.append(x)
+                assert x.device == d
+        with devs[1]:
+            with pytest.raises(gk.LaunchError, match="cuda device 0"):
+                double[256, 256](arrays[0])
+        for d, x in zip(devs, arrays):
+            d.synchronize()
+            np.testing.assert_array_equal(x.get(), host * 2)
+    finally:
+        gk.set_backend(None)
