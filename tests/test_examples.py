@@ -80,3 +80,14 @@ def test_matmul_example_profile(capsys):
     assert "profile of matmul_tiled" in out and "profile of matmul_naive" in out
     assert "naive / tiled: 8.00x the global load requests" in out
     assert "acc += tile_a[ty, i] * tile_b[i, tx]" in out  # the source view
+
+
+def test_streams_interop_example_runs_and_checks(backend, capsys, monkeypatch):
+    """Streams, events, pinned memory and every device of the backend (the simulator's two
+    here); CuPy and PyTorch parts run on CUDA."""
+    monkeypatch.setenv("GPUKERN_SIM_DEVICES", "2")
+    example = load("streams_interop")
+    assert example.main(["--size", "3000", "--backend", backend]) == 0
+    out = capsys.readouterr().out
+    assert "copy on one stream, kernel on another            OK" in out and "WRONG" not in out
+    assert out.count("gk.Device(") == (2 if backend == "sim" else len(__import__("gpukern").devices()))

@@ -486,7 +486,7 @@ class SimBackend(Backend):
         self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
 
     def device_name(self) -> str:
-        return "gpukern simulator (CPU, NumPy)" + ("" if self.check else ", checks off")
+        return self.device_names()[self.index] + ("" if self.check else ", checks off")
 
     @staticmethod
     def device_names() -> list[str]:
@@ -496,7 +496,7 @@ class SimBackend(Backend):
             count = 0
         if count < 1:
             raise BackendError(f"GPUKERN_SIM_DEVICES={os.environ['GPUKERN_SIM_DEVICES']!r} is not a positive number")
-        return [f"gpukern simulator {i} (CPU, NumPy)" for i in range(count)]
+        return [f"gpukern simulator{'' if count == 1 else f' {i}'} (CPU, NumPy)" for i in range(count)]
 
     def launch(
         self,
