@@ -77,7 +77,7 @@ class Launch:
     driver call costs.  ``plan.describe()`` says what it tests.
     """
 
-    __slots__ = ("kernel", "grid", "block", "plan", "fast", "shared", "stream")
+    __slots__ = ("kernel", "grid", "block", "plan", "fast", "shared", "stream", "plans")
 
     def __init__(
         self,
@@ -94,6 +94,9 @@ class Launch:
         self.stream = stream  # a gpukern.Stream or another library's stream (k[grid, block, stream]); None: not given
         self.plan: Plan | None = None
         self.fast: Callable[[tuple[Any, ...]], bool] = no_plan
+        # the last plan per backend choice and device (``selection``'s token): a program that
+        # launches on two devices in turn finds each one's plan again
+        self.plans: dict[object, Plan] = {}
 
     def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None, **other: Any) -> None:
         """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
@@ -101,10 +104,19 @@ class Launch:
             return
         if other:
             raise LaunchError(_misplaced_options(self.kernel.__name__, other))
+        if backend is None and check is None:
+            kept = self.plans.get(selection[0])
+            if kept is not None and kept is not self.plan and kept.fast(args):
+                self.plan, self.fast = kept, kept.fast
+                return
         b, variant, handle = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared, self.stream)
         if backend is None and check is None:
             self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0, handle)
             self.fast = no_plan if self.plan is None else self.plan.fast
+            if self.plan is not None:
+                if len(self.plans) >= 16:
+                    self.plans.clear()
+                self.plans[selection[0]] = self.plan
 
 
 def _misplaced_options(name: str, options: dict[str, Any]) -> str:

@@ -154,3 +154,29 @@ def test_cuda_devices():
             np.testing.assert_array_equal(x.get(), host * 2)
     finally:
         gk.set_backend(None)
+
+
+def test_a_launch_keeps_a_plan_per_device():
+    """Launching in turn inside and outside a device context (two choices of device) finds each
+    one's plan again instead of re-checking every call."""
+    if "opencl" not in gk.available_backends():
+        pytest.skip("no OpenCL device")
+    gk.set_backend("opencl")
+    try:
+        a = gk.to_device(_data())
+        launch = double[1, 16]
+        launch(a)
+        outside = launch.plan
+        with gk.Device(0, "opencl"):
+            launch(a)
+            inside = launch.plan
+        assert outside is not None and inside is not None and inside is not outside
+        for _ in range(3):
+            launch(a)
+            assert launch.plan is outside
+            with gk.Device(0, "opencl"):
+                launch(a)
+                assert launch.plan is inside
+        np.testing.assert_array_equal(a.get(), _data() * 2**8)
+    finally:
+        gk.set_backend(None)

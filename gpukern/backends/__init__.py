@@ -96,7 +96,7 @@ def _reselect() -> None:
     """A new token for launch plans (one per backend choice and current device, so that coming
     back to a device finds its plans good again)."""
     top = (_devices[-1].backend_name, _devices[-1].index) if _devices else None
-    selection[0] = _tokens.setdefault((_chosen, top), object())
+    selection[0] = _tokens.setdefault((_chosen, os.environ.get("GPUKERN_BACKEND"), top), object())
 
 
 def _create(name: str, index: int | None = None) -> Backend:
