@@ -310,9 +310,9 @@ class ExpressionLowering(ast.NodeVisitor):
             return Static(array.type.shape[d])
         if array.type.space == "shared" and not self.is_kernel:
             raise KernelTypeError(
-                "the length of a dynamic_shared() array is known only in the kernel that declares it",
+                "the length of a dynamic_shared() array is the launch's, known only in the kernel",
                 self.loc(node),
-                "pass len(...) of it to the @func as an argument",
+                "take len(...) of a dynamic_shared() array in the kernel and pass it to the @func as an argument",
             )
         return ir.Shape(array, d, int64, loc=self.loc(node))
 

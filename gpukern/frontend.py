@@ -22,7 +22,13 @@ from .checks import check_barriers, check_definite_assignment, mark_uniform_addr
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
-from .passes import finish_declarations, mark_index_arithmetic, structure_early_returns, written_params
+from .passes import (
+    finish_declarations,
+    hoist_shared_declarations,
+    mark_index_arithmetic,
+    structure_early_returns,
+    written_params,
+)
 from .source import ParsedFunction
 from .types import (
     ArrayType,
@@ -61,6 +67,7 @@ class Compiler:
             kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
         kernel.description = description
         program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()))
+        hoist_shared_declarations(program)
         mark_uniform_addresses(program)
         return program
 
@@ -185,6 +192,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
         self.tuple_locals: dict[str, list[str]] = {}  # a local holding a tuple: the variables of its items
         self.block_arrays: set[str] = set()  # names of arrays bound in an if or loop body, out of scope
+        self.declared_names: set[str] = set()  # names a shared()/local() in an if or loop body was bound to
         self.launch_bounds: tuple[int, ...] | None = None
         code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
         self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
@@ -201,6 +209,7 @@ class FunctionLowering(ast.NodeVisitor):
             self.array_names: dict[str, int] = {}  # names bound to arrays in the body -> the block's depth
             self.depth = 0
             self.arrays: list[ir.DeclArray] = []
+            self.sites: dict[int, ir.ArrayRef] = {}  # a declaration's call node -> its array (unroll: one)
             self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
             body = self.lower_block(tree.body)
             if not self.unsettled:  # no type changed after it was first used: this IR is final
@@ -251,9 +260,15 @@ class FunctionLowering(ast.NodeVisitor):
     def emit(self, stmt: ir.Stmt) -> None:
         self.block.append(stmt)
 
-    def declare(self, ref: ir.ArrayRef) -> None:
-        """A shared or local array declaration, hoisted to the top of the function."""
+    def declare(self, ref: ir.ArrayRef, site: ast.AST) -> ir.ArrayRef:
+        """A shared or local array declaration, hoisted to the top of the function: one per
+        ``shared()``/``local()`` in the source, so each copy of an unrolled body finds the same."""
+        known = self.sites.get(id(site))
+        if known is not None:
+            return known
+        self.sites[id(site)] = ref
         self.arrays.append(ir.DeclArray(ref, loc=ref.loc))
+        return ref
 
     def fresh(self, base: str) -> str:
         return ir.fresh_name(base, self.taken)
@@ -388,6 +403,8 @@ class FunctionLowering(ast.NodeVisitor):
 
     def assign_name(self, target: ast.Name, value: Value, node: ast.AST) -> None:
         name = target.id
+        if isinstance(value, ir.ArrayRef) and value.temp and name not in self.static_names:
+            return self.bind_declaration(target, value, node)
         if _names_array(value):
             return self.bind_array(target, value, node)
         if isinstance(self.env.get(name), ir.ArrayRef):
@@ -420,12 +437,18 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.type_error(
                 node,
                 f"cannot assign {describe(value)} to {name!r}",
-                "arrays, intrinsics and functions may only be bound once, at the top level of the kernel",
+                "intrinsics and functions may only be bound once, at the top level of the function",
             )
         self.assign_var(name, value, node, target)
 
     def assign_var(self, name: str, value: Value, node: ast.AST, target: ast.AST) -> None:
         """The variable ``name`` (a local, or a tuple local's item) set to the number ``value``."""
+        if name in self.declared_names:
+            raise self.type_error(
+                target,
+                f"{name!r} names a shared() or local() array elsewhere; it cannot also hold a number",
+                "use another name",
+            )
         new_t = self.x.type_of(value)
         if name in self.pinned:
             t = self.pinned[name]
@@ -462,6 +485,20 @@ class FunctionLowering(ast.NodeVisitor):
         for item, v in zip(names, items):
             self.assign_var(item, v, node, target)
         self.env[name] = tuple(self.env[item] for item in names)
+
+    def bind_declaration(self, target: ast.Name, value: ir.ArrayRef, node: ast.AST) -> None:
+        """``s = shared(...)`` in an if or loop body (or twice): the one hoisted declaration takes the
+        user's name (another if a declaration has it), which stands for it to the end of the block."""
+        name = target.id
+        if name in self.var_types or name in self.pinned:
+            raise self.type_error(
+                target, f"{name!r} holds a number elsewhere; it cannot also name an array", "use another name"
+            )
+        taken = {d.array.name for d in self.arrays}
+        value.name, value.temp = (name if name not in taken else self.fresh(name)), False
+        self.declared_names.add(name)
+        self.bind_array(target, value, node)
+
     def bind_array(self, target: ast.Name, value: ir.ArrayRef | Partial, node: ast.AST) -> None:
         """``v = a``, ``v = a[1:3]``, ``r = a[i]`` (a row of a 2-D array: a view): from here on, to
         the end of the block, the name stands for that array (``gpukern.views``)."""
@@ -698,6 +735,8 @@ def _changing_tuple(value: Value) -> bool:
     """A tuple with an item whose value may change after the tuple is made (a variable, a load):
     a local bound to it keeps its own copies (``FunctionLowering.assign_tuple``)."""
     return isinstance(value, tuple) and any(isinstance(v, ir.Expr) and not isinstance(v, STEADY) for v in value)
+
+
 def _names_array(value: Value) -> bool:
     """An array a name can stand for (``v = a``, ``v = a[1:3]``, ``r = a[i]``); a fresh shared() or
     local() declaration takes its name as before, and a record of a record array is not one."""

@@ -41,7 +41,7 @@ class Lowering(Protocol):
 
     def emit(self, stmt: ir.Stmt) -> None: ...
 
-    def declare(self, ref: ir.ArrayRef) -> None: ...
+    def declare(self, ref: ir.ArrayRef, site: ast.AST) -> ir.ArrayRef: ...
 
     def fresh(self, base: str) -> str: ...
 
@@ -182,12 +182,6 @@ class _ArrayDecl(Intrinsic):
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         space = self.space
-        if space == "shared" and not cx.is_kernel:
-            raise KernelSyntaxError(
-                "shared() arrays must be declared in the kernel",
-                cx.loc(node),
-                "declare it in the kernel and pass it to the @func",
-            )
         cx.nargs(node, 2, space)
         elem = _element_type(cx.static_value(node.args[0], default=None))
         if elem is None:
@@ -214,22 +208,16 @@ class _ArrayDecl(Intrinsic):
         if int(np.prod(shape, dtype=object)) > self.MAX_ELEMENTS:
             raise KernelTypeError(f"{space}() array of shape {shape} is too large for a GPU", cx.loc(node.args[1]))
         # declarations are hoisted to the top of the function (OpenCL requires it of __local
-        # arrays); a fresh name until the assignment that binds the array gives it the user's
+        # arrays; a @func's shared ones go on to the kernel: passes.hoist_shared_declarations); a
+        # fresh name until the assignment that binds the array gives it the user's
         ref = ir.ArrayRef(cx.fresh(space), ArrayType(elem, len(shape), space, shape), loc=cx.loc(node), temp=True)
-        cx.declare(ref)
-        return ref
+        return cx.declare(ref, node)
 
 
 class _DynamicShared(Intrinsic):
     """``dynamic_shared(dtype)``: the block's shared memory sized at launch, as a 1-D array."""
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        if not cx.is_kernel:
-            raise KernelSyntaxError(
-                "dynamic_shared() arrays must be declared in the kernel",
-                cx.loc(node),
-                "declare it in the kernel and pass it to the @func",
-            )
         cx.nargs(node, 1, self.name)
         elem = _element_type(cx.static_value(node.args[0], default=None))
         if elem is None:
@@ -244,8 +232,7 @@ def _dynamic_array(cx: Lowering, node: ast.Call, elem: ScalarType) -> ir.ArrayRe
     """A shared array whose length the launch decides: shape None, every one from byte 0 of the
     launch's dynamic shared memory (CUDA's ``extern __shared__``)."""
     ref = ir.ArrayRef(cx.fresh("shared"), ArrayType(elem, 1, "shared", None), loc=cx.loc(node), temp=True)
-    cx.declare(ref)
-    return ref
+    return cx.declare(ref, node)
 
 
 def _element_type(dtype: Any) -> ScalarType | None:

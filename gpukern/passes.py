@@ -1,5 +1,5 @@
 """Passes over a lowered function's IR: early returns around barriers, where locals are declared,
-which arrays are written."""
+which arrays are written; and over a whole program: a @func's shared arrays declared in the kernel."""
 
 from __future__ import annotations
 
@@ -284,3 +284,47 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
     decls = [s for s in body if isinstance(s, ir.DeclArray)]
     rest = [s for s in body if not isinstance(s, ir.DeclArray)]
     fd.body = [*decls, ir.Assign(flag, ir.Lit(False, bool_), declare=True), *rest]
+
+
+def hoist_shared_declarations(program: ir.Program) -> None:
+    """Each ``shared()``/``dynamic_shared()`` a @func declares becomes a hidden array parameter of it
+    (and of every @func on a call chain from the kernel to it), declared once in the kernel, which
+    passes it down every such chain.  This is CUDA's meaning, one array per block per declaration
+    (a ``__shared__`` in a function is static: every call, from any call site, sees the same), in
+    the form OpenCL C requires (``__local`` arrays are declared in a kernel's outermost scope only);
+    the emitter, the simulator and its checks see shared arrays passed to @funcs, as they know them.
+    The kernel's array is named after the function and the array (``helper_s``)."""
+    hidden: dict[int, list[ir.DeclArray]] = {}  # id(FuncDef) -> the declarations it takes, in parameter order
+    owner: dict[int, str] = {}  # id(declaration) -> the name of the @func declaring it
+    for fd in [*program.funcs, program.kernel]:  # callees first
+        mine: dict[int, ir.ArrayRef] = {}  # id(declaration) -> this function's array for it
+        order: list[ir.DeclArray] = []
+        if not fd.is_kernel:
+            for s in fd.body:
+                if isinstance(s, ir.DeclArray) and s.array.type.space == "shared":
+                    mine[id(s)] = s.array
+                    order.append(s)
+                    owner[id(s)] = fd.name
+            fd.body = [s for s in fd.body if id(s) not in mine]
+        decls: list[ir.DeclArray] = []
+        taken: set[str] | None = None
+        calls = {id(n): n for n in ir.walk_body(fd.body) if isinstance(n, ir.Call) and hidden.get(id(n.func))}
+        for call in calls.values():
+            for decl in hidden[id(call.func)]:
+                ref = mine.get(id(decl))
+                if ref is None:
+                    taken = ir.names_in(fd) if taken is None else taken
+                    name = ir.fresh_name(f"{owner[id(decl)]}_{decl.array.name}", taken)
+                    ref = mine[id(decl)] = ir.ArrayRef(name, decl.array.type, loc=decl.loc)
+                    order.append(decl)
+                    if fd.is_kernel:
+                        decls.append(ir.DeclArray(ref, loc=decl.loc))
+                call.args.append(ir.ArrayRef(ref.name, ref.type, loc=call.loc))
+        if fd.is_kernel:
+            lead = next((k for k, s in enumerate(fd.body) if not isinstance(s, ir.DeclArray)), len(fd.body))
+            fd.body[lead:lead] = decls
+        else:
+            hidden[id(fd)] = order
+            fd.params += [mine[id(d)] for d in order]
+        if order or calls:
+            fd.written = written_params(fd)

@@ -71,6 +71,8 @@ def describe(v: Value) -> str:
     """A user-facing description of a front-end value, for error messages."""
     if isinstance(v, Static):
         return f"the Python object {v.value!r}"
+    if isinstance(v, ir.ArrayRef) and v.temp:  # a shared()/local() not yet bound: its name is the compiler's
+        return f"a new {v.type!r} array"
     if isinstance(v, ir.ArrayRef):
         return f"array {v.name!r} ({v.type!r})"
     if isinstance(v, ir.Expr):

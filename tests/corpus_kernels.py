@@ -416,15 +416,12 @@ def ty_shared_runtime_dtype(a: Array[float32], ai: Array[int32], x: float32, n: 
     a[0] = t[0]
 
 
-@gk.func
-def _func_declaring_shared(a):
-    t = shared(float32, 16)  # E117
-    t[0] = a[0]
-
-
 @gk.kernel
-def ty_shared_in_func(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    _func_declaring_shared(a)
+def ty_shared_after_if(a: Array[float32], ai: Array[int32], x: float32, n: int32):
+    if n > 0:
+        t = shared(float32, 16)
+        t[0] = x
+    a[0] = t[0]  # E117
 
 
 @gk.kernel

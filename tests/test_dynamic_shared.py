@@ -203,7 +203,7 @@ def test_length_inside_a_func_is_refused():
         s = dynamic_shared(float32)
         out[0] = size_of(s)
 
-    with pytest.raises(gk.KernelTypeError, match="pass len"):
+    with pytest.raises(gk.KernelTypeError, match="pass it to the @func"):
         k[1, 1, 16](np.zeros(1, np.int64))
 
 

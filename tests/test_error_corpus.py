@@ -120,7 +120,7 @@ COMPILE_CASES = [
     C("shared-runtime-shape", K.ty_shared_runtime_shape, TYP, "E114", "shared", "compile-time shape"),
     C("shared-non-type", K.ty_shared_non_type, TYP, "E115", "shared", "element type"),
     C("shared-runtime-dtype", K.ty_shared_runtime_dtype, TYP, "E116", "shared", "element type"),
-    C("shared-in-func", K.ty_shared_in_func, SYN, "E117", "shared", "kernel"),
+    C("shared-after-if", K.ty_shared_after_if, TYP, "E117", "'t'", "inside an if", "used after"),
     C("local-zero-shape", K.ty_local_zero_shape, TYP, "E118", "local", "shape"),
     C("local-float-shape", K.ty_local_float_shape, TYP, "E119", "local", "shape"),
     C(

@@ -2,11 +2,13 @@
 
 The source builds its kernels from device-function templates (``atomic_binary_1dim_shared`` and
 friends) that take the atomic, the shared array's type and shape and an index cast as arguments, and
-declare the shared array inside the device function. gpukern declares shared arrays in the kernel and
-has no function-valued arguments, so each kernel here is the template with the source's arguments
-written in (``cuda.atomic.add`` -> ``atomic_add``, ``cuda.shared.array(32, uint32)`` ->
-``shared(uint32, 32)``, ``cuda.syncthreads()`` -> ``barrier()``, ``cuda.grid(1)`` -> ``global_id(0)``).
-Each test computes what the source asserts with NumPy.
+declare the shared array inside the device function. Most kernels here were written when gpukern
+refused ``shared()`` in a ``@func``: each is the template with the source's arguments written in
+(``cuda.atomic.add`` -> ``atomic_add``, ``cuda.shared.array(32, uint32)`` -> ``shared(uint32, 32)``,
+``cuda.syncthreads()`` -> ``barrier()``, ``cuda.grid(1)`` -> ``global_id(0)``). The last section keeps
+the source's structure: the templates are ``@gk.func`` helpers declaring the shared array, called by
+the kernels with the atomic and the cast as arguments. Each test computes what the source asserts
+with NumPy.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from gpukern import (
     shared,
     thread_idx,
     uint32,
+    uint64,
 )
 
 from .support import needs, rng
@@ -967,3 +970,124 @@ def test_atomic_cas_2dim(backend):
 
 def test_atomic_compare_and_swap(backend):
     _check_cas(atomic_compare_and_swap, -99, -1, np.int32)
+
+
+# ---------------------------------------------------------------- the source's templates, as @funcs
+# The source's own structure: a device function that declares the shared array and does the atomic,
+# called by the kernel with the atomic, the shared array's type and shape and the index cast as
+# arguments (a @func or an intrinsic passed to a @func is a compile-time value there, as in Numba).
+# Two departures, both forced: a number passed to a @func is a run-time value, so the 1-D template's
+# shape is written in (`shared(ary_dtype, 32)`; the 2-D one's `(4, 8)` is a tuple, a compile-time
+# value); and its type is gpukern's (int32 for a literal), so the values stored into the uint32 or
+# float32 array are passed typed (`uint32(1)`), where Numba converts them on the store.
+
+
+# Source: test_atomics.py, atomic_cast_none / atomic_cast_to_int / atomic_cast_to_uint64 (device functions)
+@gk.func
+def atomic_cast_none(num):
+    return num
+
+
+@gk.func
+def atomic_cast_to_int(num):
+    return int(num)
+
+
+@gk.func
+def atomic_cast_to_uint64(num):
+    return uint64(num)
+
+
+# Source: test_atomics.py, atomic_binary_1dim_shared (a device function declaring the shared array)
+@gk.func
+def atomic_binary_1dim_shared(ary, idx, op2, ary_dtype, ary_nelements, binop_func, cast_func, initializer, neg_idx):
+    tid = thread_idx.x
+    sm = shared(ary_dtype, 32)
+    sm[tid] = initializer
+    barrier()
+    bin = cast_func(idx[tid] % ary_nelements)
+    if neg_idx:
+        bin = bin % ary_nelements
+    binop_func(sm, bin, op2)
+    barrier()
+    ary[tid] = sm[tid]
+
+
+# Source: test_atomics.py, atomic_binary_2dim_shared (a device function declaring the shared array)
+@gk.func
+def atomic_binary_2dim_shared(ary, op2, ary_dtype, ary_shape, binop_func, y_cast_func, neg_idx):
+    tx = thread_idx.x
+    ty = thread_idx.y
+    sm = shared(ary_dtype, ary_shape)
+    sm[tx, ty] = ary[tx, ty]
+    barrier()
+    bin = (tx, y_cast_func(ty))
+    if neg_idx:
+        bin = (bin[0] % ary_shape[0], bin[1] % ary_shape[1])
+    binop_func(sm, bin, op2)
+    barrier()
+    ary[tx, ty] = sm[tx, ty]
+
+
+# Source: test_atomics.py, atomic_add (test_atomic_add)
+@gk.kernel
+def atomic_add_template(ary):
+    atomic_binary_1dim_shared(ary, ary, uint32(1), uint32, 32, atomic_add, atomic_cast_none, uint32(0), False)
+
+
+# Source: test_atomics.py, atomic_add_float_wrap (test_atomic_add_float)
+@gk.kernel
+def atomic_add_float_wrap_template(ary):
+    atomic_binary_1dim_shared(
+        ary, ary, float32(1.0), float32, 32, atomic_add, atomic_cast_to_int, float32(0.0), True
+    )
+
+
+# Source: test_atomics.py, atomic_and (test_atomic_and)
+@gk.kernel
+def atomic_and_template(ary, op2):
+    atomic_binary_1dim_shared(ary, ary, op2, uint32, 32, atomic_and, atomic_cast_none, uint32(1), False)
+
+
+# Source: test_atomics.py, atomic_add2_wrap (test_atomic_add2)
+@gk.kernel
+def atomic_add2_wrap_template(ary):
+    atomic_binary_2dim_shared(ary, uint32(1), uint32, (4, 8), atomic_add, atomic_cast_none, True)
+
+
+# Source: test_atomics.py, atomic_sub3 (test_atomic_sub3)
+@gk.kernel
+def atomic_sub3_template(ary):
+    atomic_binary_2dim_shared(ary, uint32(1), uint32, (4, 8), atomic_sub, atomic_cast_to_uint64, False)
+
+
+def test_atomic_add_template(backend):
+    ary = rng(0).integers(0, 32, 32).astype(np.uint32)
+    orig = ary.copy()
+    atomic_add_template[1, 32](ary)
+    np.testing.assert_array_equal(ary, _hist(orig, np.uint32, 1))
+
+
+def test_atomic_add_float_wrap_template(backend):
+    ary = rng(1).integers(0, 32, 32).astype(np.float32)
+    orig = ary.copy()
+    atomic_add_float_wrap_template[1, 32](ary)
+    np.testing.assert_array_equal(ary, _hist(orig, np.float32, 1))
+
+
+def test_atomic_and_template(backend):
+    rand_const = np.uint32(rng(5).integers(500))
+    ary = rng(6).integers(0, 32, 32).astype(np.uint32)
+    gold = np.ones(32, np.uint32)
+    for i in ary:
+        gold[i] &= rand_const
+    atomic_and_template[1, 32](ary, rand_const)
+    np.testing.assert_array_equal(ary, gold)
+
+
+@pytest.mark.parametrize("kernel, delta", [(atomic_add2_wrap_template, 1), (atomic_sub3_template, -1)])
+def test_atomic_2dim_templates(backend, kernel, delta):
+    ary = rng(11).integers(0, 32, 32).astype(np.uint32).reshape(4, 8)
+    orig = ary.copy()
+    kernel[1, (4, 8)](ary)
+    np.testing.assert_array_equal(ary, (orig.astype(np.int64) + delta).astype(np.uint32))
