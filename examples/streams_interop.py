@@ -62,9 +62,10 @@ def other_libraries(n: int, rng: np.random.Generator) -> bool:
             axpy[grid, 256, s](np.float32(1), cx, cy)  # on a CuPy stream
         s.synchronize()
         ok &= check("CuPy arrays in place, CuPy's streams", cy.get(), 3 * cx.get())
+        before = cy.get()
         g = gk.from_dlpack(cy)  # the same memory as a gpukern array
-        axpy[grid, 256](np.float32(-3), cx, g)
-        ok &= check("gk.from_dlpack(cupy array)", cp.from_dlpack(g).get(), np.zeros(n, np.float32))
+        axpy[grid, 256](np.float32(-1), cx, g)
+        ok &= check("gk.from_dlpack(cupy array)", cp.from_dlpack(g).get(), before - cx.get())
     try:
         import torch
     except ImportError:

@@ -587,7 +587,12 @@ class MathFunc:
         rounds (``types.compute_type``), as NumPy's half loops do."""
         ct = compute_type(t)
         if ct != t:
-            out = self.evaluate([_arr(a, t.dtype).astype(ct.dtype) for a in args], ct)
+            # (an operand of a type of its own, ldexp's int exponent, stays as it is)
+            wide = [
+                _arr(a, self.operand_dtype(k, t.dtype)).astype(self.operand_dtype(k, ct.dtype))
+                for k, a in enumerate(args)
+            ]
+            out = self.evaluate(wide, ct)
             with np.errstate(all="ignore"):  # overflow to inf is the rounding's meaning
                 if self.results:
                     return tuple(np.asarray(o).astype(d) for o, d in zip(out, self.result_dtypes(t.dtype)))

@@ -854,7 +854,9 @@ class Emitter:
         t, mf = e.args[0].type, ops.function(e.name)
         ct = compute_type(t)
         if ct != t and not isinstance(e.type, TupleType):  # computed in the wider type, rounded back
-            wide = ir.MathCall(e.name, [ir.Cast(a, ct) for a in e.args], e.type if mf.predicate else ct, loc=e.loc)
+            # each operand widened, but one of a type of its own (ldexp's int exponent) stays as it is
+            args = [a if mf.operand_dtype(k, None) is not None else ir.Cast(a, ct) for k, a in enumerate(e.args)]
+            wide = ir.MathCall(e.name, args, e.type if mf.predicate else ct, loc=e.loc)
             if mf.predicate:  # (a predicate needs no rounding)
                 return self.expr_MathCall(wide)
             return self.cast_text(ct, t, self.expr(wide)) or f"({self.type(t)}){self.expr(wide, _UNARY)}", _ATOM
