@@ -1,6 +1,7 @@
 """Compile costs of the flagship ``matmul_tiled``: code generation, and the first launch of a fresh process.
 
     python benchmarks/compile.py [--backend cuda|opencl] [--reps 50] [--warm-runs 5] [--size 256] [--out DIR]
+                                 [--compilers nvrtc,nvcc]
 
 What it measures, each piece in a fresh child Python process (``sys.executable``) so that nothing an
 earlier measurement imported, parsed or compiled is still warm:
@@ -20,9 +21,13 @@ earlier measurement imported, parsed or compiled is still warm:
   Each child checks its result against NumPy (float64) and reports ``gk.cache_info()``: the cold child
   must have compiled (a miss), each warm one must have loaded the binary from disk; anything else
   fails the run.
+* On CUDA, the first-launch measurement is made once per CUDA compiler of ``--compilers`` (default:
+  ``nvrtc,nvcc``, each where it is found), each with its own empty cache, ``GPUKERN_CUDA_COMPILER``
+  naming it in the children: NVRTC and nvcc side by side, cold and warm.
 
 Goals (issue "Fast kernels"): code generation < 10 ms; the first launch with a warm disk cache
-< 50 ms beyond import and context creation.
+< 50 ms beyond import and context creation.  Issue 16: a cold first launch (compile) < 150 ms with
+NVRTC; warm < 10 ms.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ import _common
 EXAMPLE = _common.ROOT / "examples" / "matmul_tiled.py"
 GOAL_CODEGEN_MS = 10.0
 GOAL_FIRST_LAUNCH_MS = 50.0
+GOAL_COLD_NVRTC_MS = 150.0
+GOAL_WARM_MS = 10.0
 TOLERANCE = 1e-4
 
 
@@ -101,7 +108,14 @@ def child_first_launch(backend_name: str, n: int, tile: int, seed: int) -> dict[
     t7 = time.perf_counter()
     ref = a.astype(np.float64) @ b.astype(np.float64)
     err = float(np.abs(dc.get().reshape(n, n) - ref).max() / np.abs(ref).max())
+    compiler = ""
+    if backend_name == "cuda":
+        from gpukern.backends.cuda_compile import cuda_compiler
+
+        c = cuda_compiler(arch=backend.arch)  # type: ignore[attr-defined]
+        compiler = f"{c.name} {c.version}"
     return {
+        "compiler": compiler,
         "import_numpy_s": t1 - t0,
         "import_gpukern_s": t2 - t1,
         "load_example_s": t3 - t2,
@@ -126,13 +140,15 @@ def run_child(args: list[str], env: dict[str, str]) -> tuple[dict[str, Any], flo
     return json.loads(lines[-1]), wall
 
 
-def child_env(backend: str | None = None, cache_dir: str | None = None) -> dict[str, str]:
+def child_env(backend: str | None = None, cache_dir: str | None = None, compiler: str | None = None) -> dict[str, str]:
     """This environment, with the checkout importable and the backend and cache folder set."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_common.ROOT), env.get("PYTHONPATH", "")) if p)
     env.pop("GPUKERN_NO_CACHE", None)  # the warm runs are about the disk cache
     if backend:
         env["GPUKERN_BACKEND"] = backend
+    if compiler:
+        env["GPUKERN_CUDA_COMPILER"] = compiler
     if cache_dir:
         env["GPUKERN_CACHE_DIR"] = cache_dir
         # the drivers' own caches start empty too, so the cold run compiles everything it would on a new machine
@@ -151,6 +167,58 @@ def _ms_key(key: str) -> str:
     return key.removesuffix("_s") + "_ms"
 
 
+def measure_first_launch(
+    args: argparse.Namespace, name: str, compiler: str | None, common: list[str], keys: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """One cold child (empty cache) and ``--warm-runs`` warm ones with ``compiler`` (None: the
+    backend's choice); their times, or None (and what went wrong, printed) where a check failed."""
+    cache_dir = tempfile.mkdtemp(prefix="gpukern-bench-cache-")
+    try:
+        env = child_env(name, cache_dir, compiler)
+        launch_args = ["--_child", "first-launch", "--size", str(args.size), *common]
+        runs = []
+        for i in range(1 + args.warm_runs):
+            out, wall = run_child(launch_args, env)
+            out["process_s"] = wall
+            runs.append(out)
+            label = f"{compiler}, " if compiler else ""
+            took = ms(out["first_launch_s"])
+            print(f"  child {i} ({label}{'cold' if i == 0 else 'warm'} cache): first launch {took} ms")
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    cold, warm = runs[0], runs[1:]
+    problems = [
+        f"child {i}: wrong result (max rel. error {r['max_rel_error']:.1e})" for i, r in enumerate(runs) if not r["ok"]
+    ]
+    if cold["cache"]["misses"] < 1:
+        problems.append(f"the cold child did not compile: cache {cold['cache']}")
+    problems += [
+        f"warm child {i}: binary not loaded from disk: cache {r['cache']}"
+        for i, r in enumerate(warm, 1)
+        if r["cache"]["disk_loads"] < 1 or r["cache"]["misses"] > 0
+    ]
+    if problems:
+        print("error: " + "\n  ".join(problems), file=sys.stderr)
+        return None
+
+    warm_stats = {
+        _ms_key(k): {"median": statistics.median(ms(r[k]) for r in warm), "min": min(ms(r[k]) for r in warm)}
+        for k in (*keys, "process_s")
+    }
+    extra = [ms(r["first_launch_s"] - r["second_launch_s"]) for r in warm]
+    warm_stats["first_minus_second_launch_ms"] = {"median": statistics.median(extra), "min": min(extra)}
+    first_launch = {
+        "size": args.size,
+        "tile": args.tile,
+        "cold": {_ms_key(k): ms(cold[k]) for k in (*keys, "process_s")} | {"cache": cold["cache"]},
+        "warm": warm_stats,
+        "warm_runs": [{_ms_key(k): ms(r[k]) for k in (*keys, "process_s")} | {"cache": r["cache"]} for r in warm],
+        "max_rel_error": max(r["max_rel_error"] for r in runs),
+        "compiler": cold.get("compiler", ""),
+    }
+    return first_launch
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     _common.add_common_args(p)
@@ -159,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=256, help="n of the n x n x n product launched (default 256)")
     p.add_argument("--tile", type=int, default=16, choices=(8, 16, 32))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compilers", default="nvrtc,nvcc", help="CUDA compilers compared, each where found")
     p.add_argument("--_child", choices=("codegen-cuda", "codegen-opencl", "first-launch"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.reps < 1 or args.warm_runs < 1 or args.size < 1:
@@ -193,48 +262,29 @@ def main(argv: list[str] | None = None) -> int:
             "source_lines": out["source_lines"],
         }
 
-    cache_dir = tempfile.mkdtemp(prefix="gpukern-bench-cache-")
-    try:
-        env = child_env(name, cache_dir)
-        launch_args = ["--_child", "first-launch", "--size", str(args.size), *common]
-        runs = []
-        for i in range(1 + args.warm_runs):
-            out, wall = run_child(launch_args, env)
-            out["process_s"] = wall
-            runs.append(out)
-            print(f"  child {i} ({'cold' if i == 0 else 'warm'} cache): first launch {ms(out['first_launch_s'])} ms")
-    finally:
-        shutil.rmtree(cache_dir, ignore_errors=True)
-    cold, warm = runs[0], runs[1:]
-    problems = [
-        f"child {i}: wrong result (max rel. error {r['max_rel_error']:.1e})" for i, r in enumerate(runs) if not r["ok"]
-    ]
-    if cold["cache"]["misses"] < 1:
-        problems.append(f"the cold child did not compile: cache {cold['cache']}")
-    problems += [
-        f"warm child {i}: binary not loaded from disk: cache {r['cache']}"
-        for i, r in enumerate(warm, 1)
-        if r["cache"]["disk_loads"] < 1 or r["cache"]["misses"] > 0
-    ]
-    if problems:
-        print("error: " + "\n  ".join(problems), file=sys.stderr)
-        return 1
+    compilers: list[str | None] = [None]
+    if name == "cuda":
+        from gpukern.backends import nvrtc
+        from gpukern.backends.cuda_compile import find_nvcc
 
+        found = {"nvrtc": nvrtc.library() is not None, "nvcc": find_nvcc() is not None}
+        compilers = [c for c in args.compilers.split(",") if found.get(c)]
+        skipped = [c for c in args.compilers.split(",") if not found.get(c)]
+        if skipped:
+            print(f"  not measured (not found): {', '.join(skipped)}")
+        if not compilers:
+            print("error: none of the CUDA compilers asked for is found", file=sys.stderr)
+            return 1
     keys = ("import_numpy_s", "import_gpukern_s", "load_example_s", "context_s", "first_launch_s", "second_launch_s")
-    warm_stats = {
-        _ms_key(k): {"median": statistics.median(ms(r[k]) for r in warm), "min": min(ms(r[k]) for r in warm)}
-        for k in (*keys, "process_s")
-    }
-    extra = [ms(r["first_launch_s"] - r["second_launch_s"]) for r in warm]
-    warm_stats["first_minus_second_launch_ms"] = {"median": statistics.median(extra), "min": min(extra)}
-    first_launch = {
-        "size": args.size,
-        "tile": args.tile,
-        "cold": {_ms_key(k): ms(cold[k]) for k in (*keys, "process_s")} | {"cache": cold["cache"]},
-        "warm": warm_stats,
-        "warm_runs": [{_ms_key(k): ms(r[k]) for k in (*keys, "process_s")} | {"cache": r["cache"]} for r in warm],
-        "max_rel_error": max(r["max_rel_error"] for r in runs),
-    }
+    launches: dict[str, Any] = {}
+    for compiler in compilers:
+        result = measure_first_launch(args, name, compiler, common, keys)
+        if result is None:
+            return 1
+        launches[compiler or name] = result
+    first_launch = launches[compilers[0] or name]
+    warm_stats = first_launch["warm"]
+    warm = first_launch["warm_runs"]
 
     rows: list[list[Any]] = []
     bars: list[tuple[str, float]] = []
@@ -260,9 +310,22 @@ def main(argv: list[str] | None = None) -> int:
         ["first launch - second launch (one-time part)", f"{extra['median']:.2f}", f"{extra['min']:.2f}", len(warm)]
     )
     bars.append(("first launch - second launch", extra["median"]))
-    cold_ms = first_launch["cold"]["first_launch_ms"]
-    rows.append(["first launch + sync, COLD cache (compile)", f"{cold_ms:.2f}", "", 1])
-    bars.append(("first launch, cold cache (compile; 1 run)", cold_ms))
+    for compiler, run in launches.items():
+        by = f" ({run['compiler'] or compiler})" if name == "cuda" else ""
+        cold_ms = run["cold"]["first_launch_ms"]
+        rows.append([f"first launch + sync, COLD cache (compile){by}", f"{cold_ms:.2f}", "", 1])
+        bars.append((f"first launch, cold cache (compile{by}; 1 run)", cold_ms))
+        if by:
+            w = run["warm"]["first_launch_ms"]
+            rows.append(
+                [
+                    f"first launch + sync, warm disk cache{by}",
+                    f"{w['median']:.2f}",
+                    f"{w['min']:.2f}",
+                    len(run["warm_runs"]),
+                ]
+            )
+            bars.append((f"first launch, warm cache{by}", w["median"]))
     print(f"matmul_tiled, TILE {args.tile}; launches at {args.size}^3; times in ms")
     print(_common.table(["what", "median ms", "min ms", "runs"], rows))
 
@@ -270,6 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     goals[f"warm first launch median < {GOAL_FIRST_LAUNCH_MS} ms"] = (
         warm_stats["first_launch_ms"]["median"] < GOAL_FIRST_LAUNCH_MS
     )
+    if "nvrtc" in launches:
+        nv = launches["nvrtc"]
+        goals[f"NVRTC cold first launch < {GOAL_COLD_NVRTC_MS} ms"] = nv["cold"]["first_launch_ms"] < GOAL_COLD_NVRTC_MS
+        goals[f"NVRTC warm first launch median < {GOAL_WARM_MS} ms"] = (
+            nv["warm"]["first_launch_ms"]["median"] < GOAL_WARM_MS
+        )
     for goal, met in goals.items():
         print(f"goal {goal}: {'met' if met else 'NOT met'}")
     print(f"results checked against NumPy: max relative error {first_launch['max_rel_error']:.1e}")
@@ -278,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         "kernel": "matmul_tiled (examples/matmul_tiled.py)",
         "codegen": codegen,
         "first_launch": first_launch,
+        "first_launch_by_compiler": launches,
         "goals": goals,
     }
     plot = {

@@ -29,11 +29,13 @@ from .backends import (
     to_device,
     zeros,
 )
+from .backends.cuda_compile import set_cuda_compiler
 from .cache import cache_info, clear_cache
 from .errors import (
     BackendError,
     BarrierDivergenceError,
     CompileError,
+    CUDACompileError,
     DataRaceError,
     GpukernError,
     IndexOverflowError,
@@ -146,6 +148,7 @@ __all__ = [
     "BackendError",
     "BarrierDivergenceError",
     "CompileError",
+    "CUDACompileError",
     "DataRaceError",
     "OutOfBoundsError",
     "UninitializedReadError",
@@ -214,6 +217,7 @@ __all__ = [
     "popc",
     "rsqrt",
     "set_backend",
+    "set_cuda_compiler",
     "shared",
     "sincos",
     "superstep",

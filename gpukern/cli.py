@@ -204,7 +204,8 @@ def _version(module: str) -> str:
 
 def cmd_info(args: argparse.Namespace) -> int:
     """Everything one needs to know about a new machine, or to paste into a bug report."""
-    from .backends.cuda import find_nvcc, nvcc_version
+    from .backends import nvrtc
+    from .backends.cuda_compile import cuda_compiler, find_nvcc, nvcc_release
 
     out = sys.stdout
     status = _backends.backend_status()
@@ -237,10 +238,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     how = "the best available" if how == "default" else how
     print(f"default backend: {current or (available[0] if available else 'none')} ({how})", file=out)
     print("compilers and drivers:", file=out)
+    cuda = _backends.get_backend("cuda") if "cuda" in available else None
+    try:
+        c = cuda_compiler(arch=getattr(cuda, "arch", None))
+        print(f"  CUDA C    compiled by {c.name} {c.version} ({c.why})", file=out)
+    except GpukernError as e:
+        print(f"  CUDA C    no compiler: {e}", file=out)
+    lib = nvrtc.library()
+    if lib is None:
+        print(f"  nvrtc     {nvrtc.why_not()}", file=out)
+    else:
+        headers = f"headers {lib.include}" if lib.include else f"no {nvrtc.HEADER} (pip install nvidia-cuda-runtime)"
+        print(f"  nvrtc     {lib.version_text}: {lib.path} ({lib.where}); {headers}", file=out)
     nvcc = find_nvcc()
-    banner = nvcc_version().splitlines() if nvcc else []
-    release = next((line for line in banner if "release" in line), banner[-1] if banner else "")
-    print(f"  nvcc      {f'{nvcc}: {release.strip()}' if nvcc else 'not found (CUDA_HOME or PATH)'}", file=out)
+    print(f"  nvcc      {f'{nvcc}: {nvcc_release()}' if nvcc else 'not found (CUDA_HOME or PATH)'}", file=out)
     print(f"  pycuda    {_version('pycuda')}", file=out)
     print(f"  pyopencl  {_version('pyopencl')}", file=out)
     if "opencl" in available:

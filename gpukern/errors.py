@@ -132,3 +132,33 @@ class BackendError(GpukernError):
 
 class InteropError(LaunchError, BufferError):
     """An array that cannot be shared with another library as asked (DLPack's ``BufferError``)."""
+
+
+class CUDACompileError(CompileError, BackendError):
+    """The CUDA compiler (NVRTC or nvcc) refused the generated C or an option: a gpukern bug, or an
+    option the compiler or the device's architecture refuses.  ``compiler`` names it, ``log`` is
+    its output, ``source`` the C it was given, ``c_line`` the line of it the first error names (0:
+    none); ``loc`` is the Python line that C line came from, where one does.  A ``BackendError``
+    too, as compile failures were before there was a Python line to show."""
+
+    def __init__(
+        self,
+        message: str,
+        loc: Loc | None = None,
+        hint: str | None = None,
+        *,
+        compiler: str = "",
+        log: str = "",
+        source: str = "",
+        command: str = "",
+        c_line: int = 0,
+    ):
+        self.brief, self.compiler, self.log, self.source, self.command, self.c_line = (
+            message, compiler, log, source, command, c_line,
+        )  # fmt: skip
+        text = message
+        if command:
+            text += f"\n  command: {command}"
+        if log.strip():
+            text += "\n" + "\n".join("  | " + line for line in log.strip().splitlines())
+        super().__init__(text, loc, hint)

@@ -1,8 +1,8 @@
 """Shared fixtures: the backends to run on, and the CUDA check of every kernel.
 
-Every kernel variant a test compiles also has its CUDA C compiled by
-``nvcc -cubin -arch=sm_90`` after the test (when nvcc is present), so the CUDA
-dialect is checked on machines without a GPU.
+Every kernel variant a test compiles also has its CUDA C compiled for sm_90 after the test
+by NVRTC and by nvcc (each where it is found), so the CUDA dialect is checked with both
+compilers on machines without a GPU.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 from hypothesis import settings
 
 import gpukern as gk
-from gpukern.backends.cuda import cubin, find_nvcc
+from gpukern.backends import nvrtc
+from gpukern.backends.cuda_compile import cubin, find_nvcc
 from gpukern.kernel import iter_kernels
 
 # A fresh binary cache for the session, so tests neither use nor litter the user's.
@@ -66,15 +67,15 @@ def on_simulator():
         gk.set_backend(None)
 
 
-_NVCC = find_nvcc()
+_CUDA_COMPILERS = [name for name, found in (("nvrtc", nvrtc.library()), ("nvcc", find_nvcc())) if found]
 _compiled: set[str] = set()
 
 
 @pytest.fixture(autouse=True)
 def _cuda_source_compiles():
-    """After each test, nvcc-compile the CUDA C of every kernel variant not yet checked."""
+    """After each test, compile the CUDA C of every kernel variant not yet checked, with each compiler."""
     yield
-    if _NVCC is None:
+    if not _CUDA_COMPILERS:
         return
     for k in iter_kernels():
         for variant in list(k.variants.values()):
@@ -82,4 +83,5 @@ def _cuda_source_compiles():
             digest = hashlib.sha256(src.encode()).hexdigest()
             if digest not in _compiled:
                 _compiled.add(digest)  # report a failure once, in the test that made the variant
-                cubin(src, "sm_90")  # through the binary cache: free where the CUDA backend compiled it
+                for compiler in _CUDA_COMPILERS:  # through the binary cache: free where the backend compiled it
+                    cubin(src, "sm_90", compiler=compiler)

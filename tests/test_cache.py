@@ -31,7 +31,7 @@ import pytest
 
 import gpukern as gk
 from gpukern import Array, Const, cache, float32, int32
-from gpukern.backends import cuda as cuda_mod
+from gpukern.backends import cuda_compile as cuda_mod
 from gpukern.backends import get_backend
 from gpukern.backends.opencl import OpenCLBackend
 from gpukern.cache import BinaryCache, CacheWarning, make_key
@@ -183,7 +183,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> Counter:
 
 @pytest.fixture
 def nvcc_runs(monkeypatch: pytest.MonkeyPatch) -> Counter:
-    """Counts real nvcc compiles (``gpukern.backends.cuda.nvcc_compile``)."""
+    """Counts real nvcc compiles (``gpukern.backends.cuda_compile.nvcc_compile``)."""
     counter = Counter()
     original = cuda_mod.nvcc_compile
 
@@ -369,7 +369,7 @@ def cubin_seed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     before = cache.binary_cache()
     try:
         cache.reset_cache(str(d))
-        binary = cuda_mod.cubin(cuda_source(2), "sm_80")
+        binary = cuda_mod.cubin(cuda_source(2), "sm_80", compiler="nvcc")
         assert binary[:4] == b"\x7fELF"
     finally:
         cache.reset_cache(before.directory, before.disk)
@@ -388,8 +388,8 @@ def cubin_cache(cubin_seed: Path, tmp_path: Path) -> Path:
 @needs_nvcc
 def test_cubin_same_parts_hit(cubin_cache: Path, nvcc_runs: Counter):
     seeded = read_valid_entry(bins(cubin_cache)[0])
-    assert cuda_mod.cubin(cuda_source(2), "sm_80") == seeded  # from disk
-    assert cuda_mod.cubin(cuda_source(2), "sm_80", ()) == seeded  # from memory
+    assert cuda_mod.cubin(cuda_source(2), "sm_80", compiler="nvcc") == seeded  # from disk
+    assert cuda_mod.cubin(cuda_source(2), "sm_80", (), compiler="nvcc") == seeded  # from memory
     assert nvcc_runs.calls == 0
     info = gk.cache_info()
     assert (info["hits"], info["misses"], info["disk_loads"], info["entries"]) == (2, 0, 1, 1)
@@ -412,13 +412,13 @@ def test_cubin_misses_on_every_key_part(
         monkeypatch.setattr(cuda_mod, "nvcc_fingerprint", lambda: real.rsplit(":", 1)[0] + ":99")  # a newer nvcc
     elif part == "gpukern":
         monkeypatch.setattr(gk._version, "__version__", "999.0.0")
-    binary = cuda_mod.cubin(source, arch, options)
+    binary = cuda_mod.cubin(source, arch, options, compiler="nvcc")
     assert binary[:4] == b"\x7fELF"
     assert nvcc_runs.calls == 1
     info = gk.cache_info()
     assert (info["misses"], info["hits"], info["disk_loads"], info["entries"]) == (1, 0, 0, 2)
     # the same changed parts again: a hit, no second compile
-    assert cuda_mod.cubin(source, arch, options) == binary
+    assert cuda_mod.cubin(source, arch, options, compiler="nvcc") == binary
     assert nvcc_runs.calls == 1
     # and the new entry is what a fresh process would load
     seeded = {p.name for p in bins(cubin_seed)}

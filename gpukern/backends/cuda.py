@@ -1,7 +1,7 @@
-"""CUDA C: compiling with nvcc, and running kernels through the driver API (``cuda_driver``).
+"""CUDA C: running kernels through the driver API (``cuda_driver``).
 
-Generated CUDA C is compiled by nvcc to a cubin for the device's own architecture
-(cached, see ``gpukern.cache``), loaded from that binary, and launched with one
+Generated CUDA C is compiled by NVRTC or nvcc (``cuda_compile``) to a cubin for the device's own
+architecture (cached, see ``gpukern.cache``), loaded from that binary, and launched with one
 ``cuLaunchKernelEx`` (``cuLaunchKernel`` on drivers before 12.0) whose arguments are packed
 into one buffer by a struct made once per variant, so the argument layout is decided once
 and not per launch.
@@ -9,12 +9,8 @@ and not per launch.
 
 from __future__ import annotations
 
-import functools
 import os
-import shutil
 import struct
-import subprocess
-import tempfile
 from collections.abc import Callable
 from typing import Any
 
@@ -22,71 +18,22 @@ import numpy as np
 
 from .. import dlpack
 from ..array import DeviceArray
-from ..cache import binary_cache, make_key
+from ..cache import binary_cache
 from ..codegen.dialects import CUDA
 from ..codegen.emitter import c_identifier
 from ..errors import BackendError, InteropError, LaunchError
 from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
-
-
-def find_nvcc() -> str | None:
-    """Path of nvcc: ``$CUDA_HOME/bin/nvcc`` or the one on PATH."""
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
-        return os.path.join(home, "bin", "nvcc")
-    return shutil.which("nvcc")
-
-
-def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()) -> bytes:
-    """Compile CUDA C to a cubin for ``arch``; raises BackendError with nvcc's output."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
-    with tempfile.TemporaryDirectory(prefix="gpukern-") as tmp:
-        src = os.path.join(tmp, "kernel.cu")
-        out = os.path.join(tmp, "kernel.cubin")
-        with open(src, "w") as f:
-            f.write(source)
-        cmd = [nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BackendError(f"nvcc failed ({' '.join(cmd)}):\n{proc.stderr}{proc.stdout}\n--- source ---\n{source}")
-        with open(out, "rb") as f:
-            return f.read()
-
-
-@functools.cache
-def nvcc_version() -> str:
-    """nvcc's version banner (part of every cache key)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        return "none"
-    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
-
-
-@functools.cache
-def nvcc_fingerprint() -> str:
-    """What identifies the installed nvcc in cache keys: its resolved path, size and modification
-    time.  Installing another CUDA toolkit changes it; reading it costs a stat, where asking
-    ``nvcc --version`` costs a process (about 40 ms, most of a warm start)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        return "none"
-    real = os.path.realpath(nvcc)
-    st = os.stat(real)
-    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
-
-
-def _cubin_key(source: str, arch: str, options: tuple[str, ...]) -> str:
-    return make_key(source=source, backend="cuda", arch=arch, nvcc=nvcc_fingerprint(), options=tuple(options))
-
-
-def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "") -> bytes:
-    """The cubin of ``source`` for ``arch``, from the binary cache or compiled now."""
-    key = _cubin_key(source, arch, options)
-    return binary_cache().get_or_compile(key, lambda: nvcc_compile(source, arch, options), what)
-
+from .cuda_compile import (  # noqa: F401  (what this module offered before compiling moved)
+    cubin,
+    cuda_compiler,
+    find_nvcc,
+    nvcc_compile,
+    nvcc_fingerprint,
+    nvcc_version,
+    set_cuda_compiler,
+)
+from .cuda_compile import cubin_key as _cubin_key
 
 # struct-module codes of the C parameters, per type (a kernel's arguments go as one packed buffer)
 _CODES = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
@@ -136,10 +83,9 @@ class CUDABackend(Backend):
         exact = index is not None
         self.driver = driver = cuda_driver.Driver(self.default_index() if index is None else index, exact=exact)
         self.ordinal = self.index = driver.ordinal
-        if find_nvcc() is None:
-            raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
         major, minor = driver.compute_capability()
         self.arch = f"sm_{major}{minor}"
+        cuda_compiler(arch=self.arch)  # a BackendError now, not at the first launch, where none can compile
         get = driver.attribute
         self.max_group = get("MAX_THREADS_PER_BLOCK")
         self.max_items = (get("MAX_BLOCK_DIM_X"), get("MAX_BLOCK_DIM_Y"), get("MAX_BLOCK_DIM_Z"))
@@ -171,9 +117,12 @@ class CUDABackend(Backend):
         fn = variant.compiled.get(self.key)
         if fn is None:
             src = variant.source(self.name)
+            compiler = cuda_compiler(arch=self.arch)
+            prog = variant.program
+            files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
             module = binary_cache().load_or_build(
-                _cubin_key(src, self.arch, self.options),
-                lambda: nvcc_compile(src, self.arch, self.options),
+                _cubin_key(src, self.arch, self.options, compiler),
+                lambda: compiler.compile(src, self.arch, self.options, files),
                 self.driver.load,
                 (BackendError,),
                 variant.kernel.__name__,

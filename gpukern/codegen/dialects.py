@@ -228,11 +228,13 @@ CUDA = Dialect(
         ("inf", float64): "__longlong_as_double(0x7ff0000000000000LL)",
         ("nan", float64): "__longlong_as_double(0x7ff8000000000000LL)",
     },
-    constant_specials={  # in a constant table's initializer, which must be a constant expression
-        ("inf", float32): "__builtin_huge_valf()",
-        ("nan", float32): '__builtin_nanf("")',
-        ("inf", float64): "__builtin_huge_val()",
-        ("nan", float64): '__builtin_nan("")',
+    # in a constant table's initializer, which must be a constant expression; the bits, as NVRTC
+    # knows neither __builtin_huge_valf nor __builtin_nanf (nvcc and NVRTC both know bit_cast)
+    constant_specials={
+        ("inf", float32): "__builtin_bit_cast(float, 0x7f800000u)",
+        ("nan", float32): "__builtin_bit_cast(float, 0x7fc00000u)",
+        ("inf", float64): "__builtin_bit_cast(double, 0x7ff0000000000000ull)",
+        ("nan", float64): "__builtin_bit_cast(double, 0x7ff8000000000000ull)",
     },
     math={
         ("*", "float32"): "{name}f({args})",

@@ -30,7 +30,7 @@ import numpy as np
 
 import gpukern as gk
 from gpukern import Array, Const, cache, int32
-from gpukern.backends import cuda as cuda_mod
+from gpukern.backends import cuda_compile as cuda_mod
 from gpukern.backends import get_backend
 from gpukern.backends.opencl import OpenCLBackend
 from gpukern.cache import CacheWarning
@@ -77,7 +77,7 @@ def child(mode: str, cache_dir: str, pocl_dir: str, ready_w: int, go_r: int, rep
                 tiny[1, N](out, K)
                 report["correct"] = bool((out == K).all())
             else:
-                report["correct"] = cuda_mod.cubin(src, "sm_80")[:4] == b"\x7fELF"
+                report["correct"] = cuda_mod.cubin(src, "sm_80", compiler="nvcc")[:4] == b"\x7fELF"
         report["cache_warnings"] = [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
         report["cache"] = cache.cache_info()
         report["compiles"] = compiles

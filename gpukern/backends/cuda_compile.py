@@ -1,0 +1,240 @@
+"""Generated CUDA C to a cubin: which compiler does it (NVRTC or nvcc), its cache key, its errors.
+
+``cuda_compiler()`` is the one place that decides the compiler: the one asked for by
+``gk.set_cuda_compiler(name)``, else by ``GPUKERN_CUDA_COMPILER=nvrtc|nvcc``, else NVRTC where it
+is found and knows the device's architecture (no process per kernel, no toolkit), else nvcc.  One
+binary cache serves both: the key names the compiler and its version.  A compile failure from
+either is a ``gk.CUDACompileError`` carrying the compiler's log and the Python line that the C
+line it names came from (each statement line of the generated C ends ``// 12: python text``).
+"""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..cache import binary_cache, make_key
+from ..errors import BackendError, CUDACompileError, Loc
+from . import nvrtc
+
+COMPILERS = ("nvrtc", "nvcc")
+ENV = "GPUKERN_CUDA_COMPILER"
+_chosen: str | None = None  # gk.set_cuda_compiler's choice
+
+
+def set_cuda_compiler(name: str | None) -> None:
+    """Compile CUDA C with ``"nvrtc"`` or ``"nvcc"`` from now on in this process (``None``: the
+    default again: ``GPUKERN_CUDA_COMPILER``, else NVRTC where found, else nvcc).  Kernels already
+    loaded stay loaded; the cache keeps each compiler's binaries apart."""
+    global _chosen
+    if name is not None and name not in COMPILERS:
+        raise BackendError(f"unknown CUDA compiler {name!r}; choose one of {', '.join(COMPILERS)}")
+    _chosen = name
+
+
+# ---------------------------------------------------------------- nvcc
+def find_nvcc() -> str | None:
+    """Path of nvcc: ``$CUDA_HOME/bin/nvcc`` or the one on PATH."""
+    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
+        return os.path.join(home, "bin", "nvcc")
+    return shutil.which("nvcc")
+
+
+def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()) -> bytes:
+    """Compile CUDA C to a cubin for ``arch`` with nvcc; a ``CUDACompileError`` with its output."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise BackendError("nvcc was not found; install the CUDA toolkit or set CUDA_HOME")
+    with tempfile.TemporaryDirectory(prefix="gpukern-") as tmp:
+        src = os.path.join(tmp, nvrtc.PROGRAM_NAME)
+        out = os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(source)
+        cmd = [nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CUDACompileError(
+                f"nvcc failed (exit status {proc.returncode})",
+                compiler="nvcc",
+                log=proc.stderr + proc.stdout,
+                source=source,
+                command=" ".join(cmd),
+            )
+        with open(out, "rb") as f:
+            return f.read()
+
+
+@functools.cache
+def nvcc_version() -> str:
+    """nvcc's version banner (for ``gpukern info``; cache keys use ``nvcc_fingerprint``)."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return "none"
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def nvcc_release() -> str:
+    """``release 13.0, V13.0.88`` from nvcc's banner ("" without nvcc)."""
+    banner = nvcc_version().splitlines() if find_nvcc() else []
+    line = next((x for x in banner if "release" in x), banner[-1] if banner else "")
+    return line.split("tools, ", 1)[-1].strip()
+
+
+@functools.cache
+def nvcc_fingerprint() -> str:
+    """What identifies the installed nvcc in cache keys: its resolved path, size and modification
+    time.  Installing another CUDA toolkit changes it; reading it costs a stat, where asking
+    ``nvcc --version`` costs a process (about 40 ms, most of a warm start)."""
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return "none"
+    real = os.path.realpath(nvcc)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+# ---------------------------------------------------------------- the choice
+@dataclass(frozen=True)
+class CudaCompiler:
+    """The compiler chosen, and why: ``name`` ("nvrtc" or "nvcc"), ``path`` (its file), ``why``
+    (how it was chosen and where it was found), ``other`` (the other one's state)."""
+
+    name: str
+    path: str
+    why: str
+    other: str
+
+    @property
+    def version(self) -> str:
+        lib = nvrtc.library()
+        return lib.version_text if self.name == "nvrtc" and lib else nvcc_release()
+
+    @property
+    def fingerprint(self) -> str:
+        """Its part of the cache key: NVRTC's version and file (``NVRTC.fingerprint``), or nvcc's file."""
+        lib = nvrtc.library()
+        return lib.fingerprint if self.name == "nvrtc" and lib else f"nvcc {nvcc_fingerprint()}"
+
+    def compile(self, source: str, arch: str, options: tuple[str, ...] = (), files: Sequence[str] = ()) -> bytes:
+        """The cubin of ``source`` for ``arch``; a failure is a ``CUDACompileError`` at the Python
+        line its C came from (``files``: the Python files besides the kernel's that may hold it)."""
+        try:
+            if self.name == "nvrtc":
+                lib = nvrtc.library()
+                assert lib is not None  # cuda_compiler() chose it because it loaded
+                return lib.compile(source, arch, options)
+            return nvcc_compile(source, arch, options)
+        except CUDACompileError as e:
+            raise located(e, files) from None
+
+
+def _nvrtc_state(arch: str | None) -> tuple[nvrtc.NVRTC | None, str]:
+    """NVRTC if it can be used for ``arch``, else None and why not."""
+    lib = nvrtc.library()
+    if lib is None:
+        return None, nvrtc.why_not()
+    if arch is not None:
+        try:
+            lib.check_arch(arch)
+        except CUDACompileError as e:
+            return None, f"found ({lib.path}, {lib.version_text}) but unusable: {e.brief}"
+    return lib, ""
+
+
+def cuda_compiler(name: str | None = None, arch: str | None = None) -> CudaCompiler:
+    """The CUDA compiler to use (for ``arch`` where given): ``name``, else ``gk.set_cuda_compiler``'s,
+    else ``GPUKERN_CUDA_COMPILER``'s, else NVRTC where found and able, else nvcc.  A
+    ``BackendError`` saying what is missing where the one asked for (or both) cannot be used."""
+    how = "asked for"
+    if name is None and _chosen is not None:
+        name, how = _chosen, "chosen by gk.set_cuda_compiler"
+    if name is None and os.environ.get(ENV):
+        name, how = os.environ[ENV].strip().lower(), f"chosen by {ENV}"
+    if name is not None and name not in COMPILERS:
+        raise BackendError(f"unknown CUDA compiler {name!r} ({how}); choose one of {', '.join(COMPILERS)}")
+    lib, no_nvrtc = _nvrtc_state(arch)
+    nvcc = find_nvcc()
+    nvrtc_text = f"NVRTC {lib.version_text} at {lib.path} ({lib.where})" if lib else f"NVRTC {no_nvrtc}"
+    nvcc_text = f"nvcc at {nvcc}" if nvcc else "nvcc not found (CUDA_HOME or PATH)"
+    if name == "nvrtc" or (name is None and lib is not None):
+        if lib is None:
+            raise BackendError(f"the CUDA compiler NVRTC ({how}) cannot be used: {no_nvrtc}")
+        why = how if name else "the default: found"
+        return CudaCompiler("nvrtc", lib.path, f"{why}; in {lib.where}", nvcc_text)
+    if nvcc is None:
+        if name == "nvcc":
+            raise BackendError(f"the CUDA compiler nvcc ({how}) was not found: install a CUDA toolkit or set CUDA_HOME")
+        raise BackendError(
+            f"no CUDA compiler: NVRTC {no_nvrtc}; nvcc not found either (install a CUDA toolkit or set CUDA_HOME)"
+        )
+    why = how if name else "the default where NVRTC cannot be used"
+    where = "CUDA_HOME" if os.environ.get("CUDA_HOME") and nvcc.startswith(os.environ["CUDA_HOME"]) else "PATH"
+    return CudaCompiler("nvcc", nvcc, f"{why}; found through {where}", nvrtc_text)
+
+
+# ---------------------------------------------------------------- errors at Python lines
+_ERROR_LINE = re.compile(r"kernel\.cu\((\d+)\): (?:catastrophic )?error")
+_HEADER = re.compile(r"^// Generated by gpukern from (.+):\d+ \(")
+
+
+def python_loc(source: str, c_line: int, files: Sequence[str] = ()) -> Loc | None:
+    """The Python line that line ``c_line`` of generated C came from: its ``// 12: text`` comment,
+    checked against the kernel's file (named in the C's first line) or one of ``files``."""
+    lines = source.splitlines()
+    if not 1 <= c_line <= len(lines):
+        return None
+    header = _HEADER.match(lines[0]) if lines else None
+    candidates = [header.group(1)] if header else []
+    candidates += [f for f in files if f not in candidates]
+    text = lines[c_line - 1]
+    for m in re.finditer(r"  // (\d+): ", text):
+        number, said = int(m.group(1)), text[m.end() :].strip()
+        for filename in candidates:
+            line = linecache.getline(filename, number)
+            if line and line.strip().encode("ascii", "replace").decode().rstrip("\\ ") == said:
+                return Loc(filename, number, len(line) - len(line.lstrip()))
+    return None
+
+
+def located(e: CUDACompileError, files: Sequence[str] = ()) -> CUDACompileError:
+    """``e`` with the C line its log's first error names and the Python line that came from."""
+    m = _ERROR_LINE.search(e.log)
+    if m is None or not e.source:
+        return e
+    c_line = int(m.group(1))
+    lines = e.source.splitlines()
+    text = lines[c_line - 1].strip() if c_line <= len(lines) else ""
+    brief = f"{e.brief}; the first error is at line {c_line} of the generated C: {text}"
+    hint = "this is a gpukern bug unless it comes from compile options: please report it"
+    return CUDACompileError(
+        brief,
+        python_loc(e.source, c_line, files),
+        hint,
+        compiler=e.compiler,
+        log=e.log,
+        source=e.source,
+        command=e.command,
+        c_line=c_line,
+    )
+
+
+# ---------------------------------------------------------------- cached cubins
+def cubin_key(source: str, arch: str, options: tuple[str, ...], compiler: CudaCompiler) -> str:
+    """The cache key of a cubin: the source, the target, the compiler and its version, the options."""
+    return make_key(source=source, backend="cuda", arch=arch, compiler=compiler.fingerprint, options=tuple(options))
+
+
+def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "", compiler: str | None = None) -> bytes:
+    """The cubin of ``source`` for ``arch``, from the binary cache or compiled now by ``compiler``
+    (None: the one ``cuda_compiler`` chooses)."""
+    c = cuda_compiler(compiler, arch)
+    key = cubin_key(source, arch, options, c)
+    return binary_cache().get_or_compile(key, lambda: c.compile(source, arch, options), what)
