@@ -320,13 +320,15 @@ class Kernel(lang.KernelObject):
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
         return b, variant, handle
 
-    def source(self, *args: Any, backend: str = "cuda") -> str:
+    def source(self, *args: Any, backend: str = "cuda", line_directives: bool = False) -> str:
         """The generated C for the variant these arguments select ('cuda' or 'opencl').
 
         ``args`` are example arguments as for a launch (arrays and scalars) or types:
-        an ``Array[...]``/scalar type stands for an argument of that type.
+        an ``Array[...]``/scalar type stands for an argument of that type.  ``line_directives``:
+        the text as compiled, with the ``#line`` directives that name the Python lines.
         """
-        return self.variant(self.signature_of(tuple(_example(a) for a in args))).source(backend)
+        variant = self.variant(self.signature_of(tuple(_example(a) for a in args)))
+        return variant.source(backend, line_directives)
 
 
 def _example(a: Any) -> Any:

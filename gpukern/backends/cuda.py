@@ -116,7 +116,7 @@ class CUDABackend(Backend):
         struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
         fn = variant.compiled.get(self.key)
         if fn is None:
-            src = variant.source(self.name)
+            src = variant.source(self.name, line_directives=True)
             compiler = cuda_compiler(arch=self.arch)
             prog = variant.program
             files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
