@@ -16,6 +16,7 @@ from . import ir
 from .codegen import lines
 from .codegen.dialects import dialect
 from .codegen.emitter import Emitter
+from .compile_options import CompileOptions
 
 
 @dataclass(eq=False)
@@ -30,6 +31,7 @@ class Variant:
     # per dialect: the language extensions its source enables, each with the first node needing it
     extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
     compiled: dict[str, Any] = field(default_factory=dict)
+    options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with
 
     @property
     def kernel_params(self) -> list[ir.KernelParam]:

@@ -84,4 +84,4 @@ def _cuda_source_compiles():
             if digest not in _compiled:
                 _compiled.add(digest)  # report a failure once, in the test that made the variant
                 for compiler in _CUDA_COMPILERS:  # through the binary cache: free where the backend compiled it
-                    cubin(src, "sm_90", compiler=compiler)
+                    cubin(src, "sm_90", variant.options.flags("cuda"), compiler=compiler)

@@ -121,19 +121,20 @@ class OpenCLBackend(Backend):
             src = variant.source(self.name, line_directives=True)
             self.check_extensions(variant)
             dev = self.device
+            options = [*variant.options.flags(self.name), *self.build_options]
             key = make_key(
                 source=src,
                 backend=self.name,
                 device=dev.name,
                 driver=dev.driver_version,
                 platform=dev.platform.version,
-                options=self.build_options,
+                options=options,
                 pyopencl=self.cl.VERSION_TEXT,
             )
             prg = binary_cache().load_or_build(
                 key,
-                lambda: self._build_binary(variant, src),
-                lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options),
+                lambda: self._build_binary(variant, src, options),
+                lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=options),
                 (self.cl.Error,),
                 variant.kernel.__name__,
             )
@@ -153,9 +154,9 @@ class OpenCLBackend(Backend):
                     "run this kernel on CUDA or the simulator, or use 32-bit elements",
                 )
 
-    def _build_binary(self, variant: Any, src: str) -> bytes:
+    def _build_binary(self, variant: Any, src: str, options: list[str]) -> bytes:
         try:
-            prg = self.cl.Program(self.ctx, src).build(options=self.build_options)
+            prg = self.cl.Program(self.ctx, src).build(options=options)
         except self.cl.Error as e:
             failed = OpenCLCompileError(
                 f"the OpenCL compiler of {self.device.name.strip()} rejected the code generated for "
@@ -163,7 +164,7 @@ class OpenCLBackend(Backend):
                 compiler=f"OpenCL ({self.device.platform.name.strip()})",
                 log=str(e),
                 source=src,
-                command=" ".join(self.build_options),
+                command=" ".join(options),
             )
             files = [fd.loc.filename for fd in (variant.program.kernel, *variant.program.funcs) if fd.loc is not None]
             raise locate(failed, OPENCL.generated_file, _FIRST_ERROR, files) from None
