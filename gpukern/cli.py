@@ -305,7 +305,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         example, missing = example_args(k, positional, named, consts, strict=True)
         if example is None:
             raise UsageError(f"kernel {name!r} {missing}")
-        source = k.source(*example, backend=args.backend)
+        source = k.source(*example, backend=args.backend, line_directives=args.as_compiled)
     except CompileError as e:
         print(str(e), file=sys.stderr)
         return EXIT_ERRORS
@@ -421,6 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE", help="a Const parameter's value")
     p.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="highlight (auto: on a terminal)"
+    )
+    p.add_argument(
+        "--as-compiled",
+        action="store_true",
+        help="the text as compiled: with the #line directives that name the Python lines",
     )
     p.set_defaults(func=cmd_show)
 

@@ -134,12 +134,13 @@ class InteropError(LaunchError, BufferError):
     """An array that cannot be shared with another library as asked (DLPack's ``BufferError``)."""
 
 
-class CUDACompileError(CompileError, BackendError):
-    """The CUDA compiler (NVRTC or nvcc) refused the generated C or an option: a gpukern bug, or an
-    option the compiler or the device's architecture refuses.  ``compiler`` names it, ``log`` is
-    its output, ``source`` the C it was given, ``c_line`` the line of it the first error names (0:
-    none); ``loc`` is the Python line that C line came from, where one does.  A ``BackendError``
-    too, as compile failures were before there was a Python line to show."""
+class DeviceCompileError(CompileError, BackendError):
+    """A device compiler (NVRTC, nvcc, the OpenCL driver's) refused the generated C or an option:
+    a gpukern bug, or an option the compiler or the device refuses.  ``compiler`` names it, ``log``
+    is its output, ``source`` the C it was given as ``kernel.source()`` shows it (without ``#line``
+    directives), ``c_line`` the line of that text the first error names (0: none); ``loc`` is the
+    Python line the error is at, where there is one.  A ``BackendError`` too, as compile failures
+    were before there was a Python line to show."""
 
     def __init__(
         self,
@@ -162,3 +163,12 @@ class CUDACompileError(CompileError, BackendError):
         if log.strip():
             text += "\n" + "\n".join("  | " + line for line in log.strip().splitlines())
         super().__init__(text, loc, hint)
+
+
+class CUDACompileError(DeviceCompileError):
+    """NVRTC or nvcc refused the generated CUDA C or an option (``DeviceCompileError``)."""
+
+
+class OpenCLCompileError(DeviceCompileError):
+    """The OpenCL driver's compiler refused the generated OpenCL C or a build option
+    (``DeviceCompileError``)."""

@@ -19,6 +19,7 @@ import numpy as np
 from . import ir, lang
 from .array import stream_handle
 from .backends import get_backend, selection
+from .compile_options import CompileOptions
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
 from .frontend import Compiler
 from .plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
@@ -132,10 +133,11 @@ def _misplaced_options(name: str, options: dict[str, Any]) -> str:
 class Kernel(lang.KernelObject):
     """A GPU kernel written as a restricted Python function (see ``gpukern.kernel``)."""
 
-    def __init__(self, fn: Any):
+    def __init__(self, fn: Any, options: CompileOptions | None = None):
         if not inspect.isfunction(fn):
             raise KernelTypeError(f"@kernel decorates a function, not {fn!r}")
         self.fn = fn
+        self.options = options or CompileOptions()  # every variant is compiled with them
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -231,7 +233,7 @@ class Kernel(lang.KernelObject):
         program = Compiler().lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():
             program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
-        return Variant(self, key, program, key)
+        return Variant(self, key, program, key, options=self.options)
 
     # ------------------------------------------------------------ user API
     def __getitem__(self, config: Any) -> Launch:
@@ -320,13 +322,15 @@ class Kernel(lang.KernelObject):
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
         return b, variant, handle
 
-    def source(self, *args: Any, backend: str = "cuda") -> str:
+    def source(self, *args: Any, backend: str = "cuda", line_directives: bool = False) -> str:
         """The generated C for the variant these arguments select ('cuda' or 'opencl').
 
         ``args`` are example arguments as for a launch (arrays and scalars) or types:
-        an ``Array[...]``/scalar type stands for an argument of that type.
+        an ``Array[...]``/scalar type stands for an argument of that type.  ``line_directives``:
+        the text as compiled, with the ``#line`` directives that name the Python lines.
         """
-        return self.variant(self.signature_of(tuple(_example(a) for a in args))).source(backend)
+        variant = self.variant(self.signature_of(tuple(_example(a) for a in args)))
+        return variant.source(backend, line_directives)
 
 
 def _example(a: Any) -> Any:
@@ -358,8 +362,15 @@ def _kernel_params(fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...]) -> 
     return out
 
 
-def kernel(fn: Any) -> Kernel:
-    """Decorate a Python function as a GPU kernel; launch it as ``k[grid, block](args)``."""
+def kernel(fn: Any = None, /, **options: Any) -> Any:
+    """Decorate a Python function as a GPU kernel; launch it as ``k[grid, block](args)``.
+
+    ``@kernel(fastmath=True, ...)`` compiles it with options (``gpukern.compile_options.OPTIONS``;
+    docs/language.md, "Compile options"); an unknown one is a ``KernelTypeError``."""
+    if fn is None:
+        return lambda f: Kernel(f, CompileOptions.make(f"@kernel on {getattr(f, '__name__', f)!r}", options))
+    if options:
+        raise KernelTypeError("write @kernel(option=value) above the function, not kernel(fn, option=value)")
     return Kernel(fn)
 
 

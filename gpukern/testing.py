@@ -453,6 +453,13 @@ def assert_kernel_matches(
         failed = sorted({m.backend for m in mismatches}, key=chosen.index)
         lines = [f"{title} does not match the NumPy reference on {', '.join(failed)} (ran on {', '.join(chosen)}):"]
         lines += [str(m) for m in mismatches]
+        kernel = launch[0] if isinstance(launch, tuple) else launch.kernel if isinstance(launch, Launch) else None
+        inexact = kernel.options.inexact if isinstance(kernel, Kernel) else []
+        if inexact and any(m.backend != "sim" for m in mismatches):
+            lines.append(
+                f"note: {kernel.__name__} is compiled with {', '.join(inexact)}, which the simulator does not model "
+                "(it computes IEEE results): a device may differ from it and from NumPy by more than rtol/atol allow"
+            )
         lines.append("inputs that reproduce it:")
         lines += _describe_inputs(original)
         raise KernelMismatchError("\n".join(lines), mismatches, original) from first_error

@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from . import ir
+from .codegen import lines
 from .codegen.dialects import dialect
 from .codegen.emitter import Emitter
+from .compile_options import CompileOptions
 
 
 @dataclass(eq=False)
@@ -25,10 +27,11 @@ class Variant:
     key: tuple[Any, ...]
     program: ir.Program
     arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
-    sources: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # per dialect: the C as compiled (with #line)
     # per dialect: the language extensions its source enables, each with the first node needing it
     extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
     compiled: dict[str, Any] = field(default_factory=dict)
+    options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with
 
     @property
     def kernel_params(self) -> list[ir.KernelParam]:
@@ -67,13 +70,15 @@ class Variant:
         """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
         return _vector_alignment(self.program.kernel)
 
-    def source(self, backend: str) -> str:
+    def source(self, backend: str, line_directives: bool = False) -> str:
+        """The C of ``backend``'s dialect: as compiled, with ``#line`` directives naming the Python
+        lines (``line_directives``), else as shown to people, without them."""
         if backend not in self.sources:
             emitter = Emitter(dialect(backend))
             with ir.deep_recursion():
                 self.sources[backend] = emitter.program(self.program)
             self.extensions[backend] = emitter.extensions
-        return self.sources[backend]
+        return self.sources[backend] if line_directives else lines.strip(self.sources[backend])
 
 
 def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:

@@ -79,9 +79,9 @@ def _cuda_source_compiles():
         return
     for k in iter_kernels():
         for variant in list(k.variants.values()):
-            src = variant.source("cuda")
+            src = variant.source("cuda", line_directives=True)
             digest = hashlib.sha256(src.encode()).hexdigest()
             if digest not in _compiled:
                 _compiled.add(digest)  # report a failure once, in the test that made the variant
                 for compiler in _CUDA_COMPILERS:  # through the binary cache: free where the backend compiled it
-                    cubin(src, "sm_90", compiler=compiler)
+                    cubin(src, "sm_90", variant.options.flags("cuda"), compiler=compiler)

@@ -116,13 +116,14 @@ class CUDABackend(Backend):
         struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
         fn = variant.compiled.get(self.key)
         if fn is None:
-            src = variant.source(self.name)
+            src = variant.source(self.name, line_directives=True)
             compiler = cuda_compiler(arch=self.arch)
             prog = variant.program
             files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
+            options = (*variant.options.flags(self.name), *self.options)
             module = binary_cache().load_or_build(
-                _cubin_key(src, self.arch, self.options, compiler),
-                lambda: compiler.compile(src, self.arch, self.options, files),
+                _cubin_key(src, self.arch, options, compiler),
+                lambda: compiler.compile(src, self.arch, options, files),
                 self.driver.load,
                 (BackendError,),
                 variant.kernel.__name__,

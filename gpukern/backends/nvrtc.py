@@ -20,6 +20,7 @@ import re
 import threading
 from dataclasses import dataclass
 
+from ..codegen.dialects import CUDA
 from ..errors import CUDACompileError
 
 _WHEEL_LIBS = (  # (folder under nvidia/, file names): the CUDA 13 wheel, then CUDA 12's
@@ -31,7 +32,7 @@ _WHEEL_LIBS = (  # (folder under nvidia/, file names): the CUDA 13 wheel, then C
 _WHEEL_INCLUDES = ("cu13/include", "cuda_runtime/include")  # nvidia-cuda-runtime's headers
 _SYSTEM_NAMES = ("libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12")
 HEADER = "cuda_fp16.h"  # the one header generated CUDA C includes (for float16)
-PROGRAM_NAME = "kernel.cu"  # how NVRTC's log names the source: ``kernel.cu(12): error: ...``
+PROGRAM_NAME = CUDA.generated_file  # how NVRTC's log names the source: ``kernel.cu(12): error: ...``
 
 
 def _nvidia_dirs() -> list[str]:
@@ -140,7 +141,17 @@ class NVRTC:
     def compile(self, source: str, arch: str, options: tuple[str, ...] = ()) -> bytes:
         """The cubin of ``source`` for ``arch``; a ``CUDACompileError`` carrying NVRTC's log where
         it refuses the source or an option."""
+        return self._output(source, arch, options, "CUBIN")
+
+    def ptx(self, source: str, arch: str, options: tuple[str, ...] = ()) -> str:
+        """The PTX of ``source`` for ``arch`` (to read: its ``.loc`` and ``.file`` line table)."""
+        return self._output(source, arch, options, "PTX").rstrip(b"\0").decode()
+
+    def _output(self, source: str, arch: str, options: tuple[str, ...], what: str) -> bytes:
+        """``what`` ("CUBIN" or "PTX": NVRTC's nvrtcGet<what>) of ``source`` compiled for ``arch``."""
         self.check_arch(arch)
+        if what == "PTX":  # PTX for a virtual architecture: compute_XY
+            arch = arch.replace("sm_", "compute_")
         opts = [f"--gpu-architecture={arch}", *(["-I", self.include] if self.include else []), *options]
         lib, prog = self.lib, ctypes.c_void_p()
         self._check(lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), PROGRAM_NAME.encode(), 0, None, None))
@@ -162,9 +173,9 @@ class NVRTC:
                     command=" ".join(opts),
                 )
             size = ctypes.c_size_t()
-            self._check(lib.nvrtcGetCUBINSize(prog, ctypes.byref(size)))
+            self._check(getattr(lib, f"nvrtcGet{what}Size")(prog, ctypes.byref(size)))
             buf = ctypes.create_string_buffer(size.value)
-            self._check(lib.nvrtcGetCUBIN(prog, buf))
+            self._check(getattr(lib, f"nvrtcGet{what}")(prog, buf))
             return buf.raw
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
@@ -213,6 +224,8 @@ def _prototype(lib: ctypes.CDLL) -> None:
         "nvrtcGetProgramLog": (vp, cp),
         "nvrtcGetCUBINSize": (vp, sz),
         "nvrtcGetCUBIN": (vp, cp),
+        "nvrtcGetPTXSize": (vp, sz),
+        "nvrtcGetPTX": (vp, cp),
         "nvrtcDestroyProgram": (pvp,),
         "nvrtcGetErrorString": (i,),
     }.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,9 +14,13 @@ from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError, CompileError, LaunchError
+from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError
 from ..foreign import is_cl_array
 from .base import Backend
+from .compile_errors import locate
+
+# clang's ``file.py:12:5: error: ...`` (most drivers' compilers), or PoCL's ``error: file.py:12:5: ...``
+_FIRST_ERROR = re.compile(r"^(?P<pocl>error: )?(?P<file>.*?):(?P<line>\d+):(?:\d+:)? (?(pocl)|(?:fatal )?error)", re.M)
 
 
 class OpenCLBackend(Backend):
@@ -113,22 +118,23 @@ class OpenCLBackend(Backend):
         """The variant's ``cl.Kernel``, built once per process; the program binary is cached."""
         knl = variant.compiled.get(self.key)
         if knl is None:
-            src = variant.source(self.name)
+            src = variant.source(self.name, line_directives=True)
             self.check_extensions(variant)
             dev = self.device
+            options = [*variant.options.flags(self.name), *self.build_options]
             key = make_key(
                 source=src,
                 backend=self.name,
                 device=dev.name,
                 driver=dev.driver_version,
                 platform=dev.platform.version,
-                options=self.build_options,
+                options=options,
                 pyopencl=self.cl.VERSION_TEXT,
             )
             prg = binary_cache().load_or_build(
                 key,
-                lambda: self._build_binary(variant, src),
-                lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=self.build_options),
+                lambda: self._build_binary(variant, src, options),
+                lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=options),
                 (self.cl.Error,),
                 variant.kernel.__name__,
             )
@@ -148,14 +154,20 @@ class OpenCLBackend(Backend):
                     "run this kernel on CUDA or the simulator, or use 32-bit elements",
                 )
 
-    def _build_binary(self, variant: Any, src: str) -> bytes:
+    def _build_binary(self, variant: Any, src: str, options: list[str]) -> bytes:
         try:
-            prg = self.cl.Program(self.ctx, src).build(options=self.build_options)
+            prg = self.cl.Program(self.ctx, src).build(options=options)
         except self.cl.Error as e:
-            raise BackendError(
-                f"the OpenCL compiler rejected the code generated for {variant.kernel.__name__} "
-                f"(a gpukern bug; please report it):\n{e}\n--- source ---\n{src}"
-            ) from None
+            failed = OpenCLCompileError(
+                f"the OpenCL compiler of {self.device.name.strip()} rejected the code generated for "
+                f"{variant.kernel.__name__} or its build options",
+                compiler=f"OpenCL ({self.device.platform.name.strip()})",
+                log=str(e),
+                source=src,
+                command=" ".join(options),
+            )
+            files = [fd.loc.filename for fd in (variant.program.kernel, *variant.program.funcs) if fd.loc is not None]
+            raise locate(failed, OPENCL.generated_file, _FIRST_ERROR, files) from None
         return bytes(prg.get_info(self.cl.program_info.BINARIES)[0])
 
     # ------------------------------------------------------------ launch

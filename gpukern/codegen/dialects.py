@@ -187,6 +187,7 @@ _CUDA_WARP_HELPERS = {
 
 CUDA = Dialect(
     name="cuda",
+    generated_file="kernel.cu",
     kernel_prefix='extern "C" __global__',
     func_prefix="static __device__ inline ",
     types={
@@ -370,6 +371,7 @@ CUDA = Dialect(
 
 OPENCL = Dialect(
     name="opencl",
+    generated_file="kernel.cl",
     kernel_prefix="__kernel",
     func_prefix="",
     types={

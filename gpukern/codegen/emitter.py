@@ -37,6 +37,7 @@ from ..types import (
     uint32,
 )
 from ..warp_ops import BLOCK_VOTES, WARP_OPS
+from . import lines as line_directives
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -143,6 +144,7 @@ class Dialect:
     print_lengths: dict[str, str] = field(default_factory=dict)  # kind -> printf length modifier of 64 bits
     complex_make: str = ""  # '{T}' the complex type's name, '{0}' '{1}' its parts: a complex value
     no_contract: str = ""  # first line of a complex helper: no a * b + c fused into an fma there
+    generated_file: str = "kernel.c"  # what ``#line`` names for lines from no Python line (``codegen.lines``)
     # ---- types C spells with help (float16): see docs/architecture.md, "Where to add a type"
     type_preamble: dict[ScalarType, str] = field(default_factory=dict)  # a header the type needs, where used
     casts: dict[tuple[str, str], str] = field(default_factory=dict)  # (from, to) name or '*' -> '{0}', '{T}'
@@ -237,9 +239,12 @@ class Emitter:
         self.uses_fp64 = False
         self.extensions: dict[str, ir.Node] = {}  # language extension -> the first node needing it
         self.preambles: dict[str, None] = {}  # the headers of the types used (type_preamble), in order
+        self.locations: dict[tuple[str, int], int] = {}  # (Python file, line) -> its index in the marks
 
     # ------------------------------------------------------------ program
     def program(self, prog: ir.Program) -> str:
+        """The C of ``prog`` as compiled: with ``#line`` directives to its Python lines
+        (``codegen.lines.strip`` gives the text shown)."""
         func_names = self._function_names(prog)
         # vector accesses (in the kernel or a helper it passes arrays to) need 16-byte aligned arrays
         self.vectorised = any(
@@ -261,7 +266,8 @@ class Emitter:
         if self.extensions:
             parts.append("\n".join(self.d.extension_pragma.format(name=x) for x in sorted(self.extensions)))
         parts += structs + tables + list(self.helpers.values()) + bodies
-        return "\n\n".join(p for p in parts if p) + "\n"
+        text = "\n\n".join(p for p in parts if p) + "\n"
+        return line_directives.directives(text, list(self.locations), self.d.generated_file)
 
     @staticmethod
     def _table_names(prog: ir.Program, func_names: dict[int, str]) -> dict[str, str]:
@@ -488,6 +494,9 @@ class Emitter:
         src = node.loc.source_line().strip() if node.loc is not None else ""
         # a trailing backslash would continue the C comment onto the next line
         src = src.encode("ascii", "replace").decode().rstrip("\\ ")
+        if node.loc is not None:  # the statement's Python line, for ``#line``
+            where = (node.loc.filename, node.loc.lineno)
+            pad = line_directives.mark(self.locations.setdefault(where, len(self.locations))) + pad
         if src:
             return f"{pad}{text}  // {node.loc.lineno}: {src}"
         return f"{pad}{text}"

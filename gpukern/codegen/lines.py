@@ -1,0 +1,78 @@
+"""``#line`` directives: the generated C as compiled names the user's Python file and line.
+
+Why: with them, compiler errors, compute-sanitizer and Nsight Compute (with line info, which the
+compilers add by default: ``gpukern.compile_options``) point at the Python line a statement came
+from.  The emitter marks each statement line with its Python location (``mark``); ``directives``
+turns the marks into ``#line N "file.py"`` before that line, and every line that came from no
+Python line (braces, declarations, gpukern's support functions) into ``#line K "kernel.cu"``, K its
+line in the text shown without directives (``strip``), so nothing generated is blamed on a user
+line and an error there still names a line of ``kernel.source()``.  The text starts with a directive
+(a compiler's own name for its input varies); after that only changes of place get one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_MARK = re.compile("\x1f(\\d+)\x1f")  # at the start of an emitted line: the index of its location
+_DIRECTIVE = re.compile(r'^#line (\d+) "((?:[^"\\]|\\.)*)"$')
+
+
+def mark(index: int) -> str:
+    """The prefix that ties an emitted line to location ``index`` of the emitter's list."""
+    return f"\x1f{index}\x1f"
+
+
+def c_string(path: str) -> str:
+    """``path`` as the body of a C string literal: quotes and backslashes escaped, every byte
+    outside printable ASCII (a newline, UTF-8) an octal escape, so any file name is one line."""
+    out = []
+    for b in path.encode("utf-8", "surrogateescape"):
+        c = chr(b)
+        out.append("\\" + c if c in '"\\' else c if 32 <= b < 127 else f"\\{b:03o}")
+    return "".join(out)
+
+
+def _unescape(body: str) -> str:
+    """The file name a ``#line`` string literal written by ``c_string`` names."""
+    raw = re.sub(rb"\\([0-7]{3}|.)", lambda m: bytes([int(m[1], 8)]) if len(m[1]) == 3 else m[1], body.encode())
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def directives(text: str, locations: Sequence[tuple[str, int]], generated: str) -> str:
+    """``text`` (lines marked by ``mark``) with its marks replaced by ``#line`` directives; lines
+    without a mark are attributed to ``generated`` at their line in the unmarked text."""
+    out: list[str] = []
+    at: tuple[str | None, int] = (None, 0)  # where the compiler thinks the next line is: first, nowhere
+    for i, line in enumerate(text.split("\n"), 1):
+        m = _MARK.match(line)
+        want: tuple[str | None, int] = (None, i)
+        if m is not None:
+            line, want = line[m.end() :], locations[int(m.group(1))]
+        if want != at:
+            out.append(f'#line {want[1]} "{c_string(want[0] or generated)}"')
+        out.append(line)
+        at = (want[0], want[1] + 1)
+    return "\n".join(out)
+
+
+def strip(text: str) -> str:
+    """The generated C without its ``#line`` directives: what ``kernel.source()`` shows."""
+    return "\n".join(line for line in text.split("\n") if not _DIRECTIVE.match(line))
+
+
+def line_map(text: str, generated: str) -> list[tuple[str | None, int]]:
+    """Per line of ``strip(text)``: the (file, line) the compiler attributes it to; file None for
+    ``generated``, whose lines are those of the stripped text."""
+    out: list[tuple[str | None, int]] = []
+    here: tuple[str | None, int] = (None, 1)
+    for line in text.split("\n"):
+        m = _DIRECTIVE.match(line)
+        if m is not None:
+            name = _unescape(m.group(2))
+            here = (None if name == generated else name, int(m.group(1)))
+            continue
+        out.append(here)
+        here = (here[0], here[1] + 1)
+    return out
