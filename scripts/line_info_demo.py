@@ -18,7 +18,7 @@ from gpukern import Array, float32, int32
 @gk.kernel
 def saxpy_oob(a: float32, x: Array[float32], y: Array[float32], n: int32):
     i = gk.global_id(0)
-    if i <= n:  # the bug: one element past the end
+    if i < n:  # the bug is the caller's: n is twice the arrays' length
         y[i] = a * x[i] + y[i]
 
 
@@ -37,7 +37,9 @@ def main() -> None:
     x = gk.to_device(np.random.rand(n).astype(np.float32))
     y = gk.zeros(n, np.float32)
     if sys.argv[1:] == ["oob"]:
-        saxpy_oob[(n + 255) // 256, 256](np.float32(2.0), x, y, n)
+        # (an index just past the end can land in another allocation, which memcheck cannot tell
+        # from a right one: this writes a whole array's length past y's end)
+        saxpy_oob[(2 * n + 255) // 256, 256](np.float32(2.0), x, y, 2 * n)
     else:
         smooth[(n + 255) // 256, 256](x, y, n)
     gk.synchronize()

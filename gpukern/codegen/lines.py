@@ -3,11 +3,13 @@
 Why: with them, compiler errors, compute-sanitizer and Nsight Compute (with line info, which the
 compilers add by default: ``gpukern.compile_options``) point at the Python line a statement came
 from.  The emitter marks each statement line with its Python location (``mark``); ``directives``
-turns the marks into ``#line N "file.py"`` before that line, and every line that came from no
-Python line (braces, declarations, gpukern's support functions) into ``#line K "kernel.cu"``, K its
-line in the text shown without directives (``strip``), so nothing generated is blamed on a user
-line and an error there still names a line of ``kernel.source()``.  The text starts with a directive
-(a compiler's own name for its input varies); after that only changes of place get one.
+turns the marks into ``#line N "file.py"`` before that line.  The generated lines of a function
+with Python lines (its signature, braces, declarations) go to the Python lines around them, so
+every instruction of a kernel is in the user's file for a profiler; gpukern's support functions
+and what lies between functions go to ``#line K "kernel.cu"``, K the line in the text shown
+without directives (``strip``), so an error there still names a line of ``kernel.source()``.
+The text starts with a directive (a compiler's own name for its input varies); after that only
+changes of place get one.
 """
 
 from __future__ import annotations
@@ -40,16 +42,48 @@ def _unescape(body: str) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def _places(text: str, locations: Sequence[tuple[str, int]]) -> list[tuple[str | None, int]]:
+    """Per line of ``text``: its Python place, or (None, line) for one of the generated file.
+
+    A function with Python lines is attributed to Python throughout: its signature and opening
+    lines to the line before its first statement (the ``def`` where the body starts at once),
+    each later generated line (a closing brace, a declaration) to the statement before it.  So a
+    profiler finds every instruction of a kernel in the user's file (Nsight Compute shows the
+    source of the file a function starts in), and none in a file that does not exist.  Lines of
+    functions without Python lines (gpukern's support helpers), and those between functions,
+    stay the generated file's."""
+    raw = text.split("\n")
+    marked: list[tuple[str, int] | None] = []
+    for line in raw:
+        m = _MARK.match(line)
+        marked.append(None if m is None else locations[int(m.group(1))])
+    out: list[tuple[str | None, int]] = [(None, i) for i in range(1, len(raw) + 1)]
+    start = 0
+    for end, line in enumerate(raw):  # functions end with a '}' alone at the start of a line
+        if _MARK.sub("", line) != "}":
+            continue
+        span = range(start, end + 1)
+        first = next((marked[i] for i in span if marked[i] is not None), None)
+        if first is not None:
+            last: tuple[str | None, int] = (first[0], max(first[1] - 1, 1))
+            for i in span:
+                if marked[i] is not None:
+                    last = marked[i]  # type: ignore[assignment]
+                out[i] = last
+        start = end + 1
+    for i in range(start, len(raw)):  # after the last function: marked lines only
+        if marked[i] is not None:
+            out[i] = marked[i]  # type: ignore[assignment]
+    return out
+
+
 def directives(text: str, locations: Sequence[tuple[str, int]], generated: str) -> str:
-    """``text`` (lines marked by ``mark``) with its marks replaced by ``#line`` directives; lines
-    without a mark are attributed to ``generated`` at their line in the unmarked text."""
+    """``text`` (lines marked by ``mark``) with its marks replaced by ``#line`` directives (where
+    each line is attributed: ``_places``)."""
     out: list[str] = []
     at: tuple[str | None, int] = (None, 0)  # where the compiler thinks the next line is: first, nowhere
-    for i, line in enumerate(text.split("\n"), 1):
-        m = _MARK.match(line)
-        want: tuple[str | None, int] = (None, i)
-        if m is not None:
-            line, want = line[m.end() :], locations[int(m.group(1))]
+    for line, want in zip(text.split("\n"), _places(text, locations)):
+        line = _MARK.sub("", line, count=1) if _MARK.match(line) else line
         if want != at:
             out.append(f'#line {want[1]} "{c_string(want[0] or generated)}"')
         out.append(line)
