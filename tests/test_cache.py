@@ -173,9 +173,9 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> Counter:
     counter = Counter()
     original = OpenCLBackend._build_binary
 
-    def counting(self, variant, src):
+    def counting(self, variant, src, options):
         counter.calls += 1
-        return original(self, variant, src)
+        return original(self, variant, src, options)
 
     monkeypatch.setattr(OpenCLBackend, "_build_binary", counting)
     return counter
