@@ -252,7 +252,16 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"  nvrtc     {lib.version_text}: {lib.path} ({lib.where}); {headers}", file=out)
     nvcc = find_nvcc()
     print(f"  nvcc      {f'{nvcc}: {nvcc_release()}' if nvcc else 'not found (CUDA_HOME or PATH)'}", file=out)
-    print(f"  pycuda    {_version('pycuda')}", file=out)
+    if cuda is not None:  # how kernels run: the driver library itself, whatever else is installed
+        from .backends.cuda_driver import driver_version
+
+        v = driver_version()
+        print(
+            f"  CUDA runs through the driver API by ctypes (libcuda, CUDA {v // 1000}.{v % 1000 // 10}); "
+            "PyCUDA is not needed",
+            file=out,
+        )
+    print(f"  pycuda    {_version('pycuda')} (optional: its arrays and contexts are used where present)", file=out)
     print(f"  pyopencl  {_version('pyopencl')}", file=out)
     if "opencl" in available:
         dev = _backends.get_backend("opencl").device  # type: ignore[attr-defined]
