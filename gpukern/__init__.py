@@ -118,6 +118,7 @@ from .types import (
     uint32,
     uint64,
 )
+from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix
 from .warp import (
     activemask,
     all_sync,
@@ -146,6 +147,12 @@ from .warp import (
 
 __all__ = [
     "__version__",
+    "fill_fragment",
+    "fragment",
+    "load_matrix",
+    "mma",
+    "mma_sync",
+    "store_matrix",
     "Array",
     "BackendError",
     "BarrierDivergenceError",
