@@ -95,6 +95,7 @@ from .lang import (
     vload,
     vstore,
 )
+from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .streams import Event, Stream, default_stream, pinned_empty
@@ -118,7 +119,6 @@ from .types import (
     uint32,
     uint64,
 )
-from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix
 from .warp import (
     activemask,
     all_sync,

@@ -47,9 +47,7 @@ class _Fragment(Intrinsic):
     keywords = ("layout",)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        use_, m_, n_, k_, elem_, layout_ = _arguments(
-            cx, node, self.name, ("use", "m", "n", "k", "dtype", "layout"), 5
-        )
+        use_, m_, n_, k_, elem_, layout_ = _arguments(cx, node, self.name, ("use", "m", "n", "k", "dtype", "layout"), 5)
         loc = cx.loc(node)
         use = _USE_ALIASES.get(_word(cx, use_))  # type: ignore[arg-type]
         if use is None:
@@ -82,7 +80,9 @@ class _Fragment(Intrinsic):
                 )
             shapes = set(FRAGMENT_SHAPES[elem.name])
         if shape not in shapes:
-            table = "; ".join(f"{t}: " + ", ".join("x".join(map(str, s)) for s in v) for t, v in FRAGMENT_SHAPES.items())
+            table = "; ".join(
+                f"{t}: " + ", ".join("x".join(map(str, s)) for s in v) for t, v in FRAGMENT_SHAPES.items()
+            )
             raise KernelTypeError(
                 f"no matrix unit computes m, n, k = {shape} "
                 f"{'' if use == 'accumulator' else 'on ' + elem.name + ' '}(the shapes are {table})",  # type: ignore[union-attr]
@@ -115,7 +115,8 @@ def _tile(cx: Lowering, node: ast.Call, what: str, f: ir.Fragment, arr: ast.expr
         raise KernelTypeError(f"{what} needs an array, not {describe(array)}", loc)
     if array.view is not None or array.record_field is not None:
         raise KernelTypeError(
-            f"{what} of a slice or a record field: name the whole array and the tile's corner", loc,
+            f"{what} of a slice or a record field: name the whole array and the tile's corner",
+            loc,
             "load_matrix(f, a, (i, j)) reads the tile a[i:i+rows, j:j+cols]",
         )
     if array.type.space not in ("global", "shared"):
@@ -123,7 +124,8 @@ def _tile(cx: Lowering, node: ast.Call, what: str, f: ir.Fragment, arr: ast.expr
     want = ACCUMULATOR if f.type.use == "accumulator" else f.type.elem
     if array.type.elem != want:
         raise KernelTypeError(
-            f"{what} of fragment {f.name!r} ({f.type!r}) needs a {want.name} array, not {array.type!r} ({array.name!r})",
+            f"{what} of fragment {f.name!r} ({f.type!r}) needs a {want.name} array, "
+            f"not {array.type!r} ({array.name!r})",
             loc,
             "matrix loads do not convert: keep the tile in an array of the fragment's type",
         )

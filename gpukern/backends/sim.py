@@ -42,8 +42,8 @@ from ..warp_ops import BLOCK_VOTES, WARP_SIZE
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
-from .sim_overflow import OverflowCheck
 from .sim_mma import Fragments
+from .sim_overflow import OverflowCheck
 from .sim_warp import Warps
 
 # What _Run keeps per lane before any variable: int64 lane, block and six coordinates (and one

@@ -67,7 +67,9 @@ class Fragments:
 
     def report(self, s: ir.MatrixOp, message: str, lane: int) -> None:
         self.run.report(
-            WarpMaskError, f"{_NAMES[type(s)]} is warp-collective, every lane of a warp must execute it: {message}", s,
+            WarpMaskError,
+            f"{_NAMES[type(s)]} is warp-collective, every lane of a warp must execute it: {message}",
+            s,
             (lane,),
         )
 
@@ -120,9 +122,9 @@ class Fragments:
             k = int(np.argmax(bad))
             run.report(
                 MisalignedAccessError,
-                f"{_NAMES[type(s)]} of {mem.name!r}: its tile starts at element {int(flat[k])} ({int(flat[k]) * itemsize} "
-                f"bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs the start a multiple of 32 bytes and "
-                f"the row stride of 16 bytes, in {run.who(k)}",
+                f"{_NAMES[type(s)]} of {mem.name!r}: its tile starts at element {int(flat[k])} "
+                f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs "
+                f"the start a multiple of 32 bytes and the row stride of 16 bytes, in {run.who(k)}",
                 s,
                 (k,),
             )

@@ -102,7 +102,8 @@ _CUDA_WMMA = {
     "load": "wmma::load_matrix_sync({f}, {p}, {ldm});",
     "load_accumulator": "wmma::load_matrix_sync({f}, {p}, {ldm}, wmma::mem_row_major);",
     # wmma loads float32 into a tf32 fragment unrounded: round each element as the simulator does
-    "round:tf32": " for (int gk_e = 0; gk_e < {f}.num_elements; gk_e++) {f}.x[gk_e] = wmma::__float_to_tf32({f}.x[gk_e]);",
+    "round:tf32": " for (int gk_e = 0; gk_e < {f}.num_elements; gk_e++) "
+    "{f}.x[gk_e] = wmma::__float_to_tf32({f}.x[gk_e]);",
     "fill": "wmma::fill_fragment({f}, {v});",
     "value:float16": "__float2half_rn({0})",
     "value:bfloat16": "__float2bfloat16_rn({0})",

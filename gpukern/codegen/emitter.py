@@ -254,7 +254,8 @@ class Emitter:
         self.vectorised = any(
             isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
         )
-        self.matrix = any(isinstance(n, ir.MatrixOp) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body))
+        fds = prog.funcs + [prog.kernel]
+        self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = _record_names(prog)
@@ -570,7 +571,8 @@ class Emitter:
         T = m["type:" + (mma_ops.precision(t) if t.use != "accumulator" else "float32")]
         layout = m["layout:" + t.layout] if t.layout else ""
         name = self.name(s.fragment.name)
-        return [self.line(depth, text.format(use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=name), s)]
+        text = text.format(use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=name)
+        return [self.line(depth, text, s)]
 
     def stmt_FillFragment(self, s: ir.FillFragment, depth: int) -> list[str]:
         t = s.fragment.type
