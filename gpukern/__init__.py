@@ -95,6 +95,7 @@ from .lang import (
     vload,
     vstore,
 )
+from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .streams import Event, Stream, default_stream, pinned_empty
@@ -146,6 +147,12 @@ from .warp import (
 
 __all__ = [
     "__version__",
+    "fill_fragment",
+    "fragment",
+    "load_matrix",
+    "mma",
+    "mma_sync",
+    "store_matrix",
     "Array",
     "BackendError",
     "BarrierDivergenceError",

@@ -211,6 +211,62 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     block(fd.body, None)
 
 
+_MATRIX_NAMES = {
+    ir.DeclFragment: "fragment()",
+    ir.FillFragment: "fill_fragment()",
+    ir.LoadMatrix: "load_matrix()",
+    ir.StoreMatrix: "store_matrix()",
+    ir.Mma: "mma()",
+}
+
+
+def check_matrix_ops(fd: ir.FuncDef) -> None:
+    """Reject a fragment operation (warp-collective: every lane of the warp executes it with the
+    same operands) under control flow whose condition depends on the thread, or after a ``return``
+    that only some threads take.  Conservative as the barrier check is: a branch the same in the
+    whole warp but not the whole block (``if thread_idx.x // 32 == 0``) is refused too."""
+    if not any(isinstance(n, ir.MatrixOp) for n in ir.walk_body(fd.body)):
+        return
+    u = _Uniformity(fd)
+    left: ir.Node | None = None
+
+    def block(stmts: list[ir.Stmt], why: ir.Node | None) -> None:
+        nonlocal left
+        for s in stmts:
+            if isinstance(s, ir.Return) and why is not None and left is None:
+                left = s
+            reason = why or left
+            if isinstance(s, ir.MatrixOp) and not isinstance(s, ir.DeclFragment) and reason is not None:
+                line = reason.loc.lineno if reason.loc else "?"
+                where = (
+                    f"after a return (line {line}) that only some threads take"
+                    if isinstance(reason, ir.Return)
+                    else f"inside {_KINDS[type(reason)]} (line {line}) whose condition depends on the thread"
+                )
+                raise KernelTypeError(
+                    f"{_MATRIX_NAMES[type(s)]} {where}: fragment operations are warp-collective, every lane "
+                    "of the warp must execute them together",
+                    s.loc,
+                    "keep fragment operations out of thread-dependent branches: guard the loads that stage "
+                    "the tiles instead (zero-padding), and the copies of the results",
+                )
+            if isinstance(s, ir.If):
+                inner = why or (s if u.expr(s.cond) else None)
+                block(s.then, inner)
+                block(s.orelse, inner)
+            elif isinstance(s, ir.For):
+                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
+                block(s.body, why or (s if varying else None))
+            elif isinstance(s, ir.While):
+                varying = id(s) in u.varying_loops or u.expr(s.cond)
+                block(s.body, why or (s if varying else None))
+
+    block(fd.body, None)
+
+
+_KINDS = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
+
+
 def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
     """The first warp op that not every thread of the block may reach, and why: a branch or loop
     whose condition depends on the thread (as for barriers), or a ``return`` such a branch holds

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import ir, lang, records, views
-from .checks import check_barriers, check_definite_assignment, mark_uniform_addresses
+from .checks import check_barriers, check_definite_assignment, check_matrix_ops, mark_uniform_addresses
 from .errors import KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
@@ -208,7 +208,7 @@ class FunctionLowering(ast.NodeVisitor):
             self.env: dict[str, Value] = dict(self.bindings)
             self.array_names: dict[str, int] = {}  # names bound to arrays in the body -> the block's depth
             self.depth = 0
-            self.arrays: list[ir.DeclArray] = []
+            self.arrays: list[ir.DeclArray | ir.DeclFragment] = []
             self.sites: dict[int, ir.ArrayRef] = {}  # a declaration's call node -> its array (unroll: one)
             self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
             body = self.lower_block(tree.body)
@@ -239,6 +239,7 @@ class FunctionLowering(ast.NodeVisitor):
         )
         check_definite_assignment(fd)
         check_barriers(fd)
+        check_matrix_ops(fd)
         if self.returns_value is not None:  # the function has a return statement
             structure_early_returns(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
@@ -260,14 +261,16 @@ class FunctionLowering(ast.NodeVisitor):
     def emit(self, stmt: ir.Stmt) -> None:
         self.block.append(stmt)
 
-    def declare(self, ref: ir.ArrayRef, site: ast.AST) -> ir.ArrayRef:
-        """A shared or local array declaration, hoisted to the top of the function: one per
-        ``shared()``/``local()`` in the source, so each copy of an unrolled body finds the same."""
+    def declare(self, ref: Any, site: ast.AST) -> Any:
+        """A shared or local array (or a fragment) declaration, hoisted to the top of the function:
+        one per ``shared()``/``local()``/``fragment()`` in the source, so each copy of an unrolled
+        body finds the same."""
         known = self.sites.get(id(site))
         if known is not None:
             return known
         self.sites[id(site)] = ref
-        self.arrays.append(ir.DeclArray(ref, loc=ref.loc))
+        decl = ir.DeclFragment(ref, loc=ref.loc) if isinstance(ref, ir.Fragment) else ir.DeclArray(ref, loc=ref.loc)
+        self.arrays.append(decl)
         return ref
 
     def fresh(self, base: str) -> str:
@@ -403,6 +406,10 @@ class FunctionLowering(ast.NodeVisitor):
 
     def assign_name(self, target: ast.Name, value: Value, node: ast.AST) -> None:
         name = target.id
+        if isinstance(value, ir.Fragment):
+            return self.bind_fragment(target, value, node)
+        if isinstance(self.env.get(name), ir.Fragment):
+            raise self.type_error(target, f"cannot assign {describe(value)} to {name!r}, which names a fragment")
         if isinstance(value, ir.ArrayRef) and value.temp and name not in self.static_names:
             return self.bind_declaration(target, value, node)
         if _names_array(value):
@@ -494,10 +501,30 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.type_error(
                 target, f"{name!r} holds a number elsewhere; it cannot also name an array", "use another name"
             )
-        taken = {d.array.name for d in self.arrays}
+        taken = {d.array.name if isinstance(d, ir.DeclArray) else d.fragment.name for d in self.arrays}
         value.name, value.temp = (name if name not in taken else self.fresh(name)), False
         self.declared_names.add(name)
         self.bind_array(target, value, node)
+
+    def bind_fragment(self, target: ast.Name, value: ir.Fragment, node: ast.AST) -> None:
+        """``f = fragment(...)`` names the new fragment (to the end of the block, as an array);
+        ``c = mma(a, b, c)`` keeps ``c``; any other assignment of a fragment would make two names of
+        one warp-wide register tile, which Python's value semantics cannot mean, so it is refused."""
+        name = target.id
+        current = self.env.get(name)
+        if value.temp:
+            if name in self.var_types or name in self.pinned or name in self.bindings or current is not None:
+                raise self.type_error(target, f"{name!r} names something else; it cannot also name a fragment")
+            taken = {d.array.name if isinstance(d, ir.DeclArray) else d.fragment.name for d in self.arrays}
+            value.name, value.temp = (name if name not in taken else self.fresh(name)), False
+        elif current is not value:
+            raise self.type_error(
+                node,
+                f"cannot assign fragment {value.name!r} to {name!r}: a fragment is one tile in the warp's registers",
+                "mma(a, b, c) updates c in place (c = mma(a, b, c)); mma_sync(d, a, b, c) writes another fragment d",
+            )
+        self.env[name] = value
+        self.array_names.setdefault(name, self.depth)
 
     def bind_array(self, target: ast.Name, value: ir.ArrayRef | Partial, node: ast.AST) -> None:
         """``v = a``, ``v = a[1:3]``, ``r = a[i]`` (a row of a 2-D array: a view): from here on, to

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .errors import Loc
-from .types import ArrayType, ScalarType, TupleType
+from .types import ArrayType, FragmentType, ScalarType, TupleType
 
 
 def _loc() -> Any:
@@ -458,6 +458,82 @@ class Print(Stmt):
     loc: Loc | None = _loc()
 
 
+# ---------------------------------------------------------------- matrix units (gpukern.mma)
+@dataclass(eq=False)
+class Fragment(Node):
+    """A warp-wide tile of a matrix held in the registers of the warp's lanes (``gk.fragment``):
+    not a number (no expression reads it), named as an array is (``temp`` until bound)."""
+
+    name: str
+    type: FragmentType
+    loc: Loc | None = _loc()
+    temp: bool = field(default=False, kw_only=True)
+
+
+class MatrixOp(Stmt):
+    """A warp-collective statement on fragments (``gpukern.mma_ops`` says what each means): every
+    lane of the warp must execute it, with the same operands."""
+
+
+@dataclass(eq=False)
+class DeclFragment(MatrixOp):
+    """The declaration of a fragment, hoisted to the top of its function as arrays are."""
+
+    CHILDREN = ("fragment",)
+    fragment: Fragment
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class FillFragment(MatrixOp):
+    """Every element of ``fragment`` set to ``value`` (float32, rounded to the fragment's type)."""
+
+    CHILDREN = ("fragment", "value")
+    fragment: Fragment
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class LoadMatrix(MatrixOp):
+    """``fragment`` loaded from the tile of ``array`` whose first element is ``array[indices]``:
+    element (r, c) of the tile is ``ldm`` elements per row (per column for a 'col' layout) on; on an
+    array of 2 or more dimensions ``ldm`` is its last dimension, a row, so the tile is
+    ``array[..., i + r, j + c]`` (``array[..., i + c, j + r]`` for 'col')."""
+
+    CHILDREN = ("fragment", "array", "indices", "ldm")
+    fragment: Fragment
+    array: ArrayRef
+    indices: list[Expr]
+    ldm: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class StoreMatrix(MatrixOp):
+    """An accumulator ``fragment`` stored to the tile of ``array`` at ``indices``, row-major, as
+    ``LoadMatrix`` reads one."""
+
+    CHILDREN = ("array", "indices", "ldm", "fragment")
+    array: ArrayRef
+    indices: list[Expr]
+    ldm: Expr
+    fragment: Fragment
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Mma(MatrixOp):
+    """``d = a @ b + c`` on the warp's matrix units (``d`` may be ``c``)."""
+
+    CHILDREN = ("d", "a", "b", "c")
+    d: Fragment
+    a: Fragment
+    b: Fragment
+    c: Fragment
+    loc: Loc | None = _loc()
+
+
 # ---------------------------------------------------------------- functions
 @dataclass(eq=False)
 class KernelParam:
@@ -555,7 +631,7 @@ def walk_body(body: list[Any]) -> Iterator[Any]:
 def names_in(fd: FuncDef) -> set[str]:
     """Every variable, array and vector name a function uses (a fresh name must avoid them)."""
     out = {p.name for p in fd.params}
-    out.update(n.name for n in walk_body(fd.body) if isinstance(n, (Var, ArrayRef, VecLoad)))
+    out.update(n.name for n in walk_body(fd.body) if isinstance(n, (Var, ArrayRef, VecLoad, Fragment)))
     return out
 
 

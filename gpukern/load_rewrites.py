@@ -173,7 +173,7 @@ def _roots(s: ir.Stmt) -> list[str]:
 
 def _acts(node: ir.Node) -> bool:
     """Does evaluating ``node`` do more than read (an atomic, a call)?"""
-    return any(isinstance(n, (ir.Atomic, ir.Call, ir.WarpOp)) for n in ir.walk(node))
+    return any(isinstance(n, (ir.Atomic, ir.Call, ir.WarpOp, ir.MatrixOp)) for n in ir.walk(node))
 
 
 def _first_reads(s: ir.Stmt) -> list[ir.Load]:
@@ -216,7 +216,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
     def ends(s: ir.Node) -> bool:
         """May running ``s`` change the element or its index?"""
         for c in ir.walk(s):
-            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp)):  # syncwarp orders other lanes' writes
+            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp, ir.MatrixOp)):  # these order other lanes' writes
                 return True
             if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
                 return True

@@ -123,7 +123,7 @@ def written_params(fd: ir.FuncDef) -> set[str]:
     """Names of array parameters the function (or a callee) stores to or updates atomically."""
     out: set[str] = set()
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.Store, ir.VecStore, ir.Atomic)):
+        if isinstance(n, (ir.Store, ir.VecStore, ir.Atomic, ir.StoreMatrix)):
             out.add(n.array.name)
         elif isinstance(n, ir.Call):
             for param, arg in zip(n.func.params, n.args):
@@ -146,7 +146,7 @@ def mark_index_arithmetic(fd: ir.FuncDef) -> None:
     sources: dict[str, list[ir.Expr]] = {}
     todo: list[ir.Expr] = []
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.Load, ir.Store, ir.VecLoad, ir.VecStore, ir.Atomic)):
+        if isinstance(n, (ir.Load, ir.Store, ir.VecLoad, ir.VecStore, ir.Atomic, ir.LoadMatrix, ir.StoreMatrix)):
             todo.extend(n.indices)
         elif isinstance(n, ir.Assign):
             sources.setdefault(n.target.name, []).append(n.value)

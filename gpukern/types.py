@@ -212,6 +212,33 @@ class ArrayType(Type):
         return f"{self.space}({self.elem.name}, {self.shape})"
 
 
+@dataclass(frozen=True)
+class FragmentType(Type):
+    """A warp's tile of a matrix for the matrix units (``gk.fragment``): ``use`` is 'a' (m x k),
+    'b' (k x n) or 'accumulator' (m x n); ``elem`` the element type it holds (float32 in an a/b
+    fragment means TF32); ``layout`` 'row' or 'col' for a/b (how memory holds the tile), None for an
+    accumulator.  Which combinations exist is ``gpukern.mma_ops.FRAGMENT_SHAPES``."""
+
+    use: str
+    m: int
+    n: int
+    k: int
+    elem: ScalarType
+    layout: str | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.k if self.use == "b" else self.m
+
+    @property
+    def cols(self) -> int:
+        return self.k if self.use == "a" else self.n
+
+    def __repr__(self) -> str:
+        lay = f", layout={self.layout!r}" if self.layout else ""
+        return f"fragment({self.use!r}, {self.m}, {self.n}, {self.k}, {self.elem.name}{lay})"
+
+
 def materialize(t: Type, value: Any = None) -> ScalarType:
     """The concrete type a weak value gets when it must live in a register."""
     if isinstance(t, ScalarType):

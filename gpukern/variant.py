@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir
+from . import ir, mma_ops
 from .codegen import lines
 from .codegen.dialects import dialect
 from .codegen.emitter import Emitter
@@ -64,6 +64,13 @@ class Variant:
         """Whether the kernel or a function it calls uses a warp intrinsic (``ir.WarpOp``)."""
         fds = [self.program.kernel, *self.program.funcs]
         return any(isinstance(n, ir.WarpOp) for fd in fds for n in ir.walk_body(fd.body))
+
+    @functools.cached_property
+    def matrix_capability(self) -> tuple[int, str] | None:
+        """The least CUDA compute capability the kernel's fragments need and why (``mma_ops.capability``), or None."""
+        fds = [self.program.kernel, *self.program.funcs]
+        types = [n.fragment.type for fd in fds for n in ir.walk_body(fd.body) if isinstance(n, ir.DeclFragment)]
+        return mma_ops.capability(types) if types else None
 
     @functools.cached_property
     def vector_alignment(self) -> dict[str, int]:

@@ -93,3 +93,19 @@ def test_streams_interop_example_runs_and_checks(backend, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "copy on one stream, kernel on another            OK" in out and "WRONG" not in out
     assert out.count("gk.Device(") == (2 if backend == "sim" else len(__import__("gpukern").devices()))
+
+
+tensorcore_example = load("matmul_tensorcore")
+
+
+def test_matmul_tensorcore_example_runs_and_checks(on_simulator, capsys):
+    # 100 is no multiple of the 64 x 64 x 32 tiles: the guarded staging and copy are exercised
+    assert tensorcore_example.main(["--size", "100", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "TFLOP/s" in out and "OK" in out
+
+
+def test_matmul_tensorcore_example_shows_source(capsys):
+    assert tensorcore_example.main(["--show-source"]) == 0
+    out = capsys.readouterr().out
+    assert "wmma::mma_sync" in out and "wmma::load_matrix_sync" in out

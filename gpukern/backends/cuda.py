@@ -21,7 +21,7 @@ from ..array import DeviceArray
 from ..cache import binary_cache
 from ..codegen.dialects import CUDA
 from ..codegen.emitter import c_identifier
-from ..errors import BackendError, InteropError, LaunchError
+from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
 from .cuda_compile import (  # noqa: F401  (what this module offered before compiling moved)
@@ -116,6 +116,14 @@ class CUDABackend(Backend):
         struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
         fn = variant.compiled.get(self.key)
         if fn is None:
+            need = variant.matrix_capability
+            if need is not None and int(self.arch[3:]) < need[0]:
+                raise CompileError(
+                    f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "
+                    f"(compute capability {self.arch[3:-1]}.{self.arch[-1]})",
+                    variant.program.kernel.loc,
+                    "run it on a newer GPU, or on the simulator (backend='sim')",
+                )
             src = variant.source(self.name, line_directives=True)
             compiler = cuda_compiler(arch=self.arch)
             prog = variant.program

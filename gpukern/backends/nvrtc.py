@@ -153,6 +153,9 @@ class NVRTC:
         if what == "PTX":  # PTX for a virtual architecture: compute_XY
             arch = arch.replace("sm_", "compute_")
         opts = [f"--gpu-architecture={arch}", *(["-I", self.include] if self.include else []), *options]
+        crt = _crt_include(self.include) if "#include <mma.h>" in source else None
+        if crt is not None:  # the tensor cores' mma.h includes crt/mma.h, which some wheel sets lack
+            opts += ["-I", crt]
         lib, prog = self.lib, ctypes.c_void_p()
         self._check(lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), PROGRAM_NAME.encode(), 0, None, None))
         try:
@@ -163,6 +166,11 @@ class NVRTC:
                 if HEADER in log and self.include is None:
                     log += (
                         f"\nnote: {HEADER} (for float16) was not found: pip install nvidia-cuda-runtime, "
+                        "or set CUDA_HOME to a CUDA toolkit"
+                    )
+                if "crt/mma.h" in log:
+                    log += (
+                        "\nnote: crt/mma.h (for the tensor cores' mma.h) was not found: pip install nvidia-cuda-crt, "
                         "or set CUDA_HOME to a CUDA toolkit"
                     )
                 raise CUDACompileError(
@@ -208,6 +216,21 @@ def _include_dir(lib_path: str) -> str | None:
     dirs += ["/usr/local/cuda/include", "/usr/include"]
     for d in dirs:
         if os.path.isfile(os.path.join(d, HEADER)):
+            return os.path.realpath(d)
+    return None
+
+
+@functools.cache
+def _crt_include(include: str | None) -> str | None:
+    """Where ``crt/mma.h`` is, when ``include`` (the folder of cuda_fp16.h) lacks it: the CUDA 13
+    wheels put the crt headers in their own wheel (nvidia-cuda-crt); else a toolkit's."""
+    if include is not None and os.path.isfile(os.path.join(include, "crt", "mma.h")):
+        return None
+    dirs = [os.path.join(base, sub) for base in _nvidia_dirs() for sub in (*_WHEEL_INCLUDES, "cuda_crt/include")]
+    dirs += [os.path.join(home, "include") for home in _cuda_homes()]
+    dirs += ["/usr/local/cuda/include"]
+    for d in dirs:
+        if os.path.isfile(os.path.join(d, "crt", "mma.h")):
             return os.path.realpath(d)
     return None
 

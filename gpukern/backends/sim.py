@@ -42,6 +42,7 @@ from ..warp_ops import BLOCK_VOTES, WARP_SIZE
 from .base import Backend
 from .sim_access import Memory
 from .sim_memory import MemoryPath, memory_guard
+from .sim_mma import Fragments
 from .sim_overflow import OverflowCheck
 from .sim_warp import Warps
 
@@ -56,6 +57,7 @@ class _Frame:
     def __init__(self, lanes: int):
         self.vars: dict[str, np.ndarray] = {}
         self.arrays: dict[str, Memory] = {}
+        self.fragments: dict[str, np.ndarray] = {}  # per fragment, one tile per warp (sim_mma)
         self.returned = np.zeros(lanes, bool)
         self.ret: np.ndarray | None = None
 
@@ -110,6 +112,7 @@ class _Run:
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
         self._warps: Warps | None = None  # made at the first warp op
+        self._fragments: Fragments | None = None  # made at the first fragment
 
     @property
     def prof(self) -> Any:
@@ -171,6 +174,29 @@ class _Run:
     def s_DeclArray(self, s: ir.DeclArray, m: np.ndarray) -> None:
         if s.array.name not in self.frame.arrays:
             self.frame.arrays[s.array.name] = self.mem.declare(s.array, s)
+
+    # ------------------------------------------------------------ fragments (sim_mma)
+    @property
+    def fragments(self) -> Fragments:
+        if self._fragments is None:
+            self._fragments = Fragments(self)
+        return self._fragments
+
+    def s_DeclFragment(self, s: ir.DeclFragment, m: np.ndarray) -> None:
+        if s.fragment.name not in self.frame.fragments:
+            self.fragments.declare(self.frame, s.fragment)
+
+    def s_FillFragment(self, s: ir.FillFragment, m: np.ndarray) -> None:
+        self.fragments.fill(self.frame, s, m, self.eval(s.value, m))
+
+    def s_LoadMatrix(self, s: ir.LoadMatrix, m: np.ndarray) -> None:
+        self.fragments.load(self.frame, s, m)
+
+    def s_StoreMatrix(self, s: ir.StoreMatrix, m: np.ndarray) -> None:
+        self.fragments.store(self.frame, s, m)
+
+    def s_Mma(self, s: ir.Mma, m: np.ndarray) -> None:
+        self.fragments.mma(self.frame, s, m)
 
     def assign(self, var: ir.Var, value: Any, m: np.ndarray) -> None:
         self.assign_name(var.name, var.type.dtype, value, m)

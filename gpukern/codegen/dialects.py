@@ -81,6 +81,38 @@ def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
     return f"((long long){fn}((unsigned long long*){{p}}, {operands}))"
 
 
+# The matrix units through CUDA's nvcuda::wmma (mma.h): see gpukern/mma.py and docs/language.md.
+# Keys: 'preamble'; 'fragment' ({use} {m} {n} {k} {T} {layout} {name}); 'use:<kind>', 'type:<precision>',
+# 'layout:<row|col>'; 'load' / 'load_accumulator' ({f} {p} {ldm}); 'pointer:<element type>' (a cast of
+# the tile's address where the array's storage is not the fragment's element); 'round:<precision>' (a
+# statement after a load); 'fill' ({f} {v}) with 'value:<precision>' ({0}); 'store' ({p} {f} {ldm}); 'mma'.
+_CUDA_WMMA = {
+    "preamble": "#include <mma.h>\nnamespace wmma = nvcuda::wmma;",
+    "fragment": "wmma::fragment<wmma::{use}, {m}, {n}, {k}, {T}{layout}> {name};",
+    "use:a": "matrix_a",
+    "use:b": "matrix_b",
+    "use:accumulator": "accumulator",
+    "type:float16": "__half",
+    "type:bfloat16": "__nv_bfloat16",
+    "type:tf32": "wmma::precision::tf32",
+    "type:float32": "float",
+    "layout:row": ", wmma::row_major",
+    "layout:col": ", wmma::col_major",
+    "pointer:bfloat16": "(const __nv_bfloat16*)",  # the array holds the bits as unsigned short
+    "load": "wmma::load_matrix_sync({f}, {p}, {ldm});",
+    "load_accumulator": "wmma::load_matrix_sync({f}, {p}, {ldm}, wmma::mem_row_major);",
+    # wmma loads float32 into a tf32 fragment unrounded: round each element as the simulator does
+    "round:tf32": " for (int gk_e = 0; gk_e < {f}.num_elements; gk_e++) "
+    "{f}.x[gk_e] = wmma::__float_to_tf32({f}.x[gk_e]);",
+    "fill": "wmma::fill_fragment({f}, {v});",
+    "value:float16": "__float2half_rn({0})",
+    "value:bfloat16": "__float2bfloat16_rn({0})",
+    "value:tf32": "wmma::__float_to_tf32({0})",
+    "value:float32": "{0}",
+    "store": "wmma::store_matrix_sync({p}, {f}, {ldm}, wmma::mem_row_major);",
+    "mma": "wmma::mma_sync({d}, {a}, {b}, {c});",
+}
+
 _SHFL = ("idx", "up", "down", "xor")
 
 
@@ -339,6 +371,7 @@ CUDA = Dialect(
                ("*", float16): "__hmul_rn({0}, {1})"},  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
+    matrix=_CUDA_WMMA,
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={
@@ -549,6 +582,8 @@ OPENCL = Dialect(
     warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
     "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
     warp_group_max=1024,
+    matrix_missing="a matrix multiply-accumulate unit, which OpenCL C reaches only through vendor extensions "
+    "(cl_intel_subgroup_matrix_multiply_accumulate, cl_khr_cooperative_matrix) that gpukern does not target",
     warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
     "instead of cl_khr_subgroups)",
 )

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import formats, ir, ops
+from .. import formats, ir, mma_ops, ops
 from ..checks import warp_divergence
 from ..errors import CompileError
 from ..passes import is_nonnegative, nonnegative_vars
@@ -52,7 +52,7 @@ RESERVED = frozenset(
     kernel __kernel global __global local __local constant __constant private __private read_only
     write_only read_write __read_only __write_only image2d_t image3d_t sampler_t event_t half double2
     uchar ushort uint ulong size_t ptrdiff_t intptr_t uintptr_t
-    threadIdx blockIdx blockDim gridDim warpSize device host shared managed
+    threadIdx blockIdx blockDim gridDim warpSize device host shared managed wmma nvcuda
     barrier get_global_id get_local_id get_group_id get_local_size get_num_groups get_global_size
     main printf malloc free memcpy memset assert INFINITY NAN HUGE_VALF HUGE_VAL MAXFLOAT
     abs fabs min max fmin fmax fdim pow pown powr rootn sqrt rsqrt cbrt exp exp2 exp10 expm1 log log2 log10
@@ -181,6 +181,10 @@ class Dialect:
     # kernel; they cannot be in a @func)
     block_votes: dict[str, str] = field(default_factory=dict)
     block_vote_scratch: str = ""
+    # the matrix units (gk.fragment, gk.mma...): the spellings (keys: see codegen.dialects._CUDA_WMMA);
+    # where empty, ``matrix_missing`` names what the language lacks, for the CompileError
+    matrix: dict[str, str] = field(default_factory=dict)
+    matrix_missing: str = ""
 
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
@@ -250,6 +254,8 @@ class Emitter:
         self.vectorised = any(
             isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
         )
+        fds = prog.funcs + [prog.kernel]
+        self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = _record_names(prog)
@@ -416,7 +422,7 @@ class Emitter:
         taken = set(self.func_names.values()) | set(self.tables.values())
         self.names.update(self.tables)
         pyname_nodes = [p for p in fd.params] + [
-            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad))
+            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad, ir.Fragment))
         ]
         for node in pyname_nodes:
             if node.name in self.names:
@@ -507,7 +513,9 @@ class Emitter:
             T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
-        if self.vectorised:
+        if self.matrix:  # wmma needs a tile's first element 256-bit aligned
+            qual += self.d.align.format(n=32)
+        elif self.vectorised:
             qual += self.d.align.format(n=16)
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [self.line(depth, f"{qual}{self.storage(t.elem)} {self.name(s.array.name)}{dims};", s)]
@@ -544,6 +552,53 @@ class Emitter:
             op = ops.BINARY[v.op].c_operator
             return [self.line(depth, f"{target} {op}= {self.expr(v.right)};", s)]  # a[i] = a[i] + y -> a[i] += y
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
+
+    # ------------------------------------------------------------ matrix units (gpukern.mma)
+    def matrix_spelling(self, key: str, node: ir.Node) -> str:
+        if not self.d.matrix:
+            raise CompileError(
+                f"gk.fragment() and gk.mma() cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
+                node.loc,
+                "run the kernel on CUDA (sm_70 and later; bfloat16 and TF32 sm_80) or on the simulator",
+            )
+        self.preambles.setdefault(self.d.matrix["preamble"], None)
+        return self.d.matrix[key]
+
+    def stmt_DeclFragment(self, s: ir.DeclFragment, depth: int) -> list[str]:
+        t = s.fragment.type
+        text = self.matrix_spelling("fragment", s)
+        m = self.d.matrix
+        T = m["type:" + (mma_ops.precision(t) if t.use != "accumulator" else "float32")]
+        layout = m["layout:" + t.layout] if t.layout else ""
+        name = self.name(s.fragment.name)
+        text = text.format(use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=name)
+        return [self.line(depth, text, s)]
+
+    def stmt_FillFragment(self, s: ir.FillFragment, depth: int) -> list[str]:
+        t = s.fragment.type
+        prec = mma_ops.precision(t) if t.use != "accumulator" else "float32"
+        v = self.d.matrix["value:" + prec].format(self.expr(s.value))
+        return [self.line(depth, self.matrix_spelling("fill", s).format(f=self.name(s.fragment.name), v=v), s)]
+
+    def tile_pointer(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
+        cast = self.d.matrix.get("pointer:" + array.type.elem.name, "")
+        return f"{cast}&{self.element(array, indices)}"
+
+    def stmt_LoadMatrix(self, s: ir.LoadMatrix, depth: int) -> list[str]:
+        t, f = s.fragment.type, self.name(s.fragment.name)
+        key = "load_accumulator" if t.use == "accumulator" else "load"
+        text = self.matrix_spelling(key, s).format(f=f, p=self.tile_pointer(s.array, s.indices), ldm=self.expr(s.ldm))
+        if t.use != "accumulator":
+            text += self.d.matrix.get("round:" + mma_ops.precision(t), "").format(f=f)
+        return [self.line(depth, text, s)]
+
+    def stmt_StoreMatrix(self, s: ir.StoreMatrix, depth: int) -> list[str]:
+        p, f = self.tile_pointer(s.array, s.indices), self.name(s.fragment.name)
+        return [self.line(depth, self.matrix_spelling("store", s).format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
+
+    def stmt_Mma(self, s: ir.Mma, depth: int) -> list[str]:
+        names = {k: self.name(getattr(s, k).name) for k in "dabc"}
+        return [self.line(depth, self.matrix_spelling("mma", s).format(**names), s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"

@@ -1,0 +1,154 @@
+"""Fragments on the simulator: the matrix multiply-accumulate statements (``ir.MatrixOp``) run
+exactly as ``gpukern.mma_ops`` defines them, a fragment being one (rows, cols) float32 tile per warp.
+
+Loads and stores go through the one memory path (``sim_memory``): element ``e`` of a tile is lane
+``e % 32``'s, so each statement is ``rows * cols / 32`` warp-wide accesses that bounds, races,
+uninitialised reads and the profiler see as any others.  Every statement is warp-collective: a
+warp of which some lanes execute it and some do not (or a partial warp) is reported as a
+``WarpMaskError``; a tile whose first element or row stride is not aligned as CUDA's wmma needs
+(256 bits; 16 bytes) as a ``MisalignedAccessError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import ir, mma_ops
+from ..errors import MisalignedAccessError, WarpMaskError
+from ..types import FragmentType, StorageType
+from ..warp_ops import WARP_SIZE
+
+_NAMES = {
+    ir.FillFragment: "fill_fragment()",
+    ir.LoadMatrix: "load_matrix()",
+    ir.StoreMatrix: "store_matrix()",
+    ir.Mma: "mma()",
+}
+
+
+class Fragments:
+    """The fragments of one launch's frames: per fragment name, a (warps, rows, cols) float32 array."""
+
+    def __init__(self, run: Any):
+        self.run = run
+        per_block = -(-run.tpb // WARP_SIZE)
+        self.nwarps = run.nblocks * per_block
+        t = run.thread_in_block.astype(np.int64)
+        self.warp = run.block_of * per_block + t // WARP_SIZE  # each lane's warp
+        self.slot = (t % WARP_SIZE).astype(np.int32)  # each lane's lane in its warp
+        self.partial = run.tpb % WARP_SIZE != 0
+
+    def declare(self, frame: Any, f: ir.Fragment) -> None:
+        # NaN until filled or loaded, so a result computed from an unset fragment shows it
+        frame.fragments[f.name] = np.full((self.nwarps, f.type.rows, f.type.cols), np.nan, np.float32)
+
+    def warps_of(self, s: ir.MatrixOp, m: np.ndarray) -> np.ndarray:
+        """The warps executing ``s``; checked whole (every lane of each executes it)."""
+        run = self.run
+        warps = np.unique(self.warp[m])
+        if run.check:
+            if self.partial:
+                lane = int(np.nonzero(m)[0][0])
+                self.report(s, f"the block has {run.tpb} threads, not a multiple of 32, so a warp is partial", lane)
+            counts = np.bincount(self.warp[m], minlength=self.nwarps)[warps]
+            short = counts != WARP_SIZE
+            if short.any():
+                w = int(warps[np.argmax(short)])
+                absent = np.nonzero((self.warp == w) & ~m)[0]
+                self.report(
+                    s,
+                    f"lanes of warp {w % -(-run.tpb // WARP_SIZE)} of a block do not execute it "
+                    f"({run.who(int(absent[0]))}, among {WARP_SIZE - int(counts[np.argmax(short)])}, does not)",
+                    int(absent[0]),
+                )
+        return warps
+
+    def report(self, s: ir.MatrixOp, message: str, lane: int) -> None:
+        self.run.report(
+            WarpMaskError,
+            f"{_NAMES[type(s)]} is warp-collective, every lane of a warp must execute it: {message}",
+            s,
+            (lane,),
+        )
+
+    def fill(self, frame: Any, s: ir.FillFragment, m: np.ndarray, value: Any) -> None:
+        warps = self.warps_of(s, m)
+        f = frame.fragments[s.fragment.name]
+        t = s.fragment.type
+        v = np.broadcast_to(np.asarray(value, np.float32), (self.run.lanes,))
+        rows, cols = t.rows, t.cols
+        e = np.arange(rows * cols)
+        # element e is lane e % 32's: its value; lanes found by warp and slot
+        lane_of = self._lanes(warps)  # (warps, 32) grid lanes
+        tile = v[lane_of[:, e % WARP_SIZE]].reshape(len(warps), rows, cols)
+        f[warps] = mma_ops.round_input(tile, t)
+
+    def _lanes(self, warps: np.ndarray) -> np.ndarray:
+        tpb, per_block = self.run.tpb, -(-self.run.tpb // WARP_SIZE)
+        block, w = warps // per_block, warps % per_block
+        lanes = (block * tpb + w * WARP_SIZE)[:, None] + np.arange(WARP_SIZE)[None, :]
+        return np.minimum(lanes, self.run.lanes - 1)  # a partial warp (reported) reads its last lane's
+
+    def tile_access(self, frame: Any, s: ir.LoadMatrix | ir.StoreMatrix, m: np.ndarray) -> Any:
+        """Per chunk j (``rows * cols / 32`` of them), each lane's indices of its element, and its (r, c)."""
+        run = self.run
+        t: FragmentType = s.fragment.type
+        corner = [np.broadcast_to(run.eval(i, m), (run.lanes,)).astype(np.int64) for i in s.indices]
+        ldm = np.broadcast_to(run.eval(s.ldm, m), (run.lanes,)).astype(np.int64)
+        mem = run.memory(s.array)
+        if run.check:
+            self.check_alignment(s, mem, corner, ldm, m)
+        transpose = t.layout == "col"
+        for j in range(t.rows * t.cols // WARP_SIZE):
+            e = j * WARP_SIZE + self.slot
+            r, c = e // t.cols, e % t.cols
+            rr, cc = (c, r) if transpose else (r, c)
+            if len(corner) == 1:
+                idx = [corner[0] + rr * ldm + cc]
+            else:
+                idx = corner[:-2] + [corner[-2] + rr, corner[-1] + cc]
+            yield mem, idx, r, c
+
+    def check_alignment(self, s: ir.MatrixOp, mem: Any, corner: list[np.ndarray], ldm: np.ndarray, m: np.ndarray):
+        run = self.run
+        itemsize = mem.data.dtype.itemsize
+        flat = corner[0]
+        for i, n in zip(corner[1:], mem.shape[1:]):
+            flat = flat * n + i
+        bad = m & (((flat * itemsize) % 32 != 0) | ((ldm * itemsize) % 16 != 0))
+        if bad.any():
+            k = int(np.argmax(bad))
+            run.report(
+                MisalignedAccessError,
+                f"{_NAMES[type(s)]} of {mem.name!r}: its tile starts at element {int(flat[k])} "
+                f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs "
+                f"the start a multiple of 32 bytes and the row stride of 16 bytes, in {run.who(k)}",
+                s,
+                (k,),
+            )
+
+    def load(self, frame: Any, s: ir.LoadMatrix, m: np.ndarray) -> None:
+        self.warps_of(s, m)
+        f = frame.fragments[s.fragment.name]
+        lanes = self.run.lanes_of(m)
+        elem = s.array.type.elem
+        for mem, idx, r, c in self.tile_access(frame, s, m):
+            values = self.run.mem.load(mem, idx, m, s)[0][lanes]
+            if isinstance(elem, StorageType):
+                values = elem.to_value(values)
+            f[self.warp[lanes], r[lanes], c[lanes]] = mma_ops.round_input(values, s.fragment.type)
+
+    def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
+        self.warps_of(s, m)
+        f = frame.fragments[s.fragment.name]
+        w = self.warp
+        for mem, idx, r, c in self.tile_access(frame, s, m):
+            self.run.mem.store(mem, idx, [f[w, r, c]], m, s)
+
+    def mma(self, frame: Any, s: ir.Mma, m: np.ndarray) -> None:
+        warps = self.warps_of(s, m)
+        get = frame.fragments
+        a, b, c = (get[x.name][warps] for x in (s.a, s.b, s.c))
+        get[s.d.name][warps] = mma_ops.mma(a, b, c)

@@ -1,0 +1,245 @@
+"""The warp-level matrix multiply-accumulate intrinsics (tensor cores): ``fragment``,
+``fill_fragment``, ``load_matrix``, ``store_matrix``, ``mma`` and ``mma_sync``.
+
+Each is one object whose class owns its typing and lowering, as ``gpukern.lang``'s do; they lower
+to the ``ir.MatrixOp`` statements, whose meaning is ``gpukern.mma_ops`` (simulator) and whose C is
+the dialects' ``matrix`` table (CUDA's ``nvcuda::wmma``).  A fragment is a warp-wide value: every
+lane of the warp executes each of these with the same operands, so the front end refuses them under
+thread-dependent control flow (``checks.check_matrix_ops``), and the simulator checks whole warps.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from . import ir
+from .errors import KernelTypeError, Loc
+from .lang import Intrinsic, Lowering, _element_type
+from .mma_ops import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
+from .types import FragmentType, bool_, float32, int32, int64
+from .values import Static, Value, coerce, describe, scalar
+from .warp import _arguments
+
+_USE_ALIASES = {"a": "a", "matrix_a": "a", "b": "b", "matrix_b": "b", "accumulator": "accumulator", "c": "accumulator"}
+
+
+def _fragment(cx: Lowering, arg: ast.expr, what: str, use: str | None = None) -> ir.Fragment:
+    f = cx.visit(arg)
+    if not isinstance(f, ir.Fragment):
+        raise KernelTypeError(f"{what} must be a fragment (gk.fragment(...)), not {describe(f)}", cx.loc(arg))
+    if use is not None and f.type.use != use:
+        raise KernelTypeError(
+            f"{what} must be a fragment of kind {use!r}, not {f.type.use!r} ({f.name!r}: {f.type!r})", cx.loc(arg)
+        )
+    return f
+
+
+def _word(cx: Lowering, arg: ast.expr) -> object:
+    """A compile-time string argument (a literal, or a constant of the module)."""
+    if isinstance(arg, ast.Constant):
+        return arg.value
+    return cx.static_value(arg, default=None)
+
+
+class _Fragment(Intrinsic):
+    """``fragment(use, m, n, k, dtype, layout="row")``: a new fragment, declared once per call site."""
+
+    keywords = ("layout",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        use_, m_, n_, k_, elem_, layout_ = _arguments(cx, node, self.name, ("use", "m", "n", "k", "dtype", "layout"), 5)
+        loc = cx.loc(node)
+        use = _USE_ALIASES.get(_word(cx, use_))  # type: ignore[arg-type]
+        if use is None:
+            raise KernelTypeError(
+                f"fragment() kind must be one of {', '.join(map(repr, USES))}, not {ast.unparse(use_)}", cx.loc(use_)
+            )
+        shape = tuple(cx.static_value(a, default=None) for a in (m_, n_, k_))  # type: ignore[arg-type]
+        elem = _element_type(cx.static_value(elem_, default=None))  # type: ignore[arg-type]
+        layout = None if layout_ is None else _word(cx, layout_)
+        if use == "accumulator":
+            if elem != ACCUMULATOR:
+                raise KernelTypeError(
+                    f"an accumulator fragment holds float32, not {ast.unparse(elem_)}",  # type: ignore[arg-type]
+                    loc,
+                    "accumulate in float32: fragment('accumulator', m, n, k, float32)",
+                )
+            if layout is not None:
+                raise KernelTypeError("an accumulator fragment takes no layout (it is stored row by row)", loc)
+            shapes = {s for v in FRAGMENT_SHAPES.values() for s in v}
+        else:
+            layout = "row" if layout is None else layout
+            if layout not in LAYOUTS:
+                raise KernelTypeError(f"fragment() layout must be 'row' or 'col', not {layout!r}", loc)
+            if elem is None or elem.name not in FRAGMENT_SHAPES:
+                what = ast.unparse(elem_) if elem is None else elem.name  # type: ignore[arg-type]
+                raise KernelTypeError(
+                    f"matrix fragments of {what} are not supported: an 'a' or 'b' fragment holds float16, "
+                    "bfloat16, or float32 (computed as TF32)",
+                    loc,
+                )
+            shapes = set(FRAGMENT_SHAPES[elem.name])
+        if shape not in shapes:
+            table = "; ".join(
+                f"{t}: " + ", ".join("x".join(map(str, s)) for s in v) for t, v in FRAGMENT_SHAPES.items()
+            )
+            raise KernelTypeError(
+                f"no matrix unit computes m, n, k = {shape} "
+                f"{'' if use == 'accumulator' else 'on ' + elem.name + ' '}(the shapes are {table})",  # type: ignore[union-attr]
+                loc,
+            )
+        t = FragmentType(use, *shape, elem, layout)  # type: ignore[misc, arg-type]
+        return cx.declare(ir.Fragment(cx.fresh("frag"), t, loc=loc, temp=True), node)  # type: ignore[arg-type]
+
+
+class _Fill(Intrinsic):
+    """``fill_fragment(f, value)``: every element of f set to value."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        f = _fragment(cx, node.args[0], "fill_fragment()'s first argument")
+        loc = cx.loc(node.args[1])
+        v = scalar(loc, cx.visit(node.args[1]), "fill_fragment() value")
+        t = cx.type_of(v)
+        if not (t.is_float or t.is_int) or t.is_complex or t == bool_:
+            raise KernelTypeError(f"fill_fragment() takes a real number, not {t!r}", loc)
+        cx.emit(ir.FillFragment(f, coerce(loc, v, float32), loc=cx.loc(node)))
+        return Static(None)
+
+
+def _tile(cx: Lowering, node: ast.Call, what: str, f: ir.Fragment, arr: ast.expr, at: ast.expr, ldm: ast.expr | None):
+    """The array, the corner's indices and the leading dimension of a load or store."""
+    loc = cx.loc(arr)
+    array = cx.visit(arr)
+    if not isinstance(array, ir.ArrayRef):
+        raise KernelTypeError(f"{what} needs an array, not {describe(array)}", loc)
+    if array.view is not None or array.record_field is not None:
+        raise KernelTypeError(
+            f"{what} of a slice or a record field: name the whole array and the tile's corner",
+            loc,
+            "load_matrix(f, a, (i, j)) reads the tile a[i:i+rows, j:j+cols]",
+        )
+    if array.type.space not in ("global", "shared"):
+        raise KernelTypeError(f"{what} reads and writes global or shared arrays, not {array.type.space} ones", loc)
+    want = ACCUMULATOR if f.type.use == "accumulator" else f.type.elem
+    if array.type.elem != want:
+        raise KernelTypeError(
+            f"{what} of fragment {f.name!r} ({f.type!r}) needs a {want.name} array, "
+            f"not {array.type!r} ({array.name!r})",
+            loc,
+            "matrix loads do not convert: keep the tile in an array of the fragment's type",
+        )
+    indices = cx.index_list(at)  # type: ignore[attr-defined]
+    cx.check_indices(node, array, indices)  # type: ignore[attr-defined]
+    if array.type.ndim == 1:
+        if ldm is None:
+            raise KernelTypeError(
+                f"{what} of a 1-D array needs ldm, the elements from one row of the tile to the next", cx.loc(node)
+            )
+        lv = scalar(cx.loc(ldm), cx.visit(ldm), "ldm")
+        if isinstance(lv, ir.Expr) and not lv.type.is_int:
+            raise KernelTypeError(f"ldm must be an integer, not {lv.type.name}", cx.loc(ldm))
+        ld = coerce(cx.loc(ldm), lv, int32)
+    else:
+        if ldm is not None:
+            raise KernelTypeError(
+                f"{what} of a {array.type.ndim}-D array takes no ldm: a row of the tile is a row of the array",
+                cx.loc(ldm),
+            )
+        n = array.type.shape[-1] if array.type.shape is not None else None
+        ld = (
+            ir.Lit(n, int32, loc=loc)
+            if n is not None
+            else ir.Cast(ir.Shape(array, array.type.ndim - 1, int64, loc=loc), int32, loc=loc)
+        )
+    return array, indices, ld
+
+
+class _Load(Intrinsic):
+    """``load_matrix(f, array, index, ldm=None)``."""
+
+    keywords = ("ldm",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        f_, arr, at, ldm = _arguments(cx, node, self.name, ("fragment", "array", "index", "ldm"), 3)
+        f = _fragment(cx, f_, "load_matrix()'s first argument")  # type: ignore[arg-type]
+        array, indices, ld = _tile(cx, node, "load_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
+        cx.emit(ir.LoadMatrix(f, array, indices, ld, loc=cx.loc(node)))
+        return Static(None)
+
+
+class _Store(Intrinsic):
+    """``store_matrix(array, index, f, ldm=None)``."""
+
+    keywords = ("ldm",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        arr, at, f_, ldm = _arguments(cx, node, self.name, ("array", "index", "fragment", "ldm"), 3)
+        f = _fragment(cx, f_, "store_matrix()'s fragment", "accumulator")  # type: ignore[arg-type]
+        array, indices, ld = _tile(cx, node, "store_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
+        cx.check_writable(node, array)  # type: ignore[attr-defined]
+        cx.emit(ir.StoreMatrix(array, indices, ld, f, loc=cx.loc(node)))
+        return Static(None)
+
+
+def _check_mma(loc: Loc, d: ir.Fragment, a: ir.Fragment, b: ir.Fragment, c: ir.Fragment) -> None:
+    shapes = {(x.type.m, x.type.n, x.type.k) for x in (a, b, c, d)}
+    if len(shapes) != 1:
+        raise KernelTypeError(
+            "mma() of fragments of different shapes: " + ", ".join(f"{x.name}: {x.type!r}" for x in (a, b, c, d)), loc
+        )
+    if input_type(a.type) != input_type(b.type):
+        raise KernelTypeError(f"mma() of a {a.type.elem.name} and a {b.type.elem.name} fragment", loc)
+
+
+class _Mma(Intrinsic):
+    """``mma(a, b, c)``: c = a @ b + c in place; returns c (so ``c = mma(a, b, c)``)."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        a, b, c = (
+            _fragment(cx, x, f"mma() operand {name}", use)
+            for x, name, use in zip(node.args, "abc", ("a", "b", "accumulator"))
+        )
+        _check_mma(cx.loc(node), c, a, b, c)
+        cx.emit(ir.Mma(c, a, b, c, loc=cx.loc(node)))
+        return c
+
+
+class _MmaSync(Intrinsic):
+    """``mma_sync(d, a, b, c)``: d = a @ b + c (CUDA's ``wmma::mma_sync``)."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 4, self.name)
+        d, a, b, c = (
+            _fragment(cx, x, f"mma_sync() operand {name}", use)
+            for x, name, use in zip(node.args, "dabc", ("accumulator", "a", "b", "accumulator"))
+        )
+        _check_mma(cx.loc(node), d, a, b, c)
+        cx.emit(ir.Mma(d, a, b, c, loc=cx.loc(node)))
+        return Static(None)
+
+
+# ---------------------------------------------------------------- the names
+fragment = _Fragment(
+    "fragment",
+    "fragment(kind, m, n, k, dtype, layout='row'): a warp-wide tile for the matrix units: kind 'a' (m x k), "
+    "'b' (k x n) or 'accumulator' (m x n, float32); dtype float16 or bfloat16 (m, n, k = 16,16,16, 32,8,16 or "
+    "8,32,16) or float32 (TF32, 16,16,8); layout 'row' or 'col' for a and b (CUDA wmma::fragment).",
+)
+fill_fragment = _Fill(
+    "fill_fragment", "fill_fragment(f, value): every element of fragment f set to value (CUDA wmma::fill_fragment)."
+)
+load_matrix = _Load(
+    "load_matrix",
+    "load_matrix(f, array, index, ldm=None): fragment f loaded by the warp from the tile of a global or shared "
+    "array whose first element is array[index]: a[i:i+rows, j:j+cols] of a 2-D array (index (i, j)); a 1-D "
+    "array needs ldm, the elements between rows (CUDA wmma::load_matrix_sync).",
+)
+store_matrix = _Store(
+    "store_matrix",
+    "store_matrix(array, index, f, ldm=None): accumulator fragment f stored to the tile at array[index], row by "
+    "row, as load_matrix reads one (CUDA wmma::store_matrix_sync, mem_row_major).",
+)
+mma = _Mma("mma", "mma(a, b, c): c = a @ b + c on the warp's matrix units, in place; returns c: c = mma(a, b, c).")
+mma_sync = _MmaSync("mma_sync", "mma_sync(d, a, b, c): d = a @ b + c on the warp's matrix units (CUDA wmma::mma_sync).")

@@ -1,0 +1,294 @@
+"""Warp-level matrix multiply-accumulate (``gk.fragment``, ``gk.mma``): GEMMs against NumPy on every
+backend that has the matrix units (the simulator, CUDA), OpenCL's refusal, the refusals at compile
+time, races through fragment loads, and the CUDA C compiling with NVRTC for sm_80 and sm_90.
+
+Tolerance (``gpukern.mma_ops.tolerance``): against the float64 product of the inputs as the
+fragments hold them (float16/bfloat16 exact, float32 rounded to TF32), each element within
+``2 (K/k + k) 2**-23 (|A| @ |B|)``: one float32 rounding per mma step, and up to k more where the
+hardware accumulates in its own order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gpukern as gk
+from gpukern import Array, bfloat16, float16, float32, mma_ops
+from gpukern.backends import nvrtc
+
+needs_nvrtc = pytest.mark.skipif(nvrtc.library() is None, reason="NVRTC is not installed")
+
+
+def _skip_opencl(backend):
+    if backend == "opencl":
+        pytest.skip("OpenCL has no matrix units in gpukern (test_opencl_refuses)")
+
+
+# ---------------------------------------------------------------- kernels
+@gk.kernel
+def tile16(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2]):
+    fa = gk.fragment("a", 16, 16, 16, gk.float16)
+    fb = gk.fragment("b", 16, 16, 16, gk.float16, layout="row")
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    gk.fill_fragment(acc, 0.0)
+    gk.load_matrix(fa, a, (0, 0))
+    gk.load_matrix(fb, b, (0, 0))
+    acc = gk.mma(fa, fb, acc)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def make_gemm(T, k):
+    """C = A @ B, M and N multiples of 32, K of k: 4 warps a block, each a 16x16 tile of the block's
+    32x32, A's and B's tiles staged in shared memory; T the input type (float32: TF32)."""
+
+    @gk.kernel
+    def gemm(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2]):
+        t = gk.thread_idx.x
+        warp = t // 32
+        wr = warp // 2
+        wc = warp % 2
+        row0 = gk.block_idx.y * 32
+        col0 = gk.block_idx.x * 32
+        As = gk.shared(T, (32, k))
+        Bs = gk.shared(T, (k, 32))
+        fa = gk.fragment("a", 16, 16, k, T)
+        fb = gk.fragment("b", 16, 16, k, T)
+        acc = gk.fragment("accumulator", 16, 16, k, gk.float32)
+        gk.fill_fragment(acc, 0.0)
+        for kk in range(0, a.shape[1], k):
+            for e in range(t, 32 * k, 128):
+                As[e // k, e % k] = a[row0 + e // k, kk + e % k]
+                Bs[e // 32, e % 32] = b[kk + e // 32, col0 + e % 32]
+            gk.barrier()
+            gk.load_matrix(fa, As, (wr * 16, 0))
+            gk.load_matrix(fb, Bs, (0, wc * 16))
+            acc = gk.mma(fa, fb, acc)
+            gk.barrier()
+        gk.store_matrix(c, (row0 + wr * 16, col0 + wc * 16), acc)
+
+    return gemm
+
+
+GEMMS = {"float16": make_gemm(float16, 16), "bfloat16": make_gemm(bfloat16, 16), "tf32": make_gemm(float32, 8)}
+
+
+def inputs(kind: str, m: int, n: int, kdim: int, seed: int = 0):
+    """A, B as the kernel takes them, and the float64 values the fragments hold."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal((m, kdim)), rng.standard_normal((kdim, n))
+    if kind == "float16":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+        return a, b, a.astype(np.float64), b.astype(np.float64)
+    if kind == "bfloat16":
+        a, b = bfloat16.bits(a.astype(np.float32)), bfloat16.bits(b.astype(np.float32))
+        return a, b, bfloat16.floats(a).astype(np.float64), bfloat16.floats(b).astype(np.float64)
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    return a, b, mma_ops.to_tf32(a).astype(np.float64), mma_ops.to_tf32(b).astype(np.float64)
+
+
+def check(c: np.ndarray, ra: np.ndarray, rb: np.ndarray, k: int) -> None:
+    exact = ra @ rb
+    tol = mma_ops.tolerance(np.abs(ra), np.abs(rb), k)
+    bad = np.abs(c - exact) > tol
+    assert not bad.any(), f"{bad.sum()} elements off, worst {np.abs(c - exact).max()}"
+
+
+# ---------------------------------------------------------------- results
+def test_single_warp_tile(backend):
+    _skip_opencl(backend)
+    a, b, ra, rb = inputs("float16", 16, 16, 16)
+    c = np.zeros((16, 16), np.float32)
+    tile16[1, 32](a, b, c)
+    check(c, ra, rb, 16)
+
+
+@pytest.mark.parametrize("kind", list(GEMMS))
+def test_tiled_gemm(backend, kind):
+    _skip_opencl(backend)
+    k = 8 if kind == "tf32" else 16
+    a, b, ra, rb = inputs(kind, 64, 64, 64)
+    c = np.zeros((64, 64), np.float32)
+    GEMMS[kind][(2, 2), 128](a, b, c)
+    check(c, ra, rb, k)
+    if kind == "tf32":  # against the float32 inputs themselves: TF32's 10 mantissa bits
+        full = a.astype(np.float64) @ b.astype(np.float64)
+        assert np.all(np.abs(c - full) <= 2.0**-10 * (np.abs(a) @ np.abs(b)))
+
+
+def test_tf32_rounding_is_cvt_rna():
+    x = np.array([1 + 2**-11, 1 + 3 * 2**-11, -(1 + 2**-11), 1 + 2**-12, np.inf, -np.inf], np.float32)
+    want = np.array([1 + 2**-10, 1 + 4 * 2**-10 / 2, -(1 + 2**-10), 1.0, np.inf, -np.inf], np.float32)
+    np.testing.assert_array_equal(mma_ops.to_tf32(x), want)  # ties away from zero
+    assert np.isnan(mma_ops.to_tf32(np.array([np.nan], np.float32)))[0]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(list(GEMMS)),
+    mb=st.integers(1, 2),
+    nb=st.integers(1, 2),
+    ks=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_gemm_property(backend, kind, mb, nb, ks, seed):
+    _skip_opencl(backend)
+    k = 8 if kind == "tf32" else 16
+    m, n, kdim = 32 * mb, 32 * nb, 16 * ks
+    a, b, ra, rb = inputs(kind, m, n, kdim, seed)
+    c = np.zeros((m, n), np.float32)
+    GEMMS[kind][(nb, mb), 128](a, b, c)
+    check(c, ra, rb, k)
+
+
+def test_mma_sync_and_col_layout(on_simulator):
+    @gk.kernel
+    def k_(a: Array[float16, 2], bt: Array[float16, 2], c0: Array[float32, 2], d: Array[float32, 2]):
+        fa = gk.fragment("a", 32, 8, 16, gk.float16)
+        fb = gk.fragment("b", 32, 8, 16, gk.float16, layout="col")  # B stored transposed: bt is B.T
+        fc = gk.fragment("accumulator", 32, 8, 16, gk.float32)
+        fd = gk.fragment("accumulator", 32, 8, 16, gk.float32)
+        gk.load_matrix(fa, a, (0, 0))
+        gk.load_matrix(fb, bt, (0, 0))
+        gk.load_matrix(fc, c0, (0, 0))
+        gk.mma_sync(fd, fa, fb, fc)
+        gk.store_matrix(d, (0, 0), fd)
+
+    a, b, ra, rb = inputs("float16", 32, 8, 16)
+    c0 = np.random.default_rng(1).standard_normal((32, 8)).astype(np.float32)
+    d = np.zeros((32, 8), np.float32)
+    k_[1, 32](a, np.ascontiguousarray(b.T), c0, d)
+    np.testing.assert_allclose(d, ra @ rb + c0, rtol=0, atol=1e-5)
+
+
+# ---------------------------------------------------------------- the simulator's checks
+def test_race_between_fragment_load_and_shared_write(on_simulator):
+    @gk.kernel
+    def racy(a: Array[float16, 2], c: Array[float32, 2]):
+        t = gk.thread_idx.x
+        s = gk.shared(gk.float16, (16, 16))
+        fa = gk.fragment("a", 16, 16, 16, gk.float16)
+        fb = gk.fragment("b", 16, 16, 16, gk.float16)
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        for e in range(t, 256, 64):
+            s[e // 16, e % 16] = a[e // 16, e % 16]
+        # no barrier: warp 1 reads what warp 0 writes
+        gk.load_matrix(fa, s, (0, 0))
+        gk.load_matrix(fb, s, (0, 0))
+        gk.fill_fragment(acc, 0.0)
+        acc = gk.mma(fa, fb, acc)
+        if t < 32:
+            c[0, t % 16] = 0.0
+        gk.store_matrix(c, (0, 16 * (t // 32)), acc)
+
+    a = np.ones((16, 16), np.float16)
+    with pytest.raises(gk.DataRaceError):
+        racy[1, 64](a, np.zeros((16, 32), np.float32))
+
+
+def test_partial_warp_is_reported(on_simulator):
+    with pytest.raises(gk.WarpMaskError, match="warp-collective"):
+        tile16[1, 16](np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32))
+
+
+def test_out_of_bounds_tile(on_simulator):
+    with pytest.raises(gk.OutOfBoundsError):
+        tile16[1, 32](np.zeros((8, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32))
+
+
+# ---------------------------------------------------------------- refusals
+def _source(fn, *types):
+    return gk.kernel(fn).source(*types, backend="cuda")
+
+
+def test_refuses_shape_type_and_divergence():
+    def bad_shape(c: Array[float32, 2]):
+        fa = gk.fragment("a", 16, 16, 8, gk.float16)  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="no matrix unit computes"):
+        _source(bad_shape, Array[float32, 2])
+
+    def bad_type(c: Array[float32, 2]):
+        fa = gk.fragment("a", 16, 16, 16, gk.int8)  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="not supported"):
+        _source(bad_type, Array[float32, 2])
+
+    def bad_acc(c: Array[float32, 2]):
+        f = gk.fragment("accumulator", 16, 16, 16, gk.float16)  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="float32"):
+        _source(bad_acc, Array[float32, 2])
+
+    def diverges(c: Array[float32, 2]):
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        if gk.thread_idx.x < 16:
+            gk.fill_fragment(acc, 1.0)
+        gk.store_matrix(c, (0, 0), acc)
+
+    with pytest.raises(gk.KernelTypeError, match="warp-collective") as e:
+        _source(diverges, Array[float32, 2])
+    assert e.value.loc.lineno == diverges.__code__.co_firstlineno + 3
+
+    def wrong_array(a: Array[float32, 2]):
+        fa = gk.fragment("a", 16, 16, 16, gk.float16)
+        gk.load_matrix(fa, a, (0, 0))
+
+    with pytest.raises(gk.KernelTypeError, match="needs a float16 array"):
+        _source(wrong_array, Array[float32, 2])
+
+    def alias(c: Array[float32, 2]):
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        other = acc  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="fragment"):
+        _source(alias, Array[float32, 2])
+
+
+def test_opencl_refuses():
+    with pytest.raises(gk.CompileError, match="cl_intel_subgroup_matrix_multiply_accumulate"):
+        tile16.source(Array[float16, 2], Array[float16, 2], Array[float32, 2], backend="opencl")
+
+
+def test_opencl_backend_refuses(backend):
+    if backend != "opencl":
+        pytest.skip("the OpenCL backend's refusal")
+    with pytest.raises(gk.CompileError, match="matrix"):
+        tile16[1, 32](np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32))
+
+
+# ---------------------------------------------------------------- CUDA C
+SIGS = {
+    "float16": (Array[float16, 2], Array[float16, 2], Array[float32, 2]),
+    "bfloat16": (Array[bfloat16, 2], Array[bfloat16, 2], Array[float32, 2]),
+    "tf32": (Array[float32, 2], Array[float32, 2], Array[float32, 2]),
+}
+
+
+@pytest.mark.parametrize("kind", list(GEMMS))
+def test_cuda_source(kind):
+    src = GEMMS[kind].source(*SIGS[kind], backend="cuda")
+    assert "#include <mma.h>" in src and "wmma::mma_sync(acc, fa, fb, acc);" in src
+    assert "__align__(32)" in src  # wmma's tiles in shared memory
+    if kind == "tf32":
+        assert "wmma::precision::tf32" in src and "wmma::__float_to_tf32" in src
+    if kind == "bfloat16":
+        assert "(const __nv_bfloat16*)&" in src and "__nv_bfloat16" in src
+    # one Python line per statement
+    assert all(line.count("  // ") <= 1 for line in src.splitlines())
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("kind", list(GEMMS))
+def test_cuda_compiles(kind, arch):
+    src = GEMMS[kind].variant(SIGS[kind]).source("cuda", line_directives=True)
+    assert nvrtc.library().compile(src, arch)
+
+
+def test_capability_table():
+    t = gk.types.FragmentType("a", 16, 16, 16, float16, "row")
+    assert mma_ops.capability([t])[0] == 70
+    assert mma_ops.capability([gk.types.FragmentType("a", 16, 16, 8, float32, "row")])[0] == 80
