@@ -3,8 +3,10 @@
 A statement asks the path for one access (``load``, ``store``, ``atomic``; ``width`` elements
 a lane).  The path finds each active lane's elements, checking indices against the array's
 shape and vector accesses for alignment (checks on), makes one ``Access`` event, hands it to
-each *step* in turn (shared-memory race tracking with checks on, then the profiler when
-profiling; any step may raise), and only then moves the data.  An analysis joins the path by
+each *step* in turn (with checks on: asynchronous copies in flight, uninitialised reads, race
+tracking; then the profiler when profiling; any step may raise), and only then moves the data.
+An asynchronous copy is two accesses (its source read, its destination written) when issued, and
+a ``LANDED`` event for the steps when an ``async_wait`` lands it (``sim_async``).  An analysis joins the path by
 being one more step: it sees every access in program order (with checks on, known in bounds).
 
 Arrays are allocated here too, within this machine's memory: a launch whose arrays cannot
