@@ -54,6 +54,9 @@ from .errors import (
 from .kernel import Kernel, kernel
 from .lang import (
     DeviceFunction,
+    async_commit,
+    async_copy,
+    async_wait,
     atomic_add,
     atomic_and,
     atomic_cas,
@@ -245,6 +248,9 @@ __all__ = [
     "uint32",
     "unroll",
     "vload",
+    "async_copy",
+    "async_commit",
+    "async_wait",
     "vstore",
     "zeros",
     "int8",

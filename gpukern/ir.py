@@ -441,6 +441,40 @@ class Fence(Stmt):
 
 
 @dataclass(eq=False)
+class AsyncCopy(Stmt):
+    """``async_copy(dst[...], src[...], count)``: this thread starts copying ``count`` consecutive
+    elements (4, 8 or 16 bytes) from global ``src`` to shared ``dst`` without waiting (CUDA's
+    ``cp.async``).  The copy joins the thread's open group (``AsyncCommit`` closes it) and lands
+    at the ``AsyncWait`` that covers its group; until then neither element may be touched (the
+    source may be read)."""
+
+    CHILDREN = ("dst", "dst_indices", "src", "src_indices")
+    dst: ArrayRef
+    dst_indices: list[Expr]
+    src: ArrayRef
+    src_indices: list[Expr]
+    width: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class AsyncCommit(Stmt):
+    """``async_commit()``: this thread's asynchronous copies issued since its last commit form a group."""
+
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class AsyncWait(Stmt):
+    """``async_wait(pending)``: this thread waits until at most ``pending`` of its most recent
+    committed groups are still in flight; the others' copies have landed (for this thread: other
+    threads see them after a barrier)."""
+
+    pending: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class ExprStmt(Stmt):
     CHILDREN = ("value",)
     value: Expr

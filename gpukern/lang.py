@@ -310,6 +310,98 @@ class _VStore(_Vector):
         return Static(None)
 
 
+class _AsyncCopy(Intrinsic):
+    """``async_copy(dst[i, j], src[k, l], count=1)``: one thread's asynchronous copy of ``count``
+    elements, global to shared (CUDA's ``cp.async``; see ``ir.AsyncCopy``)."""
+
+    keywords = ("count",)
+    EXAMPLE = "async_copy(tile[ty, tx], a[row, col])"
+
+    def element(self, cx: Lowering, arg: ast.expr, what: str) -> ir.Load:
+        """The element ``arg`` names (``a[i, j]``, through views too), without reading it."""
+        v = cx.visit(arg) if isinstance(arg, ast.Subscript) else None
+        if not isinstance(v, ir.Load) or v.array.record_field is not None:
+            raise KernelTypeError(
+                f"{self.name}() names its {what} as one array element, not {ast.unparse(arg)}",
+                cx.loc(arg),
+                f"write {self.EXAMPLE}: destination first, each indexed down to its first element",
+            )
+        return v
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        dst = self.element(cx, node.args[0], "destination")
+        src = self.element(cx, node.args[1], "source")
+        loc = cx.loc(node)
+        if dst.array.type.space != "shared":
+            raise KernelTypeError(
+                f"{self.name}() copies into shared memory; {dst.array.name!r} is a {dst.array.type.space} array",
+                cx.loc(node.args[0]),
+                f"copy into a shared() tile ({self.EXAMPLE}), or store plainly: {ast.unparse(node.args[0])} = ...",
+            )
+        if src.array.type.space != "global":
+            raise KernelTypeError(
+                f"{self.name}() copies from global memory (a kernel's array argument); {src.array.name!r} is a "
+                f"{src.array.type.space} array",
+                cx.loc(node.args[1]),
+                f"copy it with an ordinary store: {ast.unparse(node.args[0])} = {ast.unparse(node.args[1])}",
+            )
+        elem = dst.array.type.elem
+        if src.array.type.elem != elem:
+            raise KernelTypeError(
+                f"{self.name}() copies bytes, so both arrays need one element type: {dst.array.name!r} holds "
+                f"{elem.name}, {src.array.name!r} {src.array.type.elem.name}",
+                loc,
+                f"make the tile {src.array.type.elem.name}, or convert with an ordinary store: "
+                f"{ast.unparse(node.args[0])} = {ast.unparse(node.args[1])}",
+            )
+        count = 1
+        for kw in node.keywords:  # calls.lower_call let through only ``count``
+            count = cx.static_value(kw.value, default=None)
+        nbytes = elem.itemsize * count if isinstance(count, int) and not isinstance(count, bool) else 0
+        if (
+            count not in (1, 2, 4)
+            or nbytes not in (4, 8, 16)
+            or elem == bool_
+            or elem.is_complex
+            or isinstance(elem, StorageType)
+        ):
+            raise KernelTypeError(
+                f"{self.name}() of {count!r} {elem.name} element(s): a copy moves 4, 8 or 16 bytes (cp.async's "
+                "sizes) of 4- or 8-byte numbers: 1, 2 or 4 int32/uint32/float32 elements, 1 or 2 "
+                "int64/uint64/float64 ones",
+                loc,
+                "copy narrower types with ordinary stores, or pass count=1, 2 or 4 so the copy is 4, 8 or 16 bytes",
+            )
+        for e in (dst, src):
+            last = e.indices[-1] if e.indices else None
+            if count > 1 and isinstance(last, ir.Lit) and last.value % count:
+                raise KernelTypeError(
+                    f"{self.name}() of {count} elements at index {last.value} of {e.array.name!r}, which is not "
+                    f"a multiple of {count} (misaligned)",
+                    loc,
+                )
+        cx.emit(ir.AsyncCopy(dst.array, dst.indices, src.array, src.indices, count, loc=loc))
+        return Static(None)
+
+
+class _AsyncWait(Intrinsic):
+    """``async_wait(n)``: wait until at most n of this thread's committed copy groups are in flight."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, (0, 1), self.name)
+        n = cx.static_value(node.args[0], default=None) if node.args else 0
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 7:
+            raise KernelTypeError(
+                f"{self.name}() takes how many groups may stay in flight, a constant from 0 to 7, not "
+                f"{ast.unparse(node.args[0])}",
+                cx.loc(node),
+                "async_wait(0) waits for every group; async_wait(1) leaves the latest one in flight",
+            )
+        cx.emit(ir.AsyncWait(int(n), loc=cx.loc(node)))
+        return Static(None)
+
+
 class _Atomic(Intrinsic):
     """``atomic_<op>(a, i, *operands)``: the operation ``ops.ATOMIC[op]`` on one element."""
 
@@ -434,6 +526,25 @@ vload = _VLoad(
 vstore = _VStore(
     "vstore",
     "vstore(a, i, (x, y, ...)): store 2 or 4 values to a[i], a[i+1]... in one access; i must be a multiple of n.",
+)
+async_copy = _AsyncCopy(
+    "async_copy",
+    "async_copy(dst[i, j], src[k, l], count=1): start copying count elements (4, 8 or 16 bytes) from global src "
+    "to shared dst, without waiting (CUDA's cp.async; a plain copy in OpenCL).  The copy belongs to the group "
+    "async_commit() closes; it has landed only after async_wait() covers that group, and other threads see it "
+    "only after a barrier() after that wait.  Until then neither the destination may be read or written, nor "
+    "the source written.",
+)
+async_commit = _Statement(
+    "async_commit",
+    "async_commit(): the asynchronous copies this thread started since its last commit form one group.",
+    lambda loc: ir.AsyncCommit(loc=loc),
+)
+async_wait = _AsyncWait(
+    "async_wait",
+    "async_wait(n=0): this thread waits until at most n of its most recently committed groups of asynchronous "
+    "copies are in flight (n a constant, 0 to 7: async_wait(0) waits for all).  It covers this thread's own "
+    "copies; follow it with barrier() before reading what other threads copied.",
 )
 launch_bounds = _LaunchBounds(
     "launch_bounds",

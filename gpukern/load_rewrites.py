@@ -216,7 +216,9 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
     def ends(s: ir.Node) -> bool:
         """May running ``s`` change the element or its index?"""
         for c in ir.walk(s):
-            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp, ir.MatrixOp)):  # these order other lanes' writes
+            if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp, ir.MatrixOp, ir.AsyncWait)):  # these order other lanes'
+                return True  # writes (and at an async_wait, copies land)
+            if isinstance(c, ir.AsyncCopy) and _memory_of(c.dst) == array:
                 return True
             if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
                 return True

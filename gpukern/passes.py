@@ -125,6 +125,8 @@ def written_params(fd: ir.FuncDef) -> set[str]:
     for n in ir.walk_body(fd.body):
         if isinstance(n, (ir.Store, ir.VecStore, ir.Atomic, ir.StoreMatrix)):
             out.add(n.array.name)
+        elif isinstance(n, ir.AsyncCopy):
+            out.add(n.dst.name)
         elif isinstance(n, ir.Call):
             for param, arg in zip(n.func.params, n.args):
                 if isinstance(arg, ir.ArrayRef) and param.name in n.func.written:
@@ -148,6 +150,8 @@ def mark_index_arithmetic(fd: ir.FuncDef) -> None:
     for n in ir.walk_body(fd.body):
         if isinstance(n, (ir.Load, ir.Store, ir.VecLoad, ir.VecStore, ir.Atomic, ir.LoadMatrix, ir.StoreMatrix)):
             todo.extend(n.indices)
+        elif isinstance(n, ir.AsyncCopy):
+            todo.extend(n.dst_indices + n.src_indices)
         elif isinstance(n, ir.Assign):
             sources.setdefault(n.target.name, []).append(n.value)
         elif isinstance(n, ir.For):

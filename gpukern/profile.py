@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import ir
+from .backends.sim_access import LANDED
 from .errors import Loc
 
 if TYPE_CHECKING:
@@ -309,7 +310,11 @@ class Profiler:
         return first[:, None] + np.minimum(np.arange(most), count[:, None] - 1)
 
     def access(self, a: Access) -> None:
-        """Count one access event of the simulator (called for every load, store and atomic)."""
+        """Count one access event of the simulator (called for every load, store and atomic).  An
+        asynchronous copy is counted where it is issued, as the load of its source and the store of its
+        destination (cp.async's global read and shared write); its landing moves nothing more."""
+        if a.kind == LANDED:
+            return
         if a.space == "global":
             self._global(a)
         elif a.space == "shared":

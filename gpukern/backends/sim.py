@@ -333,6 +333,18 @@ class _Run:
         Nor is it a barrier to the race checks: a fence orders one thread's accesses, it does not
         make another thread wait for them."""
 
+    def s_AsyncCopy(self, s: ir.AsyncCopy, m: np.ndarray) -> None:
+        """The copy moves its data now; with checks on, ``sim_async`` keeps it in flight until it lands."""
+        dst_idx = [self.eval(i, m) for i in s.dst_indices]
+        src_idx = [self.eval(i, m) for i in s.src_indices]
+        self.mem.async_copy(self.memory(s.dst), dst_idx, self.memory(s.src), src_idx, m, s)
+
+    def s_AsyncCommit(self, s: ir.AsyncCommit, m: np.ndarray) -> None:
+        self.mem.async_commit(m)
+
+    def s_AsyncWait(self, s: ir.AsyncWait, m: np.ndarray) -> None:
+        self.mem.async_wait(m, s.pending)
+
     def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
         """Every live thread of the block must arrive; a vote (``warp_ops.BLOCK_VOTES``) reduces
         the predicate of the threads that do, each evaluated before it waits."""

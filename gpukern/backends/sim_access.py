@@ -16,6 +16,9 @@ from .. import ir
 from ..errors import Loc
 
 LOAD, STORE, ATOMIC = "load", "store", "atomic"
+# an asynchronous copy's destination elements landing (at the async_wait that covers them): the
+# moment they count as written, for uninitialised reads and races; no data moves, nothing to count
+LANDED = "landed"
 
 
 @dataclass(eq=False)
@@ -51,7 +54,9 @@ class Access:
     Each lane touches ``width`` consecutive elements (1, or 2/4 for a vector access) from
     ``offsets`` on: flat element offsets within the array as the kernel sees it (within its
     block's copy for shared memory, its own copy for local memory).  ``where`` is the same
-    position in ``memory.data``.  ``kind`` is LOAD, STORE or ATOMIC (a read-modify-write).
+    position in ``memory.data``.  ``kind`` is LOAD, STORE or ATOMIC (a read-modify-write), or
+    LANDED (see above).  ``copy``: the access is an asynchronous copy's read of its source or
+    write of its destination at issue (``sim_async``).
     ``indices`` are the kernel's index values per dimension, before any conversion (broadcastable
     to every lane of the grid), so messages can show them as the kernel computed them.
     """
@@ -64,6 +69,7 @@ class Access:
     where: np.ndarray
     width: int
     indices: list[np.ndarray]
+    copy: bool = False
 
     @property
     def space(self) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UninitializedReadError
-from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
+from .sim_access import ATOMIC, LANDED, LOAD, STORE, Access, Memory
 
 FLAG_BYTES = np.dtype(bool).itemsize  # what tracking adds to each shared or local element
 
@@ -49,7 +49,9 @@ class Initialised:
         if f is None or f.complete:
             return
         where = a.elements()
-        if a.kind == STORE:
+        if a.kind == STORE and a.copy:  # an asynchronous copy: written when it lands (LANDED)
+            return
+        if a.kind in (STORE, LANDED):
             f.written[where] = True
             f.dirty = True
             return

@@ -3,8 +3,10 @@
 A statement asks the path for one access (``load``, ``store``, ``atomic``; ``width`` elements
 a lane).  The path finds each active lane's elements, checking indices against the array's
 shape and vector accesses for alignment (checks on), makes one ``Access`` event, hands it to
-each *step* in turn (shared-memory race tracking with checks on, then the profiler when
-profiling; any step may raise), and only then moves the data.  An analysis joins the path by
+each *step* in turn (with checks on: asynchronous copies in flight, uninitialised reads, race
+tracking; then the profiler when profiling; any step may raise), and only then moves the data.
+An asynchronous copy is two accesses (its source read, its destination written) when issued, and
+a ``LANDED`` event for the steps when an ``async_wait`` lands it (``sim_async``).  An analysis joins the path by
 being one more step: it sees every access in program order (with checks on, known in bounds).
 
 Arrays are allocated here too, within this machine's memory: a launch whose arrays cannot
@@ -23,6 +25,7 @@ import numpy as np
 from .. import ir, ops
 from ..errors import LaunchError, MisalignedAccessError, OutOfBoundsError
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
+from .sim_async import AsyncCopies, paired
 from .sim_init import FLAG_BYTES, Initialised
 from .sim_races import ELEMENT_BYTES, Races
 
@@ -144,6 +147,7 @@ class MemoryPath:
         self.check = check
         self.races = Races(run) if check else None
         self.initialised = Initialised(run) if check else None
+        self.in_flight = AsyncCopies(run) if check else None
         self.profiler: Any = None
         self.steps: list[Callable[[Access], None]] = []
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
@@ -159,6 +163,8 @@ class MemoryPath:
         """Count accesses with ``profiler.access(event)`` (None: stop).  Steps run in this order."""
         self.profiler = profiler
         self.steps = []
+        if self.in_flight is not None:  # first: touching a copy in flight is a race, not a read of nothing
+            self.steps.append(self.in_flight.track)
         if self.initialised is not None:
             self.steps.append(self.initialised.track)
         if self.races is not None:
@@ -169,6 +175,30 @@ class MemoryPath:
     def barrier(self, blocks: np.ndarray) -> None:
         if self.races is not None:
             self.races.barrier(blocks)
+
+    def async_copy(
+        self, dst: Memory, dst_idx: list[Any], src: Memory, src_idx: list[Any], m: np.ndarray, s: ir.AsyncCopy
+    ) -> None:
+        """Each active lane's asynchronous copy: its source read and destination written now, as two
+        accesses the steps see (the profiler counts them as a load and a store), the data moved now;
+        with checks on, ``sim_async`` keeps them in flight until an ``async_wait`` lands them."""
+        a = self.access(src, src_idx, m, s, LOAD, s.width, s.src, copy=True)
+        b = self.access(dst, dst_idx, m, s, STORE, s.width, s.dst, copy=True)
+        a, b = paired(a, b)
+        for k in range(s.width):
+            self.move(b, k, self.move(a, k))
+
+    def async_commit(self, m: np.ndarray) -> None:
+        if self.in_flight is not None:
+            self.in_flight.commit(self.run.lanes_of(m))
+
+    def async_wait(self, m: np.ndarray, pending: int) -> None:
+        """The copies that land: each a ``LANDED`` event for the steps."""
+        if self.in_flight is None:
+            return
+        for event in self.in_flight.wait(self.run.lanes_of(m), pending):
+            for step in self.steps:
+                step(event)
 
     def syncwarp(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
         """A syncwarp() of lanes ``active`` of the warps ``slots`` (grid lanes), each with its mask."""
@@ -335,8 +365,20 @@ class MemoryPath:
             a.node,
         )
 
-    def access(self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node, kind: str, width: int = 1) -> Access:
-        """Locate the active lanes' elements (checked), make the event, and run the steps on it."""
+    def access(
+        self,
+        mem: Memory,
+        idx: list[Any],
+        m: np.ndarray,
+        node: ir.Node,
+        kind: str,
+        width: int = 1,
+        ref: ir.ArrayRef | None = None,
+        copy: bool = False,
+    ) -> Access:
+        """Locate the active lanes' elements (checked), make the event, and run the steps on it.
+        ``ref``: the array as the statement names it, where it is not ``node.array`` (an async copy's
+        two); ``copy``: an asynchronous copy's access (``Access.copy``)."""
         run = self.run
         lanes = run.lanes_of(m)
         full = len(lanes) == run.lanes  # every lane active: no gathers needed
@@ -348,7 +390,7 @@ class MemoryPath:
         for i, n in zip(ix[1:], mem.shape[1:]):
             flat = flat * n + i
         if self.check:
-            view = getattr(getattr(node, "array", None), "view", None)  # an access through a view
+            view = getattr(ref or getattr(node, "array", None), "view", None)  # an access through a view
             keep = None if view is None else self.check_view(view, mem, ix, m, lanes, width, node)
             if keep is not None:  # faults being collected: the lanes outside the view skip the access
                 lanes, ix, flat, full = lanes[keep], [i[keep] for i in ix], flat[keep], False
@@ -360,7 +402,7 @@ class MemoryPath:
         else:
             base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size
             where = (base if full else base[lanes]) + flat
-        a = Access(mem, node, kind, lanes, flat, where, width, idx)
+        a = Access(mem, node, kind, lanes, flat, where, width, idx, copy)
         for step in self.steps:
             step(a)
         return a

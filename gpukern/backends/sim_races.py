@@ -39,7 +39,7 @@ import numpy as np
 from .. import ir
 from ..errors import DataRaceError, Loc
 from ..warp_ops import WARP_SIZE
-from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
+from .sim_access import ATOMIC, LANDED, LOAD, STORE, Access, Memory
 
 NONE = -1  # no thread recorded
 SEVERAL = -2  # readers (or updaters) of several blocks
@@ -65,7 +65,7 @@ def _make(obj: object, layout: tuple[tuple[str, type, object], ...], n: int) -> 
         setattr(obj, name, np.full(n, empty, dtype))
 
 
-_NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically"}
+_NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically", LANDED: "copied into asynchronously"}
 _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many elements per lane of the grid
 
 
@@ -221,6 +221,7 @@ class Races:
         self.site_of_loc: dict[Loc | None, int] = {}
         self.site_of_node: dict[int, int] = {}
         self.pending_budget = _PENDING_PER_LANE * run.lanes
+        self.copy_sites: set[int] = set()  # the sites of asynchronous copies (sim_async), for messages
         program = run.variant.program
         synced = any(
             isinstance(n, ir.WarpOp) and n.op == "syncwarp"
@@ -266,7 +267,9 @@ class Races:
             self.check_writer(a, rec, where, lanes, b, e)
         if rec.filed:
             self.check_group(a, rec, rec.readers, where, lanes, b, e, "read it")
-        if a.kind == STORE:
+        if a.kind == LANDED:  # an asynchronous copy's write, recorded again when (and where) it lands
+            self.copy_sites.add(site)
+        if a.kind in (STORE, LANDED):
             if rec.updated:
                 self.check_group(a, rec, rec.updaters, where, lanes, b, e, "updated it atomically")
             rec.writer[where] = lanes
@@ -310,7 +313,11 @@ class Races:
             bad[k] = ~self.clocks.after(t[k], w[k], rec.writer_clock[where[k]])
         if bad.any():
             k = int(np.argmax(bad))
-            self.race(a, where, k, int(t[k]), "wrote it", int(w[k]), int(rec.writer_at[where[k]]))
+            site = int(rec.writer_at[where[k]])
+            wrote = "wrote it"
+            if site in self.copy_sites:
+                wrote = "copied into it asynchronously (landed at its async_wait)"
+            self.race(a, where, k, int(t[k]), wrote, int(w[k]), site)
 
     def check_group(
         self,

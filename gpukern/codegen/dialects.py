@@ -383,6 +383,11 @@ CUDA = Dialect(
     },
     dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
     layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
+    # cp.async through the pipeline primitives: sm_80 and later copy asynchronously, older GPUs copy at once
+    async_copy="__pipeline_memcpy_async({d}, {s}, {n});",
+    async_commit="__pipeline_commit();",
+    async_wait="__pipeline_wait_prior({n});",
+    async_preamble="#include <cuda_pipeline.h>",
     warp={
         **{f"shfl_{m}": f"__shfl{'' if m == 'idx' else '_' + m}_sync({{mask}}, {{0}}, {{1}}, {{2}})" for m in _SHFL},
         "all": "(__all_sync({mask}, {0}) != 0)",

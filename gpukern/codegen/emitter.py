@@ -165,6 +165,14 @@ class Dialect:
     dynamic_shared_param: str = ""
     # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
     layout_assert: str = ""
+    # asynchronous copies global -> shared (``ir.AsyncCopy``): '{d}' '{s}' the two addresses, '{n}' the
+    # bytes; commit; wait ('{n}': the groups that may stay in flight); the header they need.  Where
+    # ``async_copy`` is empty the copy is a plain one (an element, or a vector by ``vload``/``vstore``)
+    # and commit and wait have nothing to do
+    async_copy: str = ""
+    async_commit: str = ""
+    async_wait: str = ""
+    async_preamble: str = ""
 
     # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
     # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
@@ -252,7 +260,9 @@ class Emitter:
         func_names = self._function_names(prog)
         # vector accesses (in the kernel or a helper it passes arrays to) need 16-byte aligned arrays
         self.vectorised = any(
-            isinstance(n, (ir.VecLoad, ir.VecStore)) for fd in prog.funcs + [prog.kernel] for n in ir.walk_body(fd.body)
+            isinstance(n, (ir.VecLoad, ir.VecStore)) or isinstance(n, ir.AsyncCopy) and n.width > 1
+            for fd in prog.funcs + [prog.kernel]
+            for n in ir.walk_body(fd.body)
         )
         fds = prog.funcs + [prog.kernel]
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
@@ -638,6 +648,26 @@ class Emitter:
 
     def stmt_Fence(self, s: ir.Fence, depth: int) -> list[str]:
         return [self.line(depth, self.d.fences[s.scope], s)]
+
+    def stmt_AsyncCopy(self, s: ir.AsyncCopy, depth: int) -> list[str]:
+        dst, src = self.element(s.dst, s.dst_indices), self.element(s.src, s.src_indices)
+        if self.d.async_copy:
+            self.preambles.setdefault(self.d.async_preamble)
+            text = self.d.async_copy.format(d=f"&{dst}", s=f"&{src}", n=s.width * s.dst.type.elem.itemsize)
+        elif s.width == 1:
+            text = f"{dst} = {src};"
+        else:  # a plain copy of a vector
+            V = self.vector_type(s.dst.type.elem, s.width)
+            load = self.d.vload.format(V=V, n=s.width, p=f"&{src}")
+            text = self.d.vstore.format(V=V, n=s.width, p=f"&{dst}", values=load)
+        return [self.line(depth, text, s)]
+
+    def stmt_AsyncCommit(self, s: ir.AsyncCommit, depth: int) -> list[str]:
+        return [self.line(depth, self.d.async_commit or "/* copies here are plain ones: no group to close */", s)]
+
+    def stmt_AsyncWait(self, s: ir.AsyncWait, depth: int) -> list[str]:
+        text = self.d.async_wait.format(n=s.pending) if self.d.async_wait else "/* copies here are plain ones: done */"
+        return [self.line(depth, text, s)]
 
     def stmt_Break(self, s: ir.Break, depth: int) -> list[str]:
         return [self.line(depth, "break;", s)]
