@@ -1,0 +1,107 @@
+"""The tensor-core GEMM of ``examples/matmul_tensorcore.py`` against cuBLAS, side by side.
+
+    python benchmarks/tensorcore.py [--sizes 1024 2048 4096 8192] [--reps 10] [--out DIR]
+
+For each n: A and B are n x n float16 (random, uniform in [-1, 1)), on CuPy arrays so that
+cuBLAS (``cupy.matmul`` on float16: FP16 inputs, FP32 accumulation, FP16 output) and gpukern's
+``hgemm`` (FP16 inputs, FP32 accumulation, FP32 output) read the same memory; both on CuPy's
+stream, timed with CuPy events after 3 warm-up runs, median of ``--reps``.  Checked in the same
+run: 64 random rows of gpukern's C against a float64 product of the same rows on the host, within
+``gpukern.mma_ops.tolerance``, and cuBLAS's against the same reference within float16's rounding.
+Goal (issue 17): gpukern / cuBLAS >= 0.5 at 4096 and 8192 (aim 0.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+import _common
+import numpy as np
+
+from gpukern import mma_ops
+
+GOAL = 0.5
+
+
+def timed(fn, reps: int) -> float:
+    import cupy as cp
+
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
+    args = p.parse_args(argv)
+    import cupy as cp
+
+    backend = _common.select_backend("cuda")
+    tc = _common.example("matmul_tensorcore")
+    rng = np.random.default_rng(0)
+    rows, ok = [], True
+    for n in args.sizes:
+        a = rng.uniform(-1, 1, (n, n)).astype(np.float16)
+        b = rng.uniform(-1, 1, (n, n)).astype(np.float16)
+        da, db = cp.asarray(a), cp.asarray(b)
+        dc = cp.zeros((n, n), cp.float32)
+        t_gk = timed(lambda da=da, db=db, dc=dc, n=n: tc.matmul(da, db, dc, n, n, n), args.reps)
+        t_cublas = timed(lambda da=da, db=db: cp.matmul(da, db), args.reps)
+        pick = rng.choice(n, 64, replace=False)
+        ref = a[pick].astype(np.float64) @ b.astype(np.float64)
+        tol = mma_ops.tolerance(np.abs(a[pick]), np.abs(b), 16)
+        got = dc.get()[pick].astype(np.float64)
+        good = bool((np.abs(got - ref) <= tol).all())
+        cub = cp.matmul(da, db).get()[pick].astype(np.float64)
+        cub_good = bool((np.abs(cub - ref) <= tol + 2.0**-11 * np.abs(ref)).all())
+        ok &= good and cub_good
+        flops = 2.0 * n**3
+        rows.append(
+            {
+                "n": n,
+                "gpukern_ms": t_gk * 1e3,
+                "cublas_ms": t_cublas * 1e3,
+                "gpukern_tflops": flops / t_gk / 1e12,
+                "cublas_tflops": flops / t_cublas / 1e12,
+                "ratio": t_cublas / t_gk,
+                "checked": good,
+                "cublas_checked": cub_good,
+            }
+        )
+        r = rows[-1]
+        print(
+            f"n={n}: gpukern {r['gpukern_tflops']:.1f} TFLOP/s, cuBLAS {r['cublas_tflops']:.1f}, "
+            f"ratio {r['ratio']:.3f} ({'OK' if good else 'WRONG'}; cuBLAS {'OK' if cub_good else 'WRONG'})"
+        )
+    goals = {str(r["n"]): r["ratio"] >= GOAL for r in rows if r["n"] >= 4096}
+    print(f"goal gpukern / cuBLAS >= {GOAL} at 4096 and 8192: {goals}")
+    plot = {
+        "kind": "lines",
+        "title": "FP16 GEMM, FP32 accumulate: gpukern tensor cores against cuBLAS",
+        "xlabel": "n (n x n x n)",
+        "ylabel": "TFLOP/s",
+        "log_x": True,
+        "series": {
+            "gpukern hgemm": {"x": [r["n"] for r in rows], "y": [r["gpukern_tflops"] for r in rows]},
+            "cuBLAS (cupy.matmul)": {"x": [r["n"] for r in rows], "y": [r["cublas_tflops"] for r in rows]},
+        },
+    }
+    _common.save("tensorcore", args.out, backend, vars(args), {"rows": rows, "goal": GOAL, "met": goals}, plot)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
