@@ -360,7 +360,7 @@ class _AsyncCopy(Intrinsic):
             count = cx.static_value(kw.value, default=None)
         nbytes = elem.itemsize * count if isinstance(count, int) and not isinstance(count, bool) else 0
         if (
-            count not in (1, 2, 4)
+            count not in (1, 2, 4, 8, 16)
             or nbytes not in (4, 8, 16)
             or elem == bool_
             or elem.is_complex
@@ -368,10 +368,11 @@ class _AsyncCopy(Intrinsic):
         ):
             raise KernelTypeError(
                 f"{self.name}() of {count!r} {elem.name} element(s): a copy moves 4, 8 or 16 bytes (cp.async's "
-                "sizes) of 4- or 8-byte numbers: 1, 2 or 4 int32/uint32/float32 elements, 1 or 2 "
-                "int64/uint64/float64 ones",
+                "sizes) of numbers: 1, 2 or 4 int32/uint32/float32 elements, 1 or 2 int64/uint64/float64 "
+                "ones, 2, 4 or 8 int16/uint16/float16 ones, 4, 8 or 16 int8/uint8 ones",
                 loc,
-                "copy narrower types with ordinary stores, or pass count=1, 2 or 4 so the copy is 4, 8 or 16 bytes",
+                "pass a count that makes the copy 4, 8 or 16 bytes (count=8 for 16 bytes of float16), "
+                "or copy with ordinary stores",
             )
         for e in (dst, src):
             last = e.indices[-1] if e.indices else None

@@ -82,11 +82,15 @@ def _reverse_vectors(elem):
     return reverse_vectors
 
 
-REVERSE = {np.dtype(t): _reverse_vectors(from_dtype(np.dtype(t))) for t in (np.float32, np.float64, np.int32)}
+REVERSE = {
+    np.dtype(t): _reverse_vectors(from_dtype(np.dtype(t)))
+    for t in (np.float32, np.float64, np.int32, np.float16, np.int8, np.uint64)
+}
 
 
 @pytest.mark.parametrize("dtype, w", [(np.float32, 1), (np.float32, 2), (np.float32, 4), (np.float64, 1),
-                                      (np.float64, 2), (np.int32, 4)])  # fmt: skip
+                                      (np.float64, 2), (np.int32, 4), (np.float16, 2), (np.float16, 8),
+                                      (np.int8, 16), (np.int8, 4), (np.uint64, 2)])  # fmt: skip
 def test_vector_copies(backend, dtype, w):
     x = np.arange(2 * 32 * w).astype(dtype)
     out = np.zeros_like(x)
@@ -225,6 +229,9 @@ def test_cuda_source_compiles(arch):
         ),
         REVERSE[np.dtype(np.float32)].source(Array[float32], Array[float32], 4, backend="cuda", line_directives=True),
         REVERSE[np.dtype(np.float64)].source(Array[float64], Array[float64], 2, backend="cuda", line_directives=True),
+        REVERSE[np.dtype(np.float16)].source(
+            Array[gk.float16], Array[gk.float16], 8, backend="cuda", line_directives=True
+        ),
     ]
     for src in sources:
         for compiler in _COMPILERS:

@@ -656,11 +656,22 @@ class Emitter:
             text = self.d.async_copy.format(d=f"&{dst}", s=f"&{src}", n=s.width * s.dst.type.elem.itemsize)
         elif s.width == 1:
             text = f"{dst} = {src};"
-        else:  # a plain copy of a vector
+        elif s.dst.type.elem in self.d.vector_types:  # a plain copy of a vector
             V = self.vector_type(s.dst.type.elem, s.width)
             load = self.d.vload.format(V=V, n=s.width, p=f"&{src}")
             text = self.d.vstore.format(V=V, n=s.width, p=f"&{dst}", values=load)
+        else:  # no vector of the type (8- and 16-bit ones, half): element by element, storage as it is
+            pairs = [(self._plus(s.dst_indices, k), self._plus(s.src_indices, k)) for k in range(s.width)]
+            text = " ".join(f"{self.element(s.dst, d)} = {self.element(s.src, r)};" for d, r in pairs)
         return [self.line(depth, text, s)]
+
+    @staticmethod
+    def _plus(indices: list[ir.Expr], k: int) -> list[ir.Expr]:
+        """``indices`` with ``k`` added to the last one (the next elements of a row)."""
+        if not k:
+            return list(indices)
+        last = indices[-1]
+        return [*indices[:-1], ir.BinOp("+", last, ir.Lit(k, last.type, loc=last.loc), last.type, loc=last.loc)]
 
     def stmt_AsyncCommit(self, s: ir.AsyncCommit, depth: int) -> list[str]:
         return [self.line(depth, self.d.async_commit or "/* copies here are plain ones: no group to close */", s)]
