@@ -99,7 +99,8 @@ PTHREADS = 256  # 8 warps, 4 x 2, each 32 x 64 of C (2 x 4 accumulators)
 def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2], k: int32):
     """C = A @ B where the sizes are multiples of the tiles (m, n of 128, k of 64): two stages of
     shared tiles, the next one copied asynchronously (16 bytes a copy) while the current one is
-    multiplied; each warp keeps 8 accumulators, so each fragment of A feeds 4 mma's and of B 2."""
+    multiplied, one barrier a step; each warp keeps 8 accumulators, so each fragment of A feeds 4
+    mma's and of B 2."""
     t = thread_idx.x
     warp = t // 32
     wr = (warp // 2) * 32
@@ -142,14 +143,14 @@ def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32
     gk.async_copy(Bs0[br + 16, bc], b[br + 16, col0 + bc], count=8)
     gk.async_commit()
     for k0 in range(0, k, 2 * PK):
-        k1 = k0 + PK  # stage 1 <- the next k step, while stage 0 is used
+        gk.async_wait(0)  # this thread's copies of stage 0 have landed
+        barrier()  # everyone's have, and everyone is done reading stage 1 (the step before)
+        k1 = k0 + PK  # stage 1 <- the next k step, copied while stage 0 is multiplied
         gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=8)
         gk.async_copy(As1[ar + 64, ac], a[row0 + ar + 64, k1 + ac], count=8)
         gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=8)
         gk.async_copy(Bs1[br + 16, bc], b[k1 + br + 16, col0 + bc], count=8)
         gk.async_commit()
-        gk.async_wait(1)  # stage 0 has landed (for this thread; the barrier: for all)
-        barrier()
         for kk in range(0, PK, 16):
             gk.load_matrix(fa0, As0, (wr, kk))
             gk.load_matrix(fa1, As0, (wr + 16, kk))
@@ -165,16 +166,15 @@ def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32
             c5 = gk.mma(fa1, fb1, c5)
             c6 = gk.mma(fa1, fb2, c6)
             c7 = gk.mma(fa1, fb3, c7)
-        barrier()
-        k2 = k1 + PK  # stage 0 <- the step after, while stage 1 is used
+        gk.async_wait(0)  # stage 1 has landed
+        barrier()  # for everyone, and stage 0 is free again
+        k2 = k1 + PK  # stage 0 <- the step after, copied while stage 1 is multiplied
         if k2 < k:
             gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=8)
             gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, k2 + ac], count=8)
             gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=8)
             gk.async_copy(Bs0[br + 16, bc], b[k2 + br + 16, col0 + bc], count=8)
-        gk.async_commit()
-        gk.async_wait(1)  # stage 1 has landed
-        barrier()
+            gk.async_commit()
         for kk in range(0, PK, 16):
             gk.load_matrix(fa0, As1, (wr, kk))
             gk.load_matrix(fa1, As1, (wr + 16, kk))
@@ -190,7 +190,6 @@ def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32
             c5 = gk.mma(fa1, fb1, c5)
             c6 = gk.mma(fa1, fb2, c6)
             c7 = gk.mma(fa1, fb3, c7)
-        barrier()
     gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
     gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
     gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
