@@ -200,9 +200,123 @@ def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32
     gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
 
 
+TK = 16  # the TF32 kernel's k step (float32 tiles: 128 x 16 and 16 x 128, two stages in 37 KiB)
+
+
+@kernel
+def tgemm_pipelined(a: Array[float32, 2], b: Array[float32, 2], c: Array[float32, 2], k: int32):
+    """C = A @ B of float32 matrices on the tensor cores in TF32 (each input rounded to 10 mantissa
+    bits, FP32 accumulation: cuBLAS's TF32 mode), for sizes multiples of the tiles (m, n of 128, k
+    of 32): ``hgemm_pipelined``'s structure with m16n16k8 fragments and 16-byte copies of 4 floats."""
+    t = thread_idx.x
+    warp = t // 32
+    wr = (warp // 2) * 32
+    wc = (warp % 2) * 64
+    row0 = block_idx.y * PM
+    col0 = block_idx.x * PN
+    As0 = shared(float32, (PM, TK + 4))
+    As1 = shared(float32, (PM, TK + 4))
+    Bs0 = shared(float32, (TK, PN + 4))
+    Bs1 = shared(float32, (TK, PN + 4))
+    fa0 = gk.fragment("a", 16, 16, 8, float32)
+    fa1 = gk.fragment("a", 16, 16, 8, float32)
+    fb0 = gk.fragment("b", 16, 16, 8, float32)
+    fb1 = gk.fragment("b", 16, 16, 8, float32)
+    fb2 = gk.fragment("b", 16, 16, 8, float32)
+    fb3 = gk.fragment("b", 16, 16, 8, float32)
+    c0 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c1 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c2 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c3 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c4 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c5 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c6 = gk.fragment("accumulator", 16, 16, 8, float32)
+    c7 = gk.fragment("accumulator", 16, 16, 8, float32)
+    gk.fill_fragment(c0, 0.0)
+    gk.fill_fragment(c1, 0.0)
+    gk.fill_fragment(c2, 0.0)
+    gk.fill_fragment(c3, 0.0)
+    gk.fill_fragment(c4, 0.0)
+    gk.fill_fragment(c5, 0.0)
+    gk.fill_fragment(c6, 0.0)
+    gk.fill_fragment(c7, 0.0)
+    ar = t // 4  # each thread copies 4 floats of 2 rows of A's tile (128 x 16) and of B's (16 x 128)
+    ac = (t % 4) * 4
+    br = t // 32
+    bc = (t % 32) * 4
+    gk.async_copy(As0[ar, ac], a[row0 + ar, ac], count=4)
+    gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, ac], count=4)
+    gk.async_copy(Bs0[br, bc], b[br, col0 + bc], count=4)
+    gk.async_copy(Bs0[br + 8, bc], b[br + 8, col0 + bc], count=4)
+    gk.async_commit()
+    for k0 in range(0, k, 2 * TK):
+        gk.async_wait(0)
+        barrier()
+        k1 = k0 + TK
+        gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=4)
+        gk.async_copy(As1[ar + 64, ac], a[row0 + ar + 64, k1 + ac], count=4)
+        gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=4)
+        gk.async_copy(Bs1[br + 8, bc], b[k1 + br + 8, col0 + bc], count=4)
+        gk.async_commit()
+        for kk in range(0, TK, 8):
+            gk.load_matrix(fa0, As0, (wr, kk))
+            gk.load_matrix(fa1, As0, (wr + 16, kk))
+            gk.load_matrix(fb0, Bs0, (kk, wc))
+            gk.load_matrix(fb1, Bs0, (kk, wc + 16))
+            gk.load_matrix(fb2, Bs0, (kk, wc + 32))
+            gk.load_matrix(fb3, Bs0, (kk, wc + 48))
+            c0 = gk.mma(fa0, fb0, c0)
+            c1 = gk.mma(fa0, fb1, c1)
+            c2 = gk.mma(fa0, fb2, c2)
+            c3 = gk.mma(fa0, fb3, c3)
+            c4 = gk.mma(fa1, fb0, c4)
+            c5 = gk.mma(fa1, fb1, c5)
+            c6 = gk.mma(fa1, fb2, c6)
+            c7 = gk.mma(fa1, fb3, c7)
+        gk.async_wait(0)
+        barrier()
+        k2 = k1 + TK
+        if k2 < k:
+            gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=4)
+            gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, k2 + ac], count=4)
+            gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=4)
+            gk.async_copy(Bs0[br + 8, bc], b[k2 + br + 8, col0 + bc], count=4)
+            gk.async_commit()
+        for kk in range(0, TK, 8):
+            gk.load_matrix(fa0, As1, (wr, kk))
+            gk.load_matrix(fa1, As1, (wr + 16, kk))
+            gk.load_matrix(fb0, Bs1, (kk, wc))
+            gk.load_matrix(fb1, Bs1, (kk, wc + 16))
+            gk.load_matrix(fb2, Bs1, (kk, wc + 32))
+            gk.load_matrix(fb3, Bs1, (kk, wc + 48))
+            c0 = gk.mma(fa0, fb0, c0)
+            c1 = gk.mma(fa0, fb1, c1)
+            c2 = gk.mma(fa0, fb2, c2)
+            c3 = gk.mma(fa0, fb3, c3)
+            c4 = gk.mma(fa1, fb0, c4)
+            c5 = gk.mma(fa1, fb1, c5)
+            c6 = gk.mma(fa1, fb2, c6)
+            c7 = gk.mma(fa1, fb3, c7)
+    gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
+    gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
+    gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
+    gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
+    gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
+    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
+    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
+    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+
+
 def pipelined(m: int, n: int, k: int) -> bool:
     """Whether ``hgemm_pipelined`` fits the sizes (its tiles have no edges)."""
     return m % PM == 0 and n % PN == 0 and k % (2 * PK) == 0
+
+
+def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
+    """C = A @ B of float32 device arrays on the tensor cores in TF32 (sizes: multiples of 128, k of 32)."""
+    if m % PM or n % PN or k % (2 * TK):
+        raise ValueError(f"the TF32 kernel takes sizes that are multiples of its tiles, not {m}x{n}x{k}")
+    tgemm_pipelined[(n // PN, m // PM), PTHREADS](da, db, dc, k)
 
 
 def matmul(da, db, dc, m: int, n: int, k: int) -> None:

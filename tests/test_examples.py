@@ -6,7 +6,10 @@ import importlib.util
 import pathlib
 import sys
 
+import numpy as np
 import pytest
+
+import gpukern as gk
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
@@ -111,6 +114,21 @@ def test_matmul_tensorcore_pipelined_kernel_runs_and_checks(on_simulator, capsys
     assert tensorcore_example.main(["--size", "128", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "hgemm_pipelined" in out and "OK" in out
+
+
+def test_matmul_tensorcore_tf32_kernel_matches_numpy(on_simulator):
+    """The TF32 kernel (float32 inputs rounded to TF32 in the fragments, FP32 accumulation), two
+    k steps of its two stages, within TF32's rounding of |A| @ |B|."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((128, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 256)).astype(np.float32)
+    dc = gk.zeros((128, 256), np.float32)
+    tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 64)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 2.0**-10 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+    assert (np.abs(dc.get() - exact) <= tol).all()
+    with pytest.raises(ValueError, match="multiples of its tiles"):
+        tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 48)
 
 
 def test_matmul_tensorcore_example_shows_source(capsys):
