@@ -13,6 +13,12 @@ from memory, multiplies and accumulates, and stores (``gk.fragment``, ``gk.load_
   the matrices' edges (zeros add nothing), and the results go through shared memory to a guarded
   copy, so no fragment operation is ever under a thread-dependent branch (they are warp-collective).
 
+Where the sizes are multiples of 128 (k of 64), ``hgemm_pipelined`` runs instead: 128 x 128 x 32
+block tiles of 8 warps with 2 x 4 accumulators each, and two shared stages, the next filled by
+16-byte ``gk.async_copy``s (``cp.async``) while the current one is multiplied (on an H100: 261
+TFLOP/s at 4096³, 0.46x cuBLAS; ``benchmarks/tensorcore.py``).  ``tgemm_pipelined`` is the same
+for float32 inputs on the tensor cores in TF32 (``matmul_tf32``).
+
     python examples/matmul_tensorcore.py --size 4096        # checked against NumPy float64
     python examples/matmul_tensorcore.py --size 100 --backend sim
     python examples/matmul_tensorcore.py --show-source
