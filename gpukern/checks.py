@@ -164,6 +164,22 @@ class _Uniformity:
                     self.varying.add(s.var.name)
             self.block(s.body, inner)
 
+    def bodies(self, s: ir.Stmt, why: ir.Node | None) -> list[tuple[list[ir.Stmt], ir.Node | None]]:
+        """The statement lists nested in ``s``, each with why not every thread of the block may run
+        it (``why`` from outside, else ``s`` itself where its condition or bounds depend on the
+        thread, or where it is a loop that some threads leave early): what every check of
+        collective operations (barriers, warp ops, fragments) walks."""
+        if isinstance(s, ir.If):
+            cond = why or (s if self.expr(s.cond) else None)
+            return [(s.then, cond), (s.orelse, cond)]
+        if isinstance(s, ir.For):
+            varying = id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
+            return [(s.body, why or (s if varying else None))]
+        if isinstance(s, ir.While):
+            varying = id(s) in self.varying_loops or self.expr(s.cond)
+            return [(s.body, why or (s if varying else None))]
+        return []
+
     def exits_early(self, body: list[ir.Stmt]) -> bool:
         """A break or continue (of this loop) under thread-dependent control."""
 
@@ -197,16 +213,8 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
                             if why is not None:
                                 raise _divergence(c, why, f"{c.func.name}() contains a barrier and is called")
                             _check_call(c, u)
-            if isinstance(s, ir.If):
-                inner = why or (s if u.expr(s.cond) else None)
-                block(s.then, inner)
-                block(s.orelse, inner)
-            elif isinstance(s, ir.For):
-                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
-                block(s.body, why or (s if varying else None))
-            elif isinstance(s, ir.While):
-                varying = id(s) in u.varying_loops or u.expr(s.cond)
-                block(s.body, why or (s if varying else None))
+            for body, inner in u.bodies(s, why):
+                block(body, inner)
 
     block(fd.body, None)
 
@@ -250,16 +258,8 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
                     "keep fragment operations out of thread-dependent branches: guard the loads that stage "
                     "the tiles instead (zero-padding), and the copies of the results",
                 )
-            if isinstance(s, ir.If):
-                inner = why or (s if u.expr(s.cond) else None)
-                block(s.then, inner)
-                block(s.orelse, inner)
-            elif isinstance(s, ir.For):
-                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
-                block(s.body, why or (s if varying else None))
-            elif isinstance(s, ir.While):
-                varying = id(s) in u.varying_loops or u.expr(s.cond)
-                block(s.body, why or (s if varying else None))
+            for body, inner in u.bodies(s, why):
+                block(body, inner)
 
     block(fd.body, None)
 
@@ -291,20 +291,11 @@ def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
                 op = next((c for c in ir.walk(n) if isinstance(c, ir.WarpOp)), None)
                 if op is not None:
                     return op, reason
-            inner: list[tuple[list[ir.Stmt], ir.Node | None]] = []
-            if isinstance(s, ir.If):
-                cond = why or (s if u.expr(s.cond) else None)
-                inner = [(s.then, cond), (s.orelse, cond)]
-            elif isinstance(s, ir.For):
-                varying = id(s) in u.varying_loops or any(u.expr(e) for e in (s.start, s.stop, s.step))
-                inner = [(s.body, why or (s if varying else None))]
-            elif isinstance(s, ir.While):
-                varying = id(s) in u.varying_loops or u.expr(s.cond)
+            if isinstance(s, ir.While) and (id(s) in u.varying_loops or u.expr(s.cond)):
                 op = next((c for c in ir.walk(s.cond) if isinstance(c, ir.WarpOp)), None)
-                if varying and op is not None:  # evaluated again by the threads still looping
+                if op is not None:  # evaluated again by the threads still looping
                     return op, s
-                inner = [(s.body, why or (s if varying else None))]
-            for body, w in inner:
+            for body, w in u.bodies(s, why):
                 found = scan(body, w)
                 if found is not None:
                     return found
