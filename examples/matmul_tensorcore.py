@@ -97,230 +97,136 @@ def hgemm(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2], m: i
             c[row0 + r, col0 + q] = Cs[r, q]
 
 
-PM, PN, PK = 128, 128, 32  # the pipelined kernel's block tile and k step
+PM, PN = 128, 128  # the pipelined kernels' block tile of C
 PTHREADS = 256  # 8 warps, 4 x 2, each 32 x 64 of C (2 x 4 accumulators)
 
 
-@kernel
-def hgemm_pipelined(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2], k: int32):
-    """C = A @ B where the sizes are multiples of the tiles (m, n of 128, k of 64): two stages of
-    shared tiles, the next one copied asynchronously (16 bytes a copy) while the current one is
-    multiplied, one barrier a step; each warp keeps 8 accumulators, so each fragment of A feeds 4
-    mma's and of B 2."""
-    t = thread_idx.x
-    warp = t // 32
-    wr = (warp // 2) * 32
-    wc = (warp % 2) * 64
-    row0 = block_idx.y * PM
-    col0 = block_idx.x * PN
-    As0 = shared(float16, (PM, PK + PAD))
-    As1 = shared(float16, (PM, PK + PAD))
-    Bs0 = shared(float16, (PK, PN + PAD))
-    Bs1 = shared(float16, (PK, PN + PAD))
-    fa0 = gk.fragment("a", 16, 16, 16, float16)
-    fa1 = gk.fragment("a", 16, 16, 16, float16)
-    fb0 = gk.fragment("b", 16, 16, 16, float16)
-    fb1 = gk.fragment("b", 16, 16, 16, float16)
-    fb2 = gk.fragment("b", 16, 16, 16, float16)
-    fb3 = gk.fragment("b", 16, 16, 16, float16)
-    c0 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c1 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c2 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c3 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c4 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c5 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c6 = gk.fragment("accumulator", 16, 16, 16, float32)
-    c7 = gk.fragment("accumulator", 16, 16, 16, float32)
-    gk.fill_fragment(c0, 0.0)
-    gk.fill_fragment(c1, 0.0)
-    gk.fill_fragment(c2, 0.0)
-    gk.fill_fragment(c3, 0.0)
-    gk.fill_fragment(c4, 0.0)
-    gk.fill_fragment(c5, 0.0)
-    gk.fill_fragment(c6, 0.0)
-    gk.fill_fragment(c7, 0.0)
-    ar = t // 4  # each thread copies 8 halves of 2 rows of A's tile (128 x 32) and of B's (32 x 128)
-    ac = (t % 4) * 8
-    br = t // 16
-    bc = (t % 16) * 8
-    gk.async_copy(As0[ar, ac], a[row0 + ar, ac], count=8)
-    gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, ac], count=8)
-    gk.async_copy(Bs0[br, bc], b[br, col0 + bc], count=8)
-    gk.async_copy(Bs0[br + 16, bc], b[br + 16, col0 + bc], count=8)
-    gk.async_commit()
-    for k0 in range(0, k, 2 * PK):
-        gk.async_wait(0)  # this thread's copies of stage 0 have landed
-        barrier()  # everyone's have, and everyone is done reading stage 1 (the step before)
-        k1 = k0 + PK  # stage 1 <- the next k step, copied while stage 0 is multiplied
-        gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=8)
-        gk.async_copy(As1[ar + 64, ac], a[row0 + ar + 64, k1 + ac], count=8)
-        gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=8)
-        gk.async_copy(Bs1[br + 16, bc], b[k1 + br + 16, col0 + bc], count=8)
+def make_pipelined(T, FK: int, KS: int):
+    """The pipelined kernel for inputs of type ``T`` (float16; float32: TF32), ``FK`` the fragments'
+    k (16; TF32: 8), ``KS`` the k step: C = A @ B where m, n are multiples of 128 and k of 2 * KS.
+    Two stages of shared tiles, the next copied asynchronously (16 bytes a copy) while the current
+    one is multiplied, one barrier a step; the loop is unrolled by the two stages, so every shared
+    address is a constant offset.  Each warp keeps 8 accumulators: a fragment of A feeds 4 mma's,
+    of B 2."""
+    CHUNK = 16 // T.itemsize  # elements a copy moves (and padding a staged row, bank spread)
+    A_STEP = PTHREADS // (KS // CHUNK)  # rows of A's tile one pass of the threads copies
+    B_STEP = PTHREADS // (PN // CHUNK)
+
+    @kernel
+    def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], k: int32):
+        t = thread_idx.x
+        warp = t // 32
+        wr = (warp // 2) * 32
+        wc = (warp % 2) * 64
+        row0 = block_idx.y * PM
+        col0 = block_idx.x * PN
+        As0 = shared(T, (PM, KS + CHUNK))
+        As1 = shared(T, (PM, KS + CHUNK))
+        Bs0 = shared(T, (KS, PN + CHUNK))
+        Bs1 = shared(T, (KS, PN + CHUNK))
+        fa0 = gk.fragment("a", 16, 16, FK, T)
+        fa1 = gk.fragment("a", 16, 16, FK, T)
+        fb0 = gk.fragment("b", 16, 16, FK, T)
+        fb1 = gk.fragment("b", 16, 16, FK, T)
+        fb2 = gk.fragment("b", 16, 16, FK, T)
+        fb3 = gk.fragment("b", 16, 16, FK, T)
+        c0 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c1 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c2 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c3 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c4 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c5 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c6 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c7 = gk.fragment("accumulator", 16, 16, FK, float32)
+        gk.fill_fragment(c0, 0.0)
+        gk.fill_fragment(c1, 0.0)
+        gk.fill_fragment(c2, 0.0)
+        gk.fill_fragment(c3, 0.0)
+        gk.fill_fragment(c4, 0.0)
+        gk.fill_fragment(c5, 0.0)
+        gk.fill_fragment(c6, 0.0)
+        gk.fill_fragment(c7, 0.0)
+        ar = t // (KS // CHUNK)  # each thread copies CHUNK elements of 2 rows of A's tile and of B's
+        ac = (t % (KS // CHUNK)) * CHUNK
+        br = t // (PN // CHUNK)
+        bc = (t % (PN // CHUNK)) * CHUNK
+        gk.async_copy(As0[ar, ac], a[row0 + ar, ac], count=CHUNK)
+        gk.async_copy(As0[ar + A_STEP, ac], a[row0 + ar + A_STEP, ac], count=CHUNK)
+        gk.async_copy(Bs0[br, bc], b[br, col0 + bc], count=CHUNK)
+        gk.async_copy(Bs0[br + B_STEP, bc], b[br + B_STEP, col0 + bc], count=CHUNK)
         gk.async_commit()
-        for kk in range(0, PK, 16):
-            gk.load_matrix(fa0, As0, (wr, kk))
-            gk.load_matrix(fa1, As0, (wr + 16, kk))
-            gk.load_matrix(fb0, Bs0, (kk, wc))
-            gk.load_matrix(fb1, Bs0, (kk, wc + 16))
-            gk.load_matrix(fb2, Bs0, (kk, wc + 32))
-            gk.load_matrix(fb3, Bs0, (kk, wc + 48))
-            c0 = gk.mma(fa0, fb0, c0)
-            c1 = gk.mma(fa0, fb1, c1)
-            c2 = gk.mma(fa0, fb2, c2)
-            c3 = gk.mma(fa0, fb3, c3)
-            c4 = gk.mma(fa1, fb0, c4)
-            c5 = gk.mma(fa1, fb1, c5)
-            c6 = gk.mma(fa1, fb2, c6)
-            c7 = gk.mma(fa1, fb3, c7)
-        gk.async_wait(0)  # stage 1 has landed
-        barrier()  # for everyone, and stage 0 is free again
-        k2 = k1 + PK  # stage 0 <- the step after, copied while stage 1 is multiplied
-        if k2 < k:
-            gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=8)
-            gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, k2 + ac], count=8)
-            gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=8)
-            gk.async_copy(Bs0[br + 16, bc], b[k2 + br + 16, col0 + bc], count=8)
+        for k0 in range(0, k, 2 * KS):
+            gk.async_wait(0)  # this thread's copies of stage 0 have landed
+            barrier()  # everyone's have, and everyone is done reading stage 1 (the step before)
+            k1 = k0 + KS  # stage 1 <- the next k step, copied while stage 0 is multiplied
+            gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=CHUNK)
+            gk.async_copy(As1[ar + A_STEP, ac], a[row0 + ar + A_STEP, k1 + ac], count=CHUNK)
+            gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=CHUNK)
+            gk.async_copy(Bs1[br + B_STEP, bc], b[k1 + br + B_STEP, col0 + bc], count=CHUNK)
             gk.async_commit()
-        for kk in range(0, PK, 16):
-            gk.load_matrix(fa0, As1, (wr, kk))
-            gk.load_matrix(fa1, As1, (wr + 16, kk))
-            gk.load_matrix(fb0, Bs1, (kk, wc))
-            gk.load_matrix(fb1, Bs1, (kk, wc + 16))
-            gk.load_matrix(fb2, Bs1, (kk, wc + 32))
-            gk.load_matrix(fb3, Bs1, (kk, wc + 48))
-            c0 = gk.mma(fa0, fb0, c0)
-            c1 = gk.mma(fa0, fb1, c1)
-            c2 = gk.mma(fa0, fb2, c2)
-            c3 = gk.mma(fa0, fb3, c3)
-            c4 = gk.mma(fa1, fb0, c4)
-            c5 = gk.mma(fa1, fb1, c5)
-            c6 = gk.mma(fa1, fb2, c6)
-            c7 = gk.mma(fa1, fb3, c7)
-    gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+            for kk in range(0, KS, FK):
+                gk.load_matrix(fa0, As0, (wr, kk))
+                gk.load_matrix(fa1, As0, (wr + 16, kk))
+                gk.load_matrix(fb0, Bs0, (kk, wc))
+                gk.load_matrix(fb1, Bs0, (kk, wc + 16))
+                gk.load_matrix(fb2, Bs0, (kk, wc + 32))
+                gk.load_matrix(fb3, Bs0, (kk, wc + 48))
+                c0 = gk.mma(fa0, fb0, c0)
+                c1 = gk.mma(fa0, fb1, c1)
+                c2 = gk.mma(fa0, fb2, c2)
+                c3 = gk.mma(fa0, fb3, c3)
+                c4 = gk.mma(fa1, fb0, c4)
+                c5 = gk.mma(fa1, fb1, c5)
+                c6 = gk.mma(fa1, fb2, c6)
+                c7 = gk.mma(fa1, fb3, c7)
+            gk.async_wait(0)  # stage 1 has landed
+            barrier()  # for everyone, and stage 0 is free again
+            k2 = k1 + KS  # stage 0 <- the step after, copied while stage 1 is multiplied
+            if k2 < k:
+                gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=CHUNK)
+                gk.async_copy(As0[ar + A_STEP, ac], a[row0 + ar + A_STEP, k2 + ac], count=CHUNK)
+                gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=CHUNK)
+                gk.async_copy(Bs0[br + B_STEP, bc], b[k2 + br + B_STEP, col0 + bc], count=CHUNK)
+                gk.async_commit()
+            for kk in range(0, KS, FK):
+                gk.load_matrix(fa0, As1, (wr, kk))
+                gk.load_matrix(fa1, As1, (wr + 16, kk))
+                gk.load_matrix(fb0, Bs1, (kk, wc))
+                gk.load_matrix(fb1, Bs1, (kk, wc + 16))
+                gk.load_matrix(fb2, Bs1, (kk, wc + 32))
+                gk.load_matrix(fb3, Bs1, (kk, wc + 48))
+                c0 = gk.mma(fa0, fb0, c0)
+                c1 = gk.mma(fa0, fb1, c1)
+                c2 = gk.mma(fa0, fb2, c2)
+                c3 = gk.mma(fa0, fb3, c3)
+                c4 = gk.mma(fa1, fb0, c4)
+                c5 = gk.mma(fa1, fb1, c5)
+                c6 = gk.mma(fa1, fb2, c6)
+                c7 = gk.mma(fa1, fb3, c7)
+        gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
+        gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
+        gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
+        gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
+        gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
+        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
+        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
+        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+
+    return pipelined
 
 
-TK = 16  # the TF32 kernel's k step (float32 tiles: 128 x 16 and 16 x 128, two stages in 37 KiB)
-
-
-@kernel
-def tgemm_pipelined(a: Array[float32, 2], b: Array[float32, 2], c: Array[float32, 2], k: int32):
-    """C = A @ B of float32 matrices on the tensor cores in TF32 (each input rounded to 10 mantissa
-    bits, FP32 accumulation: cuBLAS's TF32 mode), for sizes multiples of the tiles (m, n of 128, k
-    of 32): ``hgemm_pipelined``'s structure with m16n16k8 fragments and 16-byte copies of 4 floats."""
-    t = thread_idx.x
-    warp = t // 32
-    wr = (warp // 2) * 32
-    wc = (warp % 2) * 64
-    row0 = block_idx.y * PM
-    col0 = block_idx.x * PN
-    As0 = shared(float32, (PM, TK + 4))
-    As1 = shared(float32, (PM, TK + 4))
-    Bs0 = shared(float32, (TK, PN + 4))
-    Bs1 = shared(float32, (TK, PN + 4))
-    fa0 = gk.fragment("a", 16, 16, 8, float32)
-    fa1 = gk.fragment("a", 16, 16, 8, float32)
-    fb0 = gk.fragment("b", 16, 16, 8, float32)
-    fb1 = gk.fragment("b", 16, 16, 8, float32)
-    fb2 = gk.fragment("b", 16, 16, 8, float32)
-    fb3 = gk.fragment("b", 16, 16, 8, float32)
-    c0 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c1 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c2 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c3 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c4 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c5 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c6 = gk.fragment("accumulator", 16, 16, 8, float32)
-    c7 = gk.fragment("accumulator", 16, 16, 8, float32)
-    gk.fill_fragment(c0, 0.0)
-    gk.fill_fragment(c1, 0.0)
-    gk.fill_fragment(c2, 0.0)
-    gk.fill_fragment(c3, 0.0)
-    gk.fill_fragment(c4, 0.0)
-    gk.fill_fragment(c5, 0.0)
-    gk.fill_fragment(c6, 0.0)
-    gk.fill_fragment(c7, 0.0)
-    ar = t // 4  # each thread copies 4 floats of 2 rows of A's tile (128 x 16) and of B's (16 x 128)
-    ac = (t % 4) * 4
-    br = t // 32
-    bc = (t % 32) * 4
-    gk.async_copy(As0[ar, ac], a[row0 + ar, ac], count=4)
-    gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, ac], count=4)
-    gk.async_copy(Bs0[br, bc], b[br, col0 + bc], count=4)
-    gk.async_copy(Bs0[br + 8, bc], b[br + 8, col0 + bc], count=4)
-    gk.async_commit()
-    for k0 in range(0, k, 2 * TK):
-        gk.async_wait(0)
-        barrier()
-        k1 = k0 + TK
-        gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=4)
-        gk.async_copy(As1[ar + 64, ac], a[row0 + ar + 64, k1 + ac], count=4)
-        gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=4)
-        gk.async_copy(Bs1[br + 8, bc], b[k1 + br + 8, col0 + bc], count=4)
-        gk.async_commit()
-        for kk in range(0, TK, 8):
-            gk.load_matrix(fa0, As0, (wr, kk))
-            gk.load_matrix(fa1, As0, (wr + 16, kk))
-            gk.load_matrix(fb0, Bs0, (kk, wc))
-            gk.load_matrix(fb1, Bs0, (kk, wc + 16))
-            gk.load_matrix(fb2, Bs0, (kk, wc + 32))
-            gk.load_matrix(fb3, Bs0, (kk, wc + 48))
-            c0 = gk.mma(fa0, fb0, c0)
-            c1 = gk.mma(fa0, fb1, c1)
-            c2 = gk.mma(fa0, fb2, c2)
-            c3 = gk.mma(fa0, fb3, c3)
-            c4 = gk.mma(fa1, fb0, c4)
-            c5 = gk.mma(fa1, fb1, c5)
-            c6 = gk.mma(fa1, fb2, c6)
-            c7 = gk.mma(fa1, fb3, c7)
-        gk.async_wait(0)
-        barrier()
-        k2 = k1 + TK
-        if k2 < k:
-            gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=4)
-            gk.async_copy(As0[ar + 64, ac], a[row0 + ar + 64, k2 + ac], count=4)
-            gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=4)
-            gk.async_copy(Bs0[br + 8, bc], b[k2 + br + 8, col0 + bc], count=4)
-            gk.async_commit()
-        for kk in range(0, TK, 8):
-            gk.load_matrix(fa0, As1, (wr, kk))
-            gk.load_matrix(fa1, As1, (wr + 16, kk))
-            gk.load_matrix(fb0, Bs1, (kk, wc))
-            gk.load_matrix(fb1, Bs1, (kk, wc + 16))
-            gk.load_matrix(fb2, Bs1, (kk, wc + 32))
-            gk.load_matrix(fb3, Bs1, (kk, wc + 48))
-            c0 = gk.mma(fa0, fb0, c0)
-            c1 = gk.mma(fa0, fb1, c1)
-            c2 = gk.mma(fa0, fb2, c2)
-            c3 = gk.mma(fa0, fb3, c3)
-            c4 = gk.mma(fa1, fb0, c4)
-            c5 = gk.mma(fa1, fb1, c5)
-            c6 = gk.mma(fa1, fb2, c6)
-            c7 = gk.mma(fa1, fb3, c7)
-    gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
-    gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
-    gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+hgemm_pipelined = make_pipelined(float16, 16, 32)
+tgemm_pipelined = make_pipelined(float32, 8, 16)  # float32 tiles of 128 x 16 and 16 x 128: 37 KiB
 
 
 def pipelined(m: int, n: int, k: int) -> bool:
     """Whether ``hgemm_pipelined`` fits the sizes (its tiles have no edges)."""
-    return m % PM == 0 and n % PN == 0 and k % (2 * PK) == 0
+    return m % PM == 0 and n % PN == 0 and k % 64 == 0
 
 
 def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
     """C = A @ B of float32 device arrays on the tensor cores in TF32 (sizes: multiples of 128, k of 32)."""
-    if m % PM or n % PN or k % (2 * TK):
+    if m % PM or n % PN or k % 32:
         raise ValueError(f"the TF32 kernel takes sizes that are multiples of its tiles, not {m}x{n}x{k}")
     tgemm_pipelined[(n // PN, m // PM), PTHREADS](da, db, dc, k)
 
