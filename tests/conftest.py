@@ -17,13 +17,18 @@ from hypothesis import settings
 
 import gpukern as gk
 from gpukern.backends import nvrtc
-from gpukern.backends.cuda_compile import cubin, find_nvcc
+from gpukern.backends.cuda_compile import cubin
 from gpukern.kernel import iter_kernels
 
 # A fresh binary cache for the session, so tests neither use nor litter the user's.
 os.environ.setdefault("GPUKERN_CACHE_DIR", tempfile.mkdtemp(prefix="gpukern-test-cache-"))
 
 RUNTIME_BACKENDS = gk.available_backends()
+
+from compilers import COMPILERS, LIB  # noqa: E402 - after the cache directory is chosen
+
+if LIB is None and os.environ.get("GPUKERN_REQUIRE_NVRTC") == "1":
+    raise pytest.UsageError(f"GPUKERN_REQUIRE_NVRTC=1 but NVRTC is {nvrtc.why_not()}")
 
 # In CI, property tests and the fuzzer draw the same examples every run (a failure there is
 # then reproducible, and a landing never depends on luck); elsewhere they explore afresh.
@@ -68,7 +73,7 @@ def on_simulator():
         gk.set_backend(None)
 
 
-_CUDA_COMPILERS = [name for name, found in (("nvrtc", nvrtc.library()), ("nvcc", find_nvcc())) if found]
+_CUDA_COMPILERS = COMPILERS
 _compiled: set[str] = set()
 
 

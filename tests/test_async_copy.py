@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compilers import COMPILERS as _COMPILERS
 from kernel_source import load_kernel
 
 import gpukern as gk
 from gpukern import Array, barrier, block_idx, float32, float64, shared, thread_idx
-from gpukern.backends import nvrtc
-from gpukern.backends.cuda_compile import cubin, find_nvcc
+from gpukern.backends.cuda_compile import cubin
 from gpukern.types import from_dtype
 
 T = 8  # tile edge: blocks of T x T threads
@@ -216,7 +216,6 @@ def test_cuda_source_uses_the_pipeline_primitives():
     assert "vstore2(" in ocl and "async" not in ocl.split("__kernel")[1].split("//")[0]
 
 
-_COMPILERS = [name for name, found in (("nvrtc", nvrtc.library()), ("nvcc", find_nvcc())) if found]
 
 
 @pytest.mark.skipif(not _COMPILERS, reason="no CUDA compiler")

@@ -14,18 +14,15 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from compilers import LIB, needs_nvcc, needs_nvrtc, needs_opencl
 
 import gpukern as gk
 from gpukern import Array, complex64, float32, int32
-from gpukern.backends import cuda_compile, nvrtc
+from gpukern.backends import cuda_compile
 from gpukern.cli import main as cli_main
 from gpukern.codegen import lines
 from gpukern.codegen.dialects import CUDA, OPENCL
 
-LIB = nvrtc.library()
-needs_nvrtc = pytest.mark.skipif(LIB is None, reason=f"NVRTC: {nvrtc.why_not()}")
-needs_nvcc = pytest.mark.skipif(cuda_compile.find_nvcc() is None, reason="nvcc is not installed")
-needs_opencl = pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
 ARCH = "sm_90"
 SIG = (Array[float32], Array[float32], int32)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from compilers import LIB, needs_nvcc, needs_nvrtc
 
 import gpukern as gk
 from gpukern import Array, complex64, float16, float32, int32, uint32
@@ -23,11 +24,6 @@ from gpukern.backends import compile_errors, cuda_compile, nvrtc
 from gpukern.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
-LIB = nvrtc.library()
-if LIB is None and os.environ.get("GPUKERN_REQUIRE_NVRTC") == "1":
-    raise pytest.UsageError(f"GPUKERN_REQUIRE_NVRTC=1 but NVRTC is {nvrtc.why_not()}")
-needs_nvrtc = pytest.mark.skipif(LIB is None, reason=f"NVRTC: {nvrtc.why_not()}")
-needs_nvcc = pytest.mark.skipif(cuda_compile.find_nvcc() is None, reason="nvcc is not installed")
 ARCH = "sm_90"  # the H100's; NVRTC 12 and 13 both know it
 
 

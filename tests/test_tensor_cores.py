@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compilers import needs_nvrtc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpukern as gk
 from gpukern import Array, bfloat16, float16, float32, mma_ops
 from gpukern.backends import nvrtc
-
-needs_nvrtc = pytest.mark.skipif(nvrtc.library() is None, reason="NVRTC is not installed")
 
 
 def _skip_opencl(backend):
