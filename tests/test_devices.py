@@ -35,7 +35,11 @@ def _data(n: int = 16) -> np.ndarray:
 
 
 def test_devices_are_listed_without_opening_them(two_sims):
+    from gpukern import backends
+
+    backends._instances.pop(("sim", 1), None)  # (another test may have opened it)
     devs = gk.devices()
+    assert ("sim", 1) not in backends._instances  # listed, not opened
     assert devs == [gk.Device(0, "sim"), gk.Device(1, "sim")]
     assert repr(devs[1]) == "gk.Device(1, 'sim')" and len({*devs, gk.Device(1, "sim")}) == 2
     assert gk.current_device() == gk.Device(0, "sim")

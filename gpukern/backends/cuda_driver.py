@@ -466,11 +466,12 @@ class Function:
         self, grid: tuple[int, ...], block: tuple[int, ...], stream: Any, *args: Any, shared: int = 0
     ) -> None:
         launchers = self.__dict__.setdefault("_launchers", {})
-        launch = launchers.get((grid, block, shared))
+        key = (tuple(grid), tuple(block), shared)
+        launch = launchers.get(key)
         if launch is None:  # one launcher per configuration, as a plan keeps one
-            dims = [tuple(d) + (1,) * (3 - len(d)) for d in (grid, block)]
-            launch = self.module.driver.launcher(self, dims[0], dims[1], shared, self.__dict__["_struct"])
-            launchers[(tuple(grid), tuple(block), shared)] = launch
+            dims = [k + (1,) * (3 - len(k)) for k in key[:2]]
+            layout = self.__dict__["_struct"]
+            launch = launchers[key] = self.module.driver.launcher(self, dims[0], dims[1], shared, layout)
         launch(args, stream)
 
     def set_max_dynamic_shared(self, nbytes: int) -> None:
