@@ -35,7 +35,19 @@ import sys
 import numpy as np
 
 import gpukern as gk
-from gpukern import Array, barrier, block_idx, float16, float32, int32, kernel, shared, thread_idx
+from gpukern import (
+    Array,
+    barrier,
+    block_idx,
+    dynamic_shared,
+    float16,
+    float32,
+    grid_dim,
+    int32,
+    kernel,
+    shared,
+    thread_idx,
+)
 
 BM, BN, BK = 64, 64, 32  # the block's tile of C, and the k step
 PAD = 8  # halves added to each staged row (bank spread; keeps 16-byte rows)
@@ -101,29 +113,52 @@ PM, PN = 128, 128  # the pipelined kernels' block tile of C
 PTHREADS = 256  # 8 warps, 4 x 2, each 32 x 64 of C (2 x 4 accumulators)
 
 
-def make_pipelined(T, FK: int, KS: int):
+def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     """The pipelined kernel for inputs of type ``T`` (float16; float32: TF32), ``FK`` the fragments'
-    k (16; TF32: 8), ``KS`` the k step: C = A @ B where m, n are multiples of 128 and k of 2 * KS.
-    Two stages of shared tiles, the next copied asynchronously (16 bytes a copy) while the current
-    one is multiplied, one barrier a step; the loop is unrolled by the two stages, so every shared
-    address is a constant offset.  Each warp keeps 8 accumulators: a fragment of A feeds 4 mma's,
-    of B 2."""
+    k (16; TF32: 8), ``KS`` the k step: C = A @ B where m, n are multiples of 128 and k of KS.
+
+    ``STAGES`` shared tiles of A and B in the launch's dynamic shared memory (``stage_bytes``
+    each): while one is multiplied, the copies of the next ``STAGES - 1`` k steps are in flight
+    (16-byte ``gk.async_copy``s, one commit group per step), one barrier a step.  Each warp keeps 8
+    accumulators: a fragment of A feeds 4 mma's, of B 2.  Blocks run through C's tiles in groups
+    of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
+    panels of A and B they read (in L2) rather than each reading its own."""
     CHUNK = 16 // T.itemsize  # elements a copy moves (and padding a staged row, bank spread)
+    LDA = KS + CHUNK  # a staged row of A's tile
+    LDB = PN + CHUNK  # and of B's
+    A_TILE = PM * LDA
+    STAGE = A_TILE + KS * LDB  # elements of one stage: A's tile, then B's
+    A_PASSES = PM * KS // CHUNK // PTHREADS  # copies each thread makes of A's tile, of B's
+    B_PASSES = KS * PN // CHUNK // PTHREADS
     A_STEP = PTHREADS // (KS // CHUNK)  # rows of A's tile one pass of the threads copies
     B_STEP = PTHREADS // (PN // CHUNK)
 
+    @gk.func
+    def fill(s: Array[T, 1], a: Array[T, 2], b: Array[T, 2], base: int32, k0: int32, row0: int32, col0: int32):
+        """Start the copies of the k step at ``k0`` into the stage at ``s[base]``."""
+        t = thread_idx.x
+        ar = t // (KS // CHUNK)
+        ac = (t % (KS // CHUNK)) * CHUNK
+        for i in range(A_PASSES):
+            r = ar + i * A_STEP
+            gk.async_copy(s[base + r * LDA + ac], a[row0 + r, k0 + ac], count=CHUNK)
+        br = t // (PN // CHUNK)
+        bc = (t % (PN // CHUNK)) * CHUNK
+        for i in range(B_PASSES):
+            r = br + i * B_STEP
+            gk.async_copy(s[base + A_TILE + r * LDB + bc], b[k0 + r, col0 + bc], count=CHUNK)
+
     @kernel
     def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], k: int32):
-        t = thread_idx.x
-        warp = t // 32
+        s = dynamic_shared(T)
+        warp = thread_idx.x // 32
         wr = (warp // 2) * 32
         wc = (warp % 2) * 64
-        row0 = block_idx.y * PM
-        col0 = block_idx.x * PN
-        As0 = shared(T, (PM, KS + CHUNK))
-        As1 = shared(T, (PM, KS + CHUNK))
-        Bs0 = shared(T, (KS, PN + CHUNK))
-        Bs1 = shared(T, (KS, PN + CHUNK))
+        tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP rows
+        first = (tile // (GROUP * grid_dim.x)) * GROUP
+        rows = min(grid_dim.y - first, GROUP)
+        row0 = (first + tile % (GROUP * grid_dim.x) % rows) * PM
+        col0 = (tile % (GROUP * grid_dim.x) // rows) * PN
         fa0 = gk.fragment("a", 16, 16, FK, T)
         fa1 = gk.fragment("a", 16, 16, FK, T)
         fb0 = gk.fragment("b", 16, 16, FK, T)
@@ -146,55 +181,27 @@ def make_pipelined(T, FK: int, KS: int):
         gk.fill_fragment(c5, 0.0)
         gk.fill_fragment(c6, 0.0)
         gk.fill_fragment(c7, 0.0)
-        ar = t // (KS // CHUNK)  # each thread copies CHUNK elements of 2 rows of A's tile and of B's
-        ac = (t % (KS // CHUNK)) * CHUNK
-        br = t // (PN // CHUNK)
-        bc = (t % (PN // CHUNK)) * CHUNK
-        gk.async_copy(As0[ar, ac], a[row0 + ar, ac], count=CHUNK)
-        gk.async_copy(As0[ar + A_STEP, ac], a[row0 + ar + A_STEP, ac], count=CHUNK)
-        gk.async_copy(Bs0[br, bc], b[br, col0 + bc], count=CHUNK)
-        gk.async_copy(Bs0[br + B_STEP, bc], b[br + B_STEP, col0 + bc], count=CHUNK)
-        gk.async_commit()
-        for k0 in range(0, k, 2 * KS):
-            gk.async_wait(0)  # this thread's copies of stage 0 have landed
-            barrier()  # everyone's have, and everyone is done reading stage 1 (the step before)
-            k1 = k0 + KS  # stage 1 <- the next k step, copied while stage 0 is multiplied
-            gk.async_copy(As1[ar, ac], a[row0 + ar, k1 + ac], count=CHUNK)
-            gk.async_copy(As1[ar + A_STEP, ac], a[row0 + ar + A_STEP, k1 + ac], count=CHUNK)
-            gk.async_copy(Bs1[br, bc], b[k1 + br, col0 + bc], count=CHUNK)
-            gk.async_copy(Bs1[br + B_STEP, bc], b[k1 + br + B_STEP, col0 + bc], count=CHUNK)
+        steps = k // KS
+        for p in range(STAGES - 1):  # the first STAGES - 1 k steps in flight
+            if p < steps:
+                fill(s, a, b, p * STAGE, p * KS, row0, col0)
+            gk.async_commit()  # a group each, empty or not, so that the count below holds
+        for step in range(steps):
+            gk.async_wait(STAGES - 2)  # this thread's copies of this step have landed
+            barrier()  # everyone's have, and everyone is done with the step before's stage
+            ahead = step + STAGES - 1  # which goes into that stage, while this one is multiplied
+            if ahead < steps:
+                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, row0, col0)
             gk.async_commit()
+            sa = (step % STAGES) * STAGE + wr * LDA  # this warp's rows of A's tile
+            sb = (step % STAGES) * STAGE + A_TILE + wc  # and columns of B's
             for kk in range(0, KS, FK):
-                gk.load_matrix(fa0, As0, (wr, kk))
-                gk.load_matrix(fa1, As0, (wr + 16, kk))
-                gk.load_matrix(fb0, Bs0, (kk, wc))
-                gk.load_matrix(fb1, Bs0, (kk, wc + 16))
-                gk.load_matrix(fb2, Bs0, (kk, wc + 32))
-                gk.load_matrix(fb3, Bs0, (kk, wc + 48))
-                c0 = gk.mma(fa0, fb0, c0)
-                c1 = gk.mma(fa0, fb1, c1)
-                c2 = gk.mma(fa0, fb2, c2)
-                c3 = gk.mma(fa0, fb3, c3)
-                c4 = gk.mma(fa1, fb0, c4)
-                c5 = gk.mma(fa1, fb1, c5)
-                c6 = gk.mma(fa1, fb2, c6)
-                c7 = gk.mma(fa1, fb3, c7)
-            gk.async_wait(0)  # stage 1 has landed
-            barrier()  # for everyone, and stage 0 is free again
-            k2 = k1 + KS  # stage 0 <- the step after, copied while stage 1 is multiplied
-            if k2 < k:
-                gk.async_copy(As0[ar, ac], a[row0 + ar, k2 + ac], count=CHUNK)
-                gk.async_copy(As0[ar + A_STEP, ac], a[row0 + ar + A_STEP, k2 + ac], count=CHUNK)
-                gk.async_copy(Bs0[br, bc], b[k2 + br, col0 + bc], count=CHUNK)
-                gk.async_copy(Bs0[br + B_STEP, bc], b[k2 + br + B_STEP, col0 + bc], count=CHUNK)
-                gk.async_commit()
-            for kk in range(0, KS, FK):
-                gk.load_matrix(fa0, As1, (wr, kk))
-                gk.load_matrix(fa1, As1, (wr + 16, kk))
-                gk.load_matrix(fb0, Bs1, (kk, wc))
-                gk.load_matrix(fb1, Bs1, (kk, wc + 16))
-                gk.load_matrix(fb2, Bs1, (kk, wc + 32))
-                gk.load_matrix(fb3, Bs1, (kk, wc + 48))
+                gk.load_matrix(fa0, s, sa + kk, ldm=LDA)
+                gk.load_matrix(fa1, s, sa + 16 * LDA + kk, ldm=LDA)
+                gk.load_matrix(fb0, s, sb + kk * LDB, ldm=LDB)
+                gk.load_matrix(fb1, s, sb + kk * LDB + 16, ldm=LDB)
+                gk.load_matrix(fb2, s, sb + kk * LDB + 32, ldm=LDB)
+                gk.load_matrix(fb3, s, sb + kk * LDB + 48, ldm=LDB)
                 c0 = gk.mma(fa0, fb0, c0)
                 c1 = gk.mma(fa0, fb1, c1)
                 c2 = gk.mma(fa0, fb2, c2)
@@ -212,30 +219,38 @@ def make_pipelined(T, FK: int, KS: int):
         gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
         gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
 
+    pipelined.stage_bytes = STAGE * T.itemsize
+    pipelined.stages = STAGES
+    pipelined.k_step = KS
     return pipelined
 
 
-hgemm_pipelined = make_pipelined(float16, 16, 32)
-tgemm_pipelined = make_pipelined(float32, 8, 16)  # float32 tiles of 128 x 16 and 16 x 128: 37 KiB
+hgemm_pipelined = make_pipelined(float16, 16, 32, STAGES=3)
+tgemm_pipelined = make_pipelined(float32, 8, 16, STAGES=4)
+
+
+def run_pipelined(kern, da, db, dc, m: int, n: int, k: int) -> None:
+    """Launch a kernel of ``make_pipelined`` on sizes that are multiples of its tiles."""
+    if m % PM or n % PN or k % kern.k_step:
+        raise ValueError(f"the pipelined kernel takes sizes that are multiples of {PM}, {PN} and {kern.k_step}")
+    kern[(n // PN, m // PM), PTHREADS, kern.stages * kern.stage_bytes](da, db, dc, k)
 
 
 def pipelined(m: int, n: int, k: int) -> bool:
     """Whether ``hgemm_pipelined`` fits the sizes (its tiles have no edges)."""
-    return m % PM == 0 and n % PN == 0 and k % 64 == 0
+    return m % PM == 0 and n % PN == 0 and k % hgemm_pipelined.k_step == 0
 
 
 def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B of float32 device arrays on the tensor cores in TF32 (sizes: multiples of 128, k of 32)."""
-    if m % PM or n % PN or k % 32:
-        raise ValueError(f"the TF32 kernel takes sizes that are multiples of its tiles, not {m}x{n}x{k}")
-    tgemm_pipelined[(n // PN, m // PM), PTHREADS](da, db, dc, k)
+    """C = A @ B of float32 device arrays on the tensor cores in TF32 (sizes: multiples of 128, k of 16)."""
+    run_pipelined(tgemm_pipelined, da, db, dc, m, n, k)
 
 
 def matmul(da, db, dc, m: int, n: int, k: int) -> None:
     """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where the
     sizes are multiples of its tiles, else the one that handles any size."""
     if pipelined(m, n, k):
-        hgemm_pipelined[(n // PN, m // PM), PTHREADS](da, db, dc, k)
+        run_pipelined(hgemm_pipelined, da, db, dc, m, n, k)
     else:
         hgemm[(-(-n // BN), -(-m // BM)), THREADS](da, db, dc, m, n, k)
 
@@ -279,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hgemm: WRONG result, {int((err > tol).sum())} elements off, worst {err.max():.2e}", file=sys.stderr)
         return 1
     tflops = 2.0 * n**3 / t / 1e12
-    what = "hgemm_pipelined 128x128x32, 2 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
+    what = "hgemm_pipelined 128x128x32, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
     print(f"{what}: {t * 1e3:9.3f} ms  {tflops:8.3f} TFLOP/s  max abs. error {err.max():.1e}  OK")
     return 0
 

@@ -109,16 +109,17 @@ def test_matmul_tensorcore_example_runs_and_checks(on_simulator, capsys):
 
 
 def test_matmul_tensorcore_pipelined_kernel_runs_and_checks(on_simulator, capsys):
-    """128 fits the pipelined kernel's tiles: its two stages of asynchronous copies (and the
-    simulator's checks that no copy is read before its wait) are exercised, k in two steps."""
+    """128 fits the pipelined kernel's tiles: its three stages of asynchronous copies (and the
+    simulator's checks that no copy is read before its wait, nor a stage overwritten while read)
+    are exercised, k in four steps."""
     assert tensorcore_example.main(["--size", "128", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "hgemm_pipelined" in out and "OK" in out
 
 
 def test_matmul_tensorcore_tf32_kernel_matches_numpy(on_simulator):
-    """The TF32 kernel (float32 inputs rounded to TF32 in the fragments, FP32 accumulation), two
-    k steps of its two stages, within TF32's rounding of |A| @ |B|."""
+    """The TF32 kernel (float32 inputs rounded to TF32 in the fragments, FP32 accumulation), four
+    k steps through its four stages, within TF32's rounding of |A| @ |B|."""
     rng = np.random.default_rng(3)
     a = rng.standard_normal((128, 64)).astype(np.float32)
     b = rng.standard_normal((64, 256)).astype(np.float32)
@@ -127,8 +128,23 @@ def test_matmul_tensorcore_tf32_kernel_matches_numpy(on_simulator):
     exact = a.astype(np.float64) @ b.astype(np.float64)
     tol = 2.0**-10 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
     assert (np.abs(dc.get() - exact) <= tol).all()
-    with pytest.raises(ValueError, match="multiples of its tiles"):
-        tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 48)
+    with pytest.raises(ValueError, match="multiples of 128, 128 and 16"):
+        tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 40)
+
+
+def test_matmul_tensorcore_tile_groups_cover_c_once(on_simulator):
+    """Blocks walk C's tiles in groups of GROUP tile rows: with 3 tile rows in groups of 2 (the
+    last group short) and 2 columns, every tile of C is computed, once, and right; k is one step
+    fewer than the stages, so the prologue's guard is exercised too."""
+    kern = tensorcore_example.make_pipelined(gk.float16, 16, 32, STAGES=3, GROUP=2)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((384, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 256)).astype(np.float16)
+    dc = gk.to_device(np.full((384, 256), np.nan, np.float32))
+    tensorcore_example.run_pipelined(kern, gk.to_device(a), gk.to_device(b), dc, 384, 256, 32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    tol = gk.mma_ops.tolerance(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)), 16)
+    assert (np.abs(dc.get() - exact) <= tol).all()
 
 
 def test_matmul_tensorcore_example_shows_source(capsys):

@@ -21,7 +21,9 @@ class Backend:
 
     A backend sets ``max_group`` (threads per block), ``max_items`` (per dimension),
     ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
-    where it has them ``max_threads`` and ``max_blocks`` (in a whole launch), and implements
+    where it has them ``max_threads`` and ``max_blocks`` (in a whole launch) and
+    ``max_shared_optin`` (static and dynamic shared bytes a block may have when the launch asks
+    for more than ``max_shared``, as CUDA's opt-in allows), and implements
     ``device_pointer`` for the arrays it accepts.
     """
 
@@ -35,6 +37,7 @@ class Backend:
     max_threads: int | None = None
     max_blocks: int | None = None
     max_shared: int
+    max_shared_optin: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -114,10 +117,11 @@ class Backend:
                     f"of {t.name} elements ({t.itemsize} bytes each) for dynamic_shared({t.name}) {ref.name!r}{line}"
                 )
         total = variant.shared_bytes + (shared or 0)
-        if total > self.max_shared:
+        limit = self.max_shared_optin or self.max_shared
+        if total > limit:
             raise LaunchError(
                 f"{name}[grid, block, {shared}] needs {total} bytes of shared memory per block "
-                f"({variant.shared_bytes} static, {shared} dynamic); this device allows {self.max_shared}"
+                f"({variant.shared_bytes} static, {shared} dynamic); this device allows {limit}"
             )
 
     def check_arrays(self, variant: Variant, args: tuple[Any, ...]) -> None:

@@ -509,6 +509,7 @@ class SimBackend(Backend):
     max_group = 1024
     max_items = (1024, 1024, 64)
     max_shared = 48 * 1024
+    max_shared_optin = 227 * 1024  # a block's shared memory with dynamic bytes, as an sm_90 GPU's opt-in
 
     def __init__(self, index: int | None = None) -> None:
         """Simulated device ``index``: ``GPUKERN_SIM_DEVICES`` (default 1) devices, each its own

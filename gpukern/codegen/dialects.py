@@ -381,7 +381,7 @@ CUDA = Dialect(
         },
         **_CUDA_WARP_HELPERS,
     },
-    dynamic_shared_decl="extern __shared__ __align__(16) unsigned char gk_dynamic_shared[];",
+    dynamic_shared_decl="extern __shared__ __align__(128) unsigned char gk_dynamic_shared[];",  # wmma: 32 bytes
     layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
     # cp.async through the pipeline primitives: sm_80 and later copy asynchronously, older GPUs copy at once
     async_copy="__pipeline_memcpy_async({d}, {s}, {n});",
