@@ -91,7 +91,16 @@ COMPARED = {  # our counter -> the ncu metrics (base names, summed with .sum) th
     "shared_store_conflicts": [_CONFL + "st"],
     "shared_atomic_requests": ["smsp__sass_inst_executed_op_shared_atom"],
 }
-RECORDED = [  # written down beside the comparison: which atomic instruction ran, shared atomic traffic
+RECORDED = [  # written down beside the comparison: which atomic instruction ran, shared atomic traffic,
+    # and the tensor-core kernels' matrix loads (LDSM) and asynchronous copies (LDGSTS)
+    _REQ + "ldgsts",
+    _SECT + "ldgsts",
+    _WAVES + "ldsm",
+    _CONFL + "ldsm",
+    _WAVES + "ldgsts",
+    _CONFL + "ldgsts",
+    "smsp__sass_inst_executed_op_ldsm",
+    "smsp__sass_inst_executed_op_ldgsts",
     _REQ + "atom",
     _REQ + "red",
     _WAVES + "atom",
@@ -311,8 +320,8 @@ def shared_hist(x: Array[int32], hist: Array[int32], BINS: Const[int]):
 # ---------------------------------------------------------------- the cases
 def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
-    names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast")
-    tr, red, hist, mm, fast = (_common.example(name) for name in names)
+    names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast", "matmul_tensorcore")
+    tr, red, hist, mm, fast, tc = (_common.example(name) for name in names)
     rng = np.random.default_rng(0)
     f32 = np.float32
     out: list[tuple[str, Any, tuple[Any, ...]]] = []
@@ -430,7 +439,21 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     sizes = (cfg["BM"], cfg["BN"], cfg["BK"], cfg["TM"], cfg["TN"])
     args = (a, b, np.zeros(n * n, f32), n, n, n, *sizes, True)
     out.append((f"matmul_fast {config} n={n}", fast.sgemm_kernel[grid, block], args))
-    return out
+    for n in (64, 100):  # the tensor-core kernels: fragments loaded from shared memory, async copies
+        a16, b16 = (rng.uniform(-1, 1, (n, n)).astype(np.float16) for _ in range(2))
+        grid = ((n + tc.BN - 1) // tc.BN, (n + tc.BM - 1) // tc.BM)
+        args = (a16, b16, np.zeros((n, n), f32), n, n, n)
+        out.append((f"tensor-core hgemm n={n}", tc.hgemm[grid, tc.THREADS], args))
+    n = 128
+    for kern, dt in ((tc.hgemm_pipelined, np.float16), (tc.tgemm_pipelined, f32)):
+        a, b = (rng.uniform(-1, 1, (n, n)).astype(dt) for _ in range(2))
+        launch = kern[(n // tc.PN, n // tc.PM), tc.PTHREADS, kern.stages * kern.stage_bytes]
+        label = f"tensor-core pipelined {np.dtype(dt).name} n={n}"
+        out.append((label, launch, (a, b, np.zeros((n, n), f32), n)))
+    return [c for c in out if ONLY in c[0]]
+
+
+ONLY = os.environ.get("GPUKERN_PROFILE_CASES", "")  # the cases whose label has this (all by default)
 
 
 def simulate(measured: list[tuple[str, Any, tuple[Any, ...]]]) -> list[dict[str, int]]:
