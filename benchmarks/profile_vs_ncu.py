@@ -318,6 +318,18 @@ def shared_hist(x: Array[int32], hist: Array[int32], BINS: Const[int]):
 
 
 # ---------------------------------------------------------------- the cases
+@kernel
+def async_probe(x: Array[float32], out: Array[float32], W: Const[int], ROW: Const[int], LD: Const[int]):
+    """Each thread copies W floats asynchronously from x: ROW threads a row, rows LD floats apart."""
+    s = shared(float32, 2048)
+    t = thread_idx.x
+    gk.async_copy(s[t * W], x[block_idx.x * 2048 + (t // ROW) * LD + (t % ROW) * W], count=W)
+    gk.async_commit()
+    gk.async_wait(0)
+    barrier()
+    out[block_idx.x * block_dim.x + t] = s[t * W]
+
+
 def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
     names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast", "matmul_tensorcore")
@@ -439,6 +451,10 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     sizes = (cfg["BM"], cfg["BN"], cfg["BK"], cfg["TM"], cfg["TN"])
     args = (a, b, np.zeros(n * n, f32), n, n, n, *sizes, True)
     out.append((f"matmul_fast {config} n={n}", fast.sgemm_kernel[grid, block], args))
+    x = rng.standard_normal(8192, dtype=f32)
+    for w, row, ld, threads in ((4, 32, 128, 32), (4, 32, 128, 256), (2, 32, 64, 32), (1, 32, 32, 32), (4, 4, 64, 32)):
+        label = f"async copy {4 * w} bytes, {row} a row {4 * ld} bytes apart, {threads} threads"
+        out.append((label, async_probe[2, threads], (x, np.zeros(2 * threads, f32), w, row, ld)))
     for n in (64, 100):  # the tensor-core kernels: fragments loaded from shared memory, async copies
         a16, b16 = (rng.uniform(-1, 1, (n, n)).astype(np.float16) for _ in range(2))
         grid = ((n + tc.BN - 1) // tc.BN, (n + tc.BM - 1) // tc.BM)

@@ -3,9 +3,11 @@ the front end (which shapes and types exist), the simulator (the NumPy forms) an
 (which compute capability each needs).
 
 A fragment is a tile of a matrix spread over the 32 lanes of a warp.  CUDA leaves unspecified
-which lane holds which element; the simulator gives element ``e`` of a tile (row-major, ``e = r *
-cols + c``) to lane ``e % 32``, so a fragment load or store is ``rows * cols / 32`` warp-wide
-accesses, and races, bounds and the profiler see each element touched by one deterministic lane.
+which lane holds which element; ``moves`` gives the simulator the memory instructions an H100's
+wmma compiles to (measured with Nsight Compute, ``benchmarks/profile_vs_ncu.py``), so that races,
+bounds and the profiler see each element touched by one deterministic lane, in accesses shaped
+as the hardware's: ``ldmatrix`` for 16-bit tiles in shared memory, the ``mma`` register layout
+(pairs, or TF32's single elements) otherwise.
 
 Arithmetic: the inputs are rounded to the input precision as they are loaded (float16 and bfloat16
 arrays hold such values already; TF32 rounds a float32's mantissa to 10 bits, to nearest with ties
@@ -64,6 +66,46 @@ def to_tf32(x: np.ndarray) -> np.ndarray:
     bits = x.view(np.uint32)
     rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).astype(np.uint32)
     return np.where(np.isfinite(x), rounded.view(np.float32), x).astype(np.float32)
+
+
+def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """How a warp moves fragment ``t`` between its registers and ``space`` ('global' or 'shared'):
+    per memory instruction, each lane's (row, column) of the tile *as stored* (an a/b fragment of
+    layout 'col' is stored transposed) and how many consecutive elements of that stored row from
+    there it moves; row -1: the lane takes no part.
+
+    - float16/bfloat16 a/b tiles in shared memory: ``ldmatrix`` (LDSM), the stored tile in 8 x 8
+      blocks of 16-byte rows, four blocks an instruction, lane ``l`` giving row ``l % 8`` of block
+      ``l // 8``, one shared-memory phase per block;
+    - float32 (TF32) a/b tiles: one element a lane an instruction, as ``mma.m16n8k8`` holds them
+      (a: lane (g, t) = (l // 4, l % 4) at (g, t) of each 8 x 4 block; b: at (t, g) of each 4 x 8);
+    - every other (16-bit tiles in global memory, accumulators anywhere): two consecutive elements
+      a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of the stored tile, as ``mma``'s
+      accumulator layout (the 16-bit global loads are that model's assumption, not measured)."""
+    lane = np.arange(32)
+    g, q = lane // 4, lane % 4
+    stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
+    out = []
+    if t.use != "accumulator" and t.elem == float32:
+        bh, bw, r, c = (8, 4, g, q) if t.use == "a" else (4, 8, q, g)
+        for br in range(0, t.rows, bh):
+            for bc in range(0, t.cols, bw):
+                rr, cc = br + r, bc + c
+                out.append(((cc, rr, 1) if t.layout == "col" else (rr, cc, 1)))
+        return out
+    blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
+    if t.use != "accumulator" and space == "shared":
+        for i in range(0, len(blocks), 4):
+            group = blocks[i : i + 4]
+            which = lane // 8
+            rows = np.full(32, -1)
+            cols = np.zeros(32, np.int64)
+            for j, (br, bc) in enumerate(group):
+                rows[which == j] = br + lane[which == j] % 8
+                cols[which == j] = bc
+            out.append((rows, cols, 8))
+        return out
+    return [(br + g, bc + 2 * q, 2) for br, bc in blocks]
 
 
 def round_input(values: np.ndarray, t: FragmentType) -> np.ndarray:

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import ir
-from .backends.sim_access import LANDED
+from .backends.sim_access import LANDED, STORE
 from .errors import Loc
 
 if TYPE_CHECKING:
@@ -311,9 +311,10 @@ class Profiler:
 
     def access(self, a: Access) -> None:
         """Count one access event of the simulator (called for every load, store and atomic).  An
-        asynchronous copy is counted where it is issued, as the load of its source and the store of its
-        destination (cp.async's global read and shared write); its landing moves nothing more."""
-        if a.kind == LANDED:
+        asynchronous copy is counted where it is issued, as the global load of its source (cp.async,
+        LDGSTS, is a global load request); its write into shared memory goes through no shared-memory
+        store instruction (ncu counts none), and its landing moves nothing more."""
+        if a.kind == LANDED or (a.copy and a.kind == STORE):
             return
         if a.space == "global":
             self._global(a)

@@ -1,9 +1,9 @@
 """Fragments on the simulator: the matrix multiply-accumulate statements (``ir.MatrixOp``) run
 exactly as ``gpukern.mma_ops`` defines them, a fragment being one (rows, cols) float32 tile per warp.
 
-Loads and stores go through the one memory path (``sim_memory``): element ``e`` of a tile is lane
-``e % 32``'s, so each statement is ``rows * cols / 32`` warp-wide accesses that bounds, races,
-uninitialised reads and the profiler see as any others.  Every statement is warp-collective: a
+Loads and stores go through the one memory path (``sim_memory``) as the warp-wide accesses of
+``mma_ops.moves`` (the hardware's instructions), which bounds, races, uninitialised reads and the
+profiler see as any others.  Every statement is warp-collective: a
 warp of which some lanes execute it and some do not (or a partial warp) is reported as a
 ``WarpMaskError``; a tile whose first element or row stride is not aligned as CUDA's wmma needs
 (256 bits; 16 bytes) as a ``MisalignedAccessError``.
@@ -92,7 +92,9 @@ class Fragments:
         return np.minimum(lanes, self.run.lanes - 1)  # a partial warp (reported) reads its last lane's
 
     def tile_access(self, frame: Any, s: ir.LoadMatrix | ir.StoreMatrix, m: np.ndarray) -> Any:
-        """Per chunk j (``rows * cols / 32`` of them), each lane's indices of its element, and its (r, c)."""
+        """Per instruction of ``mma_ops.moves``: the memory, each lane's indices of its first
+        element, the lanes taking part, how many elements each moves, and per element each lane's
+        (r, c) in the fragment."""
         run = self.run
         t: FragmentType = s.fragment.type
         corner = [np.broadcast_to(run.eval(i, m), (run.lanes,)).astype(np.int64) for i in s.indices]
@@ -101,15 +103,16 @@ class Fragments:
         if run.check:
             self.check_alignment(s, mem, corner, ldm, m)
         transpose = t.layout == "col"
-        for j in range(t.rows * t.cols // WARP_SIZE):
-            e = j * WARP_SIZE + self.slot
-            r, c = e // t.cols, e % t.cols
-            rr, cc = (c, r) if transpose else (r, c)
+        for rows, cols, width in mma_ops.moves(t, mem.space):
+            sr, sc = rows[self.slot], cols[self.slot]
+            part = m & (sr >= 0)
+            sr = np.maximum(sr, 0)
             if len(corner) == 1:
-                idx = [corner[0] + rr * ldm + cc]
+                idx = [corner[0] + sr * ldm + sc]
             else:
-                idx = corner[:-2] + [corner[-2] + rr, corner[-1] + cc]
-            yield mem, idx, r, c
+                idx = corner[:-2] + [corner[-2] + sr, corner[-1] + sc]
+            at = [(sc + k, sr) if transpose else (sr, sc + k) for k in range(width)]
+            yield mem, idx, part, width, at
 
     def check_alignment(self, s: ir.MatrixOp, mem: Any, corner: list[np.ndarray], ldm: np.ndarray, m: np.ndarray):
         run = self.run
@@ -132,20 +135,21 @@ class Fragments:
     def load(self, frame: Any, s: ir.LoadMatrix, m: np.ndarray) -> None:
         self.warps_of(s, m)
         f = frame.fragments[s.fragment.name]
-        lanes = self.run.lanes_of(m)
         elem = s.array.type.elem
-        for mem, idx, r, c in self.tile_access(frame, s, m):
-            values = self.run.mem.load(mem, idx, m, s)[0][lanes]
-            if isinstance(elem, StorageType):
-                values = elem.to_value(values)
-            f[self.warp[lanes], r[lanes], c[lanes]] = mma_ops.round_input(values, s.fragment.type)
+        for mem, idx, part, width, at in self.tile_access(frame, s, m):
+            lanes = self.run.lanes_of(part)
+            for values, (r, c) in zip(self.run.mem.load(mem, idx, part, s, width), at):
+                values = values[lanes]
+                if isinstance(elem, StorageType):
+                    values = elem.to_value(values)
+                f[self.warp[lanes], r[lanes], c[lanes]] = mma_ops.round_input(values, s.fragment.type)
 
     def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
         self.warps_of(s, m)
         f = frame.fragments[s.fragment.name]
         w = self.warp
-        for mem, idx, r, c in self.tile_access(frame, s, m):
-            self.run.mem.store(mem, idx, [f[w, r, c]], m, s)
+        for mem, idx, part, _, at in self.tile_access(frame, s, m):
+            self.run.mem.store(mem, idx, [f[w, r, c] for r, c in at], part, s)
 
     def mma(self, frame: Any, s: ir.Mma, m: np.ndarray) -> None:
         warps = self.warps_of(s, m)
