@@ -108,6 +108,27 @@ RECORDED = [  # written down beside the comparison: which atomic instruction ran
     "smsp__sass_inst_executed_op_shared_ld",
     "smsp__sass_inst_executed_op_shared_st",
 ]
+# Counts the simulator does not reproduce, and why (case label prefix, counter).  compare() sets
+# them apart from the differences; tests/test_profile.py checks that nothing else differs.
+NOT_MODELLED = {
+    ("tensor-core pipelined", "global_load_sectors"): (
+        "with several commit groups of copies in flight, ncu counts 19 sectors per LDGSTS request where "
+        "the simulator counts the 16 that the copied bytes span; the same copies waited for one at a "
+        "time (the `async copy` cases) count 16 on both, so the extra 3 are not the addresses'"
+    ),
+    ("tensor-core pipelined float16", "shared_load_wavefronts"): (
+        "ncu counts 1 to 3 wavefronts more from run to run (ldmatrix reads while copies land in the "
+        "same banks): timing, which the simulator does not model"
+    ),
+    ("tensor-core pipelined float16", "shared_load_conflicts"): "the same 1 to 3 wavefronts, as conflicts",
+}
+
+
+def not_modelled(label: str, counter: str) -> str | None:
+    """Why ``counter`` of case ``label`` is not expected to equal ncu's, or None."""
+    return next((why for (case, k), why in NOT_MODELLED.items() if label.startswith(case) and k == counter), None)
+
+
 SHORT = {
     "global_load_requests": "ld req",
     "global_load_sectors": "ld sect",
@@ -559,12 +580,14 @@ def compare(
     rows = []
     for label, s, h, o in zip(labels, sim, hw, ptxas_o0):
         theirs = {k: sum(h.get(m, float("nan")) for m in COMPARED[k]) for k in comparable}
+        unequal = [k for k in comparable if s[k] != theirs[k]]
         rows.append(
             {
                 "case": label,
                 "simulator": s,
                 "ncu": theirs,
-                "differs": [k for k in comparable if s[k] != theirs[k]],
+                "differs": [k for k in unequal if not not_modelled(label, k)],
+                "not_modelled": [k for k in unequal if not_modelled(label, k)],
                 "ncu_ptxas_O0": {k: sum(o.get(m, float("nan")) for m in COMPARED[k]) for k in comparable},
                 "recorded": {m: h[m] for m in RECORDED if m in h},
             }
@@ -595,10 +618,18 @@ def markdown(result: dict[str, Any]) -> str:
         cells = []
         for k in result["compared"]:
             cell = f"{r['simulator'][k]:,} / {r['ncu'][k]:,.0f}"
-            cells.append(f"**{cell}**" if k in r["differs"] else cell)
+            cells.append(f"**{cell}**" if k in r["differs"] else f"*{cell}*" if k in r["not_modelled"] else cell)
         lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
+    known = sum(len(r["not_modelled"]) for r in result["cases"])
     verdict = "All compared counts agree" if not bad else f"{bad} compared counts differ"
-    lines += ["", f"{verdict} ({total - bad:,} of {total:,} equal).", ""]
+    lines += ["", f"{verdict} ({total - bad - known:,} of {total:,} equal, {known} not modelled).", ""]
+    if known:
+        lines += ["Not modelled (*italic*): simulator / ncu, and why:", ""]
+        for r in result["cases"]:
+            for k in r["not_modelled"]:
+                why = not_modelled(r["case"], k)
+                lines.append(f"- {r['case']}, {SHORT[k]}: {r['simulator'][k]:,} / {r['ncu'][k]:,.0f}: {why}")
+        lines.append("")
     if bad:
         lines += ["Differences: simulator / ncu / ncu of the ptxas -O0 build:", ""]
         for r in result["cases"]:

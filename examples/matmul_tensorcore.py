@@ -13,11 +13,13 @@ from memory, multiplies and accumulates, and stores (``gk.fragment``, ``gk.load_
   the matrices' edges (zeros add nothing), and the results go through shared memory to a guarded
   copy, so no fragment operation is ever under a thread-dependent branch (they are warp-collective).
 
-Where the sizes are multiples of 128 (k of 64), ``hgemm_pipelined`` runs instead: 128 x 128 x 32
-block tiles of 8 warps with 2 x 4 accumulators each, and two shared stages, the next filled by
-16-byte ``gk.async_copy``s (``cp.async``) while the current one is multiplied (on an H100: 261
-TFLOP/s at 4096³, 0.46x cuBLAS; ``benchmarks/tensorcore.py``).  ``tgemm_pipelined`` is the same
-for float32 inputs on the tensor cores in TF32 (``matmul_tf32``).
+Where the sizes are multiples of 128 (k of 64), ``hgemm_pipelined`` runs instead: 128 x 128 x 64
+block tiles of 8 warps with 2 x 4 accumulators each, three shared stages in dynamic shared memory
+(105 KiB, two blocks an SM), the next two k steps copied by 16-byte ``gk.async_copy``s
+(``cp.async``) while the current one is multiplied, and blocks walking C's tiles in groups for L2
+reuse (``benchmarks/tensorcore.py`` measures it, and other stage counts and k steps, against
+cuBLAS).  ``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32
+(``matmul_tf32``).
 
     python examples/matmul_tensorcore.py --size 4096        # checked against NumPy float64
     python examples/matmul_tensorcore.py --size 100 --backend sim
@@ -225,7 +227,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     return pipelined
 
 
-hgemm_pipelined = make_pipelined(float16, 16, 32, STAGES=3)
+hgemm_pipelined = make_pipelined(float16, 16, 64, STAGES=3)
 tgemm_pipelined = make_pipelined(float32, 8, 16, STAGES=4)
 
 
@@ -294,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hgemm: WRONG result, {int((err > tol).sum())} elements off, worst {err.max():.2e}", file=sys.stderr)
         return 1
     tflops = 2.0 * n**3 / t / 1e12
-    what = "hgemm_pipelined 128x128x32, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
+    what = "hgemm_pipelined 128x128x64, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
     print(f"{what}: {t * 1e3:9.3f} ms  {tflops:8.3f} TFLOP/s  max abs. error {err.max():.1e}  OK")
     return 0
 

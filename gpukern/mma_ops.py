@@ -91,7 +91,7 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
         for br in range(0, t.rows, bh):
             for bc in range(0, t.cols, bw):
                 rr, cc = br + r, bc + c
-                out.append(((cc, rr, 1) if t.layout == "col" else (rr, cc, 1)))
+                out.append((cc, rr, 1) if t.layout == "col" else (rr, cc, 1))
         return out
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
     if t.use != "accumulator" and space == "shared":

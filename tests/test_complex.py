@@ -196,9 +196,17 @@ def test_exp_where_exp_of_the_real_part_alone_overflows(backend):
 
 # ---------------------------------------------------------------- construction and conversion
 @gk.kernel
-def construct(re: gk.Array[gk.float32], im: gk.Array[gk.float32], k: gk.Array[gk.int32],
-              c1: gk.Array[gk.complex64], c2: gk.Array[gk.complex64], c3: gk.Array[gk.complex128],
-              c4: gk.Array[gk.complex128], c5: gk.Array[gk.complex64], c6: gk.Array[gk.complex128]):
+def construct(
+    re: gk.Array[gk.float32],
+    im: gk.Array[gk.float32],
+    k: gk.Array[gk.int32],
+    c1: gk.Array[gk.complex64],
+    c2: gk.Array[gk.complex64],
+    c3: gk.Array[gk.complex128],
+    c4: gk.Array[gk.complex128],
+    c5: gk.Array[gk.complex64],
+    c6: gk.Array[gk.complex128],
+):
     i = gk.global_id(0)
     if i < re.shape[0]:
         c1[i] = gk.complex64(re[i], im[i])
@@ -427,9 +435,7 @@ def test_a_complex_value_is_not_stored_into_a_float_array():
     )
     with pytest.raises(gk.KernelTypeError, match="cannot store a complex64 value"):
         k.source(np.zeros(2, np.complex64), np.zeros(2, np.float32))
-    k2 = load_kernel(
-        "import gpukern as gk\n\n@gk.kernel\ndef k(out: gk.Array[gk.float32]):\n    out[0] = 1j\n"
-    )
+    k2 = load_kernel("import gpukern as gk\n\n@gk.kernel\ndef k(out: gk.Array[gk.float32]):\n    out[0] = 1j\n")
     with pytest.raises(gk.KernelTypeError, match="cannot store a complex literal"):
         k2.source(np.zeros(2, np.float32))
 

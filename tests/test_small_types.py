@@ -7,7 +7,6 @@ shared and local arrays, casts, math typing (NumPy's loops: int8 in float16, int
 bit functions on the value's width, and atomics.
 """
 
-
 import math
 
 import numpy as np

@@ -367,8 +367,11 @@ CUDA = Dialect(
     casts=_CUDA_HALF_CASTS,
     literals={float16: "__float2half_rn({0})"},
     # each half operation rounded on its own, as NumPy's float16: nvcc would fuse a * b + c into one hfma
-    operators={("+", float16): "__hadd_rn({0}, {1})", ("-", float16): "__hsub_rn({0}, {1})",
-               ("*", float16): "__hmul_rn({0}, {1})"},  # fmt: skip
+    operators={
+        ("+", float16): "__hadd_rn({0}, {1})",
+        ("-", float16): "__hsub_rn({0}, {1})",
+        ("*", float16): "__hmul_rn({0}, {1})",
+    },  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
     matrix=_CUDA_WMMA,

@@ -274,8 +274,10 @@ def test_atomic_add_sub_double(backend, kernel, sign):
     np.testing.assert_array_equal(ary, _hist(idx, np.float64, sign))
 
 
-@pytest.mark.parametrize("kernel, init, op", [(atomic_and_1d, 1, np.bitwise_and), (atomic_or_1d, 0, np.bitwise_or),
-                                              (atomic_xor_1d, 0, np.bitwise_xor)])
+@pytest.mark.parametrize(
+    "kernel, init, op",
+    [(atomic_and_1d, 1, np.bitwise_and), (atomic_or_1d, 0, np.bitwise_or), (atomic_xor_1d, 0, np.bitwise_xor)],
+)
 def test_atomic_bitwise_shared(backend, kernel, init, op):
     rand_const = np.uint32(rng(5).integers(500))
     ary = rng(6).integers(0, 32, 32).astype(np.uint32)
@@ -502,15 +504,18 @@ def _ary2(seed, dtype):
     return rng(seed).integers(0, 32, 32).astype(dtype).reshape(4, 8)
 
 
-@pytest.mark.parametrize("kernel, dtype, delta", [
-    (atomic_add2, np.uint32, 1),
-    (atomic_add2_wrap, np.uint32, 1),
-    pytest.param(atomic_add3, np.uint32, 1, marks=needs("uint64 casts")),
-    (atomic_add_float_2, np.float32, 1),
-    (atomic_add_double_2, np.float64, 1),
-    (atomic_sub2, np.uint32, -1),
-    (atomic_sub_double_2, np.float64, -1),
-])
+@pytest.mark.parametrize(
+    "kernel, dtype, delta",
+    [
+        (atomic_add2, np.uint32, 1),
+        (atomic_add2_wrap, np.uint32, 1),
+        pytest.param(atomic_add3, np.uint32, 1, marks=needs("uint64 casts")),
+        (atomic_add_float_2, np.float32, 1),
+        (atomic_add_double_2, np.float64, 1),
+        (atomic_sub2, np.uint32, -1),
+        (atomic_sub_double_2, np.float64, -1),
+    ],
+)
 def test_atomic_add_sub_2d(backend, kernel, dtype, delta):
     ary = _ary2(11, dtype)
     orig = ary.copy()
@@ -518,8 +523,9 @@ def test_atomic_add_sub_2d(backend, kernel, dtype, delta):
     np.testing.assert_array_equal(ary, (orig + dtype(delta) if delta > 0 else orig - dtype(1)).astype(dtype))
 
 
-@pytest.mark.parametrize("kernel, op", [(atomic_and2, np.bitwise_and), (atomic_or2, np.bitwise_or),
-                                        (atomic_xor2, np.bitwise_xor)])
+@pytest.mark.parametrize(
+    "kernel, op", [(atomic_and2, np.bitwise_and), (atomic_or2, np.bitwise_or), (atomic_xor2, np.bitwise_xor)]
+)
 def test_atomic_bitwise_2d(backend, kernel, op):
     rand_const = np.uint32(rng(12).integers(500))
     ary = _ary2(13, np.uint32)
@@ -646,8 +652,10 @@ def test_atomic_double_global(backend, kernel, sign):
     np.testing.assert_array_equal(ary, _hist(idx, np.float64, sign))
 
 
-@pytest.mark.parametrize("kernel, op", [(atomic_and_global, np.bitwise_and), (atomic_or_global, np.bitwise_or),
-                                        (atomic_xor_global, np.bitwise_xor)])
+@pytest.mark.parametrize(
+    "kernel, op",
+    [(atomic_and_global, np.bitwise_and), (atomic_or_global, np.bitwise_or), (atomic_xor_global, np.bitwise_xor)],
+)
 def test_atomic_bitwise_global(backend, kernel, op):
     rand_const = np.int32(rng(19).integers(500))
     idx = rng(20).integers(0, 32, 32).astype(np.int32)
@@ -817,10 +825,15 @@ def test_atomic_max_double_normalizedindex(backend):
     np.testing.assert_array_equal(res, [np.max(vals)])
 
 
-@pytest.mark.parametrize("kernel, init, ref", [(atomic_max_double_oneindex, 0.0, np.max),
-                                               (atomic_min_double_oneindex, 128.0, np.min),
-                                               (atomic_max_double_shared, 0.0, np.max),
-                                               (atomic_min_double_shared, 128.0, np.min)])
+@pytest.mark.parametrize(
+    "kernel, init, ref",
+    [
+        (atomic_max_double_oneindex, 0.0, np.max),
+        (atomic_min_double_oneindex, 128.0, np.min),
+        (atomic_max_double_shared, 0.0, np.max),
+        (atomic_min_double_shared, 128.0, np.min),
+    ],
+)
 def test_atomic_extreme_double(backend, kernel, init, ref):
     vals = rng(34).integers(0, 128, 32).astype(np.float64)
     res = np.array([init])
@@ -894,11 +907,20 @@ def min_returns_old_nan(x):
     x[1] = atomic_min(x, 0, np.nan)
 
 
-@pytest.mark.parametrize("kernel, initial", [
-    (add_returns_old, 10.0), (max_returns_old_1, 10.0), (max_returns_old_10, 1.0), (max_returns_old_1, np.nan),
-    (max_returns_old_nan, 10.0), (min_returns_old_11, 10.0), (min_returns_old_10, 11.0),
-    (min_returns_old_11, np.nan), (min_returns_old_nan, 11.0),
-])
+@pytest.mark.parametrize(
+    "kernel, initial",
+    [
+        (add_returns_old, 10.0),
+        (max_returns_old_1, 10.0),
+        (max_returns_old_10, 1.0),
+        (max_returns_old_1, np.nan),
+        (max_returns_old_nan, 10.0),
+        (min_returns_old_11, 10.0),
+        (min_returns_old_10, 11.0),
+        (min_returns_old_11, np.nan),
+        (min_returns_old_nan, 11.0),
+    ],
+)
 def test_atomic_returns_old(backend, kernel, initial):
     # Source: _test_atomic_returns_old
     x = np.zeros(2, dtype=np.float32)
@@ -956,10 +978,15 @@ def _check_cas(kernel, fill, unfill, dtype, ndim=1):
     np.testing.assert_array_equal(out, expect_out)
 
 
-@pytest.mark.parametrize("dtype, fill, unfill", [
-    (np.int32, -99, -1), (np.int64, -45, -1), (np.uint32, 77, 3),
-    pytest.param(np.uint64, 77, 3, marks=needs("uint64 arrays and atomics")),
-])
+@pytest.mark.parametrize(
+    "dtype, fill, unfill",
+    [
+        (np.int32, -99, -1),
+        (np.int64, -45, -1),
+        (np.uint32, 77, 3),
+        pytest.param(np.uint64, 77, 3, marks=needs("uint64 arrays and atomics")),
+    ],
+)
 def test_atomic_cas_1dim(backend, dtype, fill, unfill):
     _check_cas(atomic_cas_1dim, fill, unfill, dtype)
 
@@ -1038,9 +1065,7 @@ def atomic_add_template(ary):
 # Source: test_atomics.py, atomic_add_float_wrap (test_atomic_add_float)
 @gk.kernel
 def atomic_add_float_wrap_template(ary):
-    atomic_binary_1dim_shared(
-        ary, ary, float32(1.0), float32, 32, atomic_add, atomic_cast_to_int, float32(0.0), True
-    )
+    atomic_binary_1dim_shared(ary, ary, float32(1.0), float32, 32, atomic_add, atomic_cast_to_int, float32(0.0), True)
 
 
 # Source: test_atomics.py, atomic_and (test_atomic_and)

@@ -91,8 +91,9 @@ def test_blackscholes(backend):
     blockdim = 128
     griddim = -(-OPT_N // blockdim)
     for _ in range(2):  # the source's `iterations`
-        black_scholes_cuda[griddim, blockdim](callResult, putResult, stockPrice, optionStrike, optionYears,
-                                              RISKFREE, VOLATILITY)
+        black_scholes_cuda[griddim, blockdim](
+            callResult, putResult, stockPrice, optionStrike, optionYears, RISKFREE, VOLATILITY
+        )
 
     delta = np.abs(callResultNumpy - callResult)
     L1norm = delta.sum() / np.abs(callResultNumpy).sum()

@@ -278,12 +278,17 @@ def test_shared_memory_dynamic(backend):
     np.testing.assert_array_equal(y, x.reshape(32, 32)[:, ::-1].ravel())
 
 
-@pytest.mark.parametrize("dtype", [
-    np.int32, np.uint32,
-    pytest.param(np.uint64, marks=needs("uint64 arrays and atomics")),
-    pytest.param(np.float16, marks=needs("float16 (and its atomic_add)")),
-    np.float32, np.float64,
-])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        np.int32,
+        np.uint32,
+        pytest.param(np.uint64, marks=needs("uint64 arrays and atomics")),
+        pytest.param(np.float16, marks=needs("float16 (and its atomic_add)")),
+        np.float32,
+        np.float64,
+    ],
+)
 def test_atomic_add(backend, dtype):
     x = _random((1024,), dtype, 0)
     index = np.random.default_rng(1).integers(0, 2, 1024).astype(np.int32)
@@ -392,8 +397,14 @@ def test_shfl_width(backend):
         np.testing.assert_array_equal(b, c)
 
 
-SHFL_TYPES = [np.int32, np.uint32, np.int64, pytest.param(np.uint64, marks=needs("uint64 arrays")),
-              np.float32, np.float64]
+SHFL_TYPES = [
+    np.int32,
+    np.uint32,
+    np.int64,
+    pytest.param(np.uint64, marks=needs("uint64 arrays")),
+    np.float32,
+    np.float64,
+]
 
 
 @_WARP

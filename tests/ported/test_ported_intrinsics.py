@@ -122,9 +122,7 @@ def grid3d_check(out):
         and z == thread_idx.z + block_idx.z * block_dim.z
     )
     gridsize_is_right = (
-        a == block_dim.x * grid_dim.x
-        and b == block_dim.y * grid_dim.y
-        and c == block_dim.z * grid_dim.z
+        a == block_dim.x * grid_dim.x and b == block_dim.y * grid_dim.y and c == block_dim.z * grid_dim.z
     )
     out[x, y, z] = grid_is_right and gridsize_is_right
 
@@ -283,13 +281,16 @@ def _bits(c: int, width: int) -> int:
     return c & ((1 << width) - 1)
 
 
-@pytest.mark.parametrize("c, width", [
-    pytest.param(np.uint8(0xFF), 8, marks=needs("uint8 scalars")),
-    pytest.param(np.uint16(0xFFFF), 16, marks=needs("uint16 scalars")),
-    (np.uint32(0xFFFFFFFF), 32),
-    pytest.param(np.uint64(0xFFFFFFFFFFFFFFFF), 64, marks=needs("uint64 scalars")),
-    (np.int64(0x0F0F0F0F0F), 64),
-])
+@pytest.mark.parametrize(
+    "c, width",
+    [
+        pytest.param(np.uint8(0xFF), 8, marks=needs("uint8 scalars")),
+        pytest.param(np.uint16(0xFFFF), 16, marks=needs("uint16 scalars")),
+        (np.uint32(0xFFFFFFFF), 32),
+        pytest.param(np.uint64(0xFFFFFFFFFFFFFFFF), 64, marks=needs("uint64 scalars")),
+        (np.int64(0x0F0F0F0F0F), 64),
+    ],
+)
 def test_popc(backend, c, width):
     ary = np.zeros(1, dtype=np.int32)
     simple_popc[1, 1](ary, c)
@@ -320,10 +321,13 @@ def _brev(c: int, width: int) -> int:
     return int(format(c, f"0{width}b")[::-1], 2)
 
 
-@pytest.mark.parametrize("dt, c, width", [
-    (np.uint32, 0x000030F0, 32),
-    pytest.param(np.uint64, 0x000030F0000030F0, 64, marks=needs("uint64 arrays and scalars")),
-])
+@pytest.mark.parametrize(
+    "dt, c, width",
+    [
+        (np.uint32, 0x000030F0, 32),
+        pytest.param(np.uint64, 0x000030F0000030F0, 64, marks=needs("uint64 arrays and scalars")),
+    ],
+)
 def test_brev(backend, dt, c, width):
     ary = np.zeros(1, dtype=dt)
     simple_brev[1, 1](ary, dt(c))
@@ -340,8 +344,13 @@ def _ffs(c: int, width: int) -> int:
 
 
 INT_ARGS = [
-    (np.int32, 0x00100000, 32), (np.uint32, 0x00100000, 32), (np.int32, -1, 32), (np.int32, 0, 32),
-    (np.uint32, 0x80000000, 32), (np.int64, 0x000000000010000, 64), (np.int64, 0x100000000, 64),
+    (np.int32, 0x00100000, 32),
+    (np.uint32, 0x00100000, 32),
+    (np.int32, -1, 32),
+    (np.int32, 0, 32),
+    (np.uint32, 0x80000000, 32),
+    (np.int64, 0x000000000010000, 64),
+    (np.int64, 0x100000000, 64),
 ]
 
 

@@ -388,8 +388,16 @@ def _cases(table):
     for kernel, npfunc, start, stop, templates in table:
         for t in templates:
             dt, rt, default_stop = t.values
-            yield pytest.param(kernel, npfunc, dt, rt, start, default_stop if stop is None else stop,
-                               id=f"{kernel.__name__}-{t.id}", marks=t.marks)
+            yield pytest.param(
+                kernel,
+                npfunc,
+                dt,
+                rt,
+                start,
+                default_stop if stop is None else stop,
+                id=f"{kernel.__name__}-{t.id}",
+                marks=t.marks,
+            )
 
 
 @pytest.mark.parametrize("kernel, npfunc, dt, rt, start, stop", list(_cases(UNARY)))
@@ -459,8 +467,9 @@ def test_modf(backend, dt):
 
 
 @pytest.mark.parametrize("dt", [np.float32])
-@pytest.mark.parametrize("kernel, npfunc", [(math_isnan, np.isnan), (math_isinf, np.isinf),
-                                            (math_isfinite, np.isfinite)])
+@pytest.mark.parametrize(
+    "kernel, npfunc", [(math_isnan, np.isnan), (math_isinf, np.isinf), (math_isfinite, np.isfinite)]
+)
 def test_bool_special_values(backend, kernel, npfunc, dt):
     # Source: unary_bool_special_values: 0, a subnormal, tiny, 0.5, 1, max, inf, nan, and their negations
     fi = np.finfo(dt)
@@ -487,4 +496,3 @@ def test_bool_integers(backend, kernel, npfunc, dt):
 def test_fp16(backend, kernel, npfunc, start):
     # Source: test_math_fp16 (unary_template_float16, rtol 1e-3)
     _unary(kernel, npfunc, np.float16, np.float16, start, 1)
-

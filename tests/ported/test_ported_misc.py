@@ -173,8 +173,10 @@ def builtin_min(A, B, C):
 
 
 @pytest.mark.parametrize("kernel, ref", [(builtin_max, np.maximum), (builtin_min, np.minimum)])
-@pytest.mark.parametrize("dtype_left, dtype_right", [(np.float64, np.float64), (np.float32, np.float64),
-                                                     (np.float64, np.float32), (np.float32, np.float32)])
+@pytest.mark.parametrize(
+    "dtype_left, dtype_right",
+    [(np.float64, np.float64), (np.float32, np.float64), (np.float64, np.float32), (np.float32, np.float32)],
+)
 def test_minmax(backend, kernel, ref, dtype_left, dtype_right):
     n = 5
     c = np.zeros(n, dtype=np.float64)

@@ -43,8 +43,10 @@ def array_sum(data):
             data[tid] = shr[tid]
 
 
-@gap("barrier() under a thread-dependent condition (`if tid < size:`) is refused by the divergence check "
-     "even when every thread of the block takes it; and shared() bound below the top level")
+@gap(
+    "barrier() under a thread-dependent condition (`if tid < size:`) is refused by the divergence check "
+    "even when every thread of the block takes it; and shared() bound below the top level"
+)
 def test_ex_reduction(backend):
     a = np.arange(nelem, dtype=np.int64)
     expected = int(a.sum())
@@ -76,8 +78,10 @@ def array_np_all(out):
     out[0] = np.all(ALL_CASE)
 
 
-@pytest.mark.parametrize("kernel, ref", [(array_np_sum, np.sum(SUM_CASE)), (array_np_max, np.max(SUM_CASE)),
-                                         (array_np_all, np.all(ALL_CASE))])
+@pytest.mark.parametrize(
+    "kernel, ref",
+    [(array_np_sum, np.sum(SUM_CASE)), (array_np_max, np.max(SUM_CASE)), (array_np_all, np.all(ALL_CASE))],
+)
 def test_array_reductions(backend, kernel, ref):
     out = np.zeros(1, np.float64)
     kernel[1, 1](out)

@@ -124,8 +124,10 @@ def _run_and_emit(arr, dt):
     return None, result
 
 
-@bug("a loop copying a bool shared array to global memory is rewritten into a 16-wide vector load, and the "
-     "C emitter has no bool vector type: an internal KeyError (codegen/emitter.py vector_type) on OpenCL and CUDA")
+@bug(
+    "a loop copying a bool shared array to global memory is rewritten into a 16-wide vector load, and the "
+    "C emitter has no bool vector type: an internal KeyError (codegen/emitter.py vector_type) on OpenCL and CUDA"
+)
 def test_shared_bool(backend):
     # Source: test_sm.py, test_shared_bool (1024 elements there). The CUDA source is made here, in the test,
     # rather than only by conftest's check after it, so that the failure is this test's (an xfail) and the
@@ -205,10 +207,14 @@ def slice_gaps(x):
     x[6] = dynsmem[6]
 
 
-
-@pytest.mark.parametrize("kernel, expected", [
-    (slice_write, [1, 2]), (slice_read, [1, 2]), (slice_gaps, [99, 1, 2, 99, 3, 4, 99]),
-])
+@pytest.mark.parametrize(
+    "kernel, expected",
+    [
+        (slice_write, [1, 2]),
+        (slice_read, [1, 2]),
+        (slice_gaps, [99, 1, 2, 99, 3, 4, 99]),
+    ],
+)
 def test_dynshared_slice(backend, kernel, expected):
     # Source: test_sm.py, _test_dynshared_slice: launched as func[1, 1, 0, nshared](arr)
     arr = np.zeros(len(expected), dtype=np.int32)

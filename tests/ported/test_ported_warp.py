@@ -251,8 +251,11 @@ def test_shfl_sync_xor(backend):
 
 
 @_WARP
-@pytest.mark.parametrize("val", [np.int32(-1), np.int64(1 << 42), np.float32(np.pi), np.float64(np.pi)],
-                         ids=["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize(
+    "val",
+    [np.int32(-1), np.int64(1 << 42), np.float32(np.pi), np.float64(np.pi)],
+    ids=["int32", "int64", "float32", "float64"],
+)
 def test_shfl_sync_types(backend, val):
     ary = np.empty(32, dtype=val.dtype)
     use_shfl_sync_with_val[1, 32](ary, val)
