@@ -19,21 +19,48 @@ and TN values of B from shared memory for TM * TN multiply-adds:
   the current one is read, with one barrier per step instead of two;
 - ``launch_bounds`` tells nvcc the block size, so it can budget registers.
 
+``sgemm_async_kernel`` changes how the tiles reach shared memory and how threads share them:
+
+- asynchronous copies: STAGES shared stages in dynamic shared memory, filled by
+  ``gk.async_copy`` (``cp.async``) STAGES - 1 k steps ahead, commit groups counted by
+  ``async_wait``, one barrier a step: tiles go from global to shared memory without passing
+  through registers, and no thread stalls on global memory before it multiplies;
+- A stays transposed in shared memory, now by 4-byte copies (``cp.async`` cannot transpose, and a
+  row-major A read along k would need 4 values of each of a thread's TM rows at once, 3 * TM more
+  registers); a thread's copies lie in one row of A (one address, one bounds test), and A's
+  staged rows are padded by 4 floats, so each copy instruction of a warp writes 32 banks;
+- warp tiling: each warp owns a WM x WN sub-tile, and a thread's TM x TN tile is 4 x 4 pieces
+  spaced WM * 4 / TM rows and WN * 4 / TN columns apart in it, the lanes' pieces side by side
+  (8 x 4 or 4 x 8 lanes in every configuration below): a warp's float4 read of either tile covers
+  at most 128 consecutive bytes (one shared-memory wavefront, the rest broadcast), and a k step
+  of a warp reads just WM values of A and WN of B;
+- ``launch_bounds(threads, MINB)`` asks nvcc for registers for MINB blocks an SM (8 x 8 thread
+  tiles with BK 8 or 16 fit 2 blocks of 256 threads without spilling), and blocks walk C's
+  tiles in groups of GROUP tile rows, column by column, so blocks running together share
+  panels of A and B in L2;
+- edges: where a copy would pass the matrix's edge a plain shared store writes zeros instead;
+  when n is not a multiple of 4, B's copies (and C's stores) are 4-byte ones (``VEC=False``).
+
 Every tile size is a ``Const``: each configuration is its own specialisation,
-and ``gk.autotune`` picks the fastest for the device and problem size (and
-remembers it).  Sizes need not be multiples of the tiles; when k or n is not a
-multiple of 4 the kernel is specialised (``VEC=False``) to scalar loads, since
-float4 loads need 16-byte aligned rows.
+and ``gk.autotune`` picks the fastest of both kernels' ``CONFIGS`` for the device and
+problem size (and remembers it); the async ones are named
+``async_{BM}x{BN}x{BK}_{WM}x{WN}_{TM}x{TN}_s{STAGES}``.  Sizes need not be multiples of the
+tiles; when k or n is not a multiple of 4 sgemm_kernel is specialised (``VEC=False``) to scalar
+loads, since float4 loads need 16-byte aligned rows.
 
     python examples/matmul_fast.py --size 4096            # autotuned, checked against NumPy
     python examples/matmul_fast.py --size 1000 --config 64x64x8_4x4
+    python examples/matmul_fast.py --size 1000 --config async_128x128x8_64x32_8x8_s3
     python examples/matmul_fast.py --show-source --backend opencl
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +70,9 @@ from gpukern import (
     Const,
     barrier,
     block_idx,
+    dynamic_shared,
     float32,
+    grid_dim,
     int32,
     kernel,
     launch_bounds,
@@ -164,6 +193,127 @@ def sgemm_kernel(
                             c[row * n + col + e] = acc[i, g * 4 + e]
 
 
+@kernel
+def sgemm_async_kernel(
+    a: Array[float32],
+    b: Array[float32],
+    c: Array[float32],
+    m: int32,
+    n: int32,
+    k: int32,
+    BM: Const[int],
+    BN: Const[int],
+    BK: Const[int],
+    WM: Const[int],
+    WN: Const[int],
+    TM: Const[int],
+    TN: Const[int],
+    STAGES: Const[int],
+    MINB: Const[int],
+    GROUP: Const[int],
+    VEC: Const[bool],
+):
+    """c (m x n) = a (m x k) @ b (k x n), row-major: a block of (BM / WM) x (BN / WN) warps per
+    BM x BN tile of C, STAGES shared stages filled by asynchronous copies (``launch_spec`` gives the
+    block and the dynamic shared bytes); VEC: n is a multiple of 4 (B's rows are 16-byte aligned)."""
+    THREADS = (BM // WM) * (BN // WN) * 32
+    launch_bounds(THREADS, MINB)
+    WMI = TM // 4  # a thread's rows come in WMI groups of 4, one per WSM rows of the warp's tile
+    WNI = TN // 4  # and its columns in WNI groups of 4, one per WSN columns
+    WSM = WM // WMI
+    WSN = WN // WNI
+    LANES_N = WSN // 4  # a warp's lanes as (WSM // 4) x LANES_N, each reading 4 rows and 4 columns
+    LDA = BM + 4  # a row of A's transposed tile, padded: the transposing copies of a warp hit 32 banks
+    A_TILE = BK * LDA
+    STAGE = A_TILE + BK * BN  # floats of one stage: A's tile (transposed), then B's
+    KG = THREADS // BM  # threads per row of A's tile; each copies KC consecutive k of every 8
+    KC = 8 // KG
+    NA = BM * BK // THREADS  # 4-byte copies of A each thread makes per stage, all in one row
+    NB = BK * BN // 4 // THREADS  # 16-byte copies of B
+    s = dynamic_shared(float32)
+    acc = local(float32, (TM, TN))
+    a_reg = local(float32, (TM,))
+    b_reg = local(float32, (TN,))
+
+    tid = thread_idx.x
+    warp = tid // 32
+    lane = tid % 32
+    wr = warp // (BN // WN) * WM  # the warp's sub-tile in the block's tile
+    wc = warp % (BN // WN) * WN
+    tr = lane // LANES_N * 4  # the lane's first row and column in each group
+    tc = lane % LANES_N * 4
+    tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP tile rows, column by column
+    first = tile // (GROUP * grid_dim.x) * GROUP
+    rows = min(grid_dim.y - first, GROUP)
+    row0 = (first + tile % (GROUP * grid_dim.x) % rows) * BM
+    col0 = tile % (GROUP * grid_dim.x) // rows * BN
+    for i in unroll(range(TM)):
+        for j in unroll(range(TN)):
+            acc[i, j] = 0.0
+
+    steps = (k + BK - 1) // BK
+    for t in range(steps + STAGES - 1):  # copy k step t, multiply k step t - (STAGES - 1)
+        cur = t - (STAGES - 1)
+        if cur >= 0:
+            gk.async_wait(STAGES - 2)  # this thread's copies of step cur have landed
+            barrier()  # everyone's have, and everyone is done with step cur - 1, whose stage t takes
+        if t < steps:
+            k0 = t * BK
+            base = t % STAGES * STAGE
+            ar = tid // KG
+            for q in unroll(range(NA)):  # A, transposed: a copy's 32 threads hit 32 banks
+                ak = tid % KG * KC + q % KC + q // KC * 8
+                if row0 + ar < m and k0 + ak < k:
+                    gk.async_copy(s[base + ak * LDA + ar], a[(row0 + ar) * k + k0 + ak])
+                else:
+                    s[base + ak * LDA + ar] = 0.0
+            for q in unroll(range(NB)):  # B: 16-byte pieces along its rows
+                e = tid + q * THREADS
+                br = e // (BN // 4)
+                bc = e % (BN // 4) * 4
+                dst = base + A_TILE + br * BN + bc
+                if VEC:
+                    if k0 + br < k and col0 + bc < n:
+                        gk.async_copy(s[dst], b[(k0 + br) * n + col0 + bc], count=4)
+                    else:
+                        vstore(s, dst, (0.0, 0.0, 0.0, 0.0))
+                else:  # n is not a multiple of 4: rows of B are not 16-byte aligned
+                    for x in unroll(range(4)):
+                        if k0 + br < k and col0 + bc + x < n:
+                            gk.async_copy(s[dst + x], b[(k0 + br) * n + col0 + bc + x])
+                        else:
+                            s[dst + x] = 0.0
+        gk.async_commit()  # a group every step, empty or not, so that the wait's count holds
+        if cur >= 0:
+            sa = cur % STAGES * STAGE + wr + tr
+            sb = cur % STAGES * STAGE + A_TILE + wc + tc
+            for kk in unroll(range(BK)):
+                for i in unroll(range(WMI)):
+                    va = vload(s, sa + kk * LDA + i * WSM, 4)
+                    for e in unroll(range(4)):
+                        a_reg[i * 4 + e] = va[e]
+                for j in unroll(range(WNI)):
+                    vb = vload(s, sb + kk * BN + j * WSN, 4)
+                    for e in unroll(range(4)):
+                        b_reg[j * 4 + e] = vb[e]
+                for i in unroll(range(TM)):
+                    for j in unroll(range(TN)):
+                        acc[i, j] += a_reg[i] * b_reg[j]
+
+    for i in unroll(range(TM)):
+        row = row0 + wr + (i // 4) * WSM + tr + i % 4
+        for j in unroll(range(0, TN, 4)):
+            col = col0 + wc + j // 4 * WSN + tc
+            if row < m:
+                if VEC:
+                    if col < n:
+                        vstore(c, row * n + col, (acc[i, j], acc[i, j + 1], acc[i, j + 2], acc[i, j + 3]))
+                else:
+                    for e in unroll(range(4)):
+                        if col + e < n:
+                            c[row * n + col + e] = acc[i, j + e]
+
+
 # Configurations as (BM, BN, BK, TM, TN); the name is how --config and the autotuner show them.
 CONFIGS = {
     f"{bm}x{bn}x{bk}_{tm}x{tn}": dict(BM=bm, BN=bn, BK=bk, TM=tm, TN=tn)
@@ -183,28 +333,94 @@ CONFIGS = {
 }
 DEFAULT = "128x128x8_8x8"
 
+# sgemm_async_kernel's, as (BM, BN, BK, WM, WN, TM, TN, STAGES, MINB): block tile, k step, warp
+# tile, thread tile, shared stages, and the blocks per SM that launch_bounds asks registers for.
+ASYNC_CONFIGS = {
+    f"async_{bm}x{bn}x{bk}_{wm}x{wn}_{tm}x{tn}_s{st}": dict(
+        KERNEL="async", BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, TM=tm, TN=tn, STAGES=st, MINB=mb, GROUP=8
+    )
+    for bm, bn, bk, wm, wn, tm, tn, st, mb in [
+        (128, 128, 8, 64, 32, 8, 8, 3, 2),  # 256 threads
+        (128, 128, 8, 64, 32, 8, 8, 4, 2),
+        (128, 128, 16, 64, 32, 8, 8, 2, 2),
+        (128, 128, 16, 64, 32, 8, 8, 3, 2),
+        (128, 128, 16, 64, 32, 8, 8, 4, 2),
+        (128, 128, 32, 64, 32, 8, 8, 2, 1),
+        (128, 256, 8, 64, 64, 8, 16, 3, 1),
+        (256, 128, 8, 64, 64, 16, 8, 3, 1),
+        (128, 128, 8, 64, 64, 8, 16, 3, 2),  # 128 threads
+        (128, 128, 16, 64, 64, 8, 16, 3, 2),
+        (64, 128, 8, 32, 64, 8, 8, 3, 4),
+        (64, 128, 16, 32, 64, 8, 8, 3, 4),
+        (128, 64, 16, 64, 32, 8, 8, 3, 4),
+        (64, 64, 8, 32, 32, 4, 8, 3, 4),
+        (64, 64, 16, 32, 32, 4, 8, 3, 4),
+    ]
+}
+CONFIGS.update(ASYNC_CONFIGS)
+
+ASYNC_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "MINB", "GROUP")
+
+
+def is_async(cfg: dict[str, int]) -> bool:
+    """Whether a configuration is sgemm_async_kernel's (else sgemm_kernel's)."""
+    return cfg.get("KERNEL") == "async"
+
 
 def check_config(cfg: dict[str, int]) -> None:
     """Refuse tile sizes the kernel's index arithmetic does not cover."""
-    bm, bn, bk, tm, tn = (cfg[x] for x in ("BM", "BN", "BK", "TM", "TN"))
-    threads = (bm // tm) * (bn // tn)
-    ok = (
-        tm % 4 == 0
-        and tn % 4 == 0
-        and bm % tm == 0
-        and bn % tn == 0
-        and bk % 4 == 0
-        and (bm * bk // 4) % threads == 0
-        and (bk * bn // 4) % threads == 0
-    )
+    if is_async(cfg):
+        bm, bn, bk, wm, wn, tm, tn, st = (cfg[x] for x in ASYNC_KEYS[:8])
+        ok = tm % 4 == 0 and tn % 4 == 0 and bm % wm == 0 and bn % wn == 0 and wm % (tm // 4) == 0
+        ok = ok and wn % (tn // 4) == 0 and 2 <= st <= 8 and bk % 8 == 0 and bm % 32 == 0
+        if ok:
+            threads = (bm // wm) * (bn // wn) * 32
+            wsm, wsn = wm // (tm // 4), wn // (tn // 4)  # a warp's lanes cover wsm x wsn, 4 x 4 each
+            ok = wsm % 4 == 0 and wsn % 4 == 0 and (wsm // 4) * (wsn // 4) == 32
+            ok = ok and threads % bm == 0 and 8 % (threads // bm) == 0 and (bk * bn // 4) % threads == 0
+    else:
+        bm, bn, bk, tm, tn = (cfg[x] for x in ("BM", "BN", "BK", "TM", "TN"))
+        threads = (bm // tm) * (bn // tn)
+        ok = (
+            tm % 4 == 0
+            and tn % 4 == 0
+            and bm % tm == 0
+            and bn % tn == 0
+            and bk % 4 == 0
+            and (bm * bk // 4) % threads == 0
+            and (bk * bn // 4) % threads == 0
+        )
     if not ok:
-        raise gk.LaunchError(f"tile configuration {cfg} is not supported by sgemm_kernel")
+        name = "sgemm_async_kernel" if is_async(cfg) else "sgemm_kernel"
+        raise gk.LaunchError(f"tile configuration {cfg} is not supported by {name}")
 
 
 def launch_config(m: int, n: int, cfg: dict[str, int]) -> tuple[tuple[int, int], int]:
-    """Grid and block of the kernel for an m x n result."""
+    """Grid and block of the configuration's kernel for an m x n result."""
     bm, bn = cfg["BM"], cfg["BN"]
+    if is_async(cfg):
+        return ((n + bn - 1) // bn, (m + bm - 1) // bm), (bm // cfg["WM"]) * (bn // cfg["WN"]) * 32
     return ((n + bn - 1) // bn, (m + bm - 1) // bm), (bm // cfg["TM"]) * (bn // cfg["TN"])
+
+
+def shared_bytes(cfg: dict[str, int]) -> int:
+    """Dynamic shared memory of an async configuration: its stages of A's padded, transposed tile and B's."""
+    return cfg["STAGES"] * cfg["BK"] * (cfg["BM"] + 4 + cfg["BN"]) * 4
+
+
+def launch_spec(m: int, n: int, cfg: dict[str, int]) -> tuple[Any, ...]:
+    """``(kernel, grid, block)`` of a configuration, with its shared bytes last for an async one."""
+    grid, block = launch_config(m, n, cfg)
+    if is_async(cfg):
+        return sgemm_async_kernel, grid, block, shared_bytes(cfg)
+    return sgemm_kernel, grid, block
+
+
+def kernel_args(a, b, c, m: int, n: int, k: int, cfg: dict[str, int]) -> tuple[Any, ...]:
+    """The arguments of the configuration's kernel, its ``Const``s included."""
+    if is_async(cfg):  # B's copies (and C's stores) are float4s where n is a multiple of 4
+        return (a, b, c, m, n, k, *(cfg[x] for x in ASYNC_KEYS), n % 4 == 0)
+    return (a, b, c, m, n, k, *(cfg[x] for x in ("BM", "BN", "BK", "TM", "TN")), k % 4 == 0 and n % 4 == 0)
 
 
 def sgemm(a, b, c, m: int, n: int, k: int, config: str | dict[str, int] | None = None) -> None:
@@ -212,28 +428,42 @@ def sgemm(a, b, c, m: int, n: int, k: int, config: str | dict[str, int] | None =
     or None for the autotuner's choice on this device and shape."""
     cfg = choose(m, n, k) if config is None else CONFIGS[config] if isinstance(config, str) else config
     check_config(cfg)
-    grid, block = launch_config(m, n, cfg)
-    vec = k % 4 == 0 and n % 4 == 0
-    sgemm_kernel[grid, block](a, b, c, m, n, k, cfg["BM"], cfg["BN"], cfg["BK"], cfg["TM"], cfg["TN"], vec)
+    kern, *where = launch_spec(m, n, cfg)
+    kern[tuple(where)](*kernel_args(a, b, c, m, n, k, cfg))
 
 
+class _EitherKernel:
+    """Both kernels as one for ``gk.autotune``, which times one kernel's configurations: the
+    launch it asks for names the kernel (``(kernel, grid, block[, shared_bytes])``), and the choice
+    is remembered under both kernels' source."""
+
+    __name__ = "sgemm"
+
+    def __init__(self, *kernels: Any):
+        self.parsed = SimpleNamespace(tree=ast.Module(body=[k.parsed.tree for k in kernels], type_ignores=[]))
+
+    def __getitem__(self, config: tuple[Any, ...]) -> Any:
+        return config[0][config[1:]]
+
+
+_either = _EitherKernel(sgemm_kernel, sgemm_async_kernel)
 _chosen: dict[tuple[int, int, int], dict[str, int]] = {}
 
 
 def choose(m: int, n: int, k: int, verbose: bool = False) -> dict[str, int]:
-    """The fastest configuration for this shape on the current device (timed once, then cached on disk)."""
+    """The fastest configuration of either kernel for this shape on the current device (timed once,
+    then cached on disk)."""
     key = (m, n, k)
     if key not in _chosen:
         rng = np.random.default_rng(1)
         a = gk.to_device(rng.standard_normal(m * k, dtype=np.float32))
         b = gk.to_device(rng.standard_normal(k * n, dtype=np.float32))
         c = gk.empty(m * n, np.float32)
-        vec = k % 4 == 0 and n % 4 == 0
         _chosen[key] = gk.autotune(
-            sgemm_kernel,
+            _either,
             list(CONFIGS.values()),
-            args=lambda cfg: (a, b, c, m, n, k, cfg["BM"], cfg["BN"], cfg["BK"], cfg["TM"], cfg["TN"], vec),
-            launch=lambda cfg: launch_config(m, n, cfg),
+            args=lambda cfg: kernel_args(a, b, c, m, n, k, cfg),
+            launch=lambda cfg: launch_spec(m, n, cfg),
             key=(m, n, k),
             verbose=verbose,
         )
@@ -254,7 +484,9 @@ def main(argv: list[str] | None = None) -> int:
         dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"
         cfg = CONFIGS[args.config or DEFAULT]
         types = (Array[float32],) * 3 + (int32,) * 3
-        print(sgemm_kernel.source(*types, *cfg.values(), True, backend=dialect))
+        kern = sgemm_async_kernel if is_async(cfg) else sgemm_kernel
+        consts = kernel_args(*types[:3], 4, 4, 4, cfg)[6:]  # those of sizes that are multiples of 4
+        print(kern.source(*types, *consts, backend=dialect))
         return 0
 
     try:
