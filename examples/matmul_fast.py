@@ -27,8 +27,9 @@ and TN values of B from shared memory for TM * TN multiply-adds:
   through registers, and no thread stalls on global memory before it multiplies;
 - A stays transposed in shared memory, now by 4-byte copies (``cp.async`` cannot transpose, and a
   row-major A read along k would need 4 values of each of a thread's TM rows at once, 3 * TM more
-  registers); a thread's copies lie in one row of A (one address, one bounds test), and A's
-  staged rows are padded by 4 floats, so each copy instruction of a warp writes 32 banks;
+  registers); 8 threads copy 8 consecutive k of a row (one 32-byte sector of global memory), a
+  warp 4 rows, and A's staged rows are padded by 4 floats, so each copy instruction of a warp
+  reads 4 sectors and writes 32 banks;
 - warp tiling: each warp owns a WM x WN sub-tile, and a thread's TM x TN tile is 4 x 4 pieces
   spaced WM * 4 / TM rows and WN * 4 / TN columns apart in it, the lanes' pieces side by side
   (8 x 4 or 4 x 8 lanes in every configuration below): a warp's float4 read of either tile covers
@@ -226,9 +227,8 @@ def sgemm_async_kernel(
     LDA = BM + 4  # a row of A's transposed tile, padded: the transposing copies of a warp hit 32 banks
     A_TILE = BK * LDA
     STAGE = A_TILE + BK * BN  # floats of one stage: A's tile (transposed), then B's
-    KG = THREADS // BM  # threads per row of A's tile; each copies KC consecutive k of every 8
-    KC = 8 // KG
-    NA = BM * BK // THREADS  # 4-byte copies of A each thread makes per stage, all in one row
+    AROWS = THREADS // 8  # rows of A's tile one pass of the threads copies: 8 threads a row, one k each
+    NA = BM * BK // THREADS  # 4-byte copies of A each thread makes per stage
     NB = BK * BN // 4 // THREADS  # 16-byte copies of B
     s = dynamic_shared(float32)
     acc = local(float32, (TM, TN))
@@ -260,9 +260,9 @@ def sgemm_async_kernel(
         if t < steps:
             k0 = t * BK
             base = t % STAGES * STAGE
-            ar = tid // KG
-            for q in unroll(range(NA)):  # A, transposed: a copy's 32 threads hit 32 banks
-                ak = tid % KG * KC + q % KC + q // KC * 8
+            for q in unroll(range(NA)):  # A, transposed: a warp copies 4 rows' 32-byte sectors into 32 banks
+                ar = tid // 8 + q % (BM // AROWS) * AROWS
+                ak = tid % 8 + q // (BM // AROWS) * 8
                 if row0 + ar < m and k0 + ak < k:
                     gk.async_copy(s[base + ak * LDA + ar], a[(row0 + ar) * k + k0 + ak])
                 else:
@@ -377,7 +377,7 @@ def check_config(cfg: dict[str, int]) -> None:
             threads = (bm // wm) * (bn // wn) * 32
             wsm, wsn = wm // (tm // 4), wn // (tn // 4)  # a warp's lanes cover wsm x wsn, 4 x 4 each
             ok = wsm % 4 == 0 and wsn % 4 == 0 and (wsm // 4) * (wsn // 4) == 32
-            ok = ok and threads % bm == 0 and 8 % (threads // bm) == 0 and (bk * bn // 4) % threads == 0
+            ok = ok and bm % (threads // 8) == 0 and (bk * bn // 4) % threads == 0
     else:
         bm, bn, bk, tm, tn = (cfg[x] for x in ("BM", "BN", "BK", "TM", "TN"))
         threads = (bm // tm) * (bn // tn)

@@ -125,9 +125,12 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     accumulators: a fragment of A feeds 4 mma's, of B 2.  Blocks run through C's tiles in groups
     of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
     panels of A and B they read (in L2) rather than each reading its own."""
-    CHUNK = 16 // T.itemsize  # elements a copy moves (and padding a staged row, bank spread)
-    LDA = KS + CHUNK  # a staged row of A's tile
-    LDB = PN + CHUNK  # and of B's
+    CHUNK = 16 // T.itemsize  # elements a copy moves
+    # staged rows padded so the warps' fragment loads spread over the banks: A's by 16 bytes (so 8
+    # rows of an ldmatrix, or TF32's 8 rows of 4 lanes, fall in distinct banks), B's by 8 elements
+    # (for TF32, whose B fragment reads 4 rows of 8 lanes, rows 8 banks apart)
+    LDA = KS + CHUNK
+    LDB = PN + 8
     A_TILE = PM * LDA
     STAGE = A_TILE + KS * LDB  # elements of one stage: A's tile, then B's
     A_PASSES = PM * KS // CHUNK // PTHREADS  # copies each thread makes of A's tile, of B's
