@@ -291,3 +291,47 @@ def test_capability_table():
     t = gk.types.FragmentType("a", 16, 16, 16, float16, "row")
     assert mma_ops.capability([t])[0] == 70
     assert mma_ops.capability([gk.types.FragmentType("a", 16, 16, 8, float32, "row")])[0] == 80
+
+
+@pytest.mark.parametrize("space", ["shared", "global"])
+@pytest.mark.parametrize(
+    "t",
+    [
+        gk.types.FragmentType(use, m, n, k, elem, layout if use != "accumulator" else None)
+        for name, elem in (("float16", float16), ("bfloat16", bfloat16), ("float32", float32))
+        for (m, n, k) in mma_ops.FRAGMENT_SHAPES[name]
+        for use in ("a", "b", "accumulator")
+        for layout in ("row", "col")
+        if not (use == "accumulator" and layout == "col")
+    ],
+    ids=repr,
+)
+def test_moves_cover_every_element_once(t, space):
+    """Whatever instructions a fragment moves in (ldmatrix rows, the mma layout's pairs or single
+    elements), together they touch every element of the stored tile exactly once, and a lane's
+    run of elements stays inside one stored row."""
+    stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
+    seen = np.zeros(stored, np.int64)
+    for rows, cols, width in mma_ops.moves(t, space):
+        assert rows.shape == cols.shape == (32,)
+        for r, c in zip(rows, cols):
+            if r < 0:
+                continue
+            assert c + width <= stored[1]
+            seen[r, c : c + width] += 1
+    assert (seen == 1).all()
+
+
+def test_moves_are_the_hardware_instructions():
+    """The shapes the profiler counts, as an H100 runs wmma (benchmarks/profile_vs_ncu.py): one
+    ldmatrix.x4 (16 bytes a lane) for a 16x16 half tile in shared memory, four 64-bit moves for a
+    16x16 accumulator, four 32-bit ones (single TF32 elements) for a 16x8 TF32 tile."""
+    half_a = gk.types.FragmentType("a", 16, 16, 16, float16, "row")
+    assert [w for _, _, w in mma_ops.moves(half_a, "shared")] == [8]
+    acc = gk.types.FragmentType("accumulator", 16, 16, 16, float32)
+    assert [w for _, _, w in mma_ops.moves(acc, "global")] == [2, 2, 2, 2]
+    tf32_a = gk.types.FragmentType("a", 16, 16, 8, float32, "row")
+    moves = mma_ops.moves(tf32_a, "shared")
+    assert [w for _, _, w in moves] == [1, 1, 1, 1]
+    rows, cols, _ = moves[0]  # mma.m16n8k8's a0: lane (g, t) holds row g, column t
+    assert list(rows[:8]) == [0, 0, 0, 0, 1, 1, 1, 1] and list(cols[:8]) == [0, 1, 2, 3, 0, 1, 2, 3]
