@@ -47,6 +47,7 @@ from gpukern import (
     grid_dim,
     int32,
     kernel,
+    launch_bounds,
     shared,
     thread_idx,
 )
@@ -155,6 +156,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
 
     @kernel
     def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], k: int32):
+        launch_bounds(PTHREADS, 2)  # at most 128 registers a thread, so two blocks share an SM
         s = dynamic_shared(T)
         warp = thread_idx.x // 32
         wr = (warp // 2) * 32
