@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import gpukern as gk
 
@@ -145,6 +147,49 @@ def test_matmul_tensorcore_tile_groups_cover_c_once(on_simulator):
     exact = a.astype(np.float64) @ b.astype(np.float64)
     tol = gk.mma_ops.tolerance(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)), 16)
     assert (np.abs(dc.get() - exact) <= tol).all()
+
+
+def _check_tensorcore(m: int, n: int, k: int, seed: int, run) -> None:
+    """C = A @ B of random float16 A, B by ``run(da, db, dc)`` against NumPy's float64 product,
+    within ``gpukern.mma_ops.tolerance``; C starts as NaN so that an element never written fails."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float16)
+    dc = gk.to_device(np.full((m, n), np.nan, np.float32))
+    run(gk.to_device(a), gk.to_device(b), dc)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    err = np.abs(dc.get() - a64 @ b64)
+    assert (err <= gk.mma_ops.tolerance(np.abs(a64), np.abs(b64), 16)).all()
+
+
+_PROPERTY = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_PROPERTY
+@given(m=st.integers(1, 150), n=st.integers(1, 150), k=st.integers(1, 100), seed=st.integers(0, 2**16))
+def test_matmul_tensorcore_any_size_matches_numpy(backend, m, n, k, seed):
+    """The example's matmul at any sizes (the guarded kernel; the pipelined one where they fit)."""
+    if backend == "opencl":
+        pytest.skip("OpenCL refuses tensor-core fragments (a CompileError says so)")
+    _check_tensorcore(m, n, k, seed, lambda da, db, dc: tensorcore_example.matmul(da, db, dc, m, n, k))
+
+
+@_PROPERTY
+@given(
+    mt=st.integers(1, 3),
+    nt=st.integers(1, 2),
+    ks=st.integers(1, 4),
+    group=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+def test_matmul_tensorcore_pipelined_matches_numpy(backend, mt, nt, ks, group, seed):
+    """The pipelined kernel over 1-3 x 1-2 tiles of C in tile groups of 1-3 rows and 1-4 k steps
+    (fewer, as many and more than its stages)."""
+    if backend == "opencl":
+        pytest.skip("OpenCL refuses tensor-core fragments (a CompileError says so)")
+    kern = tensorcore_example.make_pipelined(gk.float16, 16, 64, STAGES=3, GROUP=group)
+    m, n, k = 128 * mt, 128 * nt, 64 * ks
+    _check_tensorcore(m, n, k, seed, lambda da, db, dc: tensorcore_example.run_pipelined(kern, da, db, dc, m, n, k))
 
 
 def test_matmul_tensorcore_example_shows_source(capsys):
