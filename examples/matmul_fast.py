@@ -86,6 +86,17 @@ from gpukern import (
 )
 
 
+@gk.func
+def grouped_tile(group: int32):
+    """This block's tile of C (row, column) when the blocks walk C's tiles in groups of ``group``
+    tile rows, column by column: blocks running at the same time then read the same panels of A
+    and B, which stay in L2, rather than each its own."""
+    tile = block_idx.y * grid_dim.x + block_idx.x
+    first = tile // (group * grid_dim.x) * group
+    rows = min(grid_dim.y - first, group)
+    return first + tile % (group * grid_dim.x) % rows, tile % (group * grid_dim.x) // rows
+
+
 @kernel
 def sgemm_kernel(
     a: Array[float32],
@@ -117,8 +128,9 @@ def sgemm_kernel(
     tid = thread_idx.x
     tx = tid % (BN // TN)  # which group of 4 columns in each column span
     ty = tid // (BN // TN)
-    row0 = block_idx.y * BM
-    col0 = block_idx.x * BN
+    ti, tj = grouped_tile(8)
+    row0 = ti * BM
+    col0 = tj * BN
     for i in unroll(range(TM)):
         for j in unroll(range(TN)):
             acc[i, j] = 0.0
@@ -242,11 +254,9 @@ def sgemm_async_kernel(
     wc = warp % (BN // WN) * WN
     tr = lane // LANES_N * 4  # the lane's first row and column in each group
     tc = lane % LANES_N * 4
-    tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP tile rows, column by column
-    first = tile // (GROUP * grid_dim.x) * GROUP
-    rows = min(grid_dim.y - first, GROUP)
-    row0 = (first + tile % (GROUP * grid_dim.x) % rows) * BM
-    col0 = tile % (GROUP * grid_dim.x) // rows * BN
+    ti, tj = grouped_tile(GROUP)
+    row0 = ti * BM
+    col0 = tj * BN
     for i in unroll(range(TM)):
         for j in unroll(range(TN)):
             acc[i, j] = 0.0
