@@ -118,10 +118,10 @@ NOT_MODELLED = {
         "rows (the `async copy` cases) count 16 on both"
     ),
     ("tensor-core pipelined float16", "shared_load_wavefronts"): (
-        "ncu counts 1 to 4 wavefronts more, a different number from run to run (ldmatrix reads while "
+        "ncu counts 1 to 5 wavefronts more, a different number from run to run (ldmatrix reads while "
         "copies land in the same banks): timing, which the simulator does not model"
     ),
-    ("tensor-core pipelined float16", "shared_load_conflicts"): "the same 1 to 4 wavefronts, as conflicts",
+    ("tensor-core pipelined float16", "shared_load_conflicts"): "the same 1 to 5 wavefronts, as conflicts",
 }
 
 
@@ -352,6 +352,48 @@ def async_probe(x: Array[float32], out: Array[float32], W: Const[int], ROW: Cons
     out[block_idx.x * block_dim.x + t] = s[t * W]
 
 
+def fragment_kernel(T: Any, shape: tuple[int, int, int], la: str, lb: str, staged: bool) -> Any:
+    """One warp: fragments of A (layout ``la``) and B (``lb``) loaded from 32 x 32 arrays, from
+    global memory or (``staged``) from shared copies of them, the accumulator loaded from and
+    stored to C: every way a fragment moves, for one shape and type."""
+    m, n, k = shape
+
+    if staged:
+
+        @kernel
+        def frags_shared(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2]):
+            sa = shared(T, (32, 32))
+            sb = shared(T, (32, 32))
+            t = thread_idx.x
+            for e in range(t, 1024, 32):
+                sa[e // 32, e % 32] = a[e // 32, e % 32]
+                sb[e // 32, e % 32] = b[e // 32, e % 32]
+            barrier()
+            fa = gk.fragment("a", m, n, k, T, layout=la)
+            fb = gk.fragment("b", m, n, k, T, layout=lb)
+            acc = gk.fragment("accumulator", m, n, k, float32)
+            gk.load_matrix(fa, sa, (0, 0))
+            gk.load_matrix(fb, sb, (0, 0))
+            gk.load_matrix(acc, c, (0, 0))
+            acc = gk.mma(fa, fb, acc)
+            gk.store_matrix(c, (0, 0), acc)
+
+        return frags_shared
+
+    @kernel
+    def frags_global(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2]):
+        fa = gk.fragment("a", m, n, k, T, layout=la)
+        fb = gk.fragment("b", m, n, k, T, layout=lb)
+        acc = gk.fragment("accumulator", m, n, k, float32)
+        gk.load_matrix(fa, a, (0, 0))
+        gk.load_matrix(fb, b, (0, 0))
+        gk.load_matrix(acc, c, (0, 0))
+        acc = gk.mma(fa, fb, acc)
+        gk.store_matrix(c, (0, 0), acc)
+
+    return frags_global
+
+
 def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
     names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast", "matmul_tensorcore")
@@ -482,6 +524,23 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         grid = ((n + tc.BN - 1) // tc.BN, (n + tc.BM - 1) // tc.BM)
         args = (a16, b16, np.zeros((n, n), f32), n, n, n)
         out.append((f"tensor-core hgemm n={n}", tc.hgemm[grid, tc.THREADS], args))
+    frag_cases = [
+        (gk.float16, (16, 16, 16), "row", "row"),
+        (gk.float16, (16, 16, 16), "col", "col"),
+        (gk.float16, (32, 8, 16), "row", "row"),
+        (gk.float16, (8, 32, 16), "row", "col"),
+        (gk.bfloat16, (16, 16, 16), "row", "row"),
+        (gk.float32, (16, 16, 8), "row", "row"),
+        (gk.float32, (16, 16, 8), "col", "col"),
+    ]
+    for t, shape, la, lb in frag_cases:
+        for staged in (False, True):
+            where = "shared" if staged else "global"
+            x = rng.uniform(-1, 1, (2, 32, 32)).astype(np.float32)
+            ab = [gk.bfloat16.bits(v) for v in x] if t == gk.bfloat16 else [v.astype(t.dtype) for v in x]
+            label = f"tensor-core fragments {t.name} {'x'.join(map(str, shape))} {la}/{lb} from {where}"
+            kern = fragment_kernel(t, shape, la, lb, staged)
+            out.append((label, kern[1, 32], (*ab, rng.uniform(-1, 1, (32, 32)).astype(f32))))
     n = 128
     for kern, dt in ((tc.hgemm_pipelined, np.float16), (tc.tgemm_pipelined, f32)):
         a, b = (rng.uniform(-1, 1, (n, n)).astype(dt) for _ in range(2))

@@ -6,7 +6,7 @@ A fragment is a tile of a matrix spread over the 32 lanes of a warp.  CUDA leave
 which lane holds which element; ``moves`` gives the simulator the memory instructions an H100's
 wmma compiles to (measured with Nsight Compute, ``benchmarks/profile_vs_ncu.py``), so that races,
 bounds and the profiler see each element touched by one deterministic lane, in accesses shaped
-as the hardware's: ``ldmatrix`` for 16-bit tiles in shared memory, the ``mma`` register layout
+as the hardware's: ``ldmatrix`` for float16 tiles in shared memory, the ``mma`` register layout
 (pairs, or TF32's single elements) otherwise.
 
 Arithmetic: the inputs are rounded to the input precision as they are loaded (float16 and bfloat16
@@ -74,14 +74,18 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
     layout 'col' is stored transposed) and how many consecutive elements of that stored row from
     there it moves; row -1: the lane takes no part.
 
-    - float16/bfloat16 a/b tiles in shared memory: ``ldmatrix`` (LDSM), the stored tile in 8 x 8
-      blocks of 16-byte rows, four blocks an instruction, lane ``l`` giving row ``l % 8`` of block
-      ``l // 8``, one shared-memory phase per block;
+    - float16 a/b tiles in shared memory: ``ldmatrix`` (LDSM), the stored tile in 8 x 8 blocks of
+      16-byte rows, four blocks an instruction, lane ``l`` giving row ``l % 8`` of block ``l // 8``,
+      one shared-memory phase per block;
     - float32 (TF32) a/b tiles: one element a lane an instruction, as ``mma.m16n8k8`` holds them
       (a: lane (g, t) = (l // 4, l % 4) at (g, t) of each 8 x 4 block; b: at (t, g) of each 4 x 8);
-    - every other (16-bit tiles in global memory, accumulators anywhere): two consecutive elements
-      a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of the stored tile, as ``mma``'s
-      accumulator layout (the 16-bit global loads are that model's assumption, not measured)."""
+    - the 8 x 32 accumulator (m8n32k16): a stored row an instruction, lane ``l`` at column ``l``;
+    - every other (16-bit tiles in global memory, bfloat16 tiles in shared memory, the other
+      accumulators): two consecutive elements a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of
+      the stored tile, as ``mma``'s accumulator layout.
+
+    Each was measured on an H100 against Nsight Compute (``benchmarks/profile_vs_ncu.py``'s
+    ``tensor-core fragments`` cases: every shape, type and layout, from global and shared memory)."""
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
     stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
@@ -93,8 +97,10 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
                 rr, cc = br + r, bc + c
                 out.append((cc, rr, 1) if t.layout == "col" else (rr, cc, 1))
         return out
+    if t.use == "accumulator" and t.rows == 8:
+        return [(np.full(32, r), lane, 1) for r in range(8)]
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
-    if t.use != "accumulator" and space == "shared":
+    if t.use != "accumulator" and space == "shared" and t.elem == float16:
         for i in range(0, len(blocks), 4):
             group = blocks[i : i + 4]
             which = lane // 8

@@ -377,9 +377,9 @@ class Profiler:
             c.shared_atomic_elems += n
             return
         nbytes = a.itemsize * a.width
-        if nbytes == self.bank_bytes:
+        if a.itemsize == self.bank_bytes and a.width == 1:  # offsets count words
             words = a.offsets
-        else:
+        else:  # 16-bit pairs, bytes in fours, vectors: the words the bytes span
             words = self._spans(a.offsets.astype(np.int64) * a.itemsize, nbytes, self.bank_bytes)
         rows = self._rows(a.lanes, words)
         per_phase = max(1, min(self.warp_size, self.banks * self.bank_bytes // nbytes))  # threads

@@ -324,10 +324,15 @@ def test_moves_cover_every_element_once(t, space):
 
 def test_moves_are_the_hardware_instructions():
     """The shapes the profiler counts, as an H100 runs wmma (benchmarks/profile_vs_ncu.py): one
-    ldmatrix.x4 (16 bytes a lane) for a 16x16 half tile in shared memory, four 64-bit moves for a
-    16x16 accumulator, four 32-bit ones (single TF32 elements) for a 16x8 TF32 tile."""
+    ldmatrix.x4 (16 bytes a lane) for a 16x16 float16 tile in shared memory but four 32-bit pairs
+    for a bfloat16 one, four 64-bit moves for a 16x16 accumulator, eight rows of single elements
+    for the 8x32 one, four 32-bit moves (single TF32 elements) for a 16x8 TF32 tile."""
     half_a = gk.types.FragmentType("a", 16, 16, 16, float16, "row")
     assert [w for _, _, w in mma_ops.moves(half_a, "shared")] == [8]
+    bf16_a = gk.types.FragmentType("a", 16, 16, 16, bfloat16, "row")
+    assert [w for _, _, w in mma_ops.moves(bf16_a, "shared")] == [2, 2, 2, 2]
+    wide = gk.types.FragmentType("accumulator", 8, 32, 16, float32)
+    assert [(int(r[0]), w) for r, _, w in mma_ops.moves(wide, "global")] == [(r, 1) for r in range(8)]
     acc = gk.types.FragmentType("accumulator", 16, 16, 16, float32)
     assert [w for _, _, w in mma_ops.moves(acc, "global")] == [2, 2, 2, 2]
     tf32_a = gk.types.FragmentType("a", 16, 16, 8, float32, "row")
