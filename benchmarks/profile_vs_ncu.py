@@ -544,9 +544,9 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     n = 128
     for kern, dt in ((tc.hgemm_pipelined, np.float16), (tc.tgemm_pipelined, f32)):
         a, b = (rng.uniform(-1, 1, (n, n)).astype(dt) for _ in range(2))
-        launch = kern[(n // tc.PN, n // tc.PM), tc.PTHREADS, kern.stages * kern.stage_bytes]
+        launch = kern[(n // tc.PN, n // tc.PM), tc.PTHREADS, kern.shared_bytes]
         label = f"tensor-core pipelined {np.dtype(dt).name} n={n}"
-        out.append((label, launch, (a, b, np.zeros((n, n), f32), n)))
+        out.append((label, launch, (a, b, np.zeros((n, n), f32), n, n, n)))
     return [c for c in out if ONLY in c[0]]
 
 

@@ -118,10 +118,11 @@ PTHREADS = 256  # 8 warps, 4 x 2, each 32 x 64 of C (2 x 4 accumulators)
 
 def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     """The pipelined kernel for inputs of type ``T`` (float16; float32: TF32), ``FK`` the fragments'
-    k (16; TF32: 8), ``KS`` the k step: C = A @ B where m, n are multiples of 128 and k of KS.
+    k (16; TF32: 8), ``KS`` the k step: C = A @ B for any m, and k and n multiples of the elements
+    in 16 bytes (``run_pipelined``).
 
-    ``STAGES`` shared tiles of A and B in the launch's dynamic shared memory (``stage_bytes``
-    each): while one is multiplied, the copies of the next ``STAGES - 1`` k steps are in flight
+    ``STAGES`` shared tiles of A and B in the launch's dynamic shared memory (``shared_bytes`` in
+    all): while one is multiplied, the copies of the next ``STAGES - 1`` k steps are in flight
     (16-byte ``gk.async_copy``s, one commit group per step), one barrier a step.  Each warp keeps 8
     accumulators: a fragment of A feeds 4 mma's, of B 2.  Blocks run through C's tiles in groups
     of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
@@ -138,24 +139,46 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     B_PASSES = KS * PN // CHUNK // PTHREADS
     A_STEP = PTHREADS // (KS // CHUNK)  # rows of A's tile one pass of the threads copies
     B_STEP = PTHREADS // (PN // CHUNK)
+    LDC = PN + 4  # a row of C's tile staged (at C's edges) in the stages' shared memory
 
     @gk.func
-    def fill(s: Array[T, 1], a: Array[T, 2], b: Array[T, 2], base: int32, k0: int32, row0: int32, col0: int32):
-        """Start the copies of the k step at ``k0`` into the stage at ``s[base]``."""
+    def fill(
+        s: Array[T, 1],
+        a: Array[T, 2],
+        b: Array[T, 2],
+        base: int32,
+        k0: int32,
+        row0: int32,
+        col0: int32,
+        m: int32,
+        n: int32,
+        k: int32,
+    ):
+        """Start the copies of the k step at ``k0`` into the stage at ``s[base]``.  Past C's edges
+        the copies read the last row of A (column chunk of B) instead: what they bring only reaches
+        C's rows (columns) past the edge, which are not stored.  Past k's end a chunk is zeros."""
         t = thread_idx.x
         ar = t // (KS // CHUNK)
         ac = (t % (KS // CHUNK)) * CHUNK
         for i in range(A_PASSES):
             r = ar + i * A_STEP
-            gk.async_copy(s[base + r * LDA + ac], a[row0 + r, k0 + ac], count=CHUNK)
+            if k0 + ac < k:
+                gk.async_copy(s[base + r * LDA + ac], a[min(row0 + r, m - 1), k0 + ac], count=CHUNK)
+            else:
+                for e in range(CHUNK):
+                    s[base + r * LDA + ac + e] = 0.0
         br = t // (PN // CHUNK)
         bc = (t % (PN // CHUNK)) * CHUNK
         for i in range(B_PASSES):
             r = br + i * B_STEP
-            gk.async_copy(s[base + A_TILE + r * LDB + bc], b[k0 + r, col0 + bc], count=CHUNK)
+            if k0 + r < k:
+                gk.async_copy(s[base + A_TILE + r * LDB + bc], b[k0 + r, min(col0 + bc, n - CHUNK)], count=CHUNK)
+            else:
+                for e in range(CHUNK):
+                    s[base + A_TILE + r * LDB + bc + e] = 0.0
 
     @kernel
-    def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], k: int32):
+    def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
         launch_bounds(PTHREADS, 2)  # at most 128 registers a thread, so two blocks share an SM
         s = dynamic_shared(T)
         warp = thread_idx.x // 32
@@ -188,17 +211,17 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
         gk.fill_fragment(c5, 0.0)
         gk.fill_fragment(c6, 0.0)
         gk.fill_fragment(c7, 0.0)
-        steps = k // KS
+        steps = (k + KS - 1) // KS
         for p in range(STAGES - 1):  # the first STAGES - 1 k steps in flight
             if p < steps:
-                fill(s, a, b, p * STAGE, p * KS, row0, col0)
+                fill(s, a, b, p * STAGE, p * KS, row0, col0, m, n, k)
             gk.async_commit()  # a group each, empty or not, so that the count below holds
         for step in range(steps):
             gk.async_wait(STAGES - 2)  # this thread's copies of this step have landed
             barrier()  # everyone's have, and everyone is done with the step before's stage
             ahead = step + STAGES - 1  # which goes into that stage, while this one is multiplied
             if ahead < steps:
-                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, row0, col0)
+                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, row0, col0, m, n, k)
             gk.async_commit()
             sa = (step % STAGES) * STAGE + wr * LDA  # this warp's rows of A's tile
             sb = (step % STAGES) * STAGE + A_TILE + wc  # and columns of B's
@@ -217,16 +240,37 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
                 c5 = gk.mma(fa1, fb1, c5)
                 c6 = gk.mma(fa1, fb2, c6)
                 c7 = gk.mma(fa1, fb3, c7)
-        gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
-        gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
-        gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
-        gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
-        gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
-        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
-        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
-        gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+        if row0 + PM <= m and col0 + PN <= n:  # a whole tile of C: straight from the fragments
+            gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+        else:  # C's edge: through shared memory (the stages' bytes, free now), then a guarded copy
+            cs = dynamic_shared(float32)
+            gk.async_wait(0)
+            barrier()
+            at = wr * LDC + wc
+            gk.store_matrix(cs, at, c0, ldm=LDC)
+            gk.store_matrix(cs, at + 16, c1, ldm=LDC)
+            gk.store_matrix(cs, at + 32, c2, ldm=LDC)
+            gk.store_matrix(cs, at + 48, c3, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC, c4, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 16, c5, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 32, c6, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 48, c7, ldm=LDC)
+            barrier()
+            for e in range(thread_idx.x, PM * PN, PTHREADS):
+                r = e // PN
+                q = e % PN
+                if row0 + r < m and col0 + q < n:
+                    c[row0 + r, col0 + q] = cs[r * LDC + q]
 
-    pipelined.stage_bytes = STAGE * T.itemsize
+    pipelined.shared_bytes = max(STAGES * STAGE * T.itemsize, PM * LDC * 4)  # the stages; C's edge tile
+    pipelined.itemsize = T.itemsize
     pipelined.stages = STAGES
     pipelined.k_step = KS
     return pipelined
@@ -237,15 +281,17 @@ tgemm_pipelined = make_pipelined(float32, 8, 16, STAGES=4)
 
 
 def run_pipelined(kern, da, db, dc, m: int, n: int, k: int) -> None:
-    """Launch a kernel of ``make_pipelined`` on sizes that are multiples of its tiles."""
-    if m % PM or n % PN or k % kern.k_step:
-        raise ValueError(f"the pipelined kernel takes sizes that are multiples of {PM}, {PN} and {kern.k_step}")
-    kern[(n // PN, m // PM), PTHREADS, kern.stages * kern.stage_bytes](da, db, dc, k)
+    """Launch a kernel of ``make_pipelined``: any m; k and n multiples of the elements in 16 bytes
+    (8 halves, 4 floats), so that every row of A and B starts 16-byte aligned for the copies."""
+    chunk = 16 // kern.itemsize
+    if k % chunk or n % chunk:
+        raise ValueError(f"the pipelined kernel takes k and n that are multiples of {chunk}, not {k} and {n}")
+    kern[(-(-n // PN), -(-m // PM)), PTHREADS, kern.shared_bytes](da, db, dc, m, n, k)
 
 
 def pipelined(m: int, n: int, k: int) -> bool:
-    """Whether ``hgemm_pipelined`` fits the sizes (its tiles have no edges)."""
-    return m % PM == 0 and n % PN == 0 and k % hgemm_pipelined.k_step == 0
+    """Whether ``hgemm_pipelined`` takes the sizes (16-byte aligned rows of A and B)."""
+    return k % 8 == 0 and n % 8 == 0
 
 
 def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
@@ -254,8 +300,8 @@ def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
 
 
 def matmul(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where the
-    sizes are multiples of its tiles, else the one that handles any size."""
+    """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where the rows
+    of A and B are 16-byte aligned (k and n multiples of 8), else the one that handles any size."""
     if pipelined(m, n, k):
         run_pipelined(hgemm_pipelined, da, db, dc, m, n, k)
     else:

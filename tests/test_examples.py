@@ -120,18 +120,20 @@ def test_matmul_tensorcore_pipelined_kernel_runs_and_checks(on_simulator, capsys
 
 
 def test_matmul_tensorcore_tf32_kernel_matches_numpy(on_simulator):
-    """The TF32 kernel (float32 inputs rounded to TF32 in the fragments, FP32 accumulation), four
-    k steps through its four stages, within TF32's rounding of |A| @ |B|."""
+    """The TF32 kernel (float32 inputs rounded to TF32 in the fragments, FP32 accumulation) at sizes
+    that are no multiples of its tiles (m, n past a tile's edge, k a partial last step), within
+    TF32's rounding of |A| @ |B|; rows of A or B not 16-byte aligned are refused."""
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((128, 64)).astype(np.float32)
-    b = rng.standard_normal((64, 256)).astype(np.float32)
-    dc = gk.zeros((128, 256), np.float32)
-    tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 64)
+    m, n, k = 130, 132, 44
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    dc = gk.to_device(np.full((m, n), np.nan, np.float32))
+    tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, m, n, k)
     exact = a.astype(np.float64) @ b.astype(np.float64)
     tol = 2.0**-10 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
     assert (np.abs(dc.get() - exact) <= tol).all()
-    with pytest.raises(ValueError, match="multiples of 128, 128 and 16"):
-        tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, 128, 256, 40)
+    with pytest.raises(ValueError, match="multiples of 4, not 42 and 132"):
+        tensorcore_example.matmul_tf32(gk.to_device(a), gk.to_device(b), dc, m, n, 42)
 
 
 def test_matmul_tensorcore_tile_groups_cover_c_once(on_simulator):
