@@ -13,13 +13,15 @@ from memory, multiplies and accumulates, and stores (``gk.fragment``, ``gk.load_
   the matrices' edges (zeros add nothing), and the results go through shared memory to a guarded
   copy, so no fragment operation is ever under a thread-dependent branch (they are warp-collective).
 
-Where the sizes are multiples of 128 (k of 64), ``hgemm_pipelined`` runs instead: 128 x 128 x 64
-block tiles of 8 warps with 2 x 4 accumulators each, three shared stages in dynamic shared memory
-(105 KiB, two blocks an SM), the next two k steps copied by 16-byte ``gk.async_copy``s
-(``cp.async``) while the current one is multiplied, and blocks walking C's tiles in groups for L2
-reuse (``benchmarks/tensorcore.py`` measures it, and other stage counts and k steps, against
-cuBLAS).  ``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32
-(``matmul_tf32``).
+Where the rows of A and B are 16-byte aligned (k and n multiples of 8; any m),
+``hgemm_pipelined`` runs instead: 128 x 128 x 64 block tiles of 8 warps with 2 x 4 accumulators
+each, three shared stages in dynamic shared memory (105 KiB, two blocks an SM), the next two k
+steps copied by 16-byte ``gk.async_copy``s (``cp.async``) while the current one is multiplied,
+and blocks walking C's tiles in groups for L2 reuse.  Past C's edges its copies read the last row
+(column chunk) again, whose products land only in C's rows (columns) that are not stored; a
+partial last k step is zero-filled; edge tiles of C go through shared memory to a guarded copy.
+``benchmarks/tensorcore.py`` measures it, and other stage counts and k steps, against cuBLAS.
+``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32 (``matmul_tf32``).
 
     python examples/matmul_tensorcore.py --size 4096        # checked against NumPy float64
     python examples/matmul_tensorcore.py --size 100 --backend sim
