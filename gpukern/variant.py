@@ -89,13 +89,16 @@ class Variant:
 
 
 def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
-    """Bytes of the widest vector access to each global array of ``fd`` (through its callees too)."""
+    """Bytes of the widest aligned access to each global array of ``fd`` (vector loads and stores,
+    asynchronous copies, fragment tiles; through its callees too)."""
     out: dict[str, int] = {}
     for n in ir.walk_body(fd.body):
         if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
             out[n.array.name] = max(out.get(n.array.name, 0), n.width * n.array.type.elem.itemsize)
         elif isinstance(n, ir.AsyncCopy) and n.width > 1:  # cp.async of 8 or 16 bytes: aligned to them
             out[n.src.name] = max(out.get(n.src.name, 0), n.width * n.src.type.elem.itemsize)
+        elif isinstance(n, (ir.LoadMatrix, ir.StoreMatrix)) and n.array.type.space == "global":
+            out[n.array.name] = max(out.get(n.array.name, 0), 32)  # wmma's load/store: 256-bit aligned tiles
         elif isinstance(n, ir.Call):
             inner = _vector_alignment(n.func)
             for param, arg in zip(n.func.params, n.args):

@@ -340,3 +340,17 @@ def test_moves_are_the_hardware_instructions():
     assert [w for _, _, w in moves] == [1, 1, 1, 1]
     rows, cols, _ = moves[0]  # mma.m16n8k8's a0: lane (g, t) holds row g, column t
     assert list(rows[:8]) == [0, 0, 0, 0, 1, 1, 1, 1] and list(cols[:8]) == [0, 1, 2, 3, 0, 1, 2, 3]
+
+
+def test_global_tiles_must_be_32_byte_aligned_at_launch():
+    """wmma's loads and stores need 256-bit aligned tiles: a global array a fragment is loaded
+    from or stored to is checked at launch like one read in vectors (a foreign view at an odd
+    offset is a LaunchError on CUDA instead of a misaligned-address fault); staged shared tiles
+    are not launch arguments."""
+    sig = tile16.signature_of((np.zeros((16, 16), np.float16),) * 2 + (np.zeros((16, 16), np.float32),))
+    assert tile16.variant(sig).vector_alignment == {"a": 32, "b": 32, "c": 32}
+    staged = GEMMS["float16"]
+    sig = staged.signature_of(
+        (np.zeros((32, 16), np.float16), np.zeros((16, 32), np.float16), np.zeros((32, 32), np.float32))
+    )
+    assert staged.variant(sig).vector_alignment == {"c": 32}

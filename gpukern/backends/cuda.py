@@ -199,7 +199,8 @@ class CUDABackend(Backend):
             a = next(args[p.arg_index] for p in variant.kernel_params if p.name == name)
             if hasattr(a, "__cuda_array_interface__") and _cuda_array_pointer(a, name) % align:
                 raise LaunchError(
-                    f"argument {name!r} is read or written {align} bytes at a time (vload/vstore) but its data "
+                    f"argument {name!r} is read or written {align} bytes at a time (vector, copy or fragment accesses) "
+                    f"but its data "
                     f"does not start at a multiple of {align} bytes; pass an aligned copy"
                 )
         named = []  # the streams foreign arrays' owners work on (their interface's v3 stream field)
