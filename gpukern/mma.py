@@ -34,11 +34,14 @@ def _fragment(cx: Lowering, arg: ast.expr, what: str, use: str | None = None) ->
     return f
 
 
-def _word(cx: Lowering, arg: ast.expr) -> object:
+def _word(cx: Lowering, arg: ast.expr, what: str) -> str:
     """A compile-time string argument (a literal, or a constant of the module)."""
-    if isinstance(arg, ast.Constant):
-        return arg.value
-    return cx.static_value(arg, default=None)
+    value = arg.value if isinstance(arg, ast.Constant) else cx.static_value(arg, default=None)
+    if not isinstance(value, str):
+        raise KernelTypeError(
+            f"fragment()'s {what} must be a string known at compile time, not {ast.unparse(arg)}", cx.loc(arg)
+        )
+    return value
 
 
 class _Fragment(Intrinsic):
@@ -49,14 +52,14 @@ class _Fragment(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         use_, m_, n_, k_, elem_, layout_ = _arguments(cx, node, self.name, ("use", "m", "n", "k", "dtype", "layout"), 5)
         loc = cx.loc(node)
-        use = _USE_ALIASES.get(_word(cx, use_))  # type: ignore[arg-type]
+        use = _USE_ALIASES.get(_word(cx, use_, "kind"))  # type: ignore[arg-type]
         if use is None:
             raise KernelTypeError(
                 f"fragment() kind must be one of {', '.join(map(repr, USES))}, not {ast.unparse(use_)}", cx.loc(use_)
             )
         shape = tuple(cx.static_value(a, default=None) for a in (m_, n_, k_))  # type: ignore[arg-type]
         elem = _element_type(cx.static_value(elem_, default=None))  # type: ignore[arg-type]
-        layout = None if layout_ is None else _word(cx, layout_)
+        layout = None if layout_ is None else _word(cx, layout_, "layout")  # type: ignore[arg-type]
         if use == "accumulator":
             if elem != ACCUMULATOR:
                 raise KernelTypeError(

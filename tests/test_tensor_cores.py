@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpukern as gk
-from gpukern import Array, bfloat16, float16, float32, mma_ops
+from gpukern import Array, bfloat16, float16, float32, int32, mma_ops
 from gpukern.backends import nvrtc
 
 
@@ -202,6 +202,9 @@ def _source(fn, *types):
     return gk.kernel(fn).source(*types, backend="cuda")
 
 
+KINDS = ["a", "b"]  # a module constant that is no string
+
+
 def test_refuses_shape_type_and_divergence():
     def bad_shape(c: Array[float32, 2]):
         fa = gk.fragment("a", 16, 16, 8, gk.float16)  # noqa: F841
@@ -244,6 +247,18 @@ def test_refuses_shape_type_and_divergence():
 
     with pytest.raises(gk.KernelTypeError, match="fragment"):
         _source(alias, Array[float32, 2])
+
+    def runtime_layout(c: Array[float32, 2], lay: int32):
+        fa = gk.fragment("a", 16, 16, 16, gk.float16, layout=lay)  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="layout must be a string known at compile time"):
+        _source(runtime_layout, Array[float32, 2], int32)  # it was silently 'row'
+
+    def listed_kind(c: Array[float32, 2]):
+        fa = gk.fragment(KINDS, 16, 16, 16, gk.float16)  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="kind must be a string"):
+        _source(listed_kind, Array[float32, 2])  # it was an internal TypeError (unhashable list)
 
 
 def test_opencl_refuses():
