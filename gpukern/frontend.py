@@ -453,7 +453,7 @@ class FunctionLowering(ast.NodeVisitor):
         if name in self.declared_names:
             raise self.type_error(
                 target,
-                f"{name!r} names a shared() or local() array elsewhere; it cannot also hold a number",
+                f"{name!r} names a shared()/local() array or a fragment elsewhere; it cannot also hold a number",
                 "use another name",
             )
         new_t = self.x.type_of(value)
@@ -501,10 +501,15 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.type_error(
                 target, f"{name!r} holds a number elsewhere; it cannot also name an array", "use another name"
             )
+        self.claim_declared(name, value)
+        self.bind_array(target, value, node)
+
+    def claim_declared(self, name: str, value: ir.ArrayRef | ir.Fragment) -> None:
+        """A hoisted declaration (array or fragment) takes the user's name, or a fresh one where
+        another declaration has it; the name is then no scalar's (``declared_names``)."""
         taken = {d.array.name if isinstance(d, ir.DeclArray) else d.fragment.name for d in self.arrays}
         value.name, value.temp = (name if name not in taken else self.fresh(name)), False
         self.declared_names.add(name)
-        self.bind_array(target, value, node)
 
     def bind_fragment(self, target: ast.Name, value: ir.Fragment, node: ast.AST) -> None:
         """``f = fragment(...)`` names the new fragment (to the end of the block, as an array);
@@ -515,8 +520,7 @@ class FunctionLowering(ast.NodeVisitor):
         if value.temp:
             if name in self.var_types or name in self.pinned or name in self.bindings or current is not None:
                 raise self.type_error(target, f"{name!r} names something else; it cannot also name a fragment")
-            taken = {d.array.name if isinstance(d, ir.DeclArray) else d.fragment.name for d in self.arrays}
-            value.name, value.temp = (name if name not in taken else self.fresh(name)), False
+            self.claim_declared(name, value)
         elif current is not value:
             raise self.type_error(
                 node,

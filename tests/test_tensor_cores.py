@@ -260,6 +260,16 @@ def test_refuses_shape_type_and_divergence():
     with pytest.raises(gk.KernelTypeError, match="kind must be a string"):
         _source(listed_kind, Array[float32, 2])  # it was an internal TypeError (unhashable list)
 
+    def reused_name(c: Array[float32, 2]):
+        for _ in range(2):
+            f = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+            gk.fill_fragment(f, 1.0)
+            gk.store_matrix(c, (0, 0), f)
+        f = 2.0  # noqa: F841
+
+    with pytest.raises(gk.KernelTypeError, match="'f'"):
+        _source(reused_name, Array[float32, 2])  # it declared a fragment and a float f in one C scope
+
 
 def test_opencl_refuses():
     with pytest.raises(gk.CompileError, match="cl_intel_subgroup_matrix_multiply_accumulate"):
