@@ -192,6 +192,47 @@ def test_partial_warp_is_reported(on_simulator):
         tile16[1, 16](np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32))
 
 
+@pytest.mark.parametrize("threads", [16, 48])
+def test_sanitize_collects_partial_warps(threads):
+    """gk.sanitize goes on after a fault: a partial warp (16 threads; 48, whose second warp is
+    half; its two warps also race storing one tile, reported too) is reported, and the run does not
+    stop with an internal error."""
+    a, b = np.ones((16, 16), np.float16), np.ones((16, 16), np.float16)
+    faults = gk.sanitize(tile16[1, threads], a, b, np.zeros((16, 16), np.float32))
+    assert any(isinstance(f, gk.WarpMaskError) and "partial" in str(f) for f in faults)
+
+
+@gk.kernel
+def per_lane_corner(a: Array[float16, 2], c: Array[float32, 2]):
+    fa = gk.fragment("a", 16, 16, 16, gk.float16)
+    fb = gk.fragment("b", 16, 16, 16, gk.float16)
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    gk.fill_fragment(acc, 0.0)
+    gk.fill_fragment(fb, 1.0)
+    gk.load_matrix(fa, a, (gk.thread_idx.x // 16 * 16, 0))  # two corners in one warp
+    acc = gk.mma(fa, fb, acc)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+@gk.kernel
+def per_lane_fill(c: Array[float32, 2]):
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    gk.fill_fragment(acc, gk.thread_idx.x)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def test_operands_must_be_the_same_across_the_warp(on_simulator):
+    """CUDA takes a fragment load's pointer and a fill's value as one for the warp: lanes that
+    disagree are reported (the simulator used to give each lane its own)."""
+    with pytest.raises(gk.WarpMaskError, match="tile's corner.*differs between lanes"):
+        per_lane_corner[1, 32](np.ones((32, 16), np.float16), np.zeros((16, 16), np.float32))
+    with pytest.raises(gk.WarpMaskError, match="value differs between lanes"):
+        per_lane_fill[1, 32](np.zeros((16, 16), np.float32))
+    c = np.zeros((16, 16), np.float32)
+    per_lane_fill[1, 32](c, check=False)  # unchecked: the warp's first lane's value, everywhere
+    assert (c == 0).all()
+
+
 def test_out_of_bounds_tile(on_simulator):
     with pytest.raises(gk.OutOfBoundsError):
         tile16[1, 32](np.zeros((8, 16), np.float16), np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32))

@@ -111,7 +111,7 @@ class _Run:
         }
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
-        self._warps: Warps | None = None  # made at the first warp op
+        self._warps: Warps | None = None  # made at the first warp op or fragment (warps)
         self._fragments: Fragments | None = None  # made at the first fragment
 
     @property
@@ -474,9 +474,14 @@ class _Run:
         """A warp intrinsic among the lanes of ``m`` (``sim_warp``); it touches no memory."""
         mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
         args = [self.eval(a, m) for a in e.args]
+        return self.warps.run_op(e, m, mask, args)
+
+    @property
+    def warps(self) -> Warps:
+        """The launch's warps (``sim_warp``), made at the first warp op or fragment."""
         if self._warps is None:
             self._warps = Warps(self)
-        return self._warps.run_op(e, m, mask, args)
+        return self._warps
 
     def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
         frame = _Frame(self.lanes)

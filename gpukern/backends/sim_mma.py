@@ -29,41 +29,56 @@ _NAMES = {
 
 
 class Fragments:
-    """The fragments of one launch's frames: per fragment name, a (warps, rows, cols) float32 array."""
+    """The fragments of one launch's frames: per fragment name, a (warps, rows, cols) float32 array.
+    Which lanes make up which warp is the launch's ``sim_warp.Warps``."""
 
     def __init__(self, run: Any):
         self.run = run
-        per_block = -(-run.tpb // WARP_SIZE)
-        self.nwarps = run.nblocks * per_block
+        self.warps = run.warps
         t = run.thread_in_block.astype(np.int64)
-        self.warp = run.block_of * per_block + t // WARP_SIZE  # each lane's warp
         self.slot = (t % WARP_SIZE).astype(np.int32)  # each lane's lane in its warp
         self.partial = run.tpb % WARP_SIZE != 0
 
     def declare(self, frame: Any, f: ir.Fragment) -> None:
         # NaN until filled or loaded, so a result computed from an unset fragment shows it
-        frame.fragments[f.name] = np.full((self.nwarps, f.type.rows, f.type.cols), np.nan, np.float32)
+        frame.fragments[f.name] = np.full((len(self.warps.slots), f.type.rows, f.type.cols), np.nan, np.float32)
 
     def warps_of(self, s: ir.MatrixOp, m: np.ndarray) -> np.ndarray:
         """The warps executing ``s``; checked whole (every lane of each executes it)."""
-        run = self.run
-        warps = np.unique(self.warp[m])
+        run, ws = self.run, self.warps
+        warps = np.unique(ws.warp[m])
         if run.check:
             if self.partial:
                 lane = int(np.nonzero(m)[0][0])
                 self.report(s, f"the block has {run.tpb} threads, not a multiple of 32, so a warp is partial", lane)
-            counts = np.bincount(self.warp[m], minlength=self.nwarps)[warps]
-            short = counts != WARP_SIZE
+            slots, exists = ws.slots[warps], ws.exists[warps]
+            absent = exists & ~m[slots]
+            short = absent.any(axis=1)
             if short.any():
-                w = int(warps[np.argmax(short)])
-                absent = np.nonzero((self.warp == w) & ~m)[0]
+                w = int(np.argmax(short))
+                lane = int(slots[w][absent[w]][0])
                 self.report(
                     s,
-                    f"lanes of warp {w % -(-run.tpb // WARP_SIZE)} of a block do not execute it "
-                    f"({run.who(int(absent[0]))}, among {WARP_SIZE - int(counts[np.argmax(short)])}, does not)",
-                    int(absent[0]),
+                    f"lanes of warp {int(warps[w]) % -(-run.tpb // WARP_SIZE)} of a block do not execute it "
+                    f"({run.who(lane)}, among {int(absent[w].sum())}, does not)",
+                    lane,
                 )
         return warps
+
+    def uniform(self, s: ir.MatrixOp, warps: np.ndarray, m: np.ndarray, values: np.ndarray, what: str) -> None:
+        """CUDA takes a fragment operation's pointer, leading dimension and fill value as the same in
+        every lane of the warp; a lane whose ``values`` differ from its warp's first executing lane's
+        is reported (the simulator would otherwise give each lane its own, as no GPU does)."""
+        ws = self.warps
+        slots = ws.slots[warps]
+        live = ws.exists[warps] & m[slots]
+        v = np.broadcast_to(values, (self.run.lanes,))[slots]
+        first = v[np.arange(len(warps)), np.argmax(live, axis=1)]
+        bad = live & (v != first[:, None])
+        if bad.any():
+            w = int(np.argmax(bad.any(axis=1)))
+            lane = int(slots[w][bad[w]][0])
+            self.report(s, f"its {what} differs between lanes of a warp ({self.run.who(lane)})", lane)
 
     def report(self, s: ir.MatrixOp, message: str, lane: int) -> None:
         self.run.report(
@@ -75,23 +90,14 @@ class Fragments:
 
     def fill(self, frame: Any, s: ir.FillFragment, m: np.ndarray, value: Any) -> None:
         warps = self.warps_of(s, m)
-        f = frame.fragments[s.fragment.name]
-        t = s.fragment.type
         v = np.broadcast_to(np.asarray(value, np.float32), (self.run.lanes,))
-        rows, cols = t.rows, t.cols
-        e = np.arange(rows * cols)
-        # element e is lane e % 32's: its value; lanes found by warp and slot
-        lane_of = self._lanes(warps)  # (warps, 32) grid lanes
-        tile = v[lane_of[:, e % WARP_SIZE]].reshape(len(warps), rows, cols)
-        f[warps] = mma_ops.round_input(tile, t)
+        if self.run.check:
+            self.uniform(s, warps, m, v, "value")
+        first = self.warps.slots[warps][np.arange(len(warps)), np.argmax(m[self.warps.slots[warps]], axis=1)]
+        t = s.fragment.type
+        frame.fragments[s.fragment.name][warps] = mma_ops.round_input(v[first], t)[:, None, None]
 
-    def _lanes(self, warps: np.ndarray) -> np.ndarray:
-        tpb, per_block = self.run.tpb, -(-self.run.tpb // WARP_SIZE)
-        block, w = warps // per_block, warps % per_block
-        lanes = (block * tpb + w * WARP_SIZE)[:, None] + np.arange(WARP_SIZE)[None, :]
-        return np.minimum(lanes, self.run.lanes - 1)  # a partial warp (reported) reads its last lane's
-
-    def tile_access(self, frame: Any, s: ir.LoadMatrix | ir.StoreMatrix, m: np.ndarray) -> Any:
+    def tile_access(self, s: ir.LoadMatrix | ir.StoreMatrix, m: np.ndarray, warps: np.ndarray) -> Any:
         """Per instruction of ``mma_ops.moves``: the memory, each lane's indices of its first
         element, the lanes taking part, how many elements each moves, and per element each lane's
         (r, c) in the fragment."""
@@ -101,6 +107,9 @@ class Fragments:
         ldm = np.broadcast_to(run.eval(s.ldm, m), (run.lanes,)).astype(np.int64)
         mem = run.memory(s.array)
         if run.check:
+            for i, c in enumerate(corner):
+                self.uniform(s, warps, m, c, "tile's corner" if len(corner) == 1 else f"tile's corner (index {i})")
+            self.uniform(s, warps, m, ldm, "ldm")
             self.check_alignment(s, mem, corner, ldm, m)
         transpose = t.layout == "col"
         for rows, cols, width in mma_ops.moves(t, mem.space):
@@ -133,22 +142,22 @@ class Fragments:
             )
 
     def load(self, frame: Any, s: ir.LoadMatrix, m: np.ndarray) -> None:
-        self.warps_of(s, m)
+        warps = self.warps_of(s, m)
         f = frame.fragments[s.fragment.name]
         elem = s.array.type.elem
-        for mem, idx, part, width, at in self.tile_access(frame, s, m):
+        for mem, idx, part, width, at in self.tile_access(s, m, warps):
             lanes = self.run.lanes_of(part)
             for values, (r, c) in zip(self.run.mem.load(mem, idx, part, s, width), at):
                 values = values[lanes]
                 if isinstance(elem, StorageType):
                     values = elem.to_value(values)
-                f[self.warp[lanes], r[lanes], c[lanes]] = mma_ops.round_input(values, s.fragment.type)
+                f[self.warps.warp[lanes], r[lanes], c[lanes]] = mma_ops.round_input(values, s.fragment.type)
 
     def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
-        self.warps_of(s, m)
+        warps = self.warps_of(s, m)
         f = frame.fragments[s.fragment.name]
-        w = self.warp
-        for mem, idx, part, _, at in self.tile_access(frame, s, m):
+        w = self.warps.warp
+        for mem, idx, part, _, at in self.tile_access(s, m, warps):
             self.run.mem.store(mem, idx, [f[w, r, c] for r, c in at], part, s)
 
     def mma(self, frame: Any, s: ir.Mma, m: np.ndarray) -> None:
