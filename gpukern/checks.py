@@ -219,15 +219,6 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     block(fd.body, None)
 
 
-_MATRIX_NAMES = {
-    ir.DeclFragment: "fragment()",
-    ir.FillFragment: "fill_fragment()",
-    ir.LoadMatrix: "load_matrix()",
-    ir.StoreMatrix: "store_matrix()",
-    ir.Mma: "mma()",
-}
-
-
 def check_matrix_ops(fd: ir.FuncDef) -> None:
     """Reject a fragment operation (warp-collective: every lane of the warp executes it with the
     same operands) under control flow whose condition depends on the thread, or after a ``return``
@@ -252,7 +243,7 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
                     else f"inside {_KINDS[type(reason)]} (line {line}) whose condition depends on the thread"
                 )
                 raise KernelTypeError(
-                    f"{_MATRIX_NAMES[type(s)]} {where}: fragment operations are warp-collective, every lane "
+                    f"{s.WHAT} {where}: fragment operations are warp-collective, every lane "
                     "of the warp must execute them together",
                     s.loc,
                     "keep fragment operations out of thread-dependent branches: guard the loads that stage "

@@ -506,13 +506,16 @@ class Fragment(Node):
 
 class MatrixOp(Stmt):
     """A warp-collective statement on fragments (``gpukern.mma_ops`` says what each means): every
-    lane of the warp must execute it, with the same operands."""
+    lane of the warp must execute it, with the same operands.  ``WHAT`` names its intrinsic."""
+
+    WHAT = "a fragment operation"
 
 
 @dataclass(eq=False)
 class DeclFragment(MatrixOp):
     """The declaration of a fragment, hoisted to the top of its function as arrays are."""
 
+    WHAT = "fragment()"  # the intrinsic, as messages name it
     CHILDREN = ("fragment",)
     fragment: Fragment
     loc: Loc | None = _loc()
@@ -522,6 +525,7 @@ class DeclFragment(MatrixOp):
 class FillFragment(MatrixOp):
     """Every element of ``fragment`` set to ``value`` (float32, rounded to the fragment's type)."""
 
+    WHAT = "fill_fragment()"  # the intrinsic, as messages name it
     CHILDREN = ("fragment", "value")
     fragment: Fragment
     value: Expr
@@ -535,6 +539,7 @@ class LoadMatrix(MatrixOp):
     array of 2 or more dimensions ``ldm`` is its last dimension, a row, so the tile is
     ``array[..., i + r, j + c]`` (``array[..., i + c, j + r]`` for 'col')."""
 
+    WHAT = "load_matrix()"  # the intrinsic, as messages name it
     CHILDREN = ("fragment", "array", "indices", "ldm")
     fragment: Fragment
     array: ArrayRef
@@ -548,6 +553,7 @@ class StoreMatrix(MatrixOp):
     """An accumulator ``fragment`` stored to the tile of ``array`` at ``indices``, row-major, as
     ``LoadMatrix`` reads one."""
 
+    WHAT = "store_matrix()"  # the intrinsic, as messages name it
     CHILDREN = ("array", "indices", "ldm", "fragment")
     array: ArrayRef
     indices: list[Expr]
@@ -560,6 +566,7 @@ class StoreMatrix(MatrixOp):
 class Mma(MatrixOp):
     """``d = a @ b + c`` on the warp's matrix units (``d`` may be ``c``)."""
 
+    WHAT = "mma()"  # the intrinsic, as messages name it
     CHILDREN = ("d", "a", "b", "c")
     d: Fragment
     a: Fragment

@@ -21,9 +21,11 @@ result differs from the simulator's by a few float32 roundings of the terms' mag
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from .types import FragmentType, ScalarType, bfloat16, float16, float32
+from .types import FragmentType, bfloat16, float16, float32
 
 # (m, n, k) of each input type's tiles; the accumulator is float32 in all of them
 FRAGMENT_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
@@ -31,7 +33,6 @@ FRAGMENT_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
     "bfloat16": ((16, 16, 16), (32, 8, 16), (8, 32, 16)),
     "float32": ((16, 16, 8),),  # TF32 inputs from float32 arrays
 }
-INPUT_TYPES: dict[str, ScalarType] = {"float16": float16, "bfloat16": bfloat16, "float32": float32}
 ACCUMULATOR = float32
 USES = ("a", "b", "accumulator")
 LAYOUTS = ("row", "col")
@@ -68,7 +69,8 @@ def to_tf32(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), rounded.view(np.float32), x).astype(np.float32)
 
 
-def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int]]:
+@functools.cache
+def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
     """How a warp moves fragment ``t`` between its registers and ``space`` ('global' or 'shared'):
     per memory instruction, each lane's (row, column) of the tile *as stored* (an a/b fragment of
     layout 'col' is stored transposed) and how many consecutive elements of that stored row from
@@ -84,7 +86,8 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
       accumulators): two consecutive elements a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of
       the stored tile, as ``mma``'s accumulator layout.
 
-    Each was measured on an H100 against Nsight Compute (``benchmarks/profile_vs_ncu.py``'s
+    Made once per fragment type and space (cached: the simulator asks at every execution).  Each
+    was measured on an H100 against Nsight Compute (``benchmarks/profile_vs_ncu.py``'s
     ``tensor-core fragments`` cases: every shape, type and layout, from global and shared memory)."""
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
@@ -96,9 +99,9 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
             for bc in range(0, t.cols, bw):
                 rr, cc = br + r, bc + c
                 out.append((cc, rr, 1) if t.layout == "col" else (rr, cc, 1))
-        return out
+        return _frozen(out)
     if t.use == "accumulator" and t.rows == 8:
-        return [(np.full(32, r), lane, 1) for r in range(8)]
+        return _frozen([(np.full(32, r), lane, 1) for r in range(8)])
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
     if t.use != "accumulator" and space == "shared" and t.elem == float16:
         for i in range(0, len(blocks), 4):
@@ -110,8 +113,18 @@ def moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int
                 rows[which == j] = br + lane[which == j] % 8
                 cols[which == j] = bc
             out.append((rows, cols, 8))
-        return out
-    return [(br + g, bc + 2 * q, 2) for br, bc in blocks]
+        return _frozen(out)
+    return _frozen([(br + g, bc + 2 * q, 2) for br, bc in blocks])
+
+
+def _frozen(moves: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
+    """``moves``'s answer as it is cached: shared by every caller, so read-only."""
+    out = []
+    for rows, cols, width in moves:
+        rows, cols = np.array(rows, np.int64), np.array(cols, np.int64)
+        rows.flags.writeable = cols.flags.writeable = False
+        out.append((rows, cols, width))
+    return tuple(out)
 
 
 def round_input(values: np.ndarray, t: FragmentType) -> np.ndarray:

@@ -20,13 +20,6 @@ from ..errors import MisalignedAccessError, WarpMaskError
 from ..types import FragmentType, StorageType
 from ..warp_ops import WARP_SIZE
 
-_NAMES = {
-    ir.FillFragment: "fill_fragment()",
-    ir.LoadMatrix: "load_matrix()",
-    ir.StoreMatrix: "store_matrix()",
-    ir.Mma: "mma()",
-}
-
 
 class Fragments:
     """The fragments of one launch's frames: per fragment name, a (warps, rows, cols) float32 array.
@@ -83,7 +76,7 @@ class Fragments:
     def report(self, s: ir.MatrixOp, message: str, lane: int) -> None:
         self.run.report(
             WarpMaskError,
-            f"{_NAMES[type(s)]} is warp-collective, every lane of a warp must execute it: {message}",
+            f"{s.WHAT} is warp-collective, every lane of a warp must execute it: {message}",
             s,
             (lane,),
         )
@@ -134,7 +127,7 @@ class Fragments:
             k = int(np.argmax(bad))
             run.report(
                 MisalignedAccessError,
-                f"{_NAMES[type(s)]} of {mem.name!r}: its tile starts at element {int(flat[k])} "
+                f"{s.WHAT} of {mem.name!r}: its tile starts at element {int(flat[k])} "
                 f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs "
                 f"the start a multiple of 32 bytes and the row stride of 16 bytes, in {run.who(k)}",
                 s,
