@@ -88,7 +88,8 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
 
     Made once per fragment type and space (cached: the simulator asks at every execution).  Each
     was measured on an H100 against Nsight Compute (``benchmarks/profile_vs_ncu.py``'s
-    ``tensor-core fragments`` cases: every shape, type and layout, from global and shared memory)."""
+    ``tensor-core fragments`` cases: each shape, each input type and each layout at least once,
+    from global and shared memory; not every combination)."""
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
     stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
