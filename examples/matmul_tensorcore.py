@@ -292,18 +292,21 @@ def run_pipelined(kern, da, db, dc, m: int, n: int, k: int) -> None:
 
 
 def pipelined(m: int, n: int, k: int) -> bool:
-    """Whether ``hgemm_pipelined`` takes the sizes (16-byte aligned rows of A and B)."""
-    return k % 8 == 0 and n % 8 == 0
+    """Whether ``hgemm_pipelined`` takes the sizes (16-byte aligned rows of A and B) and the device
+    gives a block its shared memory (105 KiB: sm_80 and later; sm_70's opt-in is 96 KiB)."""
+    backend = gk.get_backend()
+    room = backend.max_shared_optin or backend.max_shared
+    return k % 8 == 0 and n % 8 == 0 and room >= hgemm_pipelined.shared_bytes
 
 
 def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B of float32 device arrays on the tensor cores in TF32 (sizes: multiples of 128, k of 16)."""
+    """C = A @ B of float32 device arrays on the tensor cores in TF32: any m, k and n multiples of 4."""
     run_pipelined(tgemm_pipelined, da, db, dc, m, n, k)
 
 
 def matmul(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where the rows
-    of A and B are 16-byte aligned (k and n multiples of 8), else the one that handles any size."""
+    """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where it can
+    run (``pipelined``), else the one that handles any size on any tensor-core GPU."""
     if pipelined(m, n, k):
         run_pipelined(hgemm_pipelined, da, db, dc, m, n, k)
     else:
@@ -339,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"device: {backend.device_name()}  backend: {backend.name}  size: {n}x{n}x{n}")
     try:
         t = gk.benchmark(lambda: matmul(da, db, dc, n, n, n), repeat=args.repeat, warmup=1)
-    except gk.CompileError as e:
+    except gk.GpukernError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     a64, b64 = a.astype(np.float64), b.astype(np.float64)

@@ -197,6 +197,15 @@ def test_matmul_tensorcore_pipelined_matches_numpy(backend, m, n, k, group, seed
     _check_tensorcore(m, n, k, seed, lambda da, db, dc: tensorcore_example.run_pipelined(kern, da, db, dc, m, n, k))
 
 
+def test_matmul_tensorcore_falls_back_where_shared_memory_is_short(on_simulator, monkeypatch):
+    """The pipelined kernel needs 105 KiB of shared memory a block: on a device that gives less
+    (sm_70's 96 KiB opt-in) matmul takes the guarded kernel instead of failing to launch."""
+    assert tensorcore_example.pipelined(128, 128, 128)
+    monkeypatch.setattr(gk.get_backend(), "max_shared_optin", 96 * 1024)
+    assert not tensorcore_example.pipelined(128, 128, 128)
+    _check_tensorcore(128, 128, 128, 0, lambda da, db, dc: tensorcore_example.matmul(da, db, dc, 128, 128, 128))
+
+
 def test_matmul_tensorcore_example_shows_source(capsys):
     assert tensorcore_example.main(["--show-source"]) == 0
     out = capsys.readouterr().out
