@@ -58,7 +58,10 @@ def other_libraries(n: int, rng: np.random.Generator) -> bool:
         cx = cp.asarray(rng.uniform(-1, 1, n).astype(np.float32))
         cy = cp.zeros(n, cp.float32)
         axpy[grid, 256](np.float32(2), cx, cy)  # in place, on CuPy's current stream
+        first = cp.cuda.get_current_stream().record()
         with cp.cuda.Stream(non_blocking=True) as s:
+            s.wait_event(first)  # inside the with, CuPy's current stream is s: the launch follows s
+            # alone, and a non-blocking stream does not wait for the legacy one by itself
             axpy[grid, 256, s](np.float32(1), cx, cy)  # on a CuPy stream
         s.synchronize()
         ok &= check("CuPy arrays in place, CuPy's streams", cy.get(), 3 * cx.get())
@@ -74,7 +77,7 @@ def other_libraries(n: int, rng: np.random.Generator) -> bool:
         tx = torch.rand(n, device="cuda")
         ty = torch.zeros(n, device="cuda")
         ts = torch.cuda.Stream()
-        axpy[grid, 256, ts](np.float32(4), tx, ty)  # on a PyTorch stream
+        axpy[grid, 256, ts](np.float32(4), tx, ty)  # on a torch stream, after torch's current one
         ts.synchronize()
         ok &= check("PyTorch tensors in place, a torch stream", ty.cpu().numpy(), 4 * tx.cpu().numpy())
     return ok
