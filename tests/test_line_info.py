@@ -96,6 +96,24 @@ def test_support_functions_are_never_attributed_to_a_user_line():
     assert mapping[body][0] == FILE  # the kernel itself: the user's file from its first line
 
 
+@gk.kernel
+def k_half(a: Array[gk.float16], out: Array[gk.float16]):
+    i = gk.global_id(0)
+    out[i] = a[i]
+
+
+def test_the_header_before_a_first_function_stays_the_generated_files():
+    """With no support function before the kernel, the header comment and #includes still belong
+    to the generated file (they were given the kernel's def line, so an error in an include was
+    reported at the user's def with 'the first error is at line 1 of the generated C')."""
+    compiled = k_half.source(Array[gk.float16], Array[gk.float16], line_directives=True)
+    shown = lines.strip(compiled).splitlines()
+    mapping = lines.line_map(compiled, CUDA.generated_file)
+    body = next(i for i, text in enumerate(shown) if text.startswith('extern "C"'))
+    assert any("#include" in text for text in shown[:body])
+    assert all(where is None for where, _ in mapping[:body]) and mapping[body][0] == FILE
+
+
 def test_file_names_are_escaped_and_read_back():
     for name in ('a"b\\c.py', "new\nline.py", "caf\u00e9.py", "plain/path.py"):
         text = lines.directives(f"{lines.mark(0)}int x;\n", [(name, 7)], "kernel.cu")

@@ -50,8 +50,9 @@ def _places(text: str, locations: Sequence[tuple[str, int]]) -> list[tuple[str |
     each later generated line (a closing brace, a declaration) to the statement before it.  So a
     profiler finds every instruction of a kernel in the user's file (Nsight Compute shows the
     source of the file a function starts in), and none in a file that does not exist.  Lines of
-    functions without Python lines (gpukern's support helpers), and those between functions,
-    stay the generated file's."""
+    functions without Python lines (gpukern's support helpers), and those between functions (up
+    to the blank line before a function: the file's header and includes), stay the generated
+    file's."""
     raw = text.split("\n")
     marked: list[tuple[str, int] | None] = []
     for line in raw:
@@ -62,9 +63,13 @@ def _places(text: str, locations: Sequence[tuple[str, int]]) -> list[tuple[str |
     for end, line in enumerate(raw):  # functions end with a '}' alone at the start of a line
         if _MARK.sub("", line) != "}":
             continue
-        span = range(start, end + 1)
-        first = next((marked[i] for i in span if marked[i] is not None), None)
-        if first is not None:
+        at = next((i for i in range(start, end + 1) if marked[i] is not None), None)
+        if at is not None:
+            # the function begins after the blank line before it (what precedes it in the same
+            # stretch, the file's header, includes, structs, stays the generated file's)
+            begin = max((i + 1 for i in range(start, at) if not raw[i].strip()), default=start)
+            span = range(begin, end + 1)
+            first = marked[at]
             last: tuple[str | None, int] = (first[0], max(first[1] - 1, 1))
             for i in span:
                 if marked[i] is not None:
