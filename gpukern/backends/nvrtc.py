@@ -105,6 +105,12 @@ class NVRTC:
     version: tuple[int, int]
     archs: tuple[int, ...]  # compute capabilities it compiles for, e.g. (75, 80, ..., 120)
     include: str | None  # the folder holding cuda_fp16.h, passed as -I (None: none found)
+    crt: str | None = None  # where crt/mma.h (the tensor cores' header needs it) is, when not in include
+
+    @property
+    def includes(self) -> list[str]:
+        """The -I options of every compile: the headers' folders, found once when loaded."""
+        return [opt for d in (self.include, self.crt) if d for opt in ("-I", d)]
 
     @property
     def version_text(self) -> str:
@@ -114,7 +120,8 @@ class NVRTC:
     def fingerprint(self) -> str:
         """What identifies this compiler in cache keys: its version, its file and the headers'."""
         header = _identity(os.path.join(self.include, HEADER)) if self.include else "no headers"
-        return f"nvrtc {self.version_text} {_identity(self.path)} {header}"
+        crt = _identity(os.path.join(self.crt, "crt", "mma.h")) if self.crt else ""
+        return f"nvrtc {self.version_text} {_identity(self.path)} {header} {crt}".rstrip()
 
     def check_arch(self, arch: str) -> None:
         """A clear error where this NVRTC cannot compile for ``arch`` (``sm_XY``)."""
@@ -152,10 +159,7 @@ class NVRTC:
         self.check_arch(arch)
         if what == "PTX":  # PTX for a virtual architecture: compute_XY
             arch = arch.replace("sm_", "compute_")
-        opts = [f"--gpu-architecture={arch}", *(["-I", self.include] if self.include else []), *options]
-        crt = _crt_include(self.include) if "#include <mma.h>" in source else None
-        if crt is not None:  # the tensor cores' mma.h includes crt/mma.h, which some wheel sets lack
-            opts += ["-I", crt]
+        opts = [f"--gpu-architecture={arch}", *self.includes, *options]
         lib, prog = self.lib, ctypes.c_void_p()
         self._check(lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), PROGRAM_NAME.encode(), 0, None, None))
         try:
@@ -205,34 +209,28 @@ class NVRTC:
         return buf.value.decode(errors="replace")
 
 
-def _include_dir(lib_path: str) -> str | None:
-    """The folder holding ``cuda_fp16.h`` that goes best with the library at ``lib_path``: its own
-    ``../include`` (a wheel's or toolkit's), the wheels', ``$CUDA_HOME/include``, the usual toolkit
-    place."""
-    here = os.path.dirname(lib_path) if os.path.isabs(lib_path) else ""
+def _header_dir(relpath: str, lib_path: str | None = None, wheel_dirs: tuple[str, ...] = ()) -> str | None:
+    """The first folder holding ``relpath``: the library's own ``../include`` (a wheel's or a
+    toolkit's), the NVIDIA wheels' include folders, ``$CUDA_HOME``/``$CUDA_PATH``'s, the usual
+    toolkit place."""
+    here = os.path.dirname(lib_path) if lib_path and os.path.isabs(lib_path) else ""
     dirs = [os.path.join(here, os.pardir, "include")] if here else []
-    dirs += [os.path.join(base, sub) for base in _nvidia_dirs() for sub in _WHEEL_INCLUDES]
+    dirs += [os.path.join(base, sub) for base in _nvidia_dirs() for sub in (*_WHEEL_INCLUDES, *wheel_dirs)]
     dirs += [os.path.join(home, "include") for home in _cuda_homes()]
     dirs += ["/usr/local/cuda/include", "/usr/include"]
     for d in dirs:
-        if os.path.isfile(os.path.join(d, HEADER)):
+        if os.path.isfile(os.path.join(d, relpath)):
             return os.path.realpath(d)
     return None
 
 
-@functools.cache
-def _crt_include(include: str | None) -> str | None:
-    """Where ``crt/mma.h`` is, when ``include`` (the folder of cuda_fp16.h) lacks it: the CUDA 13
-    wheels put the crt headers in their own wheel (nvidia-cuda-crt); else a toolkit's."""
+def _headers(lib_path: str) -> tuple[str | None, str | None]:
+    """The folder of cuda_fp16.h that goes best with the library, and the folder of crt/mma.h
+    where that one lacks it (the CUDA 13 wheels put the crt headers in their own wheel)."""
+    include = _header_dir(HEADER, lib_path)
     if include is not None and os.path.isfile(os.path.join(include, "crt", "mma.h")):
-        return None
-    dirs = [os.path.join(base, sub) for base in _nvidia_dirs() for sub in (*_WHEEL_INCLUDES, "cuda_crt/include")]
-    dirs += [os.path.join(home, "include") for home in _cuda_homes()]
-    dirs += ["/usr/local/cuda/include"]
-    for d in dirs:
-        if os.path.isfile(os.path.join(d, "crt", "mma.h")):
-            return os.path.realpath(d)
-    return None
+        return include, None
+    return include, _header_dir(os.path.join("crt", "mma.h"), lib_path, ("cuda_crt/include",))
 
 
 def _prototype(lib: ctypes.CDLL) -> None:
@@ -286,7 +284,7 @@ def _load() -> tuple[NVRTC | None, str]:
         except AttributeError:  # before CUDA 11.2: no list; let NVRTC itself refuse an arch
             pass
         path = _loaded_path(lib, target)
-        return NVRTC(lib, path, where, (major.value, minor.value), archs, _include_dir(path)), ""
+        return NVRTC(lib, path, where, (major.value, minor.value), archs, *_headers(path)), ""
     why = "not found (pip install nvidia-cuda-nvrtc, or set CUDA_HOME to a CUDA toolkit)"
     return None, why + ("; " + "; ".join(tried) if tried else "")
 
