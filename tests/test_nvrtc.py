@@ -292,7 +292,7 @@ def test_unknown_or_missing_compilers_are_backend_errors(no_choice, monkeypatch:
 def test_an_arch_nvrtc_cannot_do_falls_back_to_nvcc(no_choice):
     old = f"sm_{min(LIB.archs) - 5}"
     c = cuda_compile.cuda_compiler(arch=old)
-    assert c.name == "nvcc" and "no longer compiles" in c.other
+    assert c.name == "nvcc" and "no longer compiles" in c.why
     with pytest.raises(gk.BackendError, match="no longer compiles"):
         cuda_compile.cuda_compiler("nvrtc", arch=old)
 

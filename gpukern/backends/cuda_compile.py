@@ -105,34 +105,28 @@ def nvcc_fingerprint() -> str:
 # ---------------------------------------------------------------- the choice
 @dataclass(frozen=True)
 class CudaCompiler:
-    """The compiler chosen, and why: ``name`` ("nvrtc" or "nvcc"), ``path`` (its file), ``why``
-    (how it was chosen and where it was found), ``other`` (the other one's state)."""
+    """The compiler chosen, and why: ``name`` ("nvrtc" or "nvcc"), ``why`` (how it was chosen and
+    where it was found; for nvcc chosen by default, why NVRTC could not be), ``lib`` (the NVRTC
+    library, where it is NVRTC)."""
 
     name: str
-    path: str
     why: str
-    other: str
+    lib: nvrtc.NVRTC | None = None
 
     @property
     def version(self) -> str:
-        lib = nvrtc.library()
-        return lib.version_text if self.name == "nvrtc" and lib else nvcc_release()
+        return self.lib.version_text if self.lib else nvcc_release()
 
     @property
     def fingerprint(self) -> str:
-        """Its part of the cache key: NVRTC's version and file (``NVRTC.fingerprint``), or nvcc's file."""
-        lib = nvrtc.library()
-        return lib.fingerprint if self.name == "nvrtc" and lib else f"nvcc {nvcc_fingerprint()}"
+        """Its part of the cache key: NVRTC's version and files (``NVRTC.fingerprint``), or nvcc's file."""
+        return self.lib.fingerprint if self.lib else f"nvcc {nvcc_fingerprint()}"
 
     def compile(self, source: str, arch: str, options: tuple[str, ...] = (), files: Sequence[str] = ()) -> bytes:
         """The cubin of ``source`` for ``arch``; a failure is a ``CUDACompileError`` at the Python
         line its C came from (``files``: the Python files besides the kernel's that may hold it)."""
         try:
-            if self.name == "nvrtc":
-                lib = nvrtc.library()
-                assert lib is not None  # cuda_compiler() chose it because it loaded
-                return lib.compile(source, arch, options)
-            return nvcc_compile(source, arch, options)
+            return self.lib.compile(source, arch, options) if self.lib else nvcc_compile(source, arch, options)
         except CUDACompileError as e:
             raise located(e, files) from None
 
@@ -162,23 +156,21 @@ def cuda_compiler(name: str | None = None, arch: str | None = None) -> CudaCompi
     if name is not None and name not in COMPILERS:
         raise BackendError(f"unknown CUDA compiler {name!r} ({how}); choose one of {', '.join(COMPILERS)}")
     lib, no_nvrtc = _nvrtc_state(arch)
-    nvcc = find_nvcc()
-    nvrtc_text = f"NVRTC {lib.version_text} at {lib.path} ({lib.where})" if lib else f"NVRTC {no_nvrtc}"
-    nvcc_text = f"nvcc at {nvcc}" if nvcc else "nvcc not found (CUDA_HOME or PATH)"
     if name == "nvrtc" or (name is None and lib is not None):
         if lib is None:
             raise BackendError(f"the CUDA compiler NVRTC ({how}) cannot be used: {no_nvrtc}")
-        why = how if name else "the default: found"
-        return CudaCompiler("nvrtc", lib.path, f"{why}; in {lib.where}", nvcc_text)
+        return CudaCompiler("nvrtc", f"{how if name else 'the default: found'}; in {lib.where}", lib)
+    nvcc = find_nvcc()
     if nvcc is None:
         if name == "nvcc":
             raise BackendError(f"the CUDA compiler nvcc ({how}) was not found: install a CUDA toolkit or set CUDA_HOME")
         raise BackendError(
             f"no CUDA compiler: NVRTC {no_nvrtc}; nvcc not found either (install a CUDA toolkit or set CUDA_HOME)"
         )
-    why = how if name else "the default where NVRTC cannot be used"
-    where = "CUDA_HOME" if os.environ.get("CUDA_HOME") and nvcc.startswith(os.environ["CUDA_HOME"]) else "PATH"
-    return CudaCompiler("nvcc", nvcc, f"{why}; found through {where}", nvrtc_text)
+    why = how if name else f"the default where NVRTC cannot be used (NVRTC {no_nvrtc})"
+    homes = ("CUDA_HOME", "CUDA_PATH")
+    where = next((v for v in homes if os.environ.get(v) and nvcc.startswith(os.environ[v])), "PATH")
+    return CudaCompiler("nvcc", f"{why}; found through {where}")
 
 
 # ---------------------------------------------------------------- errors at Python lines
@@ -199,9 +191,9 @@ def cubin_key(source: str, arch: str, options: tuple[str, ...], compiler: CudaCo
     return make_key(source=source, backend="cuda", arch=arch, compiler=compiler.fingerprint, options=tuple(options))
 
 
-def cubin(source: str, arch: str, options: tuple[str, ...] = (), what: str = "", compiler: str | None = None) -> bytes:
+def cubin(source: str, arch: str, options: tuple[str, ...] = (), compiler: str | None = None) -> bytes:
     """The cubin of ``source`` for ``arch``, from the binary cache or compiled now by ``compiler``
     (None: the one ``cuda_compiler`` chooses)."""
     c = cuda_compiler(compiler, arch)
     key = cubin_key(source, arch, options, c)
-    return binary_cache().get_or_compile(key, lambda: c.compile(source, arch, options), what)
+    return binary_cache().get_or_compile(key, lambda: c.compile(source, arch, options))
