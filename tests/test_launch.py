@@ -399,3 +399,40 @@ def test_a_plan_describes_its_tests(backend):
 def test_c_values_of_every_scalar_type():
     assert {t.name for t in C_VALUE} == {t.name for t in SCALARS}
     assert C_VALUE[gk.bool_](5) == 1 and C_VALUE[gk.bool_](5).dtype == np.uint8
+
+
+@gk.kernel
+def add_value(x: gk.Array[gk.int32], v: gk.int32):
+    i = gk.global_id(0)
+    if i < x.shape[0]:
+        x[i] += v
+
+
+def test_threads_launching_one_plan_keep_their_arguments(backend):
+    """Several threads launching the same k[grid, block] on their own arrays with their own values:
+    every launch sees its own arguments (a launcher's argument buffer, an OpenCL kernel's set
+    arguments, are shared: without taking turns a thread's arrays and values reached another's)."""
+    import threading
+
+    if backend == "sim":
+        pytest.skip("the simulator launches synchronously, holding no argument buffer")
+    launch = add_value[1, 64]
+    arrays = [gk.zeros(64, np.int32) for _ in range(4)]
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for _ in range(300):
+                launch(arrays[t], t + 1)
+        except BaseException as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    gk.synchronize()
+    assert not errors
+    for t, a in enumerate(arrays):
+        np.testing.assert_array_equal(a.get(), np.full(64, 300 * (t + 1), np.int32))

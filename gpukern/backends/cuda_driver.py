@@ -350,15 +350,18 @@ class Driver:
 
         call = launch_ex if launch_ex is not None else self.lib.cuLaunchKernel
 
+        lock = threading.Lock()  # one buffer: threads launching through one plan take turns
+
         def launch(values: Any, stream: Any) -> None:
-            pack_into(buf, 0, *values)
-            args = configs.get(stream) or fixed(stream)
-            rc = call(*args)
-            if rc:  # no context, or another device's, current on this thread: once more in ours
-                self.make_current()
+            with lock:  # from packing until the driver has copied the arguments (ctypes drops the GIL)
+                pack_into(buf, 0, *values)
+                args = configs.get(stream) or fixed(stream)
                 rc = call(*args)
-                if rc:
-                    raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
+                if rc:  # no context, or another device's, current on this thread: once more in ours
+                    self.make_current()
+                    rc = call(*args)
+            if rc:
+                raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
 
         launch.keep = (buf, nbytes, extra)  # type: ignore[attr-defined]
         return launch

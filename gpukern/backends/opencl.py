@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,9 @@ from .compile_errors import locate
 
 # clang's ``file.py:12:5: error: ...`` (most drivers' compilers), or PoCL's ``error: file.py:12:5: ...``
 _FIRST_ERROR = re.compile(r"^(?P<pocl>error: )?(?P<file>.*?):(?P<line>\d+):(?:\d+:)? (?(pocl)|(?:fatal )?error)", re.M)
+
+
+_KERNEL_LOCKS: dict[int, threading.Lock] = {}  # per compiled kernel object (by id; they live as long as their variant)
 
 
 class OpenCLBackend(Backend):
@@ -211,18 +215,22 @@ class OpenCLBackend(Backend):
         knl = self.compiled(variant)
         set_args, enqueue, default = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
         gsize = tuple(g * b for g, b in zip(grid, block))
+        # a kernel object holds one set of arguments until it is enqueued: threads launching it take turns
+        lock = _KERNEL_LOCKS.setdefault(id(knl), threading.Lock())
         if variant.dynamic_shared:  # the bytes, then a __local buffer of them (OpenCL takes none of 0 bytes)
             tail = (np.int64(shared), self.cl.LocalMemory(max(shared, 1)))
 
             def launch_sized(cargs: list[Any], stream: Any) -> None:
-                set_args(*cargs, *tail)
-                enqueue(default if stream is None else stream, knl, gsize, block)
+                with lock:
+                    set_args(*cargs, *tail)
+                    enqueue(default if stream is None else stream, knl, gsize, block)
 
             return launch_sized
 
         def launch(cargs: list[Any], stream: Any) -> None:
-            set_args(*cargs)
-            enqueue(default if stream is None else stream, knl, gsize, block)
+            with lock:
+                set_args(*cargs)
+                enqueue(default if stream is None else stream, knl, gsize, block)
 
         return launch
 
