@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -61,6 +62,9 @@ def _arg_format(codes: list[str]) -> str:
 def _cuda_array_pointer(a: Any, name: str) -> int:
     """Device pointer of a CuPy/PyTorch/PyCUDA array, checked to be C-contiguous."""
     return int(cuda_interface(a, name)["data"][0])
+
+
+_LOADING = threading.RLock()  # loading a variant's module (rare): one thread at a time
 
 
 class CUDABackend(Backend):
@@ -116,35 +120,41 @@ class CUDABackend(Backend):
         struct that packs its arguments (``fn.gk_struct``) and where complex ones go (``gk_split``)."""
         fn = variant.compiled.get(self.key)
         if fn is None:
-            need = variant.matrix_capability
-            if need is not None and int(self.arch[3:]) < need[0]:
-                raise CompileError(
-                    f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "
-                    f"(compute capability {self.arch[3:-1]}.{self.arch[-1]})",
-                    variant.program.kernel.loc,
-                    "run it on a newer GPU, or on the simulator (backend='sim')",
-                )
-            src = variant.source(self.name, line_directives=True)
-            compiler = cuda_compiler(arch=self.arch)
-            prog = variant.program
-            files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
-            options = (*variant.options.flags(self.name), *self.options)
-            module = binary_cache().load_or_build(
-                _cubin_key(src, self.arch, options, compiler),
-                lambda: compiler.compile(src, self.arch, options, files),
-                self.driver.load,
-                (BackendError,),
-                variant.kernel.__name__,
+            with _LOADING:  # threads launching a new variant at once load its module once
+                fn = variant.compiled.get(self.key) or self._load(variant)
+        return fn
+
+    def _load(self, variant: Any) -> Any:
+        """Compile (or find in the cache) and load the variant in this device's context."""
+        need = variant.matrix_capability
+        if need is not None and int(self.arch[3:]) < need[0]:
+            raise CompileError(
+                f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "
+                f"(compute capability {self.arch[3:-1]}.{self.arch[-1]})",
+                variant.program.kernel.loc,
+                "run it on a newer GPU, or on the simulator (backend='sim')",
             )
-            fn = module.function(c_identifier(variant.program.kernel.name))
-            params = variant.kernel_params
-            codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
-            if variant.dynamic_shared:
-                codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
-            fn.gk_struct = struct.Struct(_arg_format(codes))
-            fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
-            fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
-            variant.compiled[self.key] = fn  # a function is loaded per context
+        src = variant.source(self.name, line_directives=True)
+        compiler = cuda_compiler(arch=self.arch)
+        prog = variant.program
+        files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
+        options = (*variant.options.flags(self.name), *self.options)
+        module = binary_cache().load_or_build(
+            _cubin_key(src, self.arch, options, compiler),
+            lambda: compiler.compile(src, self.arch, options, files),
+            self.driver.load,
+            (BackendError,),
+            variant.kernel.__name__,
+        )
+        fn = module.function(c_identifier(variant.program.kernel.name))
+        params = variant.kernel_params
+        codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
+        if variant.dynamic_shared:
+            codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
+        fn.gk_struct = struct.Struct(_arg_format(codes))
+        fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
+        fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
+        variant.compiled[self.key] = fn  # a function is loaded per context
         return fn
 
     # ------------------------------------------------------------ launch

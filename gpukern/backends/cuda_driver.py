@@ -363,7 +363,7 @@ class Driver:
             if rc:
                 raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
 
-        launch.keep = (buf, nbytes, extra)  # type: ignore[attr-defined]
+        launch.keep = (buf, nbytes, extra, function)  # type: ignore[attr-defined]  (its module stays loaded)
         return launch
 
 
