@@ -548,7 +548,7 @@ def _fast_path(
         for t in tests
         if type(t) is ArrayTest
     )
-    device = getattr(backend, "ordinal", 0)
+    device = backend.index  # which of the backend's devices: the one foreign arrays must be on
     align = align or {}
     foreign = tuple(
         (

@@ -184,3 +184,12 @@ def test_a_launch_keeps_a_plan_per_device():
         np.testing.assert_array_equal(a.get(), _data() * 2**8)
     finally:
         gk.set_backend(None)
+
+
+def test_a_sim_device_keeps_its_name_when_the_count_shrinks(two_sims, monkeypatch):
+    """A simulated device made while GPUKERN_SIM_DEVICES said 2 keeps its name after the variable
+    says 1 (device_name() re-read the variable: an IndexError)."""
+    d = gk.Device(1, "sim")
+    name = d.name
+    monkeypatch.setenv("GPUKERN_SIM_DEVICES", "1")
+    assert d.name == name

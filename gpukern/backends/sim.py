@@ -519,18 +519,20 @@ class SimBackend(Backend):
     def __init__(self, index: int | None = None) -> None:
         """Simulated device ``index``: ``GPUKERN_SIM_DEVICES`` (default 1) devices, each its own
         memory, so programs for several GPUs can be tried without them."""
-        count = len(self.device_names())
+        names = self.device_names()
         self.index = 0 if index is None else index
-        if not 0 <= self.index < count:
+        if not 0 <= self.index < len(names):
             raise BackendError(
-                f"simulated device {self.index} does not exist (there are {count}; GPUKERN_SIM_DEVICES sets how many)"
+                f"simulated device {self.index} does not exist "
+                f"(there are {len(names)}; GPUKERN_SIM_DEVICES sets how many)"
             )
+        self.device_label = names[self.index]  # as made (GPUKERN_SIM_DEVICES may change later)
         self.check = os.environ.get("GPUKERN_SIM_CHECK", "1") not in ("0", "false", "no")
         # per array from empty() not yet wholly written: which elements have been (sim_init)
         self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
 
     def device_name(self) -> str:
-        return self.device_names()[self.index] + ("" if self.check else ", checks off")
+        return self.device_label + ("" if self.check else ", checks off")
 
     @staticmethod
     def device_names() -> list[str]:
