@@ -374,8 +374,8 @@ class _AsyncCopy(Intrinsic):
                 "pass a count that makes the copy 4, 8 or 16 bytes (count=8 for 16 bytes of float16), "
                 "or copy with ordinary stores",
             )
-        for e in (dst, src):
-            last = e.indices[-1] if e.indices else None
+        for e in (dst, src):  # a constant flat index (a 1-D array's) can be checked now; the rest at run time
+            last = e.indices[-1] if len(e.indices) == 1 else None
             if count > 1 and isinstance(last, ir.Lit) and last.value % count:
                 raise KernelTypeError(
                     f"{self.name}() of {count} elements at index {last.value} of {e.array.name!r}, which is not "

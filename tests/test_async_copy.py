@@ -274,3 +274,20 @@ def test_refuses_eight_byte_elements_four_at_a_time():
     )
     with pytest.raises(gk.KernelTypeError, match=r"of 4 float64 element\(s\): a copy moves 4, 8 or 16 bytes"):
         k.source(Array[float64], backend="cuda")
+
+
+def test_a_constant_column_of_a_2d_array_is_checked_at_run_time(on_simulator):
+    """A constant last index of a 2-D array is not the flat offset: s[1, 1] of 3 columns is element
+    4, aligned for 2 elements, so the front end leaves it to the run-time check (it refused it);
+    s[1, 0] (element 3) is reported there as misaligned."""
+    k = load_kernel(
+        "import gpukern as gk\nfrom gpukern import float32, shared\n\n\n@gk.kernel\ndef k(x, y, COL: gk.Const[int]):\n"
+        "    s = shared(float32, (4, 3))\n    if gk.thread_idx.x == 0:\n"
+        "        gk.async_copy(s[1, COL], x[0], count=2)\n        gk.async_commit()\n        gk.async_wait(0)\n"
+        "        y[0] = s[1, COL] + s[1, COL + 1]\n"
+    )
+    y = np.zeros(1, np.float32)
+    k[1, 32](np.array([1.0, 2.0], np.float32), y, 1)
+    assert y[0] == 3.0
+    with pytest.raises(gk.MisalignedAccessError):
+        k[1, 32](np.array([1.0, 2.0], np.float32), y, 0)
