@@ -224,7 +224,7 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
     same operands) under control flow whose condition depends on the thread, or after a ``return``
     that only some threads take.  Conservative as the barrier check is: a branch the same in the
     whole warp but not the whole block (``if thread_idx.x // 32 == 0``) is refused too."""
-    if not any(isinstance(n, ir.MatrixOp) for n in ir.walk_body(fd.body)):
+    if not has_matrix_op(fd):
         return
     u = _Uniformity(fd)
     left: ir.Node | None = None
@@ -235,7 +235,8 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
             if isinstance(s, ir.Return) and why is not None and left is None:
                 left = s
             reason = why or left
-            if isinstance(s, ir.MatrixOp) and not isinstance(s, ir.DeclFragment) and reason is not None:
+            what = _matrix_op_of(s)
+            if what is not None and reason is not None:
                 line = reason.loc.lineno if reason.loc else "?"
                 where = (
                     f"after a return (line {line}) that only some threads take"
@@ -243,7 +244,7 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
                     else f"inside {_KINDS[type(reason)]} (line {line}) whose condition depends on the thread"
                 )
                 raise KernelTypeError(
-                    f"{s.WHAT} {where}: fragment operations are warp-collective, every lane "
+                    f"{what} {where}: fragment operations are warp-collective, every lane "
                     "of the warp must execute them together",
                     s.loc,
                     "keep fragment operations out of thread-dependent branches: guard the loads that stage "
@@ -256,6 +257,22 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
 
 
 _KINDS = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
+
+
+def has_matrix_op(fd: ir.FuncDef) -> bool:
+    """Whether a function (or one it calls) has a fragment operation."""
+    return any(_matrix_op_of(n) is not None for n in ir.walk_body(fd.body))
+
+
+def _matrix_op_of(s: ir.Stmt) -> str | None:
+    """The fragment operation statement ``s`` performs, as messages name it: its own, or a call's
+    of a function that has one (None: none; a declaration performs none)."""
+    if isinstance(s, ir.MatrixOp):
+        return None if isinstance(s, ir.DeclFragment) else s.WHAT
+    if isinstance(s, (ir.If, ir.For, ir.While)):  # their bodies are walked on their own
+        return None
+    call = next((n for n in ir.walk(s) if isinstance(n, ir.Call) and has_matrix_op(n.func)), None)
+    return None if call is None else f"{call.func.name}() (which has fragment operations)"
 
 
 def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:

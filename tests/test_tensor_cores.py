@@ -443,3 +443,27 @@ def test_misaligned_tile_is_reported(on_simulator):
     array is refused as docs/language.md says, with the numbers."""
     with pytest.raises(gk.MisalignedAccessError, match="rows 17 elements apart"):
         from_odd_rows[1, 32](np.ones((16, 16), np.float16), np.zeros((16, 16), np.float32))
+
+
+@gk.func
+def tile_into(c: Array[float32, 2]):
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    gk.fill_fragment(acc, 1.0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def test_a_call_with_fragment_operations_is_warp_collective_too():
+    """A @func holding fragment operations, called under a thread-dependent branch, is refused at
+    the call as the operations themselves would be (it compiled, and only the simulator caught it)."""
+
+    def calls(c: Array[float32, 2]):
+        if gk.thread_idx.x < 16:
+            tile_into(c)
+
+    with pytest.raises(gk.KernelTypeError, match=r"tile_into\(\) \(which has fragment operations\) inside an if"):
+        _source(calls, Array[float32, 2])
+
+    def uniform(c: Array[float32, 2]):
+        tile_into(c)
+
+    assert "tile_into" in _source(uniform, Array[float32, 2])
