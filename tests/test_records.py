@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compilers import LIB, needs_nvrtc
 from kernel_source import line_of, load_kernel
 
 import gpukern as gk
@@ -289,3 +290,16 @@ def test_field_names_c_cannot_spell(backend):
     k_odd_names[1, 32](a, out)
     want = a["my field"] + (a["int"] * 100 + a["int_"]).astype(np.float32) + a["gk_pad0"] * np.float32(1000)
     np.testing.assert_array_equal(out, want)
+
+
+@needs_nvrtc
+def test_the_compiler_proves_the_struct_has_numpys_layout():
+    """The members and gaps add up to the itemsize, so the size assertion fails wherever C would pad:
+    moving 4 bytes of one gap to another (the same sum) puts ``v`` at byte 4, C pads it to 8."""
+    src = k_fields.source(np.zeros(1, SPREAD), np.zeros(1, SPREAD), np.zeros(1), backend="cuda")
+    assert "static_assert(sizeof(gk_record0) == 48" in src, src
+    LIB.ptx(src, "sm_80")  # as emitted: compiles
+    moved = src.replace("gk_pad2[6]", "gk_pad2[2]").replace("gk_pad24[8]", "gk_pad24[12]")
+    assert moved.count("[2];") and moved.count("[12];"), moved
+    with pytest.raises(gk.CompileError, match="layout"):
+        LIB.ptx(moved, "sm_80")
