@@ -160,6 +160,59 @@ def test_cuda_devices():
         gk.set_backend(None)
 
 
+@pytest.mark.gpu
+def test_the_threads_own_context_is_current_again_after_every_call():
+    """A context of another library current on this thread (here one made on the same device, as
+    PyCUDA's ``make_context`` makes one) stays current through gpukern's copies, launches, streams,
+    events and device blocks, which run in gpukern's context; a thread with none is left with
+    none.  (The CUDA runtime takes the current context's device as its own: CuPy and PyTorch would
+    see gpukern's device after a ``with gk.Device(1)`` block otherwise.)"""
+    import ctypes
+    import threading
+
+    gk.set_backend("cuda")
+    try:
+        from gpukern.backends import cuda_driver
+
+        backend = gk.get_backend()
+        lib = cuda_driver.library()
+        dev, other = ctypes.c_int(), ctypes.c_void_p()
+        assert lib.cuDeviceGet(ctypes.byref(dev), backend.driver.ordinal) == 0
+        assert lib.cuCtxCreate_v2(ctypes.byref(other), 0, dev) == 0  # made current on this thread
+        try:
+            assert cuda_driver.current_context() == other.value != backend.driver.context
+            host = _data(1 << 12)
+            x = gk.to_device(host)
+            double[16, 256](x)
+            s = gk.Stream()
+            double[16, 256, s](x)
+            e = s.record()
+            e.synchronize()
+            with gk.Device(backend.index, "cuda"):
+                y = gk.zeros(8, np.float32)
+            np.testing.assert_array_equal(x.get(), host * 4)
+            assert y.get().sum() == 0
+            del x, y, s, e  # freed and destroyed in gpukern's context too
+            assert cuda_driver.current_context() == other.value
+        finally:
+            lib.cuCtxDestroy_v2(other)
+
+        seen = []
+
+        def bare_thread() -> None:
+            z = gk.to_device(host)
+            double[16, 256](z)
+            seen.append((z.get(), cuda_driver.current_context()))
+
+        t = threading.Thread(target=bare_thread)
+        t.start()
+        t.join()
+        np.testing.assert_array_equal(seen[0][0], host * 2)
+        assert seen[0][1] is None
+    finally:
+        gk.set_backend(None)
+
+
 def test_a_launch_keeps_a_plan_per_device():
     """Launching in turn inside and outside a device context (two choices of device) finds each
     one's plan again instead of re-checking every call."""

@@ -9,9 +9,10 @@ driver's own error name.
 
 Contexts: the backend works in the device's *primary* context, the one CuPy, PyTorch, Numba and
 the CUDA runtime share, so pointers and streams pass between them and gpukern.  A context is
-current per host thread; a call that finds none current on its thread (a Dask worker's thread,
-say) makes the backend's context current and is made again (``Driver.call``), so the launch path
-pays nothing for it.
+current per host thread, and the CUDA runtime takes the current context's device as the thread's
+current device: so every call runs in the backend's context and leaves the thread's own current
+after it (``Driver.in_context``; a launch pays for that only where it failed in the context it
+found), and CuPy and PyTorch on this thread see the device they had.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import numpy as np
 
 from ..errors import BackendError
 
-_INVALID_CONTEXT = 201  # CUDA_ERROR_INVALID_CONTEXT: no context current on this thread
 _NOT_READY = 600  # CUDA_ERROR_NOT_READY: cuEventQuery / cuStreamQuery of unfinished work
 # cuLaunchKernel's ``extra``: the kernel's arguments as one packed buffer
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 0
@@ -176,7 +176,6 @@ class Driver:
             c = ctypes.c_void_p()
             self._check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(c), dev), "cuDevicePrimaryCtxRetain")
             self.device, self.context, self.retained = dev.value, c.value, True
-            self.make_current()
         self.ordinal = self._ordinal()
 
     # ------------------------------------------------------------ calls
@@ -184,25 +183,27 @@ class Driver:
         if rc:
             raise BackendError(f"{what} failed: {error_name(self.lib, rc)}")
 
-    def make_current(self) -> None:
-        self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
-
-    def within(self, what: str, *args: Any) -> None:
-        """``call``, with this device's context made current first: for what acts on the current
-        context (allocating, loading a module, making a stream or event, synchronizing), since
-        another device's context, or another library's, may be current on this thread now."""
-        self.make_current()
-        self.call(what, *args)
+    def in_context(self, fn: Callable[..., int], *args: Any) -> int:
+        """``fn(*args)``'s status, run in this device's context: where another is current on this
+        thread (another device's, another library's) or none, ours is made current for the call
+        and the thread's own put back after, so that the caller's CUDA runtime, CuPy and PyTorch
+        see the device they had (the runtime takes the current context's device as its own)."""
+        lib = self.lib
+        prev = ctypes.c_void_p()
+        lib.cuCtxGetCurrent(ctypes.byref(prev))
+        if prev.value == self.context:
+            return fn(*args)
+        self._check(lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        try:
+            return fn(*args)
+        finally:
+            lib.cuCtxSetCurrent(prev)
 
     def call(self, what: str, *args: Any) -> None:
-        """``lib.<what>(*args)``, checked; made again in the backend's context where this thread
-        had none current."""
-        fn = getattr(self.lib, what)
-        rc = fn(*args)
-        if rc == _INVALID_CONTEXT:
-            self.make_current()
-            rc = fn(*args)
-        self._check(rc, what)
+        """``lib.<what>(*args)`` in this device's context (``in_context``: allocations, modules,
+        streams and copies on the legacy default stream belong to the context current at the
+        call), checked."""
+        self._check(self.in_context(getattr(self.lib, what), *args), what)
 
     # ------------------------------------------------------------ device
     def _ordinal(self) -> int:
@@ -226,12 +227,12 @@ class Driver:
         return self.attribute("COMPUTE_CAPABILITY_MAJOR"), self.attribute("COMPUTE_CAPABILITY_MINOR")
 
     def synchronize(self) -> None:
-        self.within("cuCtxSynchronize")
+        self.call("cuCtxSynchronize")
 
     # ------------------------------------------------------------ memory
     def alloc(self, nbytes: int) -> Allocation:
         p = ctypes.c_uint64()
-        self.within("cuMemAlloc_v2", ctypes.byref(p), max(int(nbytes), 1))
+        self.call("cuMemAlloc_v2", ctypes.byref(p), max(int(nbytes), 1))
         return Allocation(self, p.value)
 
     def memset(self, pointer: int, byte: int, nbytes: int) -> None:
@@ -270,14 +271,14 @@ class Driver:
         """A NumPy array in page-locked host memory, freed when the array (and its views) go."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         p = ctypes.c_void_p()
-        self.within("cuMemHostAlloc", ctypes.byref(p), max(nbytes, 1), 0)
+        self.call("cuMemHostAlloc", ctypes.byref(p), max(nbytes, 1), 0)
         holder = _pinned_buffer(self, p.value, max(nbytes, 1))
         return np.frombuffer(holder, dtype=dtype, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
 
     # ------------------------------------------------------------ streams and events
     def new_stream(self, non_blocking: bool = False) -> Stream:
         s = ctypes.c_void_p()
-        self.within("cuStreamCreate", ctypes.byref(s), 1 if non_blocking else 0)
+        self.call("cuStreamCreate", ctypes.byref(s), 1 if non_blocking else 0)
         return Stream(self, s.value or 0)
 
     def stream_synchronize(self, stream: int | None) -> None:
@@ -288,7 +289,7 @@ class Driver:
 
     def record(self, stream: int | None) -> Event:
         e = ctypes.c_void_p()
-        self.within("cuEventCreate", ctypes.byref(e), 0)
+        self.call("cuEventCreate", ctypes.byref(e), 0)
         ev = Event(self, e.value)
         self.call("cuEventRecord", ev.handle, stream)
         return ev
@@ -297,7 +298,7 @@ class Driver:
         self.call("cuEventSynchronize", event.handle)
 
     def event_done(self, event: Event) -> bool:
-        rc = self.lib.cuEventQuery(event.handle)
+        rc = self.in_context(self.lib.cuEventQuery, event.handle)
         if rc == _NOT_READY:
             return False
         self._check(rc, "cuEventQuery")
@@ -313,7 +314,7 @@ class Driver:
     def load(self, image: bytes) -> Module:
         """A module from a cubin (or PTX) image; raises BackendError where the driver rejects it."""
         m = ctypes.c_void_p()
-        self.within("cuModuleLoadData", ctypes.byref(m), image)
+        self.call("cuModuleLoadData", ctypes.byref(m), image)
         return Module(self, m.value)
 
     def launcher(
@@ -358,8 +359,7 @@ class Driver:
                 args = configs.get(stream) or fixed(stream)
                 rc = call(*args)
                 if rc:  # no context, or another device's, current on this thread: once more in ours
-                    self.make_current()
-                    rc = call(*args)
+                    rc = self.in_context(call, *args)
             if rc:
                 raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
 
@@ -385,7 +385,7 @@ def _pinned_buffer(driver: Driver, pointer: int, nbytes: int) -> Any:
     class Pinned(ctypes.c_char * nbytes):  # type: ignore[misc, valid-type]
         def __del__(self) -> None:
             if not sys.is_finalizing():
-                driver.lib.cuMemFreeHost(ctypes.c_void_p(pointer))
+                driver.in_context(driver.lib.cuMemFreeHost, ctypes.c_void_p(pointer))
 
     return Pinned.from_address(pointer)
 
@@ -405,7 +405,7 @@ class Allocation:
 
     def __del__(self) -> None:
         if not sys.is_finalizing():
-            self.driver.lib.cuMemFree_v2(self.pointer)
+            self.driver.in_context(self.driver.lib.cuMemFree_v2, self.pointer)
 
 
 class Stream:
@@ -418,7 +418,7 @@ class Stream:
 
     def __del__(self) -> None:
         if not sys.is_finalizing() and self.handle:
-            self.driver.lib.cuStreamDestroy_v2(self.handle)
+            self.driver.in_context(self.driver.lib.cuStreamDestroy_v2, self.handle)
 
 
 class Event:
@@ -431,7 +431,7 @@ class Event:
 
     def __del__(self) -> None:
         if not sys.is_finalizing() and self.handle:
-            self.driver.lib.cuEventDestroy_v2(self.handle)
+            self.driver.in_context(self.driver.lib.cuEventDestroy_v2, self.handle)
 
 
 class Module:
@@ -449,7 +449,7 @@ class Module:
 
     def __del__(self) -> None:
         if not sys.is_finalizing() and self.handle:
-            self.driver.lib.cuModuleUnload(self.handle)
+            self.driver.in_context(self.driver.lib.cuModuleUnload, self.handle)
 
 
 class Function:
