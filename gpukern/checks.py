@@ -18,9 +18,22 @@ def _reads(e: ir.Node) -> Iterator[ir.Var]:
     return (n for n in ir.walk(e) if isinstance(n, ir.Var))
 
 
+def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]]:
+    """The fragments a fragment operation reads, and those it sets (all of their elements)."""
+    if isinstance(s, ir.Mma):
+        return [s.a, s.b, s.c], [s.d]
+    if isinstance(s, ir.StoreMatrix):
+        return [s.fragment], []
+    if isinstance(s, (ir.FillFragment, ir.LoadMatrix)):
+        return [], [s.fragment]
+    return [], []  # a declaration sets nothing: its registers hold whatever was there
+
+
 def check_definite_assignment(fd: ir.FuncDef) -> None:
     """Every read of a local must follow an assignment on every path to it, as Python requires
-    (Python raises UnboundLocalError; C would read garbage)."""
+    (Python raises UnboundLocalError; C would read garbage); and every fragment an ``mma`` or
+    ``store_matrix`` reads must be loaded, filled or computed first (its registers would be garbage
+    on a GPU, NaN on the simulator).  Fragments are tracked under keys no local can have."""
     params = {p.name for p in fd.params}
     breaks: list[list[set[str]]] = []
 
@@ -72,6 +85,19 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
                     out = meet(out, b)
                 return out
             return d
+        if isinstance(s, ir.MatrixOp):
+            read, written = _fragment_uses(s)
+            for f in read:
+                if f"fragment {f.name}" not in d and not f.temp:
+                    raise KernelTypeError(
+                        f"fragment {f.name!r} may be read by {s.WHAT} before it is set: not every path to "
+                        "here loads, fills or computes it (its registers would hold garbage)",
+                        s.loc,
+                        f"fill it first (gk.fill_fragment({f.name}, 0.0)) or load it (gk.load_matrix)",
+                    )
+            for child in ir.children(s):
+                check(child, d)
+            return d | {f"fragment {f.name}" for f in written}
         if isinstance(s, ir.Break):
             if breaks:
                 breaks[-1].append(set(d))

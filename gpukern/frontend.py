@@ -237,9 +237,9 @@ class FunctionLowering(ast.NodeVisitor):
             loc=self.loc(tree),
             launch_bounds=self.launch_bounds,
         )
-        check_definite_assignment(fd)
         check_barriers(fd)
-        check_matrix_ops(fd)
+        check_matrix_ops(fd)  # before: a fragment set in a divergent branch is that branch's fault
+        check_definite_assignment(fd)
         if self.returns_value is not None:  # the function has a return statement
             structure_early_returns(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})

@@ -246,6 +246,52 @@ def _source(fn, *types):
 KINDS = ["a", "b"]  # a module constant that is no string
 
 
+def test_a_fragment_read_before_it_is_set_is_refused():
+    """Like a local read before its assignment: an mma or store_matrix of a fragment that some
+    path to it neither loads, fills nor computes (GPU registers hold garbage there)."""
+
+    def never_set(a: Array[float16, 2], c: Array[float32, 2]):
+        fa = gk.fragment("a", 16, 16, 16, gk.float16)
+        fb = gk.fragment("b", 16, 16, 16, gk.float16)
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        gk.load_matrix(fa, a, (0, 0))
+        gk.load_matrix(fb, a, (0, 0))
+        acc = gk.mma(fa, fb, acc)
+        gk.store_matrix(c, (0, 0), acc)
+
+    with pytest.raises(gk.KernelTypeError, match="fragment 'acc' may be read by mma") as e:
+        _source(never_set, Array[float16, 2], Array[float32, 2])
+    assert e.value.loc.lineno == never_set.__code__.co_firstlineno + 6
+
+    def one_branch(c: Array[float32, 2], flag: int32):  # the same in every thread: no divergence
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        if flag > 0:
+            gk.fill_fragment(acc, 1.0)
+        gk.store_matrix(c, (0, 0), acc)
+
+    with pytest.raises(gk.KernelTypeError, match="fragment 'acc' may be read by store_matrix"):
+        _source(one_branch, Array[float32, 2], int32)
+
+    def in_a_loop(c: Array[float32, 2], n: int32):  # the loop may run no time
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        for _ in range(n):
+            gk.fill_fragment(acc, 1.0)
+        gk.store_matrix(c, (0, 0), acc)
+
+    with pytest.raises(gk.KernelTypeError, match="fragment 'acc' may be read"):
+        _source(in_a_loop, Array[float32, 2], int32)
+
+    def both_branches(c: Array[float32, 2], flag: int32):
+        acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        if flag > 0:
+            gk.fill_fragment(acc, 1.0)
+        else:
+            gk.load_matrix(acc, c, (0, 0))
+        gk.store_matrix(c, (0, 0), acc)
+
+    assert "store_matrix_sync" in _source(both_branches, Array[float32, 2], int32)
+
+
 def test_refuses_shape_type_and_divergence():
     def bad_shape(c: Array[float32, 2]):
         fa = gk.fragment("a", 16, 16, 8, gk.float16)  # noqa: F841
