@@ -31,6 +31,8 @@ class Variant:
     # per dialect: the language extensions its source enables, each with the first node needing it
     extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
     compiled: dict[str, Any] = field(default_factory=dict)
+    # per (backend key, grid, block, dynamic shared bytes): the backend's launcher (``Backend.launcher``)
+    launchers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with
 
     @property

@@ -382,6 +382,35 @@ def test_plan_checks_each_device_array(backend):
     assert not fast((x, out, 1.0))
 
 
+def test_one_launcher_per_configuration_for_the_checked_path_and_its_plan(backend, monkeypatch):
+    """The first launch (checked) and the plan it leaves share one launcher; checked launches that
+    make no plan (NumPy arguments) build none per call; another configuration builds its own."""
+    b = gk.get_backend()
+    if not b.plans:
+        pytest.skip("the simulator makes no plans")
+    made = []
+    real = type(b).make_launcher
+
+    def counting(self, variant, grid, block, shared=0):
+        made.append((grid, block, shared))
+        return real(self, variant, grid, block, shared)
+
+    monkeypatch.setattr(type(b), "make_launcher", counting)
+    x, out = gk.to_device(np.ones(8, np.float32)), gk.zeros(8, np.float32)
+    before = len(made)
+    scale[1, 8](x, out, 2.0, 8)  # this configuration's first launch, then its plan
+    scale[1, 8](x, out, 2.0, 8)
+    host = np.zeros(8, np.float32)
+    for _ in range(3):
+        scale[1, 8](np.ones(8, np.float32), host, 3.0, 8)  # NumPy arrays: the checked path each time
+    np.testing.assert_array_equal(out.get(), np.full(8, 2, np.float32))
+    np.testing.assert_array_equal(host, np.full(8, 3, np.float32))
+    assert made[before:].count(((1, 1, 1), (8, 1, 1), 0)) <= 1  # none if an earlier test built it
+    scale[2, 4](x, out, 4.0, 8)
+    assert made[-1] == ((2, 1, 1), (4, 1, 1), 0)
+    np.testing.assert_array_equal(out.get(), np.full(8, 4, np.float32))
+
+
 def test_a_plan_describes_its_tests(backend):
     if not gk.get_backend().plans:
         pytest.skip("the simulator makes no plans")

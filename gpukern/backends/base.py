@@ -169,9 +169,22 @@ class Backend:
     ) -> Callable[[list[Any], Any], None]:
         """The driver call that launches ``variant`` on ``grid`` x ``block`` with ``shared`` bytes of
         dynamic shared memory, given its C arguments (a list, as ``pack_args`` makes them) and a
-        stream handle (None: the default stream); the checked
-        path and launch plans both call it.  A kernel with dynamic_shared() arrays takes the bytes (and
-        on OpenCL the buffer) after its own arguments: the launcher adds them."""
+        stream handle (None: the default stream).  Made once per configuration on this device
+        (``make_launcher``) and kept on the variant: the checked path and the launch plan it leaves
+        share it, and checked launches (NumPy arguments) do not build one per call."""
+        key = (self.key, grid, block, shared)
+        made = variant.launchers.get(key)
+        if made is None:
+            if len(variant.launchers) >= 64:  # unplanned launches over ever new grids: start again
+                variant.launchers.clear()
+            made = variant.launchers.setdefault(key, self.make_launcher(variant, grid, block, shared))
+        return made
+
+    def make_launcher(
+        self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
+    ) -> Callable[[list[Any], Any], None]:
+        """A new ``launcher``.  A kernel with dynamic_shared() arrays takes the bytes (and on OpenCL
+        the buffer) after its own arguments: the launcher adds them."""
         raise NotImplementedError
 
     def device_pointer(

@@ -161,7 +161,7 @@ class CUDABackend(Backend):
     reads_foreign = True
     packs_scalars = True  # struct packing takes Python numbers and NumPy integers and floats as they are
 
-    def launcher(
+    def make_launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any], Any], None]:
         """One struct pack into the launch's argument buffer and one driver launch on the given

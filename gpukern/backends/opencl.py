@@ -207,7 +207,7 @@ class OpenCLBackend(Backend):
         """Work-items in one launch: what the device's size_t counts (OpenCL's global size)."""
         return 2**self.device.address_bits - 1
 
-    def launcher(
+    def make_launcher(
         self, variant: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0
     ) -> Callable[[list[Any], Any], None]:
         """Set the kernel's arguments and enqueue it on the stream's command queue (None: the
