@@ -69,6 +69,26 @@ class Intrinsic:
         """The call ``node`` as IR (statements go through ``cx.emit``) or a compile-time value."""
         raise NotImplementedError
 
+    def arguments(self, cx: Lowering, node: ast.Call, names: tuple[str, ...], required: int) -> list[ast.expr | None]:
+        """The call's arguments by parameter (positional, then keywords: ``calls.lower_call`` let
+        through only ``keywords``), None where left out; the first ``required`` must be given."""
+        if len(node.args) > len(names):
+            raise KernelTypeError(
+                f"{self.name}() takes at most {len(names)} arguments, {len(node.args)} given", cx.loc(node)
+            )
+        out: list[ast.expr | None] = list(node.args) + [None] * (len(names) - len(node.args))
+        for kw in node.keywords:
+            k = names.index(kw.arg)
+            if out[k] is not None:
+                raise KernelTypeError(f"{self.name}() got {kw.arg} twice", cx.loc(node))
+            out[k] = kw.value
+        missing = [n for n, a in zip(names[:required], out) if a is None]
+        if missing:
+            raise KernelTypeError(
+                f"{self.name}() needs {', '.join(missing)}: {self.name}({', '.join(names)})", cx.loc(node)
+            )
+        return out
+
 
 class Dim3:
     """A thread-geometry vector with ``.x``, ``.y``, ``.z`` (``thread_idx`` etc.)."""
@@ -314,7 +334,7 @@ class _AsyncCopy(Intrinsic):
     """``async_copy(dst[i, j], src[k, l], count=1)``: one thread's asynchronous copy of ``count``
     elements, global to shared (CUDA's ``cp.async``; see ``ir.AsyncCopy``)."""
 
-    keywords = ("count",)
+    keywords = ("dst", "src", "count")
     EXAMPLE = "async_copy(tile[ty, tx], a[row, col])"
 
     def element(self, cx: Lowering, arg: ast.expr, what: str) -> ir.Load:
@@ -329,22 +349,23 @@ class _AsyncCopy(Intrinsic):
         return v
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, 2, self.name)
-        dst = self.element(cx, node.args[0], "destination")
-        src = self.element(cx, node.args[1], "source")
+        dst_, src_, count_ = self.arguments(cx, node, ("dst", "src", "count"), 2)
+        assert dst_ is not None and src_ is not None  # required
+        dst = self.element(cx, dst_, "destination")
+        src = self.element(cx, src_, "source")
         loc = cx.loc(node)
         if dst.array.type.space != "shared":
             raise KernelTypeError(
                 f"{self.name}() copies into shared memory; {dst.array.name!r} is a {dst.array.type.space} array",
-                cx.loc(node.args[0]),
-                f"copy into a shared() tile ({self.EXAMPLE}), or store plainly: {ast.unparse(node.args[0])} = ...",
+                cx.loc(dst_),
+                f"copy into a shared() tile ({self.EXAMPLE}), or store plainly: {ast.unparse(dst_)} = ...",
             )
         if src.array.type.space != "global":
             raise KernelTypeError(
                 f"{self.name}() copies from global memory (a kernel's array argument); {src.array.name!r} is a "
                 f"{src.array.type.space} array",
-                cx.loc(node.args[1]),
-                f"copy it with an ordinary store: {ast.unparse(node.args[0])} = {ast.unparse(node.args[1])}",
+                cx.loc(src_),
+                f"copy it with an ordinary store: {ast.unparse(dst_)} = {ast.unparse(src_)}",
             )
         elem = dst.array.type.elem
         if src.array.type.elem != elem:
@@ -353,11 +374,9 @@ class _AsyncCopy(Intrinsic):
                 f"{elem.name}, {src.array.name!r} {src.array.type.elem.name}",
                 loc,
                 f"make the tile {src.array.type.elem.name}, or convert with an ordinary store: "
-                f"{ast.unparse(node.args[0])} = {ast.unparse(node.args[1])}",
+                f"{ast.unparse(dst_)} = {ast.unparse(src_)}",
             )
-        count = 1
-        for kw in node.keywords:  # calls.lower_call let through only ``count``
-            count = cx.static_value(kw.value, default=None)
+        count = 1 if count_ is None else cx.static_value(count_, default=None)
         nbytes = elem.itemsize * count if isinstance(count, int) and not isinstance(count, bool) else 0
         if (
             count not in (1, 2, 4, 8, 16)

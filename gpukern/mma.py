@@ -18,7 +18,6 @@ from .lang import Intrinsic, Lowering, _element_type
 from .mma_ops import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
 from .types import FragmentType, bool_, float32, int32, int64
 from .values import Static, Value, coerce, describe, scalar
-from .warp import _arguments
 
 _USE_ALIASES = {"a": "a", "matrix_a": "a", "b": "b", "matrix_b": "b", "accumulator": "accumulator", "c": "accumulator"}
 
@@ -50,7 +49,7 @@ class _Fragment(Intrinsic):
     keywords = ("layout",)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        use_, m_, n_, k_, elem_, layout_ = _arguments(cx, node, self.name, ("use", "m", "n", "k", "dtype", "layout"), 5)
+        use_, m_, n_, k_, elem_, layout_ = self.arguments(cx, node, ("use", "m", "n", "k", "dtype", "layout"), 5)
         loc = cx.loc(node)
         use = _USE_ALIASES.get(_word(cx, use_, "kind"))  # type: ignore[arg-type]
         if use is None:
@@ -164,7 +163,7 @@ class _Load(Intrinsic):
     keywords = ("ldm",)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        f_, arr, at, ldm = _arguments(cx, node, self.name, ("fragment", "array", "index", "ldm"), 3)
+        f_, arr, at, ldm = self.arguments(cx, node, ("fragment", "array", "index", "ldm"), 3)
         f = _fragment(cx, f_, "load_matrix()'s first argument")  # type: ignore[arg-type]
         array, indices, ld = _tile(cx, node, "load_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
         cx.emit(ir.LoadMatrix(f, array, indices, ld, loc=cx.loc(node)))
@@ -177,7 +176,7 @@ class _Store(Intrinsic):
     keywords = ("ldm",)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        arr, at, f_, ldm = _arguments(cx, node, self.name, ("array", "index", "fragment", "ldm"), 3)
+        arr, at, f_, ldm = self.arguments(cx, node, ("array", "index", "fragment", "ldm"), 3)
         f = _fragment(cx, f_, "store_matrix()'s fragment", "accumulator")  # type: ignore[arg-type]
         array, indices, ld = _tile(cx, node, "store_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
         cx.check_writable(node, array)  # type: ignore[attr-defined]

@@ -22,22 +22,6 @@ from .values import Static, Value, coerce, materialized, scalar
 from .warp_ops import BLOCK_VOTES, FULL_MASK, WARP_OPS, WARP_SIZE
 
 
-def _arguments(cx: Lowering, node: ast.Call, name: str, names: tuple[str, ...], required: int) -> list[ast.expr | None]:
-    """The call's arguments by parameter (positional, then keywords), None where left out."""
-    if len(node.args) > len(names):
-        raise KernelTypeError(f"{name}() takes at most {len(names)} arguments, {len(node.args)} given", cx.loc(node))
-    out: list[ast.expr | None] = list(node.args) + [None] * (len(names) - len(node.args))
-    for kw in node.keywords:
-        k = names.index(kw.arg)  # calls.lower_call let through only the intrinsic's keywords
-        if out[k] is not None:
-            raise KernelTypeError(f"{name}() got {kw.arg} twice", cx.loc(node))
-        out[k] = kw.value
-    missing = [n for n, a in zip(names[:required], out) if a is None]
-    if missing:
-        raise KernelTypeError(f"{name}() needs {', '.join(missing)}: {name}({', '.join(names)})", cx.loc(node))
-    return out
-
-
 def _integer(cx: Lowering, arg: ast.expr, what: str) -> ir.Expr:
     """A mask or lane operand: an integer as uint32 (a constant may be written -1 or 0xFFFFFFFF)."""
     loc = cx.loc(arg)
@@ -101,7 +85,7 @@ class _Shuffle(Intrinsic):
         self.op, self.operand = op, operand
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        mask, value, b, width = _arguments(cx, node, self.name, ("mask", "value", self.operand, "width"), 3)
+        mask, value, b, width = self.arguments(cx, node, ("mask", "value", self.operand, "width"), 3)
         m = _integer(cx, mask, "mask")
         v, t = _operand(cx, value, self.name)
         lane = _integer(cx, b, self.operand)
@@ -193,7 +177,7 @@ class _SyncWarp(Intrinsic):
     keywords = ("mask",)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        (mask,) = _arguments(cx, node, self.name, ("mask",), 0)
+        (mask,) = self.arguments(cx, node, ("mask",), 0)
         loc: Loc = cx.loc(node)
         m = ir.Lit(FULL_MASK, uint32, loc=loc) if mask is None else _integer(cx, mask, "mask")
         cx.emit(ir.ExprStmt(ir.WarpOp("syncwarp", m, [], None, loc=loc), loc=loc))

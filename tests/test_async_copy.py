@@ -259,12 +259,28 @@ def _refused(body: str, match: str) -> None:
         ("gk.async_copy(s, x)", r"names its destination as one array element"),
         ("gk.async_copy(s[t], x[t] + 1)", r"names its source as one array element"),
         ("gk.async_copy(s[1], x[t], count=2)", r"index 1 of 's', which is not a multiple of 2"),
+        ("gk.async_copy(s[t], x[t], 2, count=2)", r"async_copy\(\) got count twice"),
+        ("gk.async_copy(s[t], x[t], 2, 4)", r"takes at most 3 arguments, 4 given"),
+        ("gk.async_copy(s[t])", r"needs src: async_copy\(dst, src, count\)"),
+        ("gk.async_copy(s[t], x[t], count=t)", r"a copy moves 4, 8 or 16 bytes"),
         ("gk.async_wait(t)", r"a constant from 0 to 7"),
         ("gk.async_wait(8)", r"a constant from 0 to 7"),
     ],
 )
 def test_refusals(body, match):
     _refused(body, match)
+
+
+def test_count_is_the_third_argument_by_position_or_keyword():
+    sources = [
+        load_kernel(
+            "import gpukern as gk\nfrom gpukern import float32, shared\n\n\n@gk.kernel\ndef k(x):\n"
+            f"    s = shared(float32, 64)\n    gk.async_copy({args})\n    gk.async_wait(0)\n"
+        ).source(Array[float32], backend="cuda")
+        for args in ("s[0], x[0], 4", "s[0], x[0], count=4", "dst=s[0], src=x[0], count=4")
+    ]
+    copies = [[ln.split("//")[0] for ln in src.splitlines() if "memcpy_async" in ln] for src in sources]
+    assert copies[0] == copies[1] == copies[2] and len(copies[0]) == 1 and "16" in copies[0][0], copies
 
 
 def test_refuses_eight_byte_elements_four_at_a_time():
