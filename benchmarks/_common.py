@@ -141,13 +141,16 @@ def machine_info(backend: Any) -> dict[str, Any]:
     ):
         if module in sys.modules:  # only what this run imported: importing torch to ask would take seconds
             info[module] = str(getattr(sys.modules[module], attr, "?"))
-    drv = sys.modules.get("pycuda.driver")
-    if backend.name == "cuda" and drv is not None:
-        info["cuda_driver"] = drv.get_driver_version()
-        from gpukern.backends.cuda import nvcc_version
+    if backend.name == "cuda":  # the driver, and the compiler that made this run's kernels
+        from gpukern.backends.cuda_compile import cuda_compiler
+        from gpukern.backends.cuda_driver import driver_version
 
-        banner = nvcc_version()
-        info["nvcc"] = banner.splitlines()[-1] if banner else "none"
+        info["cuda_driver"] = driver_version()
+        try:
+            c = cuda_compiler(None, backend.arch)
+            info["cuda_compiler"] = f"{c.name} {c.version}"
+        except Exception as e:  # noqa: BLE001  (the run compiled already; say why it cannot tell now)
+            info["cuda_compiler"] = f"unknown ({e})"
     return info
 
 
