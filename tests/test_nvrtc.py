@@ -164,6 +164,32 @@ def test_nvrtc_refuses_an_arch_it_does_not_know():
         LIB.check_arch(old)
 
 
+def test_with_two_nvrtcs_a_gpu_gets_the_first_that_compiles_for_it(monkeypatch: pytest.MonkeyPatch):
+    """Both wheels installed: CUDA 13's NVRTC comes first but dropped sm_70, so a V100 gets CUDA
+    12's; a GPU neither knows gets the first (whose check_arch says what to install)."""
+    fakes = {
+        "13": nvrtc.NVRTC(None, "/x/libnvrtc.so.13", "the nvidia-cuda-nvrtc wheel", (13, 0), (75, 80, 90, 120), None),
+        "12": nvrtc.NVRTC(
+            None, "/x/libnvrtc.so.12", "the nvidia-cuda-nvrtc wheel", (12, 9), (50, 70, 75, 80, 90), None
+        ),
+    }
+    monkeypatch.setattr(nvrtc, "_candidates", lambda: [("/x/missing.so", "CUDA_HOME"), ("13", "w"), ("12", "w")])
+    monkeypatch.setattr(nvrtc, "_open", lambda target, where: fakes.get(target, f"{target}: no such file"))
+    nvrtc._load.cache_clear()
+    try:
+        assert nvrtc.library() is fakes["13"]
+        assert nvrtc.library("sm_90") is fakes["13"]
+        assert nvrtc.library("sm_70") is fakes["12"]
+        assert nvrtc.library("sm_30") is fakes["13"]
+        with pytest.raises(gk.CUDACompileError, match="no longer compiles for sm_30"):
+            nvrtc.library("sm_30").check_arch("sm_30")
+        monkeypatch.setattr(nvrtc, "_candidates", lambda: [("/x/missing.so", "CUDA_HOME")])
+        nvrtc._load.cache_clear()
+        assert nvrtc.library("sm_90") is None and "/x/missing.so: no such file" in nvrtc.why_not()
+    finally:
+        nvrtc._load.cache_clear()
+
+
 @needs_nvrtc
 @needs_nvcc
 def test_nvrtc_and_nvcc_keys_differ(tmp_path: Path):
@@ -281,7 +307,7 @@ def test_unknown_or_missing_compilers_are_backend_errors(no_choice, monkeypatch:
     with pytest.raises(gk.BackendError, match="nvcc .* was not found"):
         cuda_compile.cuda_compiler()
     monkeypatch.delenv("GPUKERN_CUDA_COMPILER")
-    monkeypatch.setattr(nvrtc, "library", lambda: None)
+    monkeypatch.setattr(nvrtc, "library", lambda arch=None: None)
     monkeypatch.setattr(nvrtc, "why_not", lambda: "not found (test)")
     with pytest.raises(gk.BackendError, match="no CUDA compiler: NVRTC not found .test.; nvcc not found"):
         cuda_compile.cuda_compiler()

@@ -133,7 +133,7 @@ class CudaCompiler:
 
 def _nvrtc_state(arch: str | None) -> tuple[nvrtc.NVRTC | None, str]:
     """NVRTC if it can be used for ``arch``, else None and why not."""
-    lib = nvrtc.library()
+    lib = nvrtc.library(arch)
     if lib is None:
         return None, nvrtc.why_not()
     if arch is not None:

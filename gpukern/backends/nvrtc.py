@@ -5,8 +5,9 @@ PyPI ships (``nvidia-cuda-nvrtc``, with ``cuda_fp16.h`` from ``nvidia-cuda-runti
 ``pip install 'gpukern[cuda]'`` and a driver are enough.  It compiles for a real ``sm_XY``, so
 the driver loads SASS and never JIT-compiles PTX.  Nothing here needs a GPU.
 
-Where the library is looked for, first found wins: the wheels' folders (``nvidia/cu13/lib``,
-the CUDA 12 wheel's ``nvidia/cuda_nvrtc/lib``), ``$CUDA_HOME/lib64``, then the system loader.
+Where the library is looked for, first found wins (the first that compiles for the GPU, where
+one is named): the wheels' folders (``nvidia/cu13/lib``, the CUDA 12 wheel's
+``nvidia/cuda_nvrtc/lib``), ``$CUDA_HOME/lib64``, then the system loader.
 """
 
 from __future__ import annotations
@@ -259,40 +260,58 @@ _lock = threading.Lock()
 
 
 @functools.cache
-def _load() -> tuple[NVRTC | None, str]:
-    """The first NVRTC library that loads, or None and why none did."""
+def _open(target: str, where: str) -> NVRTC | str:
+    """The NVRTC library at ``target``, or why it is not one ("" where nothing is there to say)."""
+    try:
+        lib = ctypes.CDLL(target)
+        _prototype(lib)
+    except (OSError, AttributeError) as e:
+        return f"{target}: {e}" if os.path.isabs(target) else ""
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    if lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) != 0:
+        return f"{target}: nvrtcVersion failed"
+    archs: tuple[int, ...] = ()
+    try:
+        n = ctypes.c_int()
+        if lib.nvrtcGetNumSupportedArchs(ctypes.byref(n)) == 0:
+            buf = (ctypes.c_int * n.value)()
+            if lib.nvrtcGetSupportedArchs(buf) == 0:
+                archs = tuple(buf)
+    except AttributeError:  # before CUDA 11.2: no list; let NVRTC itself refuse an arch
+        pass
+    path = _loaded_path(lib, target)
+    return NVRTC(lib, path, where, (major.value, minor.value), archs, *_headers(path))
+
+
+@functools.cache
+def _load(cc: int | None = None) -> tuple[NVRTC | None, str]:
+    """The first NVRTC library found that compiles for compute capability ``cc`` (None: any), so
+    that with both wheels installed a GPU CUDA 13 dropped (sm_70) gets CUDA 12's; where none
+    does, the first found (``check_arch`` then says what to install); or None and why none loads.
+    Libraries are opened in order, only as far as needed."""
     tried: list[str] = []
+    first: NVRTC | None = None
     for target, where in _candidates():
-        try:
-            lib = ctypes.CDLL(target)
-            _prototype(lib)
-        except (OSError, AttributeError) as e:
-            if os.path.isabs(target):
-                tried.append(f"{target}: {e}")
+        got = _open(target, where)
+        if isinstance(got, str):
+            if got:
+                tried.append(got)
             continue
-        major, minor = ctypes.c_int(), ctypes.c_int()
-        if lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor)) != 0:
-            tried.append(f"{target}: nvrtcVersion failed")
-            continue
-        archs: tuple[int, ...] = ()
-        try:
-            n = ctypes.c_int()
-            if lib.nvrtcGetNumSupportedArchs(ctypes.byref(n)) == 0:
-                buf = (ctypes.c_int * n.value)()
-                if lib.nvrtcGetSupportedArchs(buf) == 0:
-                    archs = tuple(buf)
-        except AttributeError:  # before CUDA 11.2: no list; let NVRTC itself refuse an arch
-            pass
-        path = _loaded_path(lib, target)
-        return NVRTC(lib, path, where, (major.value, minor.value), archs, *_headers(path)), ""
+        if cc is None or not got.archs or cc in got.archs:
+            return got, ""
+        first = first or got
+    if first is not None:
+        return first, ""
     why = "not found (pip install nvidia-cuda-nvrtc, or set CUDA_HOME to a CUDA toolkit)"
     return None, why + ("; " + "; ".join(tried) if tried else "")
 
 
-def library() -> NVRTC | None:
-    """The NVRTC library, loaded once (None where there is none: ``why_not()`` says why)."""
+def library(arch: str | None = None) -> NVRTC | None:
+    """The NVRTC library, for ``arch`` (``sm_XY``) where given (``_load``), loaded once (None where
+    there is none: ``why_not()`` says why)."""
+    m = re.fullmatch(r"sm_(\d+)[af]?", arch) if arch else None
     with _lock:
-        return _load()[0]
+        return _load(int(m.group(1)) if m else None)[0]
 
 
 def why_not() -> str:
