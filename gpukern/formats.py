@@ -60,10 +60,13 @@ def python_text(t: ScalarType, value: Any) -> str:
     return f"%{f.spec}" % x  # Python's %g is C's for finite values and infinities
 
 
-def c_string(text: str) -> str:
-    """``text`` as the body of a C string literal that printf writes back unchanged."""
+def c_literal(text: str) -> str:
+    """``text`` as the body of a C string literal on one line: quotes, backslashes and ``?`` (no
+    trigraph) escaped, newline and tab as ``\\n`` and ``\\t``, every other byte outside printable
+    ASCII (UTF-8, the bytes of an undecodable file name) an octal escape.  (``codegen.lines``
+    writes ``#line`` file names with it and reads them back.)"""
     out = []
-    for byte in text.replace("%", "%%").encode("utf-8"):
+    for byte in text.encode("utf-8", "surrogateescape"):
         ch = chr(byte)
         if ch in '"\\?':
             out.append("\\" + ch)
@@ -74,3 +77,8 @@ def c_string(text: str) -> str:
         else:
             out.append(f"\\{byte:03o}")
     return "".join(out)
+
+
+def c_string(text: str) -> str:
+    """``text`` as the body of a C string literal that printf writes back unchanged."""
+    return c_literal(text.replace("%", "%%"))

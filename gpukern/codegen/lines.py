@@ -17,7 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..formats import c_literal
+
 _MARK = re.compile("\x1f(\\d+)\x1f")  # at the start of an emitted line: the index of its location
+_NAMED = {b"n": b"\n", b"t": b"\t"}  # the escapes c_literal writes by name
 _DIRECTIVE = re.compile(r'^#line (\d+) "((?:[^"\\]|\\.)*)"$')
 
 
@@ -26,19 +29,11 @@ def mark(index: int) -> str:
     return f"\x1f{index}\x1f"
 
 
-def c_string(path: str) -> str:
-    """``path`` as the body of a C string literal: quotes and backslashes escaped, every byte
-    outside printable ASCII (a newline, UTF-8) an octal escape, so any file name is one line."""
-    out = []
-    for b in path.encode("utf-8", "surrogateescape"):
-        c = chr(b)
-        out.append("\\" + c if c in '"\\' else c if 32 <= b < 127 else f"\\{b:03o}")
-    return "".join(out)
-
-
 def _unescape(body: str) -> str:
-    """The file name a ``#line`` string literal written by ``c_string`` names."""
-    raw = re.sub(rb"\\([0-7]{3}|.)", lambda m: bytes([int(m[1], 8)]) if len(m[1]) == 3 else m[1], body.encode())
+    """The file name a ``#line`` string literal written by ``formats.c_literal`` names."""
+    raw = re.sub(
+        rb"\\([0-7]{3}|.)", lambda m: bytes([int(m[1], 8)]) if len(m[1]) == 3 else _NAMED.get(m[1], m[1]), body.encode()
+    )
     return raw.decode("utf-8", "surrogateescape")
 
 
@@ -90,7 +85,7 @@ def directives(text: str, locations: Sequence[tuple[str, int]], generated: str) 
     for line, want in zip(text.split("\n"), _places(text, locations)):
         line = _MARK.sub("", line, count=1) if _MARK.match(line) else line
         if want != at:
-            out.append(f'#line {want[1]} "{c_string(want[0] or generated)}"')
+            out.append(f'#line {want[1]} "{c_literal(want[0] or generated)}"')
         out.append(line)
         at = (want[0], want[1] + 1)
     return "\n".join(out)
