@@ -43,10 +43,11 @@ class Option:
     name: str
     kind: str  # "bool", "int" (positive) or "flags" (a tuple of strings)
     default: Any
-    doc: str
+    doc: str  # what it does (in the message of a wrong value)
     cuda: Spelling  # NVRTC and nvcc alike (both take these long forms)
     opencl: Spelling
     sim: str  # what the simulator does with it
+    inexact: Callable[[Any], bool] = lambda v: False  # whether the value makes results differ from the simulator's
 
 
 OPTIONS: dict[str, Option] = {
@@ -58,12 +59,14 @@ OPTIONS: dict[str, Option] = {
             "denormals flushed, contractions allowed",
             _switch(("--use_fast_math",)), _switch(("-cl-fast-relaxed-math",)),
             "not modelled: the simulator computes IEEE results",
+            lambda v: v is True,
         ),
         Option(
             "ftz", "bool", None,
             "flush float32 denormals to zero (None: the compiler's default)",
             _switch(("--ftz=true",), ("--ftz=false",)), _switch(("-cl-denorms-are-zero",)),
             "not modelled: the simulator keeps denormals",
+            lambda v: v is True,
         ),
         Option(
             "fma", "bool", None,
@@ -71,6 +74,7 @@ OPTIONS: dict[str, Option] = {
             "OpenCL has a build option for on (-cl-mad-enable) only",
             _switch(("--fmad=true",), ("--fmad=false",)), _switch(("-cl-mad-enable",)),
             "not modelled: the simulator rounds each operation on its own",
+            lambda v: v is True,
         ),
         Option(
             "maxrregcount", "int", None,
@@ -134,8 +138,9 @@ class CompileOptions:
 
     @property
     def inexact(self) -> list[str]:
-        """The options given that make results differ from IEEE arithmetic (what the simulator computes)."""
-        return [f"{n}=True" for n in ("fastmath", "ftz") if self[n] is True]
+        """The options given that make results differ from IEEE arithmetic, each operation rounded
+        on its own (what the simulator computes), as ``name=value (what the simulator does)``."""
+        return [f"{n}={v!r} ({OPTIONS[n].sim})" for n, v in self.given if OPTIONS[n].inexact(v)]
 
     def __str__(self) -> str:
         return ", ".join(f"{n}={v!r}" for n, v in self.given)
@@ -150,4 +155,4 @@ def _checked(where: str, option: Option, value: Any) -> Any:
     if option.kind == "flags" and isinstance(value, (tuple, list)) and all(isinstance(f, str) for f in value):
         return tuple(value)
     wanted = {"bool": "True or False", "int": "a positive int", "flags": "a tuple of strings"}[option.kind]
-    raise KernelTypeError(f"{where}: compile option {option.name}= must be {wanted}, not {value!r}")
+    raise KernelTypeError(f"{where}: compile option {option.name}= ({option.doc}) must be {wanted}, not {value!r}")

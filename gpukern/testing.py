@@ -457,8 +457,8 @@ def assert_kernel_matches(
         inexact = kernel.options.inexact if isinstance(kernel, Kernel) else []
         if inexact and any(m.backend != "sim" for m in mismatches):
             lines.append(
-                f"note: {kernel.__name__} is compiled with {', '.join(inexact)}, which the simulator does not model "
-                "(it computes IEEE results): a device may differ from it and from NumPy by more than rtol/atol allow"
+                f"note: {kernel.__name__} is compiled with {', '.join(inexact)}: a device may differ from the "
+                "simulator and from NumPy by more than rtol/atol allow"
             )
         lines.append("inputs that reproduce it:")
         lines += _describe_inputs(original)
