@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     import cupy as cp
     import torch
 
-    from gpukern.backends.cuda import nvcc_compile
+    from gpukern.backends.cuda_compile import nvcc_compile
 
     rng = np.random.default_rng(5)
     host = [rng.uniform(1, 2, 4).astype(np.float32) for _ in range(2)]

@@ -104,7 +104,7 @@ def gpukern_method(a: np.ndarray, b: np.ndarray, n: int) -> Method:
 def cuda_methods(backend: Any, a: np.ndarray, b: np.ndarray, n: int) -> list[Method]:
     """The hand-written kernel through gpukern's driver layer (ctypes, prepared), CuPy's RawKernel
     on CuPy arrays, and gpukern's launch on CuPy arrays and on PyTorch tensors, where they import."""
-    from gpukern.backends.cuda import nvcc_compile
+    from gpukern.backends.cuda_compile import nvcc_compile
 
     fn = backend.driver.load(nvcc_compile(CUDA_SRC, backend.arch)).function("tiny_ref")
     fn.prepare("PPPi")

@@ -212,7 +212,7 @@ def load_fast() -> tuple[Callable[..., Any] | None, list[str], str]:
 
 def run_cuda(args: argparse.Namespace, params: dict[str, Any]) -> tuple[Any, dict[int, list[Contender]]]:
     cp, gk, backend = cuda_setup()
-    from gpukern.backends.cuda import nvcc_compile
+    from gpukern.backends.cuda_compile import nvcc_compile
 
     options = tuple(getattr(backend, "options", ()))
 

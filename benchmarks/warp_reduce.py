@@ -44,7 +44,7 @@ def spinner(backend: Any) -> Callable[[], None]:
         return lambda: None
     from matmul import SPIN_CU, SPIN_NS
 
-    from gpukern.backends.cuda import nvcc_compile
+    from gpukern.backends.cuda_compile import nvcc_compile
 
     fn = backend.driver.load(nvcc_compile(SPIN_CU, backend.arch, tuple(getattr(backend, "options", ())))).function(
         "busy_wait"

@@ -69,7 +69,7 @@ def test_pycuda_gpuarray(cuda):
     GPUArrays in place."""
     gpuarray = pytest.importorskip("pycuda.gpuarray")
     pytest.importorskip("pycuda.autoprimaryctx")
-    from gpukern.backends.cuda import find_nvcc
+    from gpukern.backends.cuda_compile import find_nvcc
 
     if find_nvcc() is None:  # PyCUDA compiles its own kernels (gpuarray.zeros's fill) with nvcc
         pytest.skip("PyCUDA needs nvcc for its own kernels; gpukern does not")

@@ -25,16 +25,8 @@ from ..codegen.emitter import c_identifier
 from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
-from .cuda_compile import (  # noqa: F401  (what this module offered before compiling moved)
-    cubin,
-    cuda_compiler,
-    find_nvcc,
-    nvcc_compile,
-    nvcc_fingerprint,
-    nvcc_version,
-    set_cuda_compiler,
-)
 from .cuda_compile import cubin_key as _cubin_key
+from .cuda_compile import cuda_compiler
 
 # struct-module codes of the C parameters, per type (a kernel's arguments go as one packed buffer)
 _CODES = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
