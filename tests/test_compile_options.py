@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -130,6 +131,70 @@ def test_fastmath_changes_the_code():
     assert LIB.compile(src, ARCH, CompileOptions.make("k", {"fastmath": True}).flags("cuda")) != LIB.compile(
         src, ARCH, CompileOptions().flags("cuda")
     )
+
+
+def _ptx_ops(options: dict) -> set[str]:
+    """The float32 arithmetic instructions (with their modifiers) of a multiply-add's PTX."""
+
+    def muladd(a: Array[float32], b: Array[float32], out: Array[float32], n: int32):
+        i = gk.global_id(0)
+        if i < n:
+            out[i] = a[i] * b[i] + out[i]
+
+    src = gk.kernel(muladd).source(Array[float32], Array[float32], Array[float32], int32, line_directives=True)
+    ptx = LIB.ptx(src, ARCH, CompileOptions.make("k", options).flags("cuda"))
+    return set(re.findall(r"^\s+((?:fma|mul|add)\.[\w.]*f32)", ptx, re.MULTILINE))
+
+
+@needs_nvrtc
+def test_fma_and_ftz_change_the_code():
+    """fma=False: the product and the sum rounded each (``.rn``: ptxas may not fuse them); the
+    default and fma=True leave them fusable; ftz=True flushes denormals in each instruction."""
+    plain, no_fma, fma, ftz = (_ptx_ops(o) for o in ({}, {"fma": False}, {"fma": True}, {"ftz": True}))
+    assert {"mul.rn.f32", "add.rn.f32"} <= no_fma and not no_fma & {"mul.f32", "add.f32", "fma.rn.f32"}, no_fma
+    assert plain == fma and plain & {"fma.rn.f32", "mul.f32"}, plain
+    assert ftz and all(".ftz." in op for op in ftz) and not any(".ftz." in op for op in plain), ftz
+
+
+def _registers(cubin: bytes, name: str) -> int:
+    """The registers a kernel of a cubin uses: the top byte of its ``.text.NAME`` section's
+    ``sh_info`` in the ELF section headers (where the CUDA tools read it)."""
+    (shoff,) = struct.unpack_from("<Q", cubin, 0x28)
+    entsize, count, names = struct.unpack_from("<HHH", cubin, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, shoff + i * entsize) for i in range(count)]
+    strings = headers[names][4]
+    for h in headers:
+        if cubin[strings + h[0] : cubin.index(b"\0", strings + h[0])] == f".text.{name}".encode():
+            return h[7] >> 24
+    raise AssertionError(f"no .text.{name} in the cubin")
+
+
+@needs_nvrtc
+def test_maxrregcount_bounds_the_registers():
+    def busy(a: Array[float32], out: Array[float32]):
+        i = gk.global_id(0)
+        v0, v1, v2, v3, v4, v5, v6, v7 = a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4], a[i + 5], a[i + 6], a[i + 7]
+        w0, w1, w2, w3, w4, w5, w6, w7 = (
+            a[i + 8],
+            a[i + 9],
+            a[i + 10],
+            a[i + 11],
+            a[i + 12],
+            a[i + 13],
+            a[i + 14],
+            a[i + 15],
+        )
+        s = 0.0
+        for _ in range(16):
+            s = s * v0 + v1 * v2 - v3 * v4 + v5 * v6 - v7 * w0 + w1 * w2 - w3 * w4 + w5 * w6 - w7 * s
+            v0, v1, v2, v3 = v0 * 1.5 + w7, v1 * 1.25 + w6, v2 * 1.125 + w5, v3 * 0.5 + w4
+        out[i] = s + v0 + v1 + v2 + v3
+
+    src = gk.kernel(busy).source(Array[float32], Array[float32], line_directives=True)
+    arch = "sm_80"  # (an sm_90 cubin keeps the count elsewhere)
+    free = _registers(LIB.compile(src, arch, CompileOptions().flags("cuda")), "busy")
+    bound = _registers(LIB.compile(src, arch, CompileOptions.make("k", {"maxrregcount": 24}).flags("cuda")), "busy")
+    assert bound <= 24 < free, (bound, free)
 
 
 @needs_nvcc
