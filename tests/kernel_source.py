@@ -1,4 +1,5 @@
-"""Helpers for tests that write kernels as source text, or point at a kernel's source lines."""
+"""Helpers for tests that write kernels as source text, point at a kernel's source lines, or test
+the examples' own kernels (``load_example``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 _DIR = Path(tempfile.mkdtemp(prefix="gpukern-test-kernels-"))
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def load_module(source: str, prefix: str = "kernels") -> Any:
@@ -36,3 +38,16 @@ def line_of(kernel: Any, text: str) -> int:
     """The file line number of the first source line of ``kernel`` (or ``@func``) containing ``text``."""
     lines, first = inspect.getsourcelines(kernel.fn)
     return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def load_example(name: str) -> Any:
+    """``examples/NAME.py`` imported once per process (as ``example_NAME``): the tests test the
+    examples' kernels themselves, not copies of them."""
+    module_name = f"example_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from compilers import needs_opencl
 
 import gpukern as gk
 from gpukern import Array, Const, cache, float32, int32
@@ -43,7 +44,6 @@ HEADER = struct.Struct("<8s32s32sQ")  # magic, key, sha256 of the payload, paylo
 MAGIC = b"GPUKERN2"
 HAVE_NVCC = cuda_mod.find_nvcc() is not None
 needs_nvcc = pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
-needs_opencl = pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
 N = 1000
 
 

@@ -11,6 +11,7 @@ import gc
 
 import numpy as np
 import pytest
+from compilers import needs_opencl
 
 import gpukern as gk
 from gpukern import dlpack
@@ -93,7 +94,7 @@ def test_from_dlpack_refuses_what_it_cannot_use(on_simulator):
         gk.to_device(np.ones(3, np.float32)).__dlpack__(copy=True)
 
 
-@pytest.mark.skipif("opencl" not in gk.available_backends(), reason="needs OpenCL")
+@needs_opencl
 def test_opencl_arrays_say_they_cannot_use_dlpack():
     a = gk.to_device(np.ones(3, np.float32), backend="opencl")
     with pytest.raises(gk.InteropError, match="opencl backend's arrays cannot be shared"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import sys
 
@@ -10,21 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from kernel_source import load_example
 
 import gpukern as gk
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-matmul_example = load("matmul_tiled")
+matmul_example = load_example("matmul_tiled")
 
 
 @pytest.mark.parametrize("tile", [8, 16])
@@ -93,14 +85,14 @@ def test_streams_interop_example_runs_and_checks(backend, capsys, monkeypatch):
     """Streams, events, pinned memory and every device of the backend (the simulator's two
     here); CuPy and PyTorch parts run on CUDA."""
     monkeypatch.setenv("GPUKERN_SIM_DEVICES", "2")
-    example = load("streams_interop")
+    example = load_example("streams_interop")
     assert example.main(["--size", "3000", "--backend", backend]) == 0
     out = capsys.readouterr().out
     assert "copy on one stream, kernel on another            OK" in out and "WRONG" not in out
     assert out.count("gk.Device(") == (2 if backend == "sim" else len(__import__("gpukern").devices()))
 
 
-tensorcore_example = load("matmul_tensorcore")
+tensorcore_example = load_example("matmul_tensorcore")
 
 
 def test_matmul_tensorcore_example_runs_and_checks(on_simulator, capsys):

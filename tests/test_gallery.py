@@ -7,28 +7,19 @@ small block/tile size, shared by all the tests of that example (one nvcc run per
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
-import sys
 
 import pytest
+from kernel_source import load_example
 
 import gpukern as gk
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(f"gallery_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 GALLERY = ["vector_add", "reduce_sum", "reduce_warp", "transpose", "histogram", "stencil2d", "scan", "softmax"]
-MODULES = {name: load(name) for name in GALLERY}
+MODULES = {name: load_example(name) for name in GALLERY}
 
 # (example, arguments, the start of the result line)
 RUNS = [

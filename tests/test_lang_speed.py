@@ -502,16 +502,9 @@ def test_autotune_with_nothing_runnable():
 
 
 def _load_fast():
-    import importlib.util
-    import pathlib
-    import sys
+    from kernel_source import load_example
 
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "matmul_fast.py"
-    spec = importlib.util.spec_from_file_location("matmul_fast", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["matmul_fast"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example("matmul_fast")
 
 
 matmul_fast = _load_fast()

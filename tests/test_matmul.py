@@ -3,13 +3,11 @@ array version, against NumPy; and the shared-memory spelling of each dialect."""
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kernel_source import load_example
 
 import gpukern as gk
 from gpukern import Array, Const, barrier, block_idx, float32, int32, shared, thread_idx
@@ -17,16 +15,7 @@ from gpukern import Array, Const, barrier, block_idx, float32, int32, shared, th
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-def _example():
-    """The flagship example's kernels are the ones tested here, not copies of them."""
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "matmul_tiled.py"
-    spec = importlib.util.spec_from_file_location("matmul_tiled_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_flagship = _example()
+_flagship = load_example("matmul_tiled")
 matmul_tiled = _flagship.matmul_tiled
 matmul_naive = _flagship.matmul_naive
 

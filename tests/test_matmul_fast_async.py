@@ -11,30 +11,17 @@ by another thread before a barrier, as a data race.
 from __future__ import annotations
 
 import functools
-import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kernel_source import load_example
 
 import gpukern as gk
 from gpukern import Array, float32, int32
 
-PATH = pathlib.Path(__file__).resolve().parent.parent / "examples" / "matmul_fast.py"
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("matmul_fast_async_example", PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fast = _load()
+fast = load_example("matmul_fast")
 ASYNC = [name for name, cfg in fast.CONFIGS.items() if fast.is_async(cfg)]
 # 32 x 32 tiles of 2 warps (each 32 x 16, 4 x 4 a thread), in groups of 2 tile rows: many blocks cheaply
 SMALL = dict(KERNEL="async", BM=32, BN=32, BK=8, WM=32, WN=16, TM=4, TN=4, STAGES=3, MINB=1, GROUP=2)

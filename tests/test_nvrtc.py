@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from compilers import LIB, needs_nvcc, needs_nvrtc
+from kernel_source import load_example
 
 import gpukern as gk
 from gpukern import Array, complex64, float16, float32, int32, uint32
@@ -27,16 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARCH = "sm_90"  # the H100's; NVRTC 12 and 13 both know it
 
 
-def _example(name: str):
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        return __import__(name)
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
-
-
 def matmul_source() -> str:
-    k = _example("matmul_tiled").matmul_tiled
+    k = load_example("matmul_tiled").matmul_tiled
     return k.source(Array[float32], Array[float32], Array[float32], int32, int32, int32, 16, backend="cuda")
 
 
@@ -244,7 +236,7 @@ def _broken_matmul() -> tuple[str, int]:
     [n] = [i for i, line in enumerate(lines) if line.strip().startswith("float acc = 0.0f;")]
     lines[n] = lines[n].replace("float acc = 0.0f;", "float acc = no_such_name;")
     py = (ROOT / "examples" / "matmul_tiled.py").read_text().splitlines()
-    first = _example("matmul_tiled").matmul_tiled.fn.__code__.co_firstlineno
+    first = load_example("matmul_tiled").matmul_tiled.fn.__code__.co_firstlineno
     py_line = next(i + 1 for i, line in enumerate(py) if i >= first and line.strip() == "acc = 0.0")
     return "\n".join(lines) + "\n", py_line
 

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from kernel_source import load_example
 
 import gpukern as gk
 from gpukern import (
@@ -168,17 +169,9 @@ def test_unpadded_transpose_conflicts_padded_does_not(n, conflicts_per_warp):
     assert plain.total.shared_load_elems == padded.total.shared_load_elems == n * n
 
 
-def load_example():
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "matmul_tiled.py"
-    spec = importlib.util.spec_from_file_location("matmul_tiled_for_profile", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("tile", [8, 16, 32])
 def test_tiled_matmul_reads_tile_times_less_without_conflicts(tile):
-    m = load_example()
+    m = load_example("matmul_tiled")
     n = 256
     rng = np.random.default_rng(2)
     a, b = rng.random(n * n, dtype=np.float32) + 1, rng.random(n * n, dtype=np.float32) + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from compilers import needs_opencl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kernel_source import line_of, load_kernel
@@ -541,7 +542,7 @@ def test_opencl_refuses_what_it_cannot_emulate(k, args, text, line):
     assert "_sync(" in k.source(*arrays, *([64] if args == 3 else []), backend="cuda")  # CUDA runs it
 
 
-@pytest.mark.skipif("opencl" not in gk.available_backends(), reason="needs an OpenCL device")
+@needs_opencl
 def test_opencl_group_limit():
     gk.set_backend("opencl")
     try:
