@@ -220,6 +220,7 @@ class BinaryOp:
     exact: Callable[[ir.BinOp, NonNegative], bool] = lambda e, nonneg: False
     float_math: str | None = None  # floats: C spells the operation as this math function
     flop: bool = False  # counted as a floating-point operation by the profiler (on floats)
+    complex_flops: int = 0  # the floating-point operations of the complex_helper body, counted so
     c_symbol: str = ""  # C's operator, where it differs from Python's (``//`` is ``/`` where exact)
     overflow_undefined: bool = False  # C's operator is undefined where a signed result overflows
     complex_helper: Callable[[ScalarType, CText], str] | None = None  # C body on complex operands (None: refused)
@@ -243,9 +244,25 @@ def _int_helper(body: Callable[[ScalarType, CText], str]) -> Callable[[ScalarTyp
 BINARY: dict[str, BinaryOp] = {
     op.symbol: op
     for op in [
-        BinaryOp("+", "add", _ufunc(np.add), operator.add, flop=True, overflow_undefined=True, complex_helper=cx.c_add),
         BinaryOp(
-            "-", "sub", _ufunc(np.subtract), operator.sub, flop=True, overflow_undefined=True, complex_helper=cx.c_sub
+            "+",
+            "add",
+            _ufunc(np.add),
+            operator.add,
+            flop=True,
+            complex_flops=2,
+            overflow_undefined=True,
+            complex_helper=cx.c_add,
+        ),
+        BinaryOp(
+            "-",
+            "sub",
+            _ufunc(np.subtract),
+            operator.sub,
+            flop=True,
+            complex_flops=2,
+            overflow_undefined=True,
+            complex_helper=cx.c_sub,
         ),
         BinaryOp(
             "*",
@@ -253,6 +270,7 @@ BINARY: dict[str, BinaryOp] = {
             _or_complex(_ufunc(np.multiply), cx.mul),
             operator.mul,
             flop=True,
+            complex_flops=6,  # 4 products, a difference and a sum
             overflow_undefined=True,
             complex_helper=cx.c_mul,
         ),
@@ -262,6 +280,7 @@ BINARY: dict[str, BinaryOp] = {
             _or_complex(_ufunc(np.true_divide), cx.div),
             operator.truediv,
             flop=True,
+            complex_flops=10,  # Smith's: the ratio, 2 for the scale's divisor and 1 for it, 3 for each part
             complex_helper=cx.c_div,
         ),
         BinaryOp(
@@ -558,6 +577,9 @@ class MathFunc:
     # C for one with several results: the body of a helper that fills the fields v0, v1... of a struct
     # ``r`` of its tuple type (the emitter declares and returns ``r``); operand ``a``
     tuple_helper: Callable[[ScalarType, CText], str] | None = None
+    # counted as one floating-point operation by the profiler (on a float or complex result);
+    # taking a complex number apart or putting it together is no arithmetic
+    flop: bool = True
 
     def operand_dtype(self, k: int, t: np.dtype) -> np.dtype:
         """The type operand ``k`` is computed in when the operation's type is ``t``."""
@@ -823,10 +845,10 @@ def math_func(obj: Any) -> MathFunc | None:
 COMPLEX: dict[str, MathFunc] = {
     f.name: f
     for f in [
-        MathFunc("real", 1, cx.real, typing="part", complex_helper=cx.c_real),
-        MathFunc("imag", 1, cx.imag, typing="part", complex_helper=cx.c_imag),
-        MathFunc("conj", 1, cx.conj, typing="same", complex_helper=cx.c_conj),
-        MathFunc("complex", 2, cx.construct, typing="make", complex_helper=cx.c_construct),
+        MathFunc("real", 1, cx.real, typing="part", complex_helper=cx.c_real, flop=False),
+        MathFunc("imag", 1, cx.imag, typing="part", complex_helper=cx.c_imag, flop=False),
+        MathFunc("conj", 1, cx.conj, typing="same", complex_helper=cx.c_conj, flop=False),
+        MathFunc("complex", 2, cx.construct, typing="make", complex_helper=cx.c_construct, flop=False),
     ]
 }
 

@@ -43,7 +43,10 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   a loop of constant bounds along a shared row reads it in 16-byte vectors;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
-  math functions on floats), and arithmetic intensity (FLOPs per global byte).
+  math functions on floats; on complex numbers the float operations of the C each
+  operation is (``ops.BinaryOp.complex_flops``: + and - 2, * 6, / 10), a math function
+  one, taking a number apart or putting it together none), and arithmetic intensity
+  (FLOPs per global byte).
 
 Warps are ``warp_size`` consecutive threads of a block, threads numbered x fastest,
 as CUDA does; arrays are taken to start on a sector boundary (device allocations do)

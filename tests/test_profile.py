@@ -188,6 +188,29 @@ def test_tiled_matmul_reads_tile_times_less_without_conflicts(tile):
     assert naive.total.global_load_sectors * 32 < naive.total.global_load_bytes
 
 
+@gk.kernel
+def complex_arith(a: Array[gk.complex64], b: Array[gk.complex64], c: Array[gk.complex64], d: Array[float32]):
+    i = gk.global_id(0)
+    c[i] = a[i] * b[i] + a[i] / b[i] - a[i]
+    d[i] = abs(a[i]) + a[i].real + b[i].conjugate().imag
+
+
+def test_complex_arithmetic_counts_the_operations_of_its_c():
+    """A complex * is 6 float operations (4 products, 2 sums), / 10 (Smith's algorithm), + and -
+    2; abs is one math function; taking parts or conjugating is no arithmetic."""
+    n = 64
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal(n) + 1j * rng.standard_normal(n) for _ in range(2))
+    a, b = a.astype(np.complex64), b.astype(np.complex64)
+    c, d = np.zeros(n, np.complex64), np.zeros(n, np.float32)
+    r = gk.profile(complex_arith[2, 32], a, b, c, d)
+    first = complex_arith.fn.__code__.co_firstlineno
+    assert r.lines[first + 3].flops == n * (6 + 10 + 2 + 2)
+    assert r.lines[first + 4].flops == n * (1 + 1 + 1)  # abs, and the two float sums
+    assert r.total.flops == n * 23
+    np.testing.assert_allclose(c, a * b + a / b - a, rtol=1e-5)
+
+
 def test_report_views(tmp_path):
     x, y = data(), np.zeros(N, np.float32)
     r = gk.profile(copy[N // 256, 256], x, y, N, warp_size=16)

@@ -400,8 +400,8 @@ class _Run:
     def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
         op = ops.BINARY[e.op]
         a, b = self.eval(e.left, m), self.eval(e.right, m)
-        if self.prof is not None and e.type.is_float and op.flop:
-            self.prof.flops(e.loc, int(np.count_nonzero(m)))
+        if self.prof is not None and op.flop and (e.type.is_float or e.type.is_complex):
+            self.prof.flops(e.loc, int(np.count_nonzero(m)) * (op.complex_flops if e.type.is_complex else 1))
         with np.errstate(all="ignore"):
             out = op.numpy(a, b, e.type.dtype)
         if e.feeds_index and self.check:
@@ -455,9 +455,12 @@ class _Run:
 
     def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
         args = [self.eval(a, m) for a in e.args]
-        if self.prof is not None and (e.type.is_float or isinstance(e.type, TupleType) and e.type.items[0].is_float):
-            self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
-        return ops.function(e.name).evaluate(args, e.args[0].type)
+        fn = ops.function(e.name)
+        if self.prof is not None and fn.flop:
+            results = e.type.items if isinstance(e.type, TupleType) else (e.type,)
+            if any(t.is_float or t.is_complex for t in results):
+                self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
+        return fn.evaluate(args, e.args[0].type)
 
     def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
         return self.specials[e.name][e.dim]
