@@ -18,6 +18,7 @@ from . import ir, lang, ops, views
 from .calls import complex_attribute, int_attribute, lower_call
 from .errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
 from .records import field_array, field_name, field_of, is_record_array, not_a_record
+from .reductions import REDUCTIONS
 from .types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
 from .values import (
     Partial,
@@ -32,6 +33,8 @@ from .values import (
     scalar,
     static_type,
 )
+
+_REDUCTION_NAMES = {r.name for r in REDUCTIONS.values()}  # np.sum(a) etc.; arrays have no such methods
 
 # Python's operator nodes -> the symbols of their entries in gpukern.ops (which define them)
 BINOPS: dict[type, str] = {
@@ -198,7 +201,8 @@ class ExpressionLowering(ast.NodeVisitor):
                 for d in range(1, base.type.ndim):
                     size = self.binop(node, ast.Mult, size, self.shape_entry(node, base, d))
                 return size
-            raise KernelTypeError(f"arrays in kernels have .shape, .ndim and .size, not .{attr}", self.loc(node))
+            hint = f"write np.{attr}({ast.unparse(node.value)})" if attr in _REDUCTION_NAMES else None
+            raise KernelTypeError(f"arrays in kernels have .shape, .ndim and .size, not .{attr}", self.loc(node), hint)
         raise KernelTypeError(f"{describe(base)} has no attribute {attr!r}", self.loc(node))
 
     def field_load(self, node: ast.AST, base: RecordElement, name: str) -> ir.Load:

@@ -346,6 +346,7 @@ def test_numpy_sum_adds_in_order(backend):
         ("    out[0] = np.sum(a, axis=0)\n", r"sum\(\) takes no keyword arguments in a kernel"),
         ("    out[0] = np.sum(a, 0)\n", r"numpy\.sum\(\) takes 1 argument"),
         ("    out[0] = np.max(EMPTY)\n", r"numpy\.max\(\) of the zero-size array 'EMPTY'"),
+        ("    out[0] = a.sum()\n", r"not \.sum(?s:.*)hint: write np\.sum\(a\)"),
         ("    out[0] = np.max(z).real\n", "complex numbers: they are not ordered"),
         ("    out[0] = np.sum(h)\n", r"numpy\.sum\(\) of float16 elements: NumPy accumulates them in float32"),
         ("    while np.sum(a) > 0:\n        out[0] = 1.0\n", "while loop's condition cannot call a function that"),
