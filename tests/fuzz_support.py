@@ -256,10 +256,11 @@ def truth(c: V) -> tuple[Any, Any]:
     return v, frag
 
 
-def select(cond: V, a: V, b: V, src: str) -> V | None:
-    """``a if cond else b`` (both branches promoted together, like a local's join)."""
+def select(cond: V, a: V, b: V, src: str, dt: np.dtype | None = None) -> V | None:
+    """``a if cond else b`` (both branches promoted together, like a local's join; ``dt``: the
+    join's type where more values take part, as the three assignments of an if/elif/else)."""
     try:
-        dt = np.result_type(a.val, b.val)
+        dt = np.result_type(a.val, b.val) if dt is None else dt
     except TypeError:
         return None
     if dt.kind == "b" and (a.kind != "b" or b.kind != "b"):

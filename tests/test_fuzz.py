@@ -284,8 +284,12 @@ def draw_case(data: st.DataObject, statements: bool):
             vb = g.expr(depth)
         if data.draw(st.booleans(), label="elif"):
             c2, vc = g.cond(1), g.operand(depth, va)
-            inner = select(c2, vb, vc, "")
-            r = select(c1, va, inner, "v") if inner is not None else None
+            try:  # the local's type joins all three assignments at once (0.1 stays a float64 beside one)
+                joined = np.result_type(va.val, vb.val, vc.val)
+            except TypeError:
+                joined = None
+            inner = select(c2, vb, vc, "", joined) if joined is not None else None
+            r = select(c1, va, inner, "v", joined) if inner is not None else None
             if r is not None:
                 body += [f"if {c1.src}:", f"    v = {va.src}", f"elif {c2.src}:", f"    v = {vb.src}"]
                 body += ["else:", f"    v = {vc.src}"]
