@@ -263,14 +263,8 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
             reason = why or left
             what = _matrix_op_of(s)
             if what is not None and reason is not None:
-                line = reason.loc.lineno if reason.loc else "?"
-                where = (
-                    f"after a return (line {line}) that only some threads take"
-                    if isinstance(reason, ir.Return)
-                    else f"inside {_KINDS[type(reason)]} (line {line}) whose condition depends on the thread"
-                )
                 raise KernelTypeError(
-                    f"{what} {where}: fragment operations are warp-collective, every lane "
+                    f"{what} {describe_divergence(reason)}: fragment operations are warp-collective, every lane "
                     "of the warp must execute them together",
                     s.loc,
                     "keep fragment operations out of thread-dependent branches: guard the loads that stage "
@@ -282,7 +276,22 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
     block(fd.body, None)
 
 
-_KINDS = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
+_KINDS = {
+    ir.If: "an if",
+    ir.For: "a for loop",
+    ir.While: "a while loop",
+    ir.Select: "a conditional expression",
+    ir.Logic: "an and/or",
+}
+
+
+def describe_divergence(why: ir.Node) -> str:
+    """Where an operation is that not every thread reaches, as errors say it: ``why`` is the
+    thread-dependent if, loop or conditional expression around it, or a return some threads took."""
+    line = why.loc.lineno if why.loc else "?"
+    if isinstance(why, ir.Return):
+        return f"after a return (line {line}) that only some threads take"
+    return f"inside {_KINDS[type(why)]} (line {line}) whose condition depends on the thread"
 
 
 def has_matrix_op(fd: ir.FuncDef) -> bool:
@@ -407,10 +416,8 @@ def _check_call(c: ir.Call, u: _Uniformity) -> None:
 
 
 def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:
-    kind = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}[type(why)]
-    line = why.loc.lineno if why.loc else "?"
     return BarrierDivergenceError(
-        f"{what} inside {kind} (line {line}) whose condition depends on the thread "
+        f"{what} {describe_divergence(why)} "
         "(thread_idx, global_id, a value loaded from memory, or something computed from them), "
         "so some threads of a block would not reach it",
         at.loc,
