@@ -1,12 +1,14 @@
-"""Static checks on a lowered function: definite assignment and barrier divergence.
+"""Static checks on a lowered function: definite assignment, and collective operations
+(barriers, fragment operations, warp ops) that not every thread may reach.
 
-Both run on the typed IR, after the front end has folded constants, so a branch on a
+They run on the typed IR, after the front end has folded constants, so a branch on a
 ``Const`` that disappeared cannot cause a false alarm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from . import ir
 from .errors import BarrierDivergenceError, KernelTypeError
@@ -113,7 +115,7 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
     block(fd.body, set(params))
 
 
-# ---------------------------------------------------------------- barrier divergence
+# ---------------------------------------------------------------- collective operations
 
 _THREAD = {"thread_idx", "global_id", "lane_id"}
 
@@ -190,21 +192,16 @@ class _Uniformity:
                     self.varying.add(s.var.name)
             self.block(s.body, inner)
 
-    def bodies(self, s: ir.Stmt, why: ir.Node | None) -> list[tuple[list[ir.Stmt], ir.Node | None]]:
-        """The statement lists nested in ``s``, each with why not every thread of the block may run
-        it (``why`` from outside, else ``s`` itself where its condition or bounds depend on the
-        thread, or where it is a loop that some threads leave early): what every check of
-        collective operations (barriers, warp ops, fragments) walks."""
+    def divergent(self, s: ir.Stmt) -> bool:
+        """Whether the threads that reach an if or a loop may go different ways through it: its
+        condition or bounds depend on the thread, or it is a loop that some threads leave early."""
         if isinstance(s, ir.If):
-            cond = why or (s if self.expr(s.cond) else None)
-            return [(s.then, cond), (s.orelse, cond)]
+            return self.expr(s.cond)
         if isinstance(s, ir.For):
-            varying = id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
-            return [(s.body, why or (s if varying else None))]
+            return id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
         if isinstance(s, ir.While):
-            varying = id(s) in self.varying_loops or self.expr(s.cond)
-            return [(s.body, why or (s if varying else None))]
-        return []
+            return id(s) in self.varying_loops or self.expr(s.cond)
+        return False
 
     def exits_early(self, body: list[ir.Stmt]) -> bool:
         """A break or continue (of this loop) under thread-dependent control."""
@@ -220,69 +217,141 @@ class _Uniformity:
         return scan(body, False)
 
 
+class _Site(NamedTuple):
+    """A statement or expression node, and why not every thread that runs the function may reach it."""
+
+    stmt: ir.Stmt  # the node itself, or the statement the expression is part of
+    node: ir.Node
+    reasons: tuple[ir.Node, ...]  # none: every thread that runs the function reaches it
+
+
+def _collective_sites(fd: ir.FuncDef, u: _Uniformity) -> Iterator[_Site]:
+    """Every node of ``fd``'s body, in program order (a statement, its expressions, the statements
+    it holds), with the reasons that not every thread of the block may reach it (none: every
+    thread that runs the function does), in the order errors prefer them:
+
+    - the outermost if or loop around it that threads may go through different ways;
+    - a return under such control that some threads took before it;
+    - a thread-dependent ``a if c else b`` or and/or it is an operand of (evaluated in some threads);
+    - the thread-dependent while whose condition it is in (evaluated again by the threads still
+      looping);
+    - a return under such control later in a loop around it (taken in an earlier iteration).
+
+    The one account that the checks of barriers, fragment operations and warp ops share, so
+    that what one refuses the others refuse too.  Barriers pass over the returns:
+    ``passes.structure_early_returns`` keeps the threads that took one arriving at them."""
+    walk = list(_statements(fd.body, None, (), u))
+    returns: dict[int, ir.Return] = {}  # a loop's first return that only some threads take
+    for s, why, loops in walk:
+        if isinstance(s, ir.Return) and why is not None:
+            for loop in loops:
+                returns.setdefault(id(loop), s)
+    left: ir.Return | None = None
+    for s, why, loops in walk:
+        if isinstance(s, ir.Return) and why is not None and left is None:
+            left = s
+        before = _present(why, left)
+        again = _present(*(returns.get(id(loop)) for loop in reversed(loops)))
+        yield _Site(s, s, before + again)
+        for e in ir.children(s):
+            if isinstance(e, ir.Stmt):
+                continue
+            after = again
+            if isinstance(s, ir.While):  # the condition: evaluated again after each iteration
+                after = _present(s if u.divergent(s) else None, returns.get(id(s))) + again
+            stack: list[tuple[ir.Node, tuple[ir.Node, ...]]] = [(e, ())]
+            while stack:  # the expression's nodes, parents first, in order
+                n, inside = stack.pop()
+                yield _Site(s, n, before + inside + after)
+                some = _conditional_operands(n, u)
+                for c in reversed(list(ir.children(n))):
+                    stack.append((c, (*inside, n) if any(c is o for o in some) else inside))
+
+
+def _statements(
+    stmts: list[ir.Stmt], why: ir.Node | None, loops: tuple[ir.Stmt, ...], u: _Uniformity
+) -> Iterator[tuple[ir.Stmt, ir.Node | None, tuple[ir.Stmt, ...]]]:
+    """Every statement in ``stmts`` and nested in them, with the outermost if or loop around it
+    that threads may go through different ways (``why``), and the loops around it."""
+    for s in stmts:
+        yield s, why, loops
+        inner = why or (s if u.divergent(s) else None)
+        around = (*loops, s) if isinstance(s, (ir.For, ir.While)) else loops
+        for body in ir.child_blocks(s):
+            yield from _statements(body, inner, around, u)
+
+
+def _conditional_operands(e: ir.Node, u: _Uniformity) -> list[ir.Node]:
+    """The operands of an expression that only some threads evaluate: those of ``a if c else b``
+    and the right side of and/or, whose condition depends on the thread."""
+    if isinstance(e, ir.Select) and u.expr(e.cond):
+        return [e.a, e.b]
+    if isinstance(e, ir.Logic) and u.expr(e.left):
+        return [e.right]
+    return []
+
+
+def _present(*nodes: ir.Node | None) -> tuple[ir.Node, ...]:
+    """The nodes that are there."""
+    return tuple(n for n in nodes if n is not None)
+
+
+_KINDS = {
+    ir.If: "an if",
+    ir.For: "a for loop",
+    ir.While: "a while loop",
+    ir.Select: "a conditional expression",
+    ir.Logic: "an and/or",
+}
+
+
+def describe_divergence(why: ir.Node) -> str:
+    """Where an operation is that not every thread reaches, as errors say it: ``why`` is a reason
+    ``_collective_sites`` gives."""
+    line = why.loc.lineno if why.loc else "?"
+    if isinstance(why, ir.Return):
+        return f"after a return (line {line}) that only some threads take"
+    return f"inside {_KINDS[type(why)]} (line {line}) whose condition depends on the thread"
+
+
 def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()) -> None:
-    """Reject a barrier (or a call of a function with one) under thread-dependent control flow:
-    some threads of the block would wait at it forever, or pass different barriers.
+    """Reject a barrier (or a call of a function with one) that not every thread of the block
+    reaches: some threads would wait at it forever, or pass different barriers.
 
     A ``@func`` is checked on its own with its parameters taken as the same in every thread,
     and again at each call that passes a thread-dependent value (``varying_params``)."""
+    if not has_barrier(fd):
+        return
     u = _Uniformity(fd, varying_params)
-
-    def block(stmts: list[ir.Stmt], why: ir.Node | None) -> None:
-        for s in stmts:
-            if isinstance(s, ir.Barrier) and why is not None:
-                raise _divergence(s, why, "this barrier() is")
-            for n in ir.children(s):
-                if not isinstance(n, ir.Stmt):
-                    for c in ir.walk(n):
-                        if isinstance(c, ir.Call) and has_barrier(c.func):
-                            if why is not None:
-                                raise _divergence(c, why, f"{c.func.name}() contains a barrier and is called")
-                            _check_call(c, u)
-            for body, inner in u.bodies(s, why):
-                block(body, inner)
-
-    block(fd.body, None)
+    for site in _collective_sites(fd, u):
+        n = site.node
+        why = next((r for r in site.reasons if not isinstance(r, ir.Return)), None)
+        if isinstance(n, ir.Barrier) and why is not None:
+            raise _divergence(n, why, "this barrier() is")
+        if isinstance(n, ir.Call) and has_barrier(n.func):
+            if why is not None:
+                raise _divergence(n, why, f"{n.func.name}() contains a barrier and is called")
+            _check_call(n, u)
 
 
 def check_matrix_ops(fd: ir.FuncDef) -> None:
     """Reject a fragment operation (warp-collective: every lane of the warp executes it with the
-    same operands) under control flow whose condition depends on the thread, or after a ``return``
-    that only some threads take.  Conservative as the barrier check is: a branch the same in the
-    whole warp but not the whole block (``if thread_idx.x // 32 == 0``) is refused too."""
+    same operands) that not every thread may reach: under control flow whose condition depends on
+    the thread, or after a ``return`` that only some threads take.  Conservative as the barrier
+    check is: a branch the same in the whole warp but not the whole block (``if thread_idx.x //
+    32 == 0``) is refused too."""
     if not has_matrix_op(fd):
         return
-    u = _Uniformity(fd)
-    left: ir.Node | None = None
-
-    def block(stmts: list[ir.Stmt], why: ir.Node | None) -> None:
-        nonlocal left
-        for s in stmts:
-            if isinstance(s, ir.Return) and why is not None and left is None:
-                left = s
-            reason = why or left
-            what = _matrix_op_of(s)
-            if what is not None and reason is not None:
-                line = reason.loc.lineno if reason.loc else "?"
-                where = (
-                    f"after a return (line {line}) that only some threads take"
-                    if isinstance(reason, ir.Return)
-                    else f"inside {_KINDS[type(reason)]} (line {line}) whose condition depends on the thread"
-                )
-                raise KernelTypeError(
-                    f"{what} {where}: fragment operations are warp-collective, every lane "
-                    "of the warp must execute them together",
-                    s.loc,
-                    "keep fragment operations out of thread-dependent branches: guard the loads that stage "
-                    "the tiles instead (zero-padding), and the copies of the results",
-                )
-            for body, inner in u.bodies(s, why):
-                block(body, inner)
-
-    block(fd.body, None)
-
-
-_KINDS = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}
+    for site in _collective_sites(fd, _Uniformity(fd)):
+        what = _matrix_op_of(site.node)
+        if what is not None and site.reasons:
+            raise KernelTypeError(
+                f"{what} {describe_divergence(site.reasons[0])}: fragment operations are warp-collective, every lane "
+                "of the warp must execute them together",
+                site.stmt.loc,
+                "keep fragment operations out of thread-dependent branches: guard the loads that stage "
+                "the tiles instead (zero-padding), and the copies of the results",
+            )
 
 
 def has_matrix_op(fd: ir.FuncDef) -> bool:
@@ -290,71 +359,22 @@ def has_matrix_op(fd: ir.FuncDef) -> bool:
     return any(_matrix_op_of(n) is not None for n in ir.walk_body(fd.body))
 
 
-def _matrix_op_of(s: ir.Stmt) -> str | None:
-    """The fragment operation statement ``s`` performs, as messages name it: its own, or a call's
+def _matrix_op_of(n: ir.Node) -> str | None:
+    """The fragment operation a node performs, as messages name it: a statement's own, or a call's
     of a function that has one (None: none; a declaration performs none)."""
-    if isinstance(s, ir.MatrixOp):
-        return None if isinstance(s, ir.DeclFragment) else s.WHAT
-    if isinstance(s, (ir.If, ir.For, ir.While)):  # their bodies are walked on their own
-        return None
-    call = next((n for n in ir.walk(s) if isinstance(n, ir.Call) and has_matrix_op(n.func)), None)
-    return None if call is None else f"{call.func.name}() (which has fragment operations)"
+    if isinstance(n, ir.MatrixOp):
+        return None if isinstance(n, ir.DeclFragment) else n.WHAT
+    if isinstance(n, ir.Call) and has_matrix_op(n.func):
+        return f"{n.func.name}() (which has fragment operations)"
+    return None
 
 
 def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
-    """The first warp op that not every thread of the block may reach, and why: a branch or loop
-    whose condition depends on the thread (as for barriers), or a ``return`` such a branch holds
-    (a thread may have left).  For a dialect that emulates warp ops with work-group barriers."""
-    u = _Uniformity(fd)
-    left: ir.Node | None = None
-
-    def scan(stmts: list[ir.Stmt], why: ir.Node | None) -> tuple[ir.WarpOp, ir.Node] | None:
-        nonlocal left
-        for s in stmts:
-            if isinstance(s, ir.Return) and why is not None and left is None:
-                left = s
-            reason = why or left
-            for n in ir.children(s):
-                if isinstance(n, ir.Stmt):
-                    continue
-                if reason is None:
-                    found = _conditional_warp_op(n, u)
-                    if found is not None:
-                        return found
-                    continue
-                op = next((c for c in ir.walk(n) if isinstance(c, ir.WarpOp)), None)
-                if op is not None:
-                    return op, reason
-            if isinstance(s, ir.While) and (id(s) in u.varying_loops or u.expr(s.cond)):
-                op = next((c for c in ir.walk(s.cond) if isinstance(c, ir.WarpOp)), None)
-                if op is not None:  # evaluated again by the threads still looping
-                    return op, s
-            for body, w in u.bodies(s, why):
-                found = scan(body, w)
-                if found is not None:
-                    return found
-        return None
-
-    found = scan(fd.body, None)
-    if found is None and left is not None:  # a return after the op, in a loop, may still leave threads out
-        op = next((n for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp)), None)
-        found = None if op is None else (op, left)
-    return found
-
-
-def _conditional_warp_op(e: ir.Node, u: _Uniformity) -> tuple[ir.WarpOp, ir.Node] | None:
-    """A warp op that an expression evaluates only in some threads: in an operand of ``a if c else
-    b`` or the right side of ``and``/``or`` whose condition depends on the thread."""
-    for n in ir.walk(e):
-        if isinstance(n, ir.Select) and u.expr(n.cond):
-            parts = [n.a, n.b]
-        elif isinstance(n, ir.Logic) and u.expr(n.left):
-            parts = [n.right]
-        else:
-            continue
-        op = next((c for p in parts for c in ir.walk(p) if isinstance(c, ir.WarpOp)), None)
-        if op is not None:
-            return op, n
+    """The first warp op that not every thread of the block may reach, and why (a reason of
+    ``_collective_sites``).  For a dialect that emulates warp ops with work-group barriers."""
+    for site in _collective_sites(fd, _Uniformity(fd)):
+        if isinstance(site.node, ir.WarpOp) and site.reasons:
+            return site.node, site.reasons[0]
     return None
 
 
@@ -407,10 +427,8 @@ def _check_call(c: ir.Call, u: _Uniformity) -> None:
 
 
 def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:
-    kind = {ir.If: "an if", ir.For: "a for loop", ir.While: "a while loop"}[type(why)]
-    line = why.loc.lineno if why.loc else "?"
     return BarrierDivergenceError(
-        f"{what} inside {kind} (line {line}) whose condition depends on the thread "
+        f"{what} {describe_divergence(why)} "
         "(thread_idx, global_id, a value loaded from memory, or something computed from them), "
         "so some threads of a block would not reach it",
         at.loc,

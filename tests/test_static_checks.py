@@ -188,3 +188,72 @@ def test_the_same_func_with_a_uniform_argument_is_accepted(backend):
     out = np.zeros(1, np.float32)
     good[1, 64](a, out)
     assert out[0] == a.sum()
+
+
+# ---------------------------------------------------------------- collective operations that not every thread reaches
+@gk.func
+def synced(v: float32) -> float32:
+    barrier()
+    return v
+
+
+@kernel
+def barrier_call_in_thread_select(x: Array[float32]):
+    t = thread_idx.x
+    x[t] = synced(x[t]) if t < 16 else 0.0  # C1
+
+
+@kernel
+def barrier_call_in_thread_while(x: Array[float32]):
+    t = thread_idx.x
+    k = 0
+    while synced(float32(k)) < float32(t):  # C2
+        k += 1
+    x[t] = float32(k)
+
+
+@gk.func
+def tile_corner(c: Array[float32, 2]) -> float32:
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    gk.fill_fragment(acc, 1.0)
+    gk.store_matrix(c, (0, 0), acc)
+    return c[0, 0]
+
+
+@kernel
+def fragment_call_in_thread_select(c: Array[float32, 2], out: Array[float32]):
+    out[thread_idx.x] = tile_corner(c) if thread_idx.x < 16 else 0.0  # C3
+
+
+@kernel
+def fragment_op_before_a_return_in_its_loop(c: Array[float32, 2], n: int32):
+    acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+    for k in range(n):
+        gk.fill_fragment(acc, float32(k))  # C4: the threads that returned in an earlier iteration miss it
+        gk.store_matrix(c, (0, 0), acc)
+        if thread_idx.x == k:
+            return  # R4
+
+
+@pytest.mark.parametrize(
+    ("k", "types", "mark", "where"),
+    [
+        (barrier_call_in_thread_select, [Array[float32]], "# C1", "inside a conditional expression (line {})"),
+        (barrier_call_in_thread_while, [Array[float32]], "# C2", "inside a while loop (line {})"),
+        (
+            fragment_call_in_thread_select,
+            [Array[float32, 2], Array[float32]],
+            "# C3",
+            "inside a conditional expression (line {})",
+        ),
+        (fragment_op_before_a_return_in_its_loop, [Array[float32, 2], int32], "# C4", "after a return (line {})"),
+    ],
+)
+def test_collective_operations_that_not_every_thread_reaches_are_rejected(k, types, mark, where):
+    """Cases one check of collective operations caught and another missed (a @func with a barrier
+    or fragment operations called in a thread-dependent ``a if c else b`` or while condition; a
+    fragment operation before a return later in its loop): the checks share one walk now."""
+    e = compile_error(k, *types)
+    assert type(e) is (gk.BarrierDivergenceError if "barrier" in k.__name__ else gk.KernelTypeError)
+    assert e.lineno == line_of(k, mark)
+    assert where.format(line_of(k, "# R4" if "return" in where else mark)) in e.message

@@ -497,6 +497,24 @@ def after_return(vals: Array[float32], out: Array[float32], n: int32):
 
 
 @gk.kernel
+def return_in_loop(vals: Array[float32], out: Array[float32], n: int32):
+    i = gk.global_id(0)
+    for k in range(n):
+        out[i] += gk.shfl_xor_sync(FULL, vals[i], 1)  # the threads that returned before miss it
+        if i == k:
+            return
+
+
+@gk.kernel
+def return_after(vals: Array[float32], out: Array[float32], n: int32):
+    i = gk.global_id(0)
+    x = gk.shfl_xor_sync(FULL, vals[i], 1)  # before any thread returns
+    if i >= n:
+        return
+    out[i] = x
+
+
+@gk.kernel
 def in_select(vals: Array[float32], out: Array[float32]):
     i = gk.global_id(0)
     out[i] = gk.shfl_xor_sync(0xFFFF, vals[i], 1) if gk.lane_id() < 16 else vals[i]
@@ -527,6 +545,7 @@ def test_vote_in_a_loop_condition(on_simulator):
         (half_warp, 2, "inside an if \\(line {}\\) whose condition depends on the thread", "if lane < 16"),
         (in_func, 2, "in a @func", None),
         (after_return, 3, "after a return \\(line {}\\) that only some threads take", "        return"),
+        (return_in_loop, 3, "after a return \\(line {}\\) that only some threads take", "            return"),
         (inactive_named, 2, "inside an if", None),
         (vote_loop, 2, "inside a while loop \\(line {}\\)", "while gk.vote_any"),
         (in_select, 2, "inside a conditional expression \\(line {}\\)", "if gk.lane_id() < 16 else"),
@@ -540,6 +559,15 @@ def test_opencl_refuses_what_it_cannot_emulate(k, args, text, line):
         k.source(*arrays, *([64] if args == 3 else []), backend="opencl")
     assert "sub-groups of 32" in e.value.message and e.value.loc is not None
     assert "_sync(" in k.source(*arrays, *([64] if args == 3 else []), backend="cuda")  # CUDA runs it
+
+
+def test_a_return_after_the_warp_ops_takes_no_thread_from_them(backend):
+    """Every thread reaches a warp op that comes before the returns (outside any loop around
+    them), so OpenCL's emulation compiles it; it was refused as if the op came after the return."""
+    vals, out = np.arange(64, dtype=np.float32), np.zeros(64, np.float32)
+    return_after[1, 64](vals, out, 40)
+    np.testing.assert_array_equal(out, np.where(np.arange(64) < 40, vals[np.arange(64) ^ 1], 0))
+    assert "barrier" in return_after.source(vals, out, 40, backend="opencl")
 
 
 @needs_opencl

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .. import formats, ir, mma_ops, ops
-from ..checks import warp_divergence
+from ..checks import describe_divergence, warp_divergence
 from ..errors import CompileError
 from ..passes import is_nonnegative, nonnegative_vars
 from ..types import (
@@ -223,13 +223,6 @@ _PREC = {
     "%": 13,
 }
 _UNARY, _ATOM, _TERNARY = 14, 16, 3
-_KIND = {
-    ir.If: "an if",
-    ir.For: "a for loop",
-    ir.While: "a while loop",
-    ir.Select: "a conditional expression",
-    ir.Logic: "an and/or",
-}
 
 
 MAX_PRAGMA_UNROLL = 64
@@ -1038,15 +1031,9 @@ class Emitter:
         found = warp_divergence(fd)
         if found is not None:
             op, why = found
-            line = why.loc.lineno if why.loc is not None else "?"
-            where = (
-                f"after a return (line {line}) that only some threads take"
-                if isinstance(why, ir.Return)
-                else f"inside {_KIND[type(why)]} (line {line}) whose condition depends on the thread"
-            )
             raise CompileError(
-                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} {where}: it needs {self.d.warp_emulation}, "
-                "so every thread of the block must reach it",
+                f"{WARP_OPS[op.op].name}() cannot be compiled to {lang} {describe_divergence(why)}: "
+                f"it needs {self.d.warp_emulation}, so every thread of the block must reach it",
                 op.loc,
                 hint,
             )
