@@ -319,13 +319,16 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     reaches: some threads would wait at it forever, or pass different barriers.
 
     A ``@func`` is checked on its own with its parameters taken as the same in every thread,
-    and again at each call that passes a thread-dependent value (``varying_params``)."""
+    and again at each call that passes a thread-dependent value (``varying_params``).  A kernel's
+    barriers pass over its returns (``passes.structure_early_returns`` keeps the threads that took
+    one arriving at them); a ``@func``'s are not restructured so, so there a return only some
+    threads take divides the threads before a barrier as a branch does."""
     if not has_barrier(fd):
         return
     u = _Uniformity(fd, varying_params)
     for site in _collective_sites(fd, u):
         n = site.node
-        why = next((r for r in site.reasons if not isinstance(r, ir.Return)), None)
+        why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
         if isinstance(n, ir.Barrier) and why is not None:
             raise _divergence(n, why, "this barrier() is")
         if isinstance(n, ir.Call) and has_barrier(n.func):

@@ -843,7 +843,7 @@ BUGGY: list[Buggy] = [
         bump_after_sync,
         _call_sync_helper,
         SYNCCHECK,
-        note="found at run time; the static check cannot see through the function's early return",
+        static=True,
     ),
     # index overflow
     Buggy("overflow_int32_wraps_in_bounds", OVERFLOW, OVER, window_gather, _window_gather_wraps_in_bounds, NONE),

@@ -257,3 +257,30 @@ def test_collective_operations_that_not_every_thread_reaches_are_rejected(k, typ
     assert type(e) is (gk.BarrierDivergenceError if "barrier" in k.__name__ else gk.KernelTypeError)
     assert e.lineno == line_of(k, mark)
     assert where.format(line_of(k, "# R4" if "return" in where else mark)) in e.message
+
+
+@gk.func
+def leave_then_sync(buf: Array[float32, 1], t: int32):
+    if t < 4:
+        return  # R5: these threads go on to the caller's next barrier, the others wait at this one
+    buf[t] = 1.0
+    barrier()  # B5
+
+
+@kernel
+def calls_leave_then_sync(a: Array[float32]):
+    buf = shared(float32, 64)
+    leave_then_sync(buf, thread_idx.x)
+    barrier()
+    a[thread_idx.x] = buf[thread_idx.x]
+
+
+def test_a_barrier_after_a_return_some_threads_take_in_a_func_is_rejected():
+    """A kernel's early returns are restructured so that every thread still arrives at its
+    barriers; a @func's are not: its barrier after such a return waits for threads that are at
+    the caller's barrier (the simulator found it at run time; the compiler now does)."""
+    e = compile_error(calls_leave_then_sync, Array[float32])
+    assert type(e) is gk.BarrierDivergenceError
+    assert e.lineno == line_of(calls_leave_then_sync, "leave_then_sync(buf")  # the call passing thread_idx.x
+    assert "thread-dependent values for t" in e.message
+    assert f"this barrier() is after a return (line {line_of(leave_then_sync, '# R5')})" in e.message
