@@ -312,7 +312,9 @@ def draw_case(data: st.DataObject, statements: bool):
         js = list(eval(rng_src))
         benv = {name: tile(v, max(len(js), 1)) for name, v in env.items()}
         jv = np.repeat(np.array(js or [0], np.int32), n)
-        benv["j"] = V("j", jv)
+        # the loop variable of a range of literal bounds is weak, as a local assigned only literals
+        # is (``j - c32`` is uint32); the reference models a typed int32, so the kernel says int32(j)
+        benv["j"] = V("int32(j)", jv)
         gb = Gen(data, benv, consts)
         e1 = gb.expr(depth)
         op = data.draw(st.sampled_from(["+", "-", "*", "^", "max", "min"]))
