@@ -218,9 +218,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
         for c in ir.walk(s):
             if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp, ir.MatrixOp, ir.AsyncWait)):  # these order other lanes'
                 return True  # writes (and at an async_wait, copies land)
-            if isinstance(c, ir.AsyncCopy) and _memory_of(c.dst) == array:
-                return True
-            if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
+            if any(a.write and _memory_of(a.array) == array for a in c.accesses()):
                 return True
             if isinstance(c, ir.Assign) and c.target.name in index_vars:
                 return True
