@@ -521,7 +521,7 @@ class Emitter:
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
         if self.matrix:  # wmma needs a tile's first element 256-bit aligned
-            qual += self.d.align.format(n=32)
+            qual += self.d.align.format(n=ir.TILE_ALIGNMENT)
         elif self.overaligned:
             qual += self.d.align.format(n=16)
         dims = "".join(f"[{n}]" for n in t.shape or ())
