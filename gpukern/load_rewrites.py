@@ -35,7 +35,7 @@ def _key(e: ir.Node) -> Any:
         return e.name  # type: ignore[attr-defined]
     if cls is ir.Lit or cls is ir.Special:
         return (cls, *(getattr(e, f) for f in _FIELDS[cls]))
-    if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane, ir.WarpOp)):
+    if e.accesses() or isinstance(e, (ir.Call, ir.Lane, ir.WarpOp)):
         return None
     parts: list[Any] = [type(e).__name__]
     for f in dataclasses.fields(e):  # type: ignore[arg-type]
