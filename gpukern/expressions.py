@@ -489,8 +489,9 @@ class ExpressionLowering(ast.NodeVisitor):
 
 
 def is_pure(e: ir.Expr) -> bool:
-    """No calls or atomics inside: evaluating it twice, or not at all, changes nothing."""
-    return not any(isinstance(n, (ir.Call, ir.Atomic, ir.WarpOp)) for n in ir.walk(e))
+    """No calls, warp operations or writes (atomics) inside: evaluating it twice, or not at all,
+    changes nothing."""
+    return not any(isinstance(n, (ir.Call, ir.WarpOp)) or any(a.write for a in n.accesses()) for n in ir.walk(e))
 
 
 _UNSUPPORTED = {

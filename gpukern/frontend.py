@@ -656,7 +656,7 @@ class FunctionLowering(ast.NodeVisitor):
         for i in (1, 2):
             b = bounds[i]
             reads = {n.name for n in ir.walk(b) if isinstance(n, ir.Var)}
-            impure = any(isinstance(n, (ir.Call, ir.Atomic, ir.Load, ir.WarpOp)) for n in ir.walk(b))
+            impure = any(n.accesses() or isinstance(n, (ir.Call, ir.WarpOp)) for n in ir.walk(b))
             if reads & assigned or impure:
                 bounds[i] = self.hold(node, b, f"{name}_{'stop' if i == 1 else 'step'}")
         self.emit(ir.For(var, bounds[0], bounds[1], bounds[2], sign, body, loc=self.loc(node)))

@@ -27,11 +27,54 @@ class Node:
     """Base of IR nodes; ``loc`` is where in the Python source it came from.
 
     ``CHILDREN`` names the fields that hold sub-nodes (a node or a list of nodes), so
-    traversals need no knowledge of each class.
+    traversals need no knowledge of each class; ``accesses`` says what memory it touches, so
+    analyses need no list of the classes that touch memory.
     """
 
     loc: Loc | None
     CHILDREN: ClassVar[tuple[str, ...]] = ()
+
+    def accesses(self) -> tuple[Access, ...]:
+        """The array elements this node itself reads or writes (not its sub-nodes': a store's value
+        may load); none for most nodes.  The passes that ask which arrays are read or written, at
+        which indices and how aligned ask this, so a node that touches memory says so here, not in
+        each of them."""
+        return ()
+
+
+# ---------------------------------------------------------------- memory accesses
+TILE_ALIGNMENT = 32  # bytes: wmma's load and store need a tile's first element 256-bit aligned
+
+
+@dataclass(frozen=True, eq=False)
+class Access:
+    """One array access a node makes: ``array`` from the element at ``indices`` on (indices of the
+    base array for an access through a view), read, written, or both (an atomic).
+
+    ``width_bytes`` is what one thread moves from there in one piece: an element, a vector, an
+    asynchronous copy's bytes; None for a fragment's tile, whose elements (rows ``ldm`` apart) the
+    warp's lanes move between them (``mma_ops.moves``).  ``aligned_bytes`` is the alignment the
+    first element's address needs (the piece's size; ``TILE_ALIGNMENT`` for a tile).
+    """
+
+    array: ArrayRef
+    indices: list[Expr]
+    read: bool
+    write: bool
+    width_bytes: int | None
+    aligned_bytes: int
+
+    @property
+    def overaligned(self) -> bool:
+        """Needs more alignment than its element's size, which C and NumPy give any element: what a
+        launch checks of an array from elsewhere, and why shared arrays are declared aligned."""
+        return self.aligned_bytes > self.array.type.elem.itemsize
+
+
+def _elements(array: ArrayRef, indices: list[Expr], count: int, *, read: bool, write: bool) -> Access:
+    """An access of ``count`` consecutive elements in one piece, aligned to its size."""
+    nbytes = count * array.type.elem.itemsize
+    return Access(array, indices, read, write, nbytes, nbytes)
 
 
 # ---------------------------------------------------------------- expressions
@@ -73,9 +116,9 @@ class ArrayRef(Node):
     # a[i].x; C reaches it as a member, the simulator through a view of the field
     record_field: str | None = field(default=None, kw_only=True)
     # a slice of an array (``v = a[1:3]``, ``a[i, :]``, see ``View``).  In the front end a view is an
-    # ArrayRef of the view's own type; in an access (Load, Store, Atomic, VecLoad, VecStore) the array
-    # is the view's base (its name and type, the indices the base's) and ``view`` says which view the
-    # kernel went through, for the simulator's bounds check and messages
+    # ArrayRef of the view's own type; in an access (``Node.accesses``) the array is the view's base
+    # (its name and type, the indices the base's) and ``view`` says which view the kernel went
+    # through, for the simulator's bounds check and messages
     view: View | None = field(default=None, kw_only=True)
 
 
@@ -104,6 +147,9 @@ class Load(Expr):
     indices: list[Expr]
     type: ScalarType
     loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[Access, ...]:
+        return (_elements(self.array, self.indices, 1, read=True, write=False),)
 
 
 @dataclass(eq=False)
@@ -234,6 +280,9 @@ class Atomic(Expr):
     loc: Loc | None = _loc()
     uniform_address: bool = False  # the index is the same in every thread by the code (checks sets it)
 
+    def accesses(self) -> tuple[Access, ...]:
+        return (_elements(self.array, self.indices, 1, read=True, write=True),)  # read-modify-write
+
 
 @dataclass(eq=False)
 class Lane(Expr):
@@ -322,6 +371,9 @@ class Store(Stmt):
     value: Expr
     loc: Loc | None = _loc()
 
+    def accesses(self) -> tuple[Access, ...]:
+        return (_elements(self.array, self.indices, 1, read=False, write=True),)
+
 
 @dataclass(eq=False)
 class VecLoad(Stmt):
@@ -338,6 +390,9 @@ class VecLoad(Stmt):
     width: int
     loc: Loc | None = _loc()
 
+    def accesses(self) -> tuple[Access, ...]:
+        return (_elements(self.array, self.indices, self.width, read=True, write=False),)
+
 
 @dataclass(eq=False)
 class VecStore(Stmt):
@@ -352,6 +407,9 @@ class VecStore(Stmt):
     @property
     def width(self) -> int:
         return len(self.values)
+
+    def accesses(self) -> tuple[Access, ...]:
+        return (_elements(self.array, self.indices, self.width, read=False, write=True),)
 
 
 @dataclass(eq=False)
@@ -456,6 +514,13 @@ class AsyncCopy(Stmt):
     width: int
     loc: Loc | None = _loc()
 
+    def accesses(self) -> tuple[Access, ...]:
+        """The destination written, the source read (cp.async needs both aligned to the copy's size)."""
+        return (
+            _elements(self.dst, self.dst_indices, self.width, read=False, write=True),
+            _elements(self.src, self.src_indices, self.width, read=True, write=False),
+        )
+
 
 @dataclass(eq=False)
 class AsyncCommit(Stmt):
@@ -547,6 +612,9 @@ class LoadMatrix(MatrixOp):
     ldm: Expr
     loc: Loc | None = _loc()
 
+    def accesses(self) -> tuple[Access, ...]:
+        return (Access(self.array, self.indices, True, False, None, TILE_ALIGNMENT),)
+
 
 @dataclass(eq=False)
 class StoreMatrix(MatrixOp):
@@ -560,6 +628,9 @@ class StoreMatrix(MatrixOp):
     ldm: Expr
     fragment: Fragment
     loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[Access, ...]:
+        return (Access(self.array, self.indices, False, True, None, TILE_ALIGNMENT),)
 
 
 @dataclass(eq=False)

@@ -35,7 +35,7 @@ def _key(e: ir.Node) -> Any:
         return e.name  # type: ignore[attr-defined]
     if cls is ir.Lit or cls is ir.Special:
         return (cls, *(getattr(e, f) for f in _FIELDS[cls]))
-    if isinstance(e, (ir.Load, ir.Atomic, ir.Call, ir.Lane, ir.WarpOp)):
+    if e.accesses() or isinstance(e, (ir.Call, ir.Lane, ir.WarpOp)):
         return None
     parts: list[Any] = [type(e).__name__]
     for f in dataclasses.fields(e):  # type: ignore[arg-type]
@@ -218,9 +218,7 @@ def _reuse(block: list[ir.Stmt], at: int, load: ir.Load, taken: set[str]) -> boo
         for c in ir.walk(s):
             if isinstance(c, (ir.Barrier, ir.Call, ir.WarpOp, ir.MatrixOp, ir.AsyncWait)):  # these order other lanes'
                 return True  # writes (and at an async_wait, copies land)
-            if isinstance(c, ir.AsyncCopy) and _memory_of(c.dst) == array:
-                return True
-            if isinstance(c, (ir.Store, ir.VecStore, ir.Atomic)) and _memory_of(c.array) == array:
+            if any(a.write and _memory_of(a.array) == array for a in c.accesses()):
                 return True
             if isinstance(c, ir.Assign) and c.target.name in index_vars:
                 return True

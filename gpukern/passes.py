@@ -120,14 +120,12 @@ def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
 
 
 def written_params(fd: ir.FuncDef) -> set[str]:
-    """Names of array parameters the function (or a callee) stores to or updates atomically."""
+    """Names of the arrays the function (or a callee) writes (``ir.Access.write``: stores, atomics,
+    asynchronous copies' destinations, fragment stores)."""
     out: set[str] = set()
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.Store, ir.VecStore, ir.Atomic, ir.StoreMatrix)):
-            out.add(n.array.name)
-        elif isinstance(n, ir.AsyncCopy):
-            out.add(n.dst.name)
-        elif isinstance(n, ir.Call):
+        out.update(a.array.name for a in n.accesses() if a.write)
+        if isinstance(n, ir.Call):
             for param, arg in zip(n.func.params, n.args):
                 if isinstance(arg, ir.ArrayRef) and param.name in n.func.written:
                     out.add(arg.name)
@@ -148,11 +146,9 @@ def mark_index_arithmetic(fd: ir.FuncDef) -> None:
     sources: dict[str, list[ir.Expr]] = {}
     todo: list[ir.Expr] = []
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.Load, ir.Store, ir.VecLoad, ir.VecStore, ir.Atomic, ir.LoadMatrix, ir.StoreMatrix)):
-            todo.extend(n.indices)
-        elif isinstance(n, ir.AsyncCopy):
-            todo.extend(n.dst_indices + n.src_indices)
-        elif isinstance(n, ir.Assign):
+        for a in n.accesses():
+            todo.extend(a.indices)
+        if isinstance(n, ir.Assign):
             sources.setdefault(n.target.name, []).append(n.value)
         elif isinstance(n, ir.For):
             sources.setdefault(n.var.name, []).extend((n.start, n.stop, n.step))

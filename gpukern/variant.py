@@ -76,7 +76,8 @@ class Variant:
 
     @functools.cached_property
     def vector_alignment(self) -> dict[str, int]:
-        """Per array parameter accessed by vload/vstore, the byte alignment its data must have."""
+        """Per array parameter accessed more than an element at a time (vectors, copies, fragment
+        tiles), the byte alignment its data must have."""
         return _vector_alignment(self.program.kernel)
 
     def source(self, backend: str, line_directives: bool = False) -> str:
@@ -91,17 +92,15 @@ class Variant:
 
 
 def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
-    """Bytes of the widest aligned access to each global array of ``fd`` (vector loads and stores,
-    asynchronous copies, fragment tiles; through its callees too)."""
+    """Per global array of ``fd``, the widest alignment its accesses need beyond the element's
+    (``ir.Access.overaligned``: vectors, asynchronous copies' sources, fragment tiles; through its
+    callees too)."""
     out: dict[str, int] = {}
     for n in ir.walk_body(fd.body):
-        if isinstance(n, (ir.VecLoad, ir.VecStore)) and n.array.type.space == "global":
-            out[n.array.name] = max(out.get(n.array.name, 0), n.width * n.array.type.elem.itemsize)
-        elif isinstance(n, ir.AsyncCopy) and n.width > 1:  # cp.async of 8 or 16 bytes: aligned to them
-            out[n.src.name] = max(out.get(n.src.name, 0), n.width * n.src.type.elem.itemsize)
-        elif isinstance(n, (ir.LoadMatrix, ir.StoreMatrix)) and n.array.type.space == "global":
-            out[n.array.name] = max(out.get(n.array.name, 0), 32)  # wmma's load/store: 256-bit aligned tiles
-        elif isinstance(n, ir.Call):
+        for a in n.accesses():
+            if a.overaligned and a.array.type.space == "global":
+                out[a.array.name] = max(out.get(a.array.name, 0), a.aligned_bytes)
+        if isinstance(n, ir.Call):
             inner = _vector_alignment(n.func)
             for param, arg in zip(n.func.params, n.args):
                 if isinstance(arg, ir.ArrayRef) and param.name in inner:

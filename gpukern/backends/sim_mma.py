@@ -122,14 +122,14 @@ class Fragments:
         flat = corner[0]
         for i, n in zip(corner[1:], mem.shape[1:]):
             flat = flat * n + i
-        bad = m & (((flat * itemsize) % 32 != 0) | ((ldm * itemsize) % 16 != 0))
+        bad = m & (((flat * itemsize) % ir.TILE_ALIGNMENT != 0) | ((ldm * itemsize) % 16 != 0))
         if bad.any():
             k = int(np.argmax(bad))
             run.report(
                 MisalignedAccessError,
                 f"{s.WHAT} of {mem.name!r}: its tile starts at element {int(flat[k])} "
                 f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs "
-                f"the start a multiple of 32 bytes and the row stride of 16 bytes, in {run.who(k)}",
+                f"the start a multiple of {ir.TILE_ALIGNMENT} bytes and the row stride of 16 bytes, in {run.who(k)}",
                 s,
                 (k,),
             )

@@ -251,13 +251,10 @@ class Emitter:
         """The C of ``prog`` as compiled: with ``#line`` directives to its Python lines
         (``codegen.lines.strip`` gives the text shown)."""
         func_names = self._function_names(prog)
-        # vector accesses (in the kernel or a helper it passes arrays to) need 16-byte aligned arrays
-        self.vectorised = any(
-            isinstance(n, (ir.VecLoad, ir.VecStore)) or isinstance(n, ir.AsyncCopy) and n.width > 1
-            for fd in prog.funcs + [prog.kernel]
-            for n in ir.walk_body(fd.body)
-        )
         fds = prog.funcs + [prog.kernel]
+        # an access needing more than its element's alignment (a vector, a copy; in the kernel or a
+        # helper) has shared and local arrays declared 16-byte aligned; a fragment operation, more
+        self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
@@ -517,8 +514,8 @@ class Emitter:
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
         if self.matrix:  # wmma needs a tile's first element 256-bit aligned
-            qual += self.d.align.format(n=32)
-        elif self.vectorised:
+            qual += self.d.align.format(n=ir.TILE_ALIGNMENT)
+        elif self.overaligned:
             qual += self.d.align.format(n=16)
         dims = "".join(f"[{n}]" for n in t.shape or ())
         return [self.line(depth, f"{qual}{self.storage(t.elem)} {self.name(s.array.name)}{dims};", s)]
