@@ -130,10 +130,22 @@ def has_barrier(fd: ir.FuncDef) -> bool:
     return any(contains_barrier(s) for s in fd.body)
 
 
+def _varies(n: ir.Node) -> bool:
+    """Whether a node's value may differ between threads whatever its operands: a thread index, a
+    value read from memory (``Node.accesses``: other threads may have written it), a lane of a
+    vector load, a warp op's result."""
+    return (
+        isinstance(n, ir.Special)
+        and n.name in _THREAD
+        or isinstance(n, (ir.Lane, ir.WarpOp))
+        or any(a.read for a in n.accesses())
+    )
+
+
 def _reads_thread_state(fd: ir.FuncDef) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
-        if isinstance(n, ir.Special) and n.name in _THREAD or isinstance(n, (ir.Load, ir.Lane, ir.Atomic, ir.WarpOp)):
+        if _varies(n):
             return True
         if isinstance(n, ir.Call) and _reads_thread_state(n.func):
             return True
@@ -154,9 +166,7 @@ class _Uniformity:
 
     def expr(self, e: ir.Node) -> bool:
         for n in ir.walk(e):
-            if isinstance(n, ir.Special) and n.name in _THREAD:
-                return True
-            if isinstance(n, (ir.Load, ir.Lane, ir.Atomic, ir.WarpOp)):
+            if _varies(n):
                 return True
             if isinstance(n, ir.Var) and n.name in self.varying:
                 return True
