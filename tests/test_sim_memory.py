@@ -239,6 +239,21 @@ def test_grids_beyond_memory_are_a_launch_error():
     assert "tiny" in str(info.value) and "grid of" in str(info.value) and "needs" in str(info.value)
 
 
+def test_tracking_copies_in_flight_goes_through_the_memory_guard():
+    """The in-flight tracking of asynchronous copies keeps 8 bytes per element of each array a
+    copy touches: allocated through the guard, beyond memory it is a LaunchError naming the array
+    (an array of 2^40 elements, a view of one element, so that nothing else allocates)."""
+    from types import SimpleNamespace
+
+    from gpukern.backends.sim_access import Memory
+    from gpukern.backends.sim_async import AsyncCopies
+
+    huge = np.broadcast_to(np.zeros(1, np.float32), (1 << 40,))
+    copies = AsyncCopies(SimpleNamespace(lanes=32))
+    with pytest.raises(gk.LaunchError, match=r"asynchronous copies of array 'src' needs 8\.0 TiB"):
+        copies.flight(Memory("src", "global", huge, huge.shape))
+
+
 # ---------------------------------------------------------------- indices as the kernel computed them
 @kernel
 def put_u32(x: Array[float32], i: uint32):

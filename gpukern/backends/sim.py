@@ -41,7 +41,8 @@ from ..types import StorageType, TupleType
 from ..warp_ops import BLOCK_VOTES, WARP_SIZE
 from .base import Backend
 from .sim_access import Memory
-from .sim_memory import MemoryPath, memory_guard
+from .sim_limits import memory_guard
+from .sim_memory import MemoryPath
 from .sim_mma import Fragments
 from .sim_overflow import OverflowCheck
 from .sim_warp import Warps

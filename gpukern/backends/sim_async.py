@@ -25,8 +25,10 @@ import numpy as np
 from .. import ir
 from ..errors import DataRaceError
 from .sim_access import LANDED, LOAD, Access, Memory
+from .sim_limits import memory_guard
 
 NONE = -1
+FLIGHT_BYTES = 2 * np.dtype(np.int32).itemsize  # per element of an array a copy reads or writes: _Flight's
 
 
 @dataclass(eq=False)
@@ -64,7 +66,8 @@ class AsyncCopies:
     def flight(self, mem: Memory) -> _Flight:
         f = self.flights.get(mem)
         if f is None:
-            f = self.flights[mem] = _Flight(mem.data.size)
+            with memory_guard(mem.data.size * FLIGHT_BYTES, f"tracking the asynchronous copies of array {mem.name!r}"):
+                f = self.flights[mem] = _Flight(mem.data.size)
         return f
 
     # ------------------------------------------------------------ the step

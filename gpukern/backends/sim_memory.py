@@ -15,18 +15,17 @@ fit is a ``LaunchError`` that says how much it would need, not a NumPy error.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import ir, ops
-from ..errors import LaunchError, MisalignedAccessError, OutOfBoundsError
+from ..errors import MisalignedAccessError, OutOfBoundsError
 from .sim_access import ATOMIC, LOAD, STORE, Access, Memory
 from .sim_async import AsyncCopies, paired
 from .sim_init import FLAG_BYTES, Initialised
+from .sim_limits import memory_guard
 from .sim_races import ELEMENT_BYTES, Races
 
 _RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
@@ -103,39 +102,6 @@ def _in_rounds(data: np.ndarray, runs: _Runs, rule: Callable[..., np.ndarray], o
             found[j] = data[p]
             data[p] = rule(data[p : p + 1], *(o[j : j + 1] for o in ops))[0]
     return found
-
-
-# ---------------------------------------------------------------- allocation
-def physical_memory() -> int | None:
-    """Bytes of RAM in this machine (None where the OS does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-
-
-def format_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if n < 1024 or unit == "PiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    raise AssertionError
-
-
-@contextmanager
-def memory_guard(need: int, what: str) -> Iterator[None]:
-    """Allocate inside: ``what``, needing ``need`` bytes, is a LaunchError if that is more than this
-    machine's memory or NumPy cannot allocate it (MemoryError, or ValueError for absurd sizes)."""
-    total = physical_memory()
-    advice = "the simulator holds every block's and thread's copy at once: launch fewer threads or use less memory"
-    if total is not None and need > total:
-        raise LaunchError(
-            f"{what} needs {format_bytes(need)}, more than this machine's {format_bytes(total)}; {advice}"
-        )
-    try:
-        yield
-    except (MemoryError, ValueError):
-        raise LaunchError(f"{what} needs {format_bytes(need)}, which could not be allocated; {advice}") from None
 
 
 # ---------------------------------------------------------------- the path
