@@ -19,7 +19,7 @@ import numpy as np
 
 from . import ir, lang, records, views
 from .checks import check_barriers, check_definite_assignment, check_matrix_ops, mark_uniform_addresses
-from .errors import KernelSyntaxError, KernelTypeError, Loc
+from .errors import KernelFault, KernelSyntaxError, KernelTypeError, Loc
 from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
 from .passes import (
@@ -63,8 +63,13 @@ class Compiler:
         self.tables: dict[int, tuple[ir.ArrayRef, np.ndarray]] = {}  # by the id of the module's array
 
     def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
-        with ir.deep_recursion():
-            kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
+        try:
+            with ir.deep_recursion():
+                kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
+        except KernelFault as e:  # a static check's fault (a divergent barrier): the kernel's, as a run's is
+            if e.kernel is None:
+                e.kernel = parsed.name
+            raise
         kernel.description = description
         program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()))
         hoist_shared_declarations(program)

@@ -73,6 +73,7 @@ def test_divergent_barriers_are_rejected(k, mark):
     assert isinstance(e, gk.BarrierDivergenceError)
     assert e.lineno == line_of(k, mark)
     assert "depends on the thread" in str(e) and "hint:" in str(e)
+    assert e.kernel == k.__name__  # as a fault the simulator finds names its kernel
 
 
 @kernel
