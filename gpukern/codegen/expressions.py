@@ -42,6 +42,8 @@ _NARROW_WRAPS = frozenset({"+", "-", "*", "<<"})
 _HELPER_NAME = re.compile(r"\bgk_\w+")
 
 
+# C's binding strengths of the binary operators, of a unary one, of an atom and of ?: -- an operand
+# binding more loosely than its place needs is written in parentheses (``expr``)
 PREC = {
     "||": 4,
     "&&": 5,
