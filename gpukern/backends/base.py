@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..array import DeviceArray
-from ..codegen.emitter import Dialect
+from ..codegen.dialect import Dialect
 from ..errors import InteropError, LaunchError
 from ..plan import C_VALUE, convert_scalar
 from ..types import int64

@@ -21,7 +21,7 @@ from .. import dlpack
 from ..array import DeviceArray
 from ..cache import binary_cache
 from ..codegen.dialects import CUDA
-from ..codegen.emitter import c_identifier
+from ..codegen.names import c_identifier
 from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend

@@ -14,7 +14,7 @@ from .. import ir
 from ..array import DeviceArray
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
-from ..codegen.emitter import c_identifier
+from ..codegen.names import c_identifier
 from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError
 from ..foreign import is_cl_array
 from .base import Backend

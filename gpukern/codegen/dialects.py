@@ -26,7 +26,7 @@ from ..types import (
     uint64,
 )
 from ..warp_ops import SHUFFLES
-from .emitter import Dialect
+from .dialect import Dialect
 
 _I = ("int32", "uint32")
 _BITWISE = ("and", "or", "xor")

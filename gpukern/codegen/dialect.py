@@ -1,0 +1,110 @@
+"""The table type of one C-like language's spellings.
+
+CUDA C and OpenCL C differ only in spellings, so a language is a ``Dialect``: a table the
+emitter reads (``codegen.dialects`` fills one per language).  The type stands apart from the
+emitter so that the tables and the backends name it without importing the emitter's code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..types import ScalarType
+
+DYNAMIC_BYTES = "gk_dynamic_bytes"  # the kernel parameter holding the launch's dynamic shared bytes
+DYNAMIC_BUFFER = "gk_dynamic_shared"  # the dialects' name for that memory
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """The spellings that make the C emitter produce one language."""
+
+    name: str
+    kernel_prefix: str  # before ``void name(...)`` of a kernel
+    func_prefix: str  # before a device function
+    types: dict[ScalarType, str]
+    unsigned_types: dict[int, str]  # width in bytes -> the unsigned integer type (wrapping arithmetic)
+    storage_types: dict[ScalarType, str]  # how an element is stored in arrays / passed to kernels
+    global_ptr: str  # '{T}' '{name}' '{const}' '{restrict}' formats for an array parameter
+    restrict: str  # the no-alias qualifier (with a space after), on read-only array parameters only
+    qualifiers: dict[str, str]  # memory space -> declaration qualifier for arrays
+    barrier: str
+    specials: dict[str, str]  # 'thread_idx' etc. -> format with {d} (0..2) or {c} ('x'..'z')
+    int_suffix: dict[ScalarType, str]
+    float_specials: dict[tuple[str, ScalarType], str]  # ('inf'|'nan', type) -> spelling
+    math: dict[tuple[str, str], str]  # (name, type name or '*') -> format with {0}, {1}
+    native_atomics: dict[tuple[str, str], str]  # (op, type name) -> format with {p} {0} {1}
+    bits: dict[ScalarType, tuple[str, str]]  # type -> (to-bits, from-bits) function names for CAS loops
+    cas_bits: dict[int, str]  # width in bytes -> compare-and-swap of that unsigned integer, {p} {0} {1}
+    fences: dict[str, str]  # scope ('block', 'device', 'system') -> the fence statement
+    # (op, width in bytes) -> the language extension its native instruction needs ('cas': the CAS loop too)
+    atomic_extensions: dict[tuple[str, int], str] = field(default_factory=dict)
+    # the unsigned integer a pointer converts to: an 8- or 16-bit atomic finds the aligned 32-bit word
+    # holding its element from the element's address, and does a compare-and-swap loop on that word
+    address_int: str = ""
+    extension_pragma: str = ""  # '{name}': the line enabling an extension
+    vector_types: dict[ScalarType, str] = field(default_factory=dict)  # element -> vector name stem ('float')
+    vload: str = ""  # '{V}' vector type, '{n}' width, '{p}' address of the first element
+    vstore: str = ""  # the same and '{values}'; a whole statement
+    # inf and nan where float_specials are not constant expressions (a constant table's values)
+    constant_specials: dict[tuple[str, ScalarType], str] = field(default_factory=dict)
+    align: str = ""  # '{n}': prefix aligning a shared/local array declaration to n bytes
+    launch_bounds: str = ""  # '{args}': between kernel prefix and 'void'; empty where the language has none
+    unroll_pragma: str = ""  # before a loop of a few constant iterations, where the compiler needs telling
+    preamble: tuple[str, ...] = ()
+    fp64_preamble: tuple[str, ...] = ()
+    pointer_spaces: dict[str, str] = field(default_factory=dict)  # space -> pointer qualifier for params
+    tuple_value: str = "{T}{{{items}}}"  # '{T}' the struct, '{items}': a tuple's value (``return a, b``)
+    print_call: str = "printf({args});"  # '{args}': the format string and the values
+    print_lengths: dict[str, str] = field(default_factory=dict)  # kind -> printf length modifier of 64 bits
+    complex_make: str = ""  # '{T}' the complex type's name, '{0}' '{1}' its parts: a complex value
+    no_contract: str = ""  # first line of a complex helper: no a * b + c fused into an fma there
+    generated_file: str = "kernel.c"  # what ``#line`` names for lines from no Python line (``codegen.lines``)
+    # ---- types C spells with help (float16): see docs/architecture.md, "Where to add a type"
+    type_preamble: dict[ScalarType, str] = field(default_factory=dict)  # a header the type needs, where used
+    casts: dict[tuple[str, str], str] = field(default_factory=dict)  # (from, to) name or '*' -> '{0}', '{T}'
+    literals: dict[ScalarType, str] = field(default_factory=dict)  # '{0}': a float literal made a value of the type
+    rounding: dict[ScalarType, str] = field(default_factory=dict)  # '{0}': a wider register's value rounded to the type
+    # (C operator, type) -> '{0}', '{1}': an operator spelled as a call (CUDA's __hmul_rn: never fused into an fma)
+    operators: dict[tuple[str, ScalarType], str] = field(default_factory=dict)
+    element_loads: dict[ScalarType, str] = field(default_factory=dict)  # '{e}' element, '{q}' pointer qualifier
+    element_stores: dict[ScalarType, str] = field(default_factory=dict)  # the same and '{v}' the value
+    scalar_params: dict[ScalarType, tuple[str, str]] = field(default_factory=dict)  # (C type, '{0}' -> register)
+    helper_defs: dict[str, str] = field(default_factory=dict)  # support functions the formats above call
+    constant_bits: dict[ScalarType, str] = field(default_factory=dict)  # '{0}' hex bits -> a table initialiser
+
+    # shared memory sized at launch: a declaration at the top of the kernel (CUDA's extern __shared__
+    # buffer), or a kernel parameter after the others (OpenCL's __local pointer); either names the
+    # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument
+    dynamic_shared_decl: str = ""
+    dynamic_shared_param: str = ""
+    # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
+    layout_assert: str = ""
+    # asynchronous copies global -> shared (``ir.AsyncCopy``): '{d}' '{s}' the two addresses, '{n}' the
+    # bytes; commit; wait ('{n}': the groups that may stay in flight); the header they need.  Where
+    # ``async_copy`` is empty the copy is a plain one (an element, or a vector by ``vload``/``vstore``)
+    # and commit and wait have nothing to do
+    async_copy: str = ""
+    async_commit: str = ""
+    async_wait: str = ""
+    async_preamble: str = ""
+
+    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
+    # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
+    warp: dict[str, str] = field(default_factory=dict)
+    warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
+    # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
+    # of the kernel; '{n}': its length, the most threads a block may have), with work-group barriers:
+    # every thread of the block must reach each of them, and they cannot be in a @func
+    warp_scratch: str = ""
+    warp_group_max: int = 0  # the most threads per block the emulation holds
+    warp_emulation: str = ""  # what the emulation stands in for, for its error messages
+    # block-wide votes: op (``warp_ops.BLOCK_VOTES``) -> the statement, '{r}' the result variable, '{p}'
+    # the predicate; where not empty, the scratch their emulation counts in (declared at the top of the
+    # kernel; they cannot be in a @func)
+    block_votes: dict[str, str] = field(default_factory=dict)
+    block_vote_scratch: str = ""
+    # the matrix units (gk.fragment, gk.mma...): the spellings (keys: see codegen.dialects._CUDA_WMMA);
+    # where empty, ``matrix_missing`` names what the language lacks, for the CompileError
+    matrix: dict[str, str] = field(default_factory=dict)
+    matrix_missing: str = ""
