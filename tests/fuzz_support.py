@@ -375,7 +375,8 @@ def math_call(name: str, args: list[V], ns: str) -> V | None:
                 err = ea + eb
             elif name == "copysign":
                 err = ea + 0.0 * af
-                frag = frag | ((np.abs(bf) <= eb) & (eb > 0))
+                # the sign of a NaN made by an invalid operation is the machine's (x86: negative)
+                frag = frag | ((np.abs(bf) <= eb) & (eb > 0)) | np.isnan(bf)
             elif name == "fmod":
                 err = ea + np.abs(np.trunc(af / bf)) * eb
                 frag = frag | _near_multiple(a, b, dt, ea, eb, zero_ok=False)
