@@ -34,7 +34,7 @@ class Node:
     loc: Loc | None
     CHILDREN: ClassVar[tuple[str, ...]] = ()
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         """The array elements this node itself reads or writes (not its sub-nodes': a store's value
         may load); none for most nodes.  The passes that ask which arrays are read or written, at
         which indices and how aligned ask this, so a node that touches memory says so here, not in
@@ -47,7 +47,7 @@ TILE_ALIGNMENT = 32  # bytes: wmma's load and store need a tile's first element 
 
 
 @dataclass(frozen=True, eq=False)
-class Access:
+class MemoryAccess:
     """One array access a node makes: ``array`` from the element at ``indices`` on (indices of the
     base array for an access through a view), read, written, or both (an atomic).
 
@@ -71,10 +71,10 @@ class Access:
         return self.aligned_bytes > self.array.type.elem.itemsize
 
 
-def _elements(array: ArrayRef, indices: list[Expr], count: int, *, read: bool, write: bool) -> Access:
+def _elements(array: ArrayRef, indices: list[Expr], count: int, *, read: bool, write: bool) -> MemoryAccess:
     """An access of ``count`` consecutive elements in one piece, aligned to its size."""
     nbytes = count * array.type.elem.itemsize
-    return Access(array, indices, read, write, nbytes, nbytes)
+    return MemoryAccess(array, indices, read, write, nbytes, nbytes)
 
 
 # ---------------------------------------------------------------- expressions
@@ -148,7 +148,7 @@ class Load(Expr):
     type: ScalarType
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, 1, read=True, write=False),)
 
 
@@ -280,7 +280,7 @@ class Atomic(Expr):
     loc: Loc | None = _loc()
     uniform_address: bool = False  # the index is the same in every thread by the code (checks sets it)
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, 1, read=True, write=True),)  # read-modify-write
 
 
@@ -371,7 +371,7 @@ class Store(Stmt):
     value: Expr
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, 1, read=False, write=True),)
 
 
@@ -390,7 +390,7 @@ class VecLoad(Stmt):
     width: int
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, self.width, read=True, write=False),)
 
 
@@ -408,7 +408,7 @@ class VecStore(Stmt):
     def width(self) -> int:
         return len(self.values)
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, self.width, read=False, write=True),)
 
 
@@ -514,7 +514,7 @@ class AsyncCopy(Stmt):
     width: int
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
+    def accesses(self) -> tuple[MemoryAccess, ...]:
         """The destination written, the source read (cp.async needs both aligned to the copy's size)."""
         return (
             _elements(self.dst, self.dst_indices, self.width, read=False, write=True),
@@ -612,8 +612,8 @@ class LoadMatrix(MatrixOp):
     ldm: Expr
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
-        return (Access(self.array, self.indices, True, False, None, TILE_ALIGNMENT),)
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        return (MemoryAccess(self.array, self.indices, True, False, None, TILE_ALIGNMENT),)
 
 
 @dataclass(eq=False)
@@ -629,8 +629,8 @@ class StoreMatrix(MatrixOp):
     fragment: Fragment
     loc: Loc | None = _loc()
 
-    def accesses(self) -> tuple[Access, ...]:
-        return (Access(self.array, self.indices, False, True, None, TILE_ALIGNMENT),)
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        return (MemoryAccess(self.array, self.indices, False, True, None, TILE_ALIGNMENT),)
 
 
 @dataclass(eq=False)

@@ -120,7 +120,7 @@ def finish_declarations(fd: ir.FuncDef, param_names: set[str]) -> None:
 
 
 def written_params(fd: ir.FuncDef) -> set[str]:
-    """Names of the arrays the function (or a callee) writes (``ir.Access.write``: stores, atomics,
+    """Names of the arrays the function (or a callee) writes (``ir.MemoryAccess.write``: stores, atomics,
     asynchronous copies' destinations, fragment stores)."""
     out: set[str] = set()
     for n in ir.walk_body(fd.body):

@@ -93,7 +93,7 @@ class Variant:
 
 def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
     """Per global array of ``fd``, the widest alignment its accesses need beyond the element's
-    (``ir.Access.overaligned``: vectors, asynchronous copies' sources, fragment tiles; through its
+    (``ir.MemoryAccess.overaligned``: vectors, asynchronous copies' sources, fragment tiles; through its
     callees too)."""
     out: dict[str, int] = {}
     for n in ir.walk_body(fd.body):

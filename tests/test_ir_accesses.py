@@ -65,14 +65,14 @@ def _by_kind(v) -> dict[type, list[ir.Node]]:
     return out
 
 
-def _one(nodes: list[ir.Node], array: str) -> tuple[ir.Node, ir.Access]:
+def _one(nodes: list[ir.Node], array: str) -> tuple[ir.Node, ir.MemoryAccess]:
     """The node among ``nodes`` whose (first) access is of ``array``, and that access."""
     (n,) = [n for n in nodes if n.accesses()[0].array.name == array]
     (a,) = n.accesses()
     return n, a
 
 
-def _expect(a: ir.Access, array: str, read: bool, write: bool, width: int | None, aligned: int) -> None:
+def _expect(a: ir.MemoryAccess, array: str, read: bool, write: bool, width: int | None, aligned: int) -> None:
     assert (a.array.name, a.read, a.write, a.width_bytes, a.aligned_bytes) == (array, read, write, width, aligned)
 
 
