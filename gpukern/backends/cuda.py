@@ -160,8 +160,9 @@ class CUDABackend(Backend):
         stream handle (None: the legacy default stream); the C arguments go straight to the
         driver layer's launcher unless some need spreading (complex parts, the shared size)."""
         fn = self.compiled(variant)
-        if shared > fn.gk_dynamic_ok:
+        if shared > fn.gk_dynamic_ok:  # only ever raised: a launcher made for more stays good
             fn.set_max_dynamic_shared(shared)
+            fn.gk_dynamic_ok = shared
         run = self.driver.launcher(fn, grid, block, shared, fn.gk_struct)
         split = fn.gk_split
 
