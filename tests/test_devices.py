@@ -246,3 +246,30 @@ def test_a_sim_device_keeps_its_name_when_the_count_shrinks(two_sims, monkeypatc
     name = d.name
     monkeypatch.setenv("GPUKERN_SIM_DEVICES", "1")
     assert d.name == name
+
+
+def test_a_context_switch_that_fails_is_a_status_not_an_exception():
+    """Driver.in_context (every driver call, and the frees of finalizers) returns the driver's
+    status where it cannot query or switch the current context (the driver shutting down), and
+    then does not run the call; it raised from finalizers before.  A fake driver library: no GPU."""
+    from gpukern.backends.cuda_driver import Driver
+
+    class Lib:
+        def __init__(self, get_rc: int, set_rc: int):
+            self.get_rc, self.set_rc, self.current = get_rc, set_rc, []
+
+        def cuCtxGetCurrent(self, ref):
+            return self.get_rc
+
+        def cuCtxSetCurrent(self, ctx):
+            self.current.append(ctx)
+            return self.set_rc
+
+    ran = []
+    for get_rc, set_rc, want in [(4, 0, 4), (0, 4, 4), (0, 0, 0)]:
+        d = Driver.__new__(Driver)
+        d.lib, d.context = Lib(get_rc, set_rc), 1234
+        assert d.in_context(lambda: ran.append(1) or 0) == want
+        if not want:  # made current for the call, then the thread's own (none) put back
+            assert d.lib.current[0] == 1234 and len(d.lib.current) == 2
+    assert ran == [1]

@@ -190,10 +190,12 @@ class Driver:
         see the device they had (the runtime takes the current context's device as its own)."""
         lib = self.lib
         prev = ctypes.c_void_p()
-        lib.cuCtxGetCurrent(ctypes.byref(prev))
-        if prev.value == self.context:
-            return fn(*args)
-        self._check(lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+        rc = lib.cuCtxGetCurrent(ctypes.byref(prev))
+        if rc or prev.value == self.context:  # (a failed query: the driver is going; the call says so)
+            return rc or fn(*args)
+        rc = lib.cuCtxSetCurrent(self.context)
+        if rc:  # returned, not raised: the frees in finalizers ignore it, ``call`` reports it
+            return rc
         try:
             return fn(*args)
         finally:
@@ -295,10 +297,10 @@ class Driver:
         return ev
 
     def event_synchronize(self, event: Event) -> None:
-        self.call("cuEventSynchronize", event.handle)
+        self._check(self.lib.cuEventSynchronize(event.handle), "cuEventSynchronize")  # needs no context
 
     def event_done(self, event: Event) -> bool:
-        rc = self.in_context(self.lib.cuEventQuery, event.handle)
+        rc = self.lib.cuEventQuery(event.handle)  # (an event needs no context current: polled, kept cheap)
         if rc == _NOT_READY:
             return False
         self._check(rc, "cuEventQuery")
