@@ -331,8 +331,9 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     A ``@func`` is checked on its own with its parameters taken as the same in every thread,
     and again at each call that passes a thread-dependent value (``varying_params``).  A kernel's
     barriers pass over its returns (``passes.structure_early_returns`` keeps the threads that took
-    one arriving at them); a ``@func``'s are not restructured so, so there a return only some
-    threads take divides the threads before a barrier as a branch does."""
+    one arriving at them, and out of the rest); a ``@func``'s are not restructured so, and a call
+    of a function with a barrier is not either: after a return only some threads take, those
+    divide the threads as a branch does."""
     if not has_barrier(fd):
         return
     u = _Uniformity(fd, varying_params)
@@ -342,8 +343,11 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
         if isinstance(n, ir.Barrier) and why is not None:
             raise _divergence(n, why, "this barrier() is")
         if isinstance(n, ir.Call) and has_barrier(n.func):
-            if why is not None:
-                raise _divergence(n, why, f"{n.func.name}() contains a barrier and is called")
+            # a call passes over no return: the restructuring keeps the threads that returned out
+            # of a statement's effects only where it holds no barrier, so they would run the callee
+            called = next(iter(site.reasons), None)
+            if called is not None:
+                raise _divergence(n, called, f"{n.func.name}() contains a barrier and is called")
             _check_call(n, u)
 
 

@@ -285,3 +285,26 @@ def test_a_barrier_after_a_return_some_threads_take_in_a_func_is_rejected():
     assert e.lineno == line_of(calls_leave_then_sync, "leave_then_sync(buf")  # the call passing thread_idx.x
     assert "thread-dependent values for t" in e.message
     assert f"this barrier() is after a return (line {line_of(leave_then_sync, '# R5')})" in e.message
+
+
+@gk.func
+def sync_then_write(out: Array[float32], i: int32):
+    barrier()
+    out[i] = 1.0
+
+
+@kernel
+def bounds_return_then_barrier_call(out: Array[float32], n: int32):
+    i = thread_idx.x
+    if i >= n:
+        return  # R6
+    sync_then_write(out, i)  # C6
+
+
+def test_a_call_of_a_barrier_func_after_a_divergent_return_is_rejected():
+    """A kernel's early returns pass over its own barriers (the threads that returned still arrive,
+    doing nothing else), but not over a call of a @func with one: those threads would run the
+    callee's body (here out[i] past the array, which the simulator reported at run time)."""
+    e = compile_error(bounds_return_then_barrier_call, Array[float32], int32)
+    assert type(e) is gk.BarrierDivergenceError and e.lineno == line_of(bounds_return_then_barrier_call, "# C6")
+    assert f"after a return (line {line_of(bounds_return_then_barrier_call, '# R6')})" in e.message
