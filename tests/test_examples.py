@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import pathlib
 import sys
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from kernel_source import load_example
+from kernel_source import EXAMPLES, load_example
 
 import gpukern as gk
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
 
 matmul_example = load_example("matmul_tiled")
 

@@ -7,16 +7,12 @@ small block/tile size, shared by all the tests of that example (one nvcc run per
 
 from __future__ import annotations
 
-import pathlib
 import re
 
 import pytest
-from kernel_source import load_example
+from kernel_source import EXAMPLES, load_example
 
 import gpukern as gk
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
 
 GALLERY = ["vector_add", "reduce_sum", "reduce_warp", "transpose", "histogram", "stencil2d", "scan", "softmax"]
 MODULES = {name: load_example(name) for name in GALLERY}
