@@ -244,7 +244,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"  CUDA C    compiled by {c.name} {c.version} ({c.why})", file=out)
     except GpukernError as e:
         print(f"  CUDA C    no compiler: {e}", file=out)
-    lib = nvrtc.library()
+    lib = nvrtc.library(getattr(cuda, "arch", None))  # the one compiling for this GPU
     if lib is None:
         print(f"  nvrtc     {nvrtc.why_not()}", file=out)
     else:

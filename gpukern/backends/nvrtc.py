@@ -70,6 +70,12 @@ def _candidates() -> list[tuple[str, str]]:
     return out
 
 
+def compute_capability(arch: str) -> int | None:
+    """90 for ``sm_90`` (``sm_90a``, ``sm_100f``...); None for what is no real architecture."""
+    m = re.fullmatch(r"sm_(\d+)[af]?", arch)
+    return int(m.group(1)) if m else None
+
+
 class _LinkMap(ctypes.Structure):
     _fields_ = [("l_addr", ctypes.c_void_p), ("l_name", ctypes.c_char_p)]
 
@@ -126,10 +132,9 @@ class NVRTC:
 
     def check_arch(self, arch: str) -> None:
         """A clear error where this NVRTC cannot compile for ``arch`` (``sm_XY``)."""
-        m = re.fullmatch(r"sm_(\d+)[af]?", arch)
-        if m is None:
+        cc = compute_capability(arch)
+        if cc is None:
             raise CUDACompileError(f"{arch!r} is not a CUDA architecture (sm_XY)", compiler="nvrtc")
-        cc = int(m.group(1))
         if cc in self.archs or not self.archs:
             return
         known = f"sm_{min(self.archs)} to sm_{max(self.archs)}"
@@ -309,9 +314,8 @@ def _load(cc: int | None = None) -> tuple[NVRTC | None, str]:
 def library(arch: str | None = None) -> NVRTC | None:
     """The NVRTC library, for ``arch`` (``sm_XY``) where given (``_load``), loaded once (None where
     there is none: ``why_not()`` says why)."""
-    m = re.fullmatch(r"sm_(\d+)[af]?", arch) if arch else None
     with _lock:
-        return _load(int(m.group(1)) if m else None)[0]
+        return _load(compute_capability(arch) if arch else None)[0]
 
 
 def why_not() -> str:
