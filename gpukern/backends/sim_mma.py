@@ -62,9 +62,8 @@ class Fragments:
         """CUDA takes a fragment operation's pointer, leading dimension and fill value as the same in
         every lane of the warp; a lane whose ``values`` differ from its warp's first executing lane's
         is reported (the simulator would otherwise give each lane its own, as no GPU does)."""
-        ws = self.warps
-        slots = ws.slots[warps]
-        live = ws.exists[warps] & m[slots]
+        slots = self.warps.slots[warps]
+        live = self.live(warps, m)
         v = np.broadcast_to(values, (self.run.lanes,))[slots]
         first = v[np.arange(len(warps)), np.argmax(live, axis=1)]
         bad = live & (v != first[:, None])
@@ -72,6 +71,15 @@ class Fragments:
             w = int(np.argmax(bad.any(axis=1)))
             lane = int(slots[w][bad[w]][0])
             self.report(s, f"its {what} differs between lanes of a warp ({self.run.who(lane)})", lane)
+
+    def live(self, warps: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """Per warp of ``warps`` and slot: whether the lane exists (a partial warp's last slots do
+        not) and executes (``m``)."""
+        return self.warps.exists[warps] & m[self.warps.slots[warps]]
+
+    def first_lanes(self, warps: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """The grid lane of each warp's first live lane: whose operands CUDA takes for the warp's."""
+        return self.warps.slots[warps][np.arange(len(warps)), np.argmax(self.live(warps, m), axis=1)]
 
     def report(self, s: ir.MatrixOp, message: str, lane: int) -> None:
         self.run.report(
@@ -86,7 +94,7 @@ class Fragments:
         v = np.broadcast_to(np.asarray(value, np.float32), (self.run.lanes,))
         if self.run.check:
             self.uniform(s, warps, m, v, "value")
-        first = self.warps.slots[warps][np.arange(len(warps)), np.argmax(m[self.warps.slots[warps]], axis=1)]
+        first = self.first_lanes(warps, m)
         t = s.fragment.type
         frame.fragments[s.fragment.name][warps] = mma_ops.round_input(v[first], t)[:, None, None]
 
