@@ -669,7 +669,7 @@ def markdown(result: dict[str, Any]) -> str:
             cells.append(f"**{cell}**" if k in r["differs"] else f"*{cell}*" if k in r["not_modelled"] else cell)
         lines.append(f"| {r['case']} | " + " | ".join(cells) + " |")
     known = sum(len(r["not_modelled"]) for r in result["cases"])
-    verdict = "All compared counts agree" if not bad else f"{bad} compared counts differ"
+    verdict = "Every modelled count agrees" if not bad else f"{bad} modelled counts differ"
     lines += ["", f"{verdict} ({total - bad - known:,} of {total:,} equal, {known} not modelled).", ""]
     if known:
         lines += ["Not modelled (*italic*): simulator / ncu, and why:", ""]
