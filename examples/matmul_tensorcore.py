@@ -21,7 +21,9 @@ and blocks walking C's tiles in groups for L2 reuse.  Past C's edges its copies 
 (column chunk) again, whose products land only in C's rows (columns) that are not stored; a
 partial last k step is zero-filled; edge tiles of C go through shared memory to a guarded copy.
 ``benchmarks/tensorcore.py`` measures it, and other stage counts and k steps, against cuBLAS.
-``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32 (``matmul_tf32``).
+``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32 (``matmul_tf32``),
+with a k step of 32 in two stages (measured best of 16 to 64 and 2 to 4 stages, ``benchmarks/results/
+2026-11-24-h100-tf32``); its fragments run on gpukern's own TF32 code (``gpukern.mma_ops.lowering``).
 
     python examples/matmul_tensorcore.py --size 4096        # checked against NumPy float64
     python examples/matmul_tensorcore.py --size 100 --backend sim
@@ -130,9 +132,9 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
     panels of A and B they read (in L2) rather than each reading its own."""
     CHUNK = 16 // T.itemsize  # elements a copy moves
-    # staged rows padded so the warps' fragment loads spread over the banks: A's by 16 bytes (so 8
-    # rows of an ldmatrix, or TF32's 8 rows of 4 lanes, fall in distinct banks), B's by 8 elements
-    # (for TF32, whose B fragment reads 4 rows of 8 lanes, rows 8 banks apart)
+    # staged rows padded so the warps' fragment loads spread over the banks: A's by 16 bytes (so the
+    # 8 rows of an ldmatrix fall in distinct banks), B's by 8 elements (for TF32, whose B fragment
+    # reads pairs of columns from rows 8 banks apart: each half-warp's 64-bit loads then hit 32 banks)
     LDA = KS + CHUNK
     LDB = PN + 8
     A_TILE = PM * LDA
@@ -227,7 +229,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
             gk.async_commit()
             sa = (step % STAGES) * STAGE + wr * LDA  # this warp's rows of A's tile
             sb = (step % STAGES) * STAGE + A_TILE + wc  # and columns of B's
-            for kk in range(0, KS, FK):
+            for kk in gk.unroll(range(0, KS, FK)):  # (so the next fragments load while these multiply)
                 gk.load_matrix(fa0, s, sa + kk, ldm=LDA)
                 gk.load_matrix(fa1, s, sa + 16 * LDA + kk, ldm=LDA)
                 gk.load_matrix(fb0, s, sb + kk * LDB, ldm=LDB)
@@ -279,7 +281,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
 
 
 hgemm_pipelined = make_pipelined(float16, 16, 64, STAGES=3)
-tgemm_pipelined = make_pipelined(float32, 8, 16, STAGES=4)
+tgemm_pipelined = make_pipelined(float32, 8, 32, STAGES=2)
 
 
 def run_pipelined(kern, da, db, dc, m: int, n: int, k: int) -> None:

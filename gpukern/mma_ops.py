@@ -3,8 +3,9 @@ the front end (which shapes and types exist), the simulator (the NumPy forms) an
 (which compute capability each needs).
 
 A fragment is a tile of a matrix spread over the 32 lanes of a warp.  CUDA leaves unspecified
-which lane holds which element; ``moves`` gives the simulator the memory instructions an H100's
-wmma compiles to (measured with Nsight Compute, ``benchmarks/profile_vs_ncu.py``), so that races,
+which lane holds which element; ``moves`` gives the simulator the memory instructions of the C
+gpukern writes (``lowering``: wmma, or its own for TF32) as an H100 runs them (measured with
+Nsight Compute, ``benchmarks/profile_vs_ncu.py``), so that races,
 bounds and the profiler see each element touched by one deterministic lane, in accesses shaped
 as the hardware's: ``ldmatrix`` for float16 tiles in shared memory, the ``mma`` register layout
 (pairs, or TF32's single elements) otherwise.
@@ -69,53 +70,109 @@ def to_tf32(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), rounded.view(np.float32), x).astype(np.float32)
 
 
+def lowering(t: FragmentType) -> str:
+    """How CUDA runs fragments of ``t``: ``'tf32'``, gpukern's own code for TF32's 16 x 16 x 8 tiles
+    (accumulators included), two PTX ``mma.sync.m16n8k8`` per ``mma`` with ``ldmatrix`` loads (wmma
+    moves a TF32 tile one 32-bit element a lane an instruction, four times the shared-memory
+    instructions of a 16-bit tile's ``ldmatrix``); ``'wmma'``, ``nvcuda::wmma``, for every other."""
+    return "tf32" if (t.m, t.n, t.k) == (16, 16, 8) else "wmma"
+
+
+def by_ldmatrix(t: FragmentType, space: str) -> bool:
+    """Whether a warp moves an a/b tile of ``t`` in ``space`` with ``ldmatrix``: float16 tiles in
+    shared memory (wmma's choice, measured), and gpukern's TF32 tiles in shared memory whose rows
+    run along k (a 'row' a, a 'col' b), whose 8 x 4 blocks of 32-bit elements ``ldmatrix`` hands
+    out as ``mma.m16n8k8`` wants them; the other TF32 tiles go an element a lane."""
+    if t.use == "accumulator" or space != "shared":
+        return False
+    if lowering(t) == "tf32":
+        return (t.use == "a") == (t.layout == "row")
+    return t.elem == float16
+
+
 @functools.cache
 def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:
     """How a warp moves fragment ``t`` between its registers and ``space`` ('global' or 'shared'):
     per memory instruction, each lane's (row, column) of the tile *as stored* (an a/b fragment of
     layout 'col' is stored transposed) and how many consecutive elements of that stored row from
-    there it moves; row -1: the lane takes no part.
+    there it moves; row -1: the lane takes no part.  Lane ``l`` is (g, t) = (l // 4, l % 4).
+
+    wmma (``lowering``), as an H100 runs it:
 
     - float16 a/b tiles in shared memory: ``ldmatrix`` (LDSM), the stored tile in 8 x 8 blocks of
       16-byte rows, four blocks an instruction, lane ``l`` giving row ``l % 8`` of block ``l // 8``,
       one shared-memory phase per block;
-    - float32 (TF32) a/b tiles: one element a lane an instruction, as ``mma.m16n8k8`` holds them
-      (a: lane (g, t) = (l // 4, l % 4) at (g, t) of each 8 x 4 block; b: at (t, g) of each 4 x 8);
     - the 8 x 32 accumulator (m8n32k16): a stored row an instruction, lane ``l`` at column ``l``;
-    - every other (16-bit tiles in global memory, bfloat16 tiles in shared memory, the other
+    - every other (16-bit tiles in global memory, bfloat16 tiles in shared memory, the
       accumulators): two consecutive elements a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of
       the stored tile, as ``mma``'s accumulator layout.
+
+    gpukern's TF32 code: ``tf32_lanes``'s layout, each lane's elements in as few instructions as
+    they are adjacent in memory; ``ldmatrix`` where ``by_ldmatrix`` says so (four 8 x 4 blocks).
 
     Made once per fragment type and space (cached: the simulator asks at every execution).  Each
     was measured on an H100 against Nsight Compute (``benchmarks/profile_vs_ncu.py``'s
     ``tensor-core fragments`` cases: each shape, each input type and each layout at least once,
     from global and shared memory; not every combination)."""
+    if lowering(t) == "tf32":
+        return _frozen(_tf32_moves(t, space))
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
     stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
-    out = []
-    if t.use != "accumulator" and t.elem == float32:
-        bh, bw, r, c = (8, 4, g, q) if t.use == "a" else (4, 8, q, g)
-        for br in range(0, t.rows, bh):
-            for bc in range(0, t.cols, bw):
-                rr, cc = br + r, bc + c
-                out.append((cc, rr, 1) if t.layout == "col" else (rr, cc, 1))
-        return _frozen(out)
     if t.use == "accumulator" and t.rows == 8:
         return _frozen([(np.full(32, r), lane, 1) for r in range(8)])
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
-    if t.use != "accumulator" and space == "shared" and t.elem == float16:
-        for i in range(0, len(blocks), 4):
-            group = blocks[i : i + 4]
-            which = lane // 8
-            rows = np.full(32, -1)
-            cols = np.zeros(32, np.int64)
-            for j, (br, bc) in enumerate(group):
-                rows[which == j] = br + lane[which == j] % 8
-                cols[which == j] = bc
-            out.append((rows, cols, 8))
-        return _frozen(out)
+    if by_ldmatrix(t, space):
+        return _frozen([_ldmatrix(blocks[i : i + 4], 8) for i in range(0, len(blocks), 4)])
     return _frozen([(br + g, bc + 2 * q, 2) for br, bc in blocks])
+
+
+def tf32_lanes(use: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """gpukern's TF32 fragments (16 x 16 x 8): per register ``x[i]`` of a lane, each lane's (row,
+    column) of the fragment, which is ``mma.m16n8k8``'s layout with B's and the accumulator's
+    columns permuted (column ``2c + h`` in place of column ``c`` of the mma's half ``h``), so that a
+    lane's elements of a B row, and of an accumulator row, lie side by side in memory: a 'row' B
+    moves in two 64-bit loads, an accumulator in two 128-bit ones.  Lane (g, t) holds of a
+    (g + 8 (i % 2), t + 4 (i // 2)); of b x[2h + j] = (t + 4j, 2g + h); of the accumulator
+    x[4h + 2i + e] = (g + 8i, 4t + 2e + h).  The C of ``codegen.dialects._TF32_HELPERS`` is this."""
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    if use == "a":
+        return [(g + 8 * (i % 2), t + 4 * (i // 2)) for i in range(4)]
+    if use == "b":
+        return [(t + 4 * (i % 2), 2 * g + i // 2) for i in range(4)]
+    return [(g + 8 * ((i // 2) % 2), 4 * t + 2 * (i % 2) + i // 4) for i in range(8)]
+
+
+def _ldmatrix(blocks: list[tuple[np.ndarray | int, int]], width: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """One ``ldmatrix.x4`` of ``blocks`` (each its 8 stored rows, or its first, and its first
+    column): lane ``l`` gives row ``l % 8`` of block ``l // 8``, 16 bytes (``width`` elements)."""
+    lane = np.arange(32)
+    rows = np.full(32, -1)
+    cols = np.zeros(32, np.int64)
+    for j, (br, bc) in enumerate(blocks):
+        at = lane // 8 == j
+        rows[at] = (br + lane % 8)[at] if np.isscalar(br) else np.asarray(br)[lane[at] % 8]
+        cols[at] = bc
+    return rows, cols, width
+
+
+def _tf32_moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """``moves`` of gpukern's TF32 fragments: ``tf32_lanes``'s registers, grouped where a lane's
+    are adjacent in the stored tile (one instruction of 2 or 4), or ``ldmatrix``."""
+    regs = tf32_lanes(t.use)
+    g8 = np.arange(8)
+    if by_ldmatrix(t, space):  # x[i] is block i: row g, column t of the 8 x 4 block (k along rows)
+        if t.use == "a":
+            blocks = [(8 * (i % 2), 4 * (i // 2)) for i in range(4)]
+        else:  # stored as (n, k): block 2h + j holds n = 2g + h, k = 4j..4j + 3
+            blocks = [(2 * g8 + i // 2, 4 * (i % 2)) for i in range(4)]
+        return [_ldmatrix(blocks, 4)]
+    if t.use == "accumulator":  # x[4h + 2i + e]: row g + 8i, columns 4t..4t + 3
+        return [(regs[2 * i][0], regs[2 * i][1], 4) for i in range(2)]
+    if t.use == "b" and t.layout == "row":  # x[j] and x[2 + j]: row t + 4j, columns 2g, 2g + 1
+        return [(regs[j][0], regs[j][1], 2) for j in range(2)]
+    return [(c, r, 1) if t.layout == "col" else (r, c, 1) for r, c in regs]
 
 
 def _frozen(moves: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[tuple[np.ndarray, np.ndarray, int], ...]:

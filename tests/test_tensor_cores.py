@@ -382,10 +382,12 @@ SIGS = {
 @pytest.mark.parametrize("kind", list(GEMMS))
 def test_cuda_source(kind):
     src = GEMMS[kind].source(*SIGS[kind], backend="cuda")
-    assert "#include <mma.h>" in src and "wmma::mma_sync(acc, fa, fb, acc);" in src
     assert "__align__(32)" in src  # wmma's tiles in shared memory
-    if kind == "tf32":
-        assert "wmma::precision::tf32" in src and "wmma::__float_to_tf32" in src
+    if kind == "tf32":  # gpukern's own: two mma.sync.m16n8k8, inputs rounded as the simulator does
+        assert "gk_tf32_mma(acc, fa, fb, acc);" in src and "mma.sync.aligned.m16n8k8.row.col.f32.tf32" in src
+        assert "cvt.rna.tf32.f32" in src and "wmma::" not in src
+    else:
+        assert "#include <mma.h>" in src and "wmma::mma_sync(acc, fa, fb, acc);" in src
     if kind == "bfloat16":
         assert "(const __nv_bfloat16*)&" in src and "__nv_bfloat16" in src
     # one Python line per statement
@@ -439,7 +441,9 @@ def test_moves_are_the_hardware_instructions():
     """The shapes the profiler counts, as an H100 runs wmma (benchmarks/profile_vs_ncu.py): one
     ldmatrix.x4 (16 bytes a lane) for a 16x16 float16 tile in shared memory but four 32-bit pairs
     for a bfloat16 one, four 64-bit moves for a 16x16 accumulator, eight rows of single elements
-    for the 8x32 one, four 32-bit moves (single TF32 elements) for a 16x8 TF32 tile."""
+    for the 8x32 one; gpukern's own TF32 code: one ldmatrix.x4 of 8 x 4 blocks for a 16x8 tile in
+    shared memory whose rows run along k ('row' a, 'col' b), four 32-bit moves (single elements, as
+    mma.m16n8k8 holds them) for the others and from global memory."""
     half_a = gk.types.FragmentType("a", 16, 16, 16, float16, "row")
     assert [w for _, _, w in mma_ops.moves(half_a, "shared")] == [8]
     bf16_a = gk.types.FragmentType("a", 16, 16, 16, bfloat16, "row")
@@ -449,10 +453,40 @@ def test_moves_are_the_hardware_instructions():
     acc = gk.types.FragmentType("accumulator", 16, 16, 16, float32)
     assert [w for _, _, w in mma_ops.moves(acc, "global")] == [2, 2, 2, 2]
     tf32_a = gk.types.FragmentType("a", 16, 16, 8, float32, "row")
-    moves = mma_ops.moves(tf32_a, "shared")
+    moves = mma_ops.moves(tf32_a, "global")
     assert [w for _, _, w in moves] == [1, 1, 1, 1]
     rows, cols, _ = moves[0]  # mma.m16n8k8's a0: lane (g, t) holds row g, column t
     assert list(rows[:8]) == [0, 0, 0, 0, 1, 1, 1, 1] and list(cols[:8]) == [0, 1, 2, 3, 0, 1, 2, 3]
+    widths = {}
+    for use, layout in (("a", "row"), ("a", "col"), ("b", "row"), ("b", "col"), ("accumulator", None)):
+        for space in ("global", "shared"):
+            t = gk.types.FragmentType(use, 16, 16, 8, float32, layout)
+            widths[use, layout, space] = [w for *_, w in mma_ops.moves(t, space)]
+    assert widths["a", "row", "shared"] == widths["b", "col", "shared"] == [4]  # one ldmatrix: k along rows
+    assert widths["a", "col", "shared"] == widths["b", "col", "global"] == [1] * 4  # an element a lane
+    assert widths["b", "row", "shared"] == widths["b", "row", "global"] == [2, 2]  # columns 2g, 2g + 1
+    assert widths["accumulator", None, "global"] == [4, 4]  # columns 4t..4t + 3 of rows g, g + 8
+
+
+@pytest.mark.parametrize("use, layout", [("a", "row"), ("a", "col"), ("b", "row"), ("b", "col"), ("accumulator", None)])
+@pytest.mark.parametrize("space", ["global", "shared"])
+def test_tf32_moves_are_the_registers_of_each_lane(use, layout, space):
+    """gpukern's TF32 code moves every element of a tile once, each by the lane whose register holds
+    it (mma_ops.tf32_lanes, the layout the C helpers implement); an ldmatrix by a lane that gives
+    the address of a whole 16-byte row (another lane receives it): then every element once."""
+    t = gk.types.FragmentType(use, 16, 16, 8, float32, layout)
+    moved = []
+    for rows, cols, width in mma_ops.moves(t, space):
+        for lane in range(32):
+            if rows[lane] >= 0:
+                for e in range(width):  # stored (row, column) back to the fragment's (row, column)
+                    r, c = int(rows[lane]), int(cols[lane]) + e
+                    moved.append((lane, (c, r) if layout == "col" else (r, c)))
+    cells = sorted(cell for _, cell in moved)
+    assert cells == sorted((r, c) for r in range(t.rows) for c in range(t.cols))  # each element once
+    if not mma_ops.by_ldmatrix(t, space):
+        held = {(lane, (int(r[lane]), int(c[lane]))) for r, c in mma_ops.tf32_lanes(use) for lane in range(32)}
+        assert set(moved) == held
 
 
 def test_global_tiles_must_be_32_byte_aligned_at_launch():

@@ -104,7 +104,8 @@ class Dialect:
     # kernel; they cannot be in a @func)
     block_votes: dict[str, str] = field(default_factory=dict)
     block_vote_scratch: str = ""
-    # the matrix units (gk.fragment, gk.mma...): the spellings (keys: see codegen.dialects._CUDA_WMMA);
-    # where empty, ``matrix_missing`` names what the language lacks, for the CompileError
-    matrix: dict[str, str] = field(default_factory=dict)
+    # the matrix units (gk.fragment, gk.mma...): per lowering (``mma_ops.lowering``: 'wmma', 'tf32') the
+    # spellings (keys: see codegen.dialects._CUDA_WMMA); where empty, ``matrix_missing`` names what the
+    # language lacks, for the CompileError
+    matrix: dict[str, dict[str, str]] = field(default_factory=dict)
     matrix_missing: str = ""

@@ -19,7 +19,7 @@ import math
 from .. import formats, ir, mma_ops, ops
 from ..errors import CompileError
 from ..passes import nonnegative_vars
-from ..types import ArrayType, RecordType, ScalarType, int64
+from ..types import ArrayType, FragmentType, RecordType, ScalarType, int64
 from ..warp_ops import BLOCK_VOTES
 from . import lines as line_directives
 from .atomics import AtomicEmitter
@@ -272,22 +272,25 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     # ------------------------------------------------------------ matrix units (gpukern.mma)
-    def matrix_spelling(self, key: str, node: ir.Node) -> str:
+    def matrix_spelling(self, key: str, node: ir.Node, t: FragmentType) -> str:
+        """The dialect's spelling ``key`` for fragments of type ``t`` (its lowering's table, whose
+        preamble the kernel then includes)."""
         if not self.d.matrix:
             raise CompileError(
                 f"gk.fragment() and gk.mma() cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
                 node.loc,
                 "run the kernel on CUDA (sm_70 and later; bfloat16 and TF32 sm_80) or on the simulator",
             )
-        self.preambles.setdefault(self.d.matrix["preamble"], None)
-        return self.d.matrix[key]
+        table = self.d.matrix[mma_ops.lowering(t)]
+        self.preambles.setdefault(table["preamble"], None)
+        return table[key]
 
     def stmt_DeclFragment(self, s: ir.DeclFragment, depth: int) -> list[str]:
         t = s.fragment.type
-        text = self.matrix_spelling("fragment", s)
-        m = self.d.matrix
-        T = m["type:" + (mma_ops.precision(t) if t.use != "accumulator" else "float32")]
-        layout = m["layout:" + t.layout] if t.layout else ""
+        text = self.matrix_spelling("fragment", s, t)
+        m = self.d.matrix[mma_ops.lowering(t)]
+        T = m.get("type:" + (mma_ops.precision(t) if t.use != "accumulator" else "float32"), "")
+        layout = m["layout:" + t.layout] if t.layout and "{layout}" in text else ""
         name = self.name(s.fragment.name)
         text = text.format(use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=name)
         return [self.line(depth, text, s)]
@@ -295,28 +298,38 @@ class Emitter(TableEmitter, AtomicEmitter):
     def stmt_FillFragment(self, s: ir.FillFragment, depth: int) -> list[str]:
         t = s.fragment.type
         prec = mma_ops.precision(t) if t.use != "accumulator" else "float32"
-        v = self.d.matrix["value:" + prec].format(self.expr(s.value))
-        return [self.line(depth, self.matrix_spelling("fill", s).format(f=self.name(s.fragment.name), v=v), s)]
+        fill = self.matrix_spelling("fill", s, t)
+        v = self.d.matrix[mma_ops.lowering(t)]["value:" + prec].format(self.expr(s.value))
+        return [self.line(depth, fill.format(f=self.name(s.fragment.name), v=v), s)]
 
-    def tile_pointer(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
-        cast = self.d.matrix.get("pointer:" + array.type.elem.name, "")
+    def tile_pointer(self, array: ir.ArrayRef, indices: list[ir.Expr], t: FragmentType) -> str:
+        cast = self.d.matrix[mma_ops.lowering(t)].get("pointer:" + array.type.elem.name, "")
         return f"{cast}&{self.element(array, indices)}"
 
     def stmt_LoadMatrix(self, s: ir.LoadMatrix, depth: int) -> list[str]:
         t, f = s.fragment.type, self.name(s.fragment.name)
-        key = "load_accumulator" if t.use == "accumulator" else "load"
-        text = self.matrix_spelling(key, s).format(f=f, p=self.tile_pointer(s.array, s.indices), ldm=self.expr(s.ldm))
+        table = self.d.matrix[mma_ops.lowering(t)] if self.d.matrix else {}
+        if t.use == "accumulator":
+            key = "load_accumulator"
+        elif mma_ops.by_ldmatrix(t, s.array.type.space) and "load_ldmatrix" in table:  # (wmma chooses itself)
+            key = "load_ldmatrix"
+        else:
+            key = "load"
+        text = self.matrix_spelling(key, s, t).format(
+            f=f, p=self.tile_pointer(s.array, s.indices, t), ldm=self.expr(s.ldm), col=str(t.layout == "col").lower()
+        )
         if t.use != "accumulator":
-            text += self.d.matrix.get("round:" + mma_ops.precision(t), "").format(f=f)
+            text += table.get("round:" + mma_ops.precision(t), "").format(f=f)
         return [self.line(depth, text, s)]
 
     def stmt_StoreMatrix(self, s: ir.StoreMatrix, depth: int) -> list[str]:
-        p, f = self.tile_pointer(s.array, s.indices), self.name(s.fragment.name)
-        return [self.line(depth, self.matrix_spelling("store", s).format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
+        t = s.fragment.type
+        p, f = self.tile_pointer(s.array, s.indices, t), self.name(s.fragment.name)
+        return [self.line(depth, self.matrix_spelling("store", s, t).format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
 
     def stmt_Mma(self, s: ir.Mma, depth: int) -> list[str]:
         names = {k: self.name(getattr(s, k).name) for k in "dabc"}
-        return [self.line(depth, self.matrix_spelling("mma", s).format(**names), s)]
+        return [self.line(depth, self.matrix_spelling("mma", s, s.a.type).format(**names), s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"
