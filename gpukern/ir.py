@@ -43,7 +43,10 @@ class Node:
 
 
 # ---------------------------------------------------------------- memory accesses
-TILE_ALIGNMENT = 32  # bytes: wmma's load and store need a tile's first element 256-bit aligned
+# bytes: a fragment's tile starts 256-bit aligned (wmma's loads and stores need it; gpukern's TF32 code
+# needs 128 bits, held to the same rule) and its rows are a multiple of 128 bits apart (both need it)
+TILE_ALIGNMENT = 32
+TILE_ROW_ALIGNMENT = 16
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,7 +30,9 @@ class Variant:
     sources: dict[str, str] = field(default_factory=dict)  # per dialect: the C as compiled (with #line)
     # per dialect: the language extensions its source enables, each with the first node needing it
     extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
-    compiled: dict[str, Any] = field(default_factory=dict)
+    # per backend key: its loaded binary (a CUDA function, an OpenCL kernel), and what lives as long
+    # as that does under (key, what): (key, "lock") the lock of an OpenCL kernel's argument slots
+    compiled: dict[Any, Any] = field(default_factory=dict)
     # per (backend key, grid, block, dynamic shared bytes): the backend's launcher (``Backend.launcher``)
     launchers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with

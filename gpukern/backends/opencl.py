@@ -24,9 +24,6 @@ from .compile_errors import locate
 _FIRST_ERROR = re.compile(r"^(?P<pocl>error: )?(?P<file>.*?):(?P<line>\d+):(?:\d+:)? (?(pocl)|(?:fatal )?error)", re.M)
 
 
-_KERNEL_LOCKS: dict[int, threading.Lock] = {}  # per compiled kernel object (by id; they live as long as their variant)
-
-
 class OpenCLBackend(Backend):
     """Runs kernels on an OpenCL device (a GPU if there is one, else the first device).
 
@@ -216,7 +213,7 @@ class OpenCLBackend(Backend):
         set_args, enqueue, default = knl.set_args, self.cl.enqueue_nd_range_kernel, self.queue
         gsize = tuple(g * b for g, b in zip(grid, block))
         # a kernel object holds one set of arguments until it is enqueued: threads launching it take turns
-        lock = _KERNEL_LOCKS.setdefault(id(knl), threading.Lock())
+        lock = variant.compiled.setdefault((self.key, "lock"), threading.Lock())  # lives as long as knl does
         if variant.dynamic_shared:  # the bytes, then a __local buffer of them (OpenCL takes none of 0 bytes)
             tail = (np.int64(shared), self.cl.LocalMemory(max(shared, 1)))
 

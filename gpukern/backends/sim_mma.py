@@ -5,8 +5,8 @@ Loads and stores go through the one memory path (``sim_memory``) as the warp-wid
 ``mma_ops.moves`` (the hardware's instructions), which bounds, races, uninitialised reads and the
 profiler see as any others.  Every statement is warp-collective: a
 warp of which some lanes execute it and some do not (or a partial warp) is reported as a
-``WarpMaskError``; a tile whose first element or row stride is not aligned as CUDA's wmma needs
-(256 bits; 16 bytes) as a ``MisalignedAccessError``.
+``WarpMaskError``; a tile whose first element or row stride is not aligned as CUDA needs
+(``ir.TILE_ALIGNMENT``, ``ir.TILE_ROW_ALIGNMENT``) as a ``MisalignedAccessError``.
 """
 
 from __future__ import annotations
@@ -130,14 +130,15 @@ class Fragments:
         flat = corner[0]
         for i, n in zip(corner[1:], mem.shape[1:]):
             flat = flat * n + i
-        bad = m & (((flat * itemsize) % ir.TILE_ALIGNMENT != 0) | ((ldm * itemsize) % 16 != 0))
+        bad = m & (((flat * itemsize) % ir.TILE_ALIGNMENT != 0) | ((ldm * itemsize) % ir.TILE_ROW_ALIGNMENT != 0))
         if bad.any():
             k = int(np.argmax(bad))
             run.report(
                 MisalignedAccessError,
                 f"{s.WHAT} of {mem.name!r}: its tile starts at element {int(flat[k])} "
-                f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's wmma needs "
-                f"the start a multiple of {ir.TILE_ALIGNMENT} bytes and the row stride of 16 bytes, in {run.who(k)}",
+                f"({int(flat[k]) * itemsize} bytes) with rows {int(ldm[k])} elements apart; CUDA's fragment loads "
+                f"and stores need the start a multiple of {ir.TILE_ALIGNMENT} bytes and the row stride of "
+                f"{ir.TILE_ROW_ALIGNMENT} bytes, in {run.who(k)}",
                 s,
                 (k,),
             )
