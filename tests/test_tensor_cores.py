@@ -10,6 +10,8 @@ hardware accumulates in its own order.
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 from compilers import needs_nvrtc
@@ -160,6 +162,104 @@ def test_mma_sync_and_col_layout(on_simulator):
     d = np.zeros((32, 8), np.float32)
     k_[1, 32](a, np.ascontiguousarray(b.T), c0, d)
     np.testing.assert_allclose(d, ra @ rb + c0, rtol=0, atol=1e-5)
+
+
+def every_move(T, shape, la: str, lb: str, staged: bool, fill_a: bool):
+    """One warp: A's fragment (layout ``la``, or ``fill_a``: filled with 0.5) and B's (``lb``) from
+    global memory or (``staged``) from shared copies, the accumulator loaded from C0 (global, or
+    shared where ``staged``), D = A @ B + C0 by ``mma_sync`` into another accumulator, stored to D
+    (through shared memory where ``staged``): every way a fragment moves and is set, for one shape
+    and type; a 'col' operand comes as its transpose."""
+    m, n, k = shape
+
+    @gk.kernel
+    def moves_all(a: Array[T, 2], b: Array[T, 2], c0: Array[float32, 2], d: Array[float32, 2]):
+        fa = gk.fragment("a", m, n, k, T, layout=la)
+        fb = gk.fragment("b", m, n, k, T, layout=lb)
+        fc = gk.fragment("accumulator", m, n, k, float32)
+        fd = gk.fragment("accumulator", m, n, k, float32)
+        if staged:  # (a compile-time choice)
+            sa = gk.shared(T, (32, 32))
+            sb = gk.shared(T, (32, 32))
+            sc = gk.shared(float32, (32, 32))
+            for e in range(gk.thread_idx.x, 1024, 32):
+                sa[e // 32, e % 32] = a[e // 32, e % 32]
+                sb[e // 32, e % 32] = b[e // 32, e % 32]
+                sc[e // 32, e % 32] = c0[e // 32, e % 32]
+            gk.barrier()
+            gk.load_matrix(fa, sa, (0, 0))
+            gk.load_matrix(fb, sb, (0, 0))
+            gk.load_matrix(fc, sc, (0, 0))
+        else:
+            gk.load_matrix(fa, a, (0, 0))
+            gk.load_matrix(fb, b, (0, 0))
+            gk.load_matrix(fc, c0, (0, 0))
+        if fill_a:
+            gk.fill_fragment(fa, 0.5)
+        gk.mma_sync(fd, fa, fb, fc)
+        if staged:
+            gk.barrier()
+            gk.store_matrix(sc, (0, 0), fd)
+            gk.barrier()
+            for e in range(gk.thread_idx.x, m * n, 32):
+                d[e // n, e % n] = sc[e // n, e % n]
+        else:
+            gk.store_matrix(d, (0, 0), fd)
+
+    return moves_all
+
+
+MOVES = (
+    [
+        (kind, shape, la, lb, staged, fill_a)
+        for kind, shapes in (("float16", [(16, 16, 16), (32, 8, 16), (8, 32, 16)]), ("bfloat16", [(16, 16, 16)]))
+        for shape in shapes
+        for la, lb in (("row", "row"), ("col", "col"), ("row", "col"))
+        for staged in (False, True)
+        for fill_a in (False,)
+    ]
+    + [(kind, (16, 16, 16), "row", "row", staged, True) for kind in ("float16", "bfloat16") for staged in (False, True)]
+    + [
+        ("tf32", (16, 16, 8), la, lb, staged, fill_a)
+        for la in ("row", "col")
+        for lb in ("row", "col")
+        for staged in (False, True)
+        for fill_a in (False, True)
+    ]
+)
+
+
+@pytest.mark.parametrize("kind, shape, la, lb, staged, fill_a", MOVES)
+def test_every_fragment_move_matches_numpy(backend, kind, shape, la, lb, staged, fill_a):
+    """Each shape, type, layout and memory of a fragment's load, fill, mma_sync and store, on
+    every backend with matrix units (on CUDA: wmma, or gpukern's TF32 code, whose register layout
+    only such a run checks), against NumPy within the documented tolerance."""
+    _skip_opencl(backend)
+    m, n, k = shape
+    T = {"float16": float16, "bfloat16": bfloat16, "tf32": float32}[kind]
+    rng = np.random.default_rng(zlib.crc32(repr((kind, shape, la, lb, staged, fill_a)).encode()))
+    a32, b32 = rng.standard_normal((32, 32)).astype(np.float32), rng.standard_normal((32, 32)).astype(np.float32)
+    if kind == "bfloat16":
+        a, b = bfloat16.bits(a32), bfloat16.bits(b32)
+        va, vb = bfloat16.floats(a), bfloat16.floats(b)
+    elif kind == "float16":
+        a, b = a32.astype(np.float16), b32.astype(np.float16)
+        va, vb = a.astype(np.float32), b.astype(np.float32)
+    else:
+        a, b = a32, b32
+        va, vb = mma_ops.to_tf32(a), mma_ops.to_tf32(b)
+    # the tiles the fragments hold: a 'col' operand's array is its transpose
+    ta = (va.T if la == "col" else va)[:m, :k].astype(np.float64)
+    tb = (vb.T if lb == "col" else vb)[:k, :n].astype(np.float64)
+    if fill_a:
+        ta = np.full((m, k), 0.5)
+    c0 = rng.standard_normal((32, 32)).astype(np.float32)
+    d = np.full((32, 32), np.nan, np.float32)
+    every_move(T, shape, la, lb, staged, fill_a)[1, 32](a, b, c0, d)
+    want = ta @ tb + c0[:m, :n]
+    tol = mma_ops.tolerance(np.abs(ta), np.abs(tb), k, np.abs(c0[:m, :n]))
+    assert np.all(np.abs(d[:m, :n] - want) <= tol), np.abs(d[:m, :n] - want).max()
+    assert np.isnan(d[m:, :]).all() and np.isnan(d[:, n:]).all()  # nothing written beyond the tile
 
 
 # ---------------------------------------------------------------- the simulator's checks
