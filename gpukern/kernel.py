@@ -99,13 +99,17 @@ class Launch:
         # launches on two devices in turn finds each one's plan again
         self.plans: dict[object, Plan] = {}
 
-    def __call__(self, *args: Any, backend: str | None = None, check: bool | None = None, **other: Any) -> None:
-        """Launch; ``backend`` overrides the current one, ``check`` the simulator's checking."""
-        if backend is None and check is None and not other and self.fast(args):
+    def __call__(self, *args: Any, **options: Any) -> None:
+        """Launch; ``backend=`` overrides the current one, ``check=`` the simulator's checking."""
+        if not options and self.fast(args):  # (the fewest steps to the plan: options are rare)
             return
-        if other:
-            raise LaunchError(_misplaced_options(self.kernel.__name__, other))
+        backend: str | None = options.pop("backend", None)
+        check: bool | None = options.pop("check", None)
+        if options:
+            raise LaunchError(_misplaced_options(self.kernel.__name__, options))
         if backend is None and check is None:
+            if self.fast(args):  # backend=None or check=None spelt out (else: failed above, fails again)
+                return
             kept = self.plans.get(selection[0])
             if kept is not None and kept is not self.plan and kept.fast(args):
                 self.plan, self.fast = kept, kept.fast

@@ -37,6 +37,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
+from .fast_path import Source, compile_fast
 from .foreign import Reader, array_info, is_cl_array, order_streams, reader
 from .types import (
     SCALARS,
@@ -163,6 +164,12 @@ class ArrayTest(NamedTuple):
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: a DeviceArray on {backend}, dtype {self.dtype}, {self.ndim}-D"
 
+    def write(self, src: Source, backend: Any, align: int) -> str:
+        """The fast path's test (``fast_path.Source``); returns the C argument's expression."""
+        a, kind = f"a{self.index}", src.const(array_kind(backend, self.dtype, self.ndim), "kind")
+        src.fail_if(f"type({a}) is not DeviceArray or {a}.kind is not {kind}")
+        return f"{a}.handle"
+
 
 class ForeignTest(NamedTuple):
     """Another library's array (a CuPy array, a PyTorch tensor) of this class, dtype and rank,
@@ -177,6 +184,35 @@ class ForeignTest(NamedTuple):
         cls = f"{self.reader.cls.__module__}.{self.reader.cls.__name__}"
         return f"{name}: a {cls} on the {backend} device, dtype {self.dtype}, {self.ndim}-D, C-contiguous"
 
+    def write(self, src: Source, backend: Any, align: int) -> str:
+        """The fast path's test; returns the C argument's expression (the data pointer).  A
+        ``Reader.stable`` library's array seen last time (a weak reference to it and its pointer,
+        one item replaced whole, so threads see a pair that belongs together) is re-tested for its
+        rank only; a pointer not a multiple of ``align`` is left to the checked path (which says why)."""
+        r, a, p = self.reader, f"a{self.index}", f"p{self.index}"
+        cls = src.const(r.cls, "cls")
+        check = src.const(r.checker(self.dtype, self.ndim, backend.index), "check")
+        pointer = src.const(r.pointer, "pointer")
+        misaligned = f" or {p} % {align}" if align > 1 else ""
+        if not r.stable:
+            src.fail_if(f"type({a}) is not {cls} or not {check}({a})")
+            src.line(f"{p} = {pointer}({a})")
+            if misaligned:
+                src.fail_if(misaligned[4:])
+            return p
+        last = src.const([(_nothing, 0)], "last")  # the last object seen and its pointer
+        src.fail_if(f"type({a}) is not {cls}")
+        src.line(f"seen, {p} = {last}[0]")
+        src.line(f"if seen() is {a}:")
+        src.fail_if(f"{a}.ndim != {self.ndim}", 2)
+        src.line("else:")
+        src.fail_if(f"not {check}({a})", 2)
+        src.line(f"{p} = {pointer}({a})", 2)
+        if misaligned:
+            src.fail_if(misaligned[4:], 2)
+        src.line(f"{last}[0] = (ref({a}), {p})", 2)
+        return p
+
 
 class TypeTest(NamedTuple):
     """A scalar of exactly this type; every value of it converts."""
@@ -186,6 +222,9 @@ class TypeTest(NamedTuple):
 
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: type {self.cls.__name__}, any value"
+
+    def write(self, src: Source, backend: Any, align: int) -> None:
+        src.fail_if(f"type(a{self.index}) is not {src.const(self.cls, 'cls')}")
 
 
 class RangeTest(NamedTuple):
@@ -199,6 +238,10 @@ class RangeTest(NamedTuple):
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name} <= {self.hi!r}"
 
+    def write(self, src: Source, backend: Any, align: int) -> None:
+        a, lo, hi = f"a{self.index}", src.const(self.lo, "lo"), src.const(self.hi, "hi")
+        src.fail_if(f"type({a}) is not {src.const(self.cls, 'cls')} or not {lo} <= {a} <= {hi}")
+
 
 class PartsTest(NamedTuple):
     """A complex scalar of exactly this type with both parts in [lo, hi] (NaN and ±inf fail it)."""
@@ -211,6 +254,11 @@ class PartsTest(NamedTuple):
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: type {self.cls.__name__}, {self.lo!r} <= {name}.real, {name}.imag <= {self.hi!r}"
 
+    def write(self, src: Source, backend: Any, align: int) -> None:
+        a, lo, hi = f"a{self.index}", src.const(self.lo, "lo"), src.const(self.hi, "hi")
+        inside = f"{lo} <= {a}.real <= {hi} and {lo} <= {a}.imag <= {hi}"
+        src.fail_if(f"type({a}) is not {src.const(self.cls, 'cls')} or not ({inside})")
+
 
 class EqualTest(NamedTuple):
     """A constant of exactly this type equal to ``value`` (an int or bool: equal values, equal keys)."""
@@ -221,6 +269,10 @@ class EqualTest(NamedTuple):
 
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: type {self.cls.__name__}, the constant {self.value!r}"
+
+    def write(self, src: Source, backend: Any, align: int) -> None:
+        a = f"a{self.index}"
+        src.fail_if(f"type({a}) is not {src.const(self.cls, 'cls')} or {a} != {src.const(self.value, 'value')}")
 
 
 class KeyTest(NamedTuple):
@@ -234,6 +286,10 @@ class KeyTest(NamedTuple):
 
     def describe(self, name: str, backend: str) -> str:
         return f"{name}: type {self.cls.__name__}, the constant {self.key[2]!r}"
+
+    def write(self, src: Source, backend: Any, align: int) -> None:
+        a, key_of, key = f"a{self.index}", src.const(self.key_of, "key_of"), src.const(self.key, "key")
+        src.fail_if(f"type({a}) is not {src.const(self.cls, 'cls')} or {key_of}({a}) != {key}")
 
 
 Test = ArrayTest | ForeignTest | TypeTest | RangeTest | PartsTest | EqualTest | KeyTest
@@ -502,12 +558,15 @@ def make_plan(
             slots.append(Slot(p.arg_index, "handle", 0, None))
         elif p.kind == "shape":
             slots.append(Slot(p.arg_index, "shape", p.dim, None if raw else C_VALUE[int64]))
-        else:  # the tests fix the argument's exact type, so whether it can go as it is
-            as_is = raw and packed_as_is(p.type, type(args[p.arg_index]))
+        else:  # the tests fix the argument's exact type, so whether it can go as it is (already the C value)
+            cls = type(args[p.arg_index])
+            as_is = packed_as_is(p.type, cls) if raw else cls is C_VALUE[p.type]
             slots.append(Slot(p.arg_index, "value", 0, None if as_is else C_VALUE[p.type]))
     launch = backend.launcher(variant, grid, block, shared)
     align = {p.arg_index: variant.vector_alignment.get(p.name, 1) for p in variant.kernel_params if p.kind == "array"}
-    fast = _fast_path(len(args), selection, backend, tuple(tests), tuple(slots), launch, stream, align)
+    fast = _fast_path(
+        len(args), selection, backend, tuple(tests), tuple(slots), launch, stream, align, variant.kernel.__name__
+    )
     return Plan(variant, backend, grid, block, tuple(tests), tuple(slots), fast, shared)
 
 
@@ -525,126 +584,40 @@ def _fast_path(
     launch: Callable[[list[Any], Any], None],
     stream: Any = None,
     align: dict[int, int] | None = None,
+    name: str = "a kernel",
 ) -> Callable[[tuple[Any, ...]], bool]:
-    """The plan's per-call function: a closure over tuples made here, one loop per kind of test
-    (each test's fields flattened, with the places of the C arguments its argument gives), so a
-    call allocates nothing but the list of C arguments (and a weak reference to a CuPy array it
-    has not seen last time: ``Reader.stable``).  Foreign arrays also give the streams
-    their owners work on (one read per library): the launch is ordered after them
-    (``foreign.order_streams``)."""
-
-    def places(t: Test, what: str) -> list[tuple[int, Slot]]:
-        return [(j, s) for j, s in enumerate(slots) if s.index == t.index and s.what == what]
-
-    def value(t: Test) -> tuple[int, Callable[[Any], Any] | None]:
-        j, s = places(t, "value")[0]
-        return j, s.convert
-
-    def shapes(t: Test) -> tuple[tuple[int, int, Callable[[Any], Any] | None], ...]:
-        return tuple((j, s.dim, s.convert) for j, s in places(t, "shape"))
-
-    arrays = tuple(
-        (t.index, array_kind(backend, t.dtype, t.ndim), places(t, "handle")[0][0])
-        for t in tests
-        if type(t) is ArrayTest
-    )
-    device = backend.index  # which of the backend's devices: the one foreign arrays must be on
+    """The plan's per-call function, written out for it (``gpukern.fast_path``): each test's
+    lines, in the order of the kinds (device arrays, foreign arrays, scalars, constants), then
+    the launch with each slot's C argument; a call allocates nothing but the list of C
+    arguments (and a weak reference to a stable foreign array it has not seen last time).
+    Foreign arrays also give the streams their owners work on (one read per library): the
+    launch is ordered after them (``foreign.order_streams``)."""
+    src = Source(DeviceArray=DeviceArray, ref=weakref.ref, order_streams=order_streams, launch=launch)
     align = align or {}
-    foreign = tuple(
-        (
-            t.index,
-            t.reader.cls,
-            t.reader.checker(t.dtype, t.ndim, device),
-            t.reader.pointer,
-            t.ndim,
-            align.get(t.index, 1),
-            places(t, "handle")[0][0],
-            [(_nothing, 0)] if t.reader.stable else None,  # the last object seen and its pointer
-        )
-        for t in tests
-        if type(t) is ForeignTest
-    )
-    owners = tuple({t.reader: t.index for t in tests if type(t) is ForeignTest}.items())  # one per library
-    streams = tuple((r.stream, i) for r, i in owners)
-    follow = streams[0] if len(streams) == 1 and stream is None else None  # order_streams' answer then
-    wait = getattr(backend, "wait_stream", None)
-    dims = tuple((t.index, shapes(t)) for t in tests if type(t) in (ArrayTest, ForeignTest) and shapes(t))
-    ranged = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is RangeTest)
-    parts = tuple((t.index, t.cls, t.lo, t.hi, *value(t)) for t in tests if type(t) is PartsTest)
-    typed = tuple((t.index, t.cls, *value(t)) for t in tests if type(t) is TypeTest)
-    equal = tuple((t.index, t.cls, t.value) for t in tests if type(t) is EqualTest)
-    keyed = tuple((t.index, t.cls, t.key_of, t.key) for t in tests if type(t) is KeyTest)
-    blank = [None] * len(slots)
-    token = selection[0]
+    order = (ArrayTest, ForeignTest, RangeTest, PartsTest, TypeTest, EqualTest, KeyTest)
+    handles = {}
+    for kind in order:
+        for t in tests:
+            if type(t) is kind:
+                got = t.write(src, backend, align.get(t.index, 1))
+                if got is not None:
+                    handles[t.index] = got
 
-    def fast(args: tuple[Any, ...]) -> bool:
-        if len(args) != nargs or selection[0] is not token:
-            return False
-        cargs = blank.copy()
-        for i, kind, j in arrays:
-            a = args[i]
-            if type(a) is not DeviceArray or a.kind is not kind:
-                return False
-            cargs[j] = a.handle
-        if foreign:
-            for i, cls, check, pointer, ndim, al, j, last in foreign:
-                a = args[i]
-                if type(a) is not cls:
-                    return False
-                if last is not None:
-                    seen, p = last[0]  # one item, replaced whole: threads see a pair that belongs together
-                    if seen() is a:  # the last object seen: only its rank can have changed
-                        if a.ndim != ndim:
-                            return False
-                        cargs[j] = p
-                        continue
-                if not check(a):
-                    return False
-                p = pointer(a)
-                if p % al:
-                    return False  # the checked path says why
-                cargs[j] = p
-                if last is not None:
-                    last[0] = (weakref.ref(a), p)
-        if dims:
-            for i, sizes in dims:
-                shape = args[i].shape
-                for k, d, convert in sizes:
-                    cargs[k] = shape[d] if convert is None else convert(shape[d])
-        if ranged:
-            for i, cls, lo, hi, j, convert in ranged:
-                a = args[i]
-                if type(a) is not cls or not lo <= a <= hi:
-                    return False
-                cargs[j] = a if convert is None else convert(a)
-        if parts:
-            for i, cls, lo, hi, j, convert in parts:
-                a = args[i]
-                if type(a) is not cls or not (lo <= a.real <= hi and lo <= a.imag <= hi):
-                    return False
-                cargs[j] = a if convert is None else convert(a)
-        if typed:
-            for i, cls, j, convert in typed:
-                a = args[i]
-                if type(a) is not cls:
-                    return False
-                cargs[j] = a if convert is None else convert(a)
-        if equal:
-            for i, cls, v in equal:
-                a = args[i]
-                if type(a) is not cls or a != v:
-                    return False
-        if keyed:
-            for i, cls, key_of, key in keyed:
-                a = args[i]
-                if type(a) is not cls or key_of(a) != key:
-                    return False
-        if follow is not None:  # one library's arrays, no stream given: on its current stream
-            launch(cargs, follow[0](args[follow[1]]))
-        elif streams:
-            launch(cargs, order_streams(stream, [of(args[i]) for of, i in streams], wait))
-        else:
-            launch(cargs, stream)
-        return True
+    def carg(s: Slot) -> str:
+        read = {"handle": handles.get(s.index, ""), "shape": f"a{s.index}.shape[{s.dim}]", "value": f"a{s.index}"}
+        return read[s.what] if s.convert is None else f"{src.const(s.convert, 'convert')}({read[s.what]})"
 
-    return fast
+    cargs = [carg(s) for s in slots]
+    owners = {t.reader: t.index for t in tests if type(t) is ForeignTest}  # one per library
+    given = src.const(stream, "stream")
+    if len(owners) == 1 and stream is None:  # order_streams' answer then: the library's current stream
+        ((r, i),) = owners.items()
+        on = f"{src.const(r.stream, 'current')}(a{i})"
+    elif owners:
+        named = ", ".join(f"{src.const(r.stream, 'current')}(a{i})" for r, i in owners.items())
+        on = f"order_streams({given}, [{named}], {src.const(getattr(backend, 'wait_stream', None), 'wait')})"
+    else:
+        on = given
+    token = src.const(selection[0], "token")
+    guard = f"{src.const(selection, 'selection')}[0] is not {token}"
+    return compile_fast(src, nargs, guard, cargs, on, name)

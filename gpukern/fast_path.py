@@ -1,0 +1,66 @@
+"""A launch plan's fast path as one straight-line Python function, written for the plan.
+
+A plan's identity tests (``gpukern.plan``) each write their own lines here (``Test.write``): the
+condition that sends a call to the checked path, and the expression of the C argument the test
+reads (a device array's handle, a foreign array's pointer).  Written out for the plan's very
+arguments and compiled once, the function tests and packs with no loop, no tuple unpacking per
+argument and no branch for kinds of tests the plan has none of: on the H100 host a launch's
+Python work is what separates gpukern's launch from a hand-written one (issue 15), and this form
+does about a third of the closure-over-loops it replaces (``benchmarks/launch.py``).
+
+The text is kept (``fast.source``) and is what ``Plan.describe`` shows with ``source=True``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+
+class Source:
+    """The lines of a fast path being written, and the constants they name."""
+
+    def __init__(self, **names: Any) -> None:
+        """``names``: constants the lines name as they are (``DeviceArray``, ``ref``...)."""
+        self.lines: list[str] = []
+        self.consts: dict[str, Any] = dict(names)
+        self._count = itertools.count()
+
+    def const(self, value: Any, hint: str) -> str:
+        """A name the function reads ``value`` by (a global of its namespace)."""
+        name = f"{hint}_{next(self._count)}"
+        self.consts[name] = value
+        return name
+
+    def line(self, text: str, depth: int = 1) -> None:
+        self.lines.append("    " * depth + text)
+
+    def fail_if(self, condition: str, depth: int = 1) -> None:
+        """Leave for the checked path where ``condition`` holds."""
+        self.line(f"if {condition}:", depth)
+        self.line("return False", depth + 1)
+
+
+def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: str, name: str) -> Callable[..., bool]:
+    """The function ``fast(args)``: ``guard`` (a condition on nothing but constants: that the plan
+    still holds), the argument count, ``src``'s tests, then the launch with the C arguments
+    ``cargs`` (expressions) on ``stream`` (an expression); True.  ``name`` goes into its code
+    object's file name (tracebacks, profilers)."""
+    unpack = [f"    {''.join(f'a{i}, ' for i in range(nargs))}= args"] if nargs else []
+    text = "\n".join(
+        [
+            "def fast(args):",
+            f"    if len(args) != {nargs} or {guard}:",
+            "        return False",
+            *unpack,
+            *src.lines,
+            f"    launch([{', '.join(cargs)}], {stream})",
+            "    return True",
+        ]
+    )
+    namespace = dict(src.consts)
+    exec(compile(text, f"<gpukern fast path of {name}>", "exec"), namespace)  # noqa: S102  (our own text)
+    fast = namespace["fast"]
+    fast.source = text  # type: ignore[attr-defined]
+    return fast

@@ -1,0 +1,89 @@
+"""The fast path a launch plan writes for itself (gpukern.fast_path, plan._fast_path), run without a
+GPU: foreign arrays through a stand-in library's reader, the way CuPy's and PyTorch's are read on
+CUDA (tests/test_interop_gpu.py runs the real ones there)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from gpukern import plan
+from gpukern.foreign import Reader
+from gpukern.plan import ForeignTest, RangeTest, Slot, TypeTest
+
+F32 = np.dtype(np.float32)
+
+
+class Foreign:
+    """A stand-in for another library's device array: a pointer, a rank, a stream it is used on."""
+
+    def __init__(self, ptr: int, ndim: int = 1, stream: int = 7, ok: bool = True):
+        self.ptr, self.ndim, self.stream, self.ok = ptr, ndim, stream, ok
+        self.reads = 0
+
+
+def reader(stable: bool, cls: type = Foreign) -> Reader:
+    def pointer(a: Foreign) -> int:
+        a.reads += 1
+        return a.ptr
+
+    def checker(dtype: np.dtype, ndim: int, device: int):
+        return lambda a: dtype == F32 and a.ndim == ndim and a.ok and device == 0
+
+    return Reader(cls, pointer, checker, lambda a: a.stream, stable)
+
+
+def fast_path(tests, slots, stream=None, align=None, nargs=2):
+    launched, waits = [], []
+    backend = SimpleNamespace(index=0, name="fake", wait_stream=lambda s, other: waits.append((s, other)))
+    selection = [object()]
+    fast = plan._fast_path(
+        nargs, selection, backend, tests, slots, lambda cargs, s: launched.append((cargs, s)), stream, align, "k"
+    )
+    return fast, launched, waits, selection
+
+
+def test_a_stable_librarys_array_seen_last_time_is_retested_for_its_rank_only():
+    tests = (ForeignTest(0, reader(True), F32, 1), RangeTest(1, int, -(2**31), 2**31 - 1))
+    slots = (Slot(0, "handle", 0, None), Slot(1, "value", 0, None))
+    fast, launched, waits, selection = fast_path(tests, slots, align={0: 16})
+    x = Foreign(4096)
+    assert fast((x, 5)) and launched[-1] == ([4096, 5], 7)  # on the stream the array's owner uses
+    assert fast((x, 6)) and x.reads == 1  # the same object: its pointer kept
+    x.ndim = 2  # its shape changed in place (CuPy's a.shape = ...): the checked path takes it
+    assert not fast((x, 6))
+    y = Foreign(4100)  # another array, not 16-byte aligned: the checked path says why
+    assert not fast((y, 6))
+    assert not fast((Foreign(8192, ok=False), 6))  # its checker fails
+    assert not fast((x, 2**31))  # a value out of the scalar's range
+    assert not fast((object(), 6)) and not fast((x,)) and not fast((x, 6.0))
+    z = Foreign(8192)
+    assert fast((z, 1)) and launched[-1] == ([8192, 1], 7) and not waits
+    selection[0] = object()  # set_backend() was called: the plan no longer holds
+    assert not fast((z, 1))
+    assert "if seen() is a0:" in fast.source  # the text is kept
+
+
+def test_an_unstable_librarys_array_is_read_every_call():
+    tests = (ForeignTest(0, reader(False), F32, 1), TypeTest(1, float))
+    slots = (Slot(0, "handle", 0, None), Slot(1, "value", 0, np.float32))
+    fast, launched, _, _ = fast_path(tests, slots)
+    x = Foreign(64)
+    assert fast((x, 0.5)) and fast((x, 0.25))
+    assert x.reads == 2 and launched[-1] == ([64, np.float32(0.25)], 7)
+    assert type(launched[-1][0][1]) is np.float32  # converted by the slot's function
+    x.ptr = 128  # a tensor's storage swapped (t.data = ...): seen at once
+    assert fast((x, 0.5)) and launched[-1][0][0] == 128
+
+
+def test_a_given_stream_waits_for_every_owner_stream():
+    other = type("Other", (Foreign,), {})  # a second library
+    tests = (ForeignTest(0, reader(True), F32, 1), ForeignTest(1, reader(False, other), F32, 1))
+    slots = (Slot(0, "handle", 0, None), Slot(1, "handle", 0, None))
+    fast, launched, waits, _ = fast_path(tests, slots, stream=99)
+    assert fast((Foreign(16, stream=3), other(32, stream=4)))
+    assert launched[-1] == ([16, 32], 99) and waits == [(99, 3), (99, 4)]
+    fast, launched, waits, _ = fast_path(tests, slots)  # none given: the first library's, after the other's
+    assert fast((Foreign(16, stream=3), other(32, stream=4)))
+    assert launched[-1] == ([16, 32], 3) and waits == [(3, 4)]
