@@ -69,8 +69,9 @@ def interface_stream(a: Any) -> int | None:
 
 class Reader(NamedTuple):
     """How a launch plan reads one library's arrays: ``pointer(a)``; ``checker(dtype, ndim,
-    device)``, a test ``check(a)`` of all of what the plan tested the first time; ``stream(a)``
-    (the stream the array's interface would name); ``stable``: whether an object's data pointer,
+    device)``, a test ``check(a)`` of all of what the plan tested the first time; ``stream(device)``
+    (the library's current stream on the device, which the arrays' interface would name: the
+    plan's arrays are on its device); ``stable``: whether an object's data pointer,
     dtype, device and contiguity are fixed for its life, so a plan may keep them for the last
     object it saw and re-test only its rank (CuPy: ``data`` and ``dtype`` are read-only, and the
     one public change in place, ``a.shape = ...``, keeps a C-contiguous array C-contiguous)."""
@@ -78,7 +79,7 @@ class Reader(NamedTuple):
     cls: type
     pointer: Callable[[Any], int]
     checker: Callable[[np.dtype, int, int], Callable[[Any], bool]]
-    stream: Callable[[Any], int | None]
+    stream: Callable[[int], int | None]
     stable: bool = False
 
 
@@ -97,7 +98,8 @@ def _cupy_reader(cls: type) -> Reader:
 
         return check
 
-    return Reader(cls, lambda a: a.data.ptr, checker, lambda a: current().ptr or 1, stable=True)
+    # (the device's own current stream: passing it skips CuPy's query of the current device)
+    return Reader(cls, lambda a: a.data.ptr, checker, lambda device: current(device).ptr or 1, stable=True)
 
 
 def _torch_reader(cls: type) -> Reader:
@@ -118,7 +120,7 @@ def _torch_reader(cls: type) -> Reader:
 
         return check
 
-    return Reader(cls, data_ptr, checker, lambda a: raw(get_device(a)) or 1)
+    return Reader(cls, data_ptr, checker, lambda device: raw(device) or 1)
 
 
 _READERS: dict[type, Reader | None] = {}

@@ -608,13 +608,13 @@ def _fast_path(
         return read[s.what] if s.convert is None else f"{src.const(s.convert, 'convert')}({read[s.what]})"
 
     cargs = [carg(s) for s in slots]
-    owners = {t.reader: t.index for t in tests if type(t) is ForeignTest}  # one per library
+    owners = dict.fromkeys(t.reader for t in tests if type(t) is ForeignTest)  # one stream read per library
     given = src.const(stream, "stream")
     if len(owners) == 1 and stream is None:  # order_streams' answer then: the library's current stream
-        ((r, i),) = owners.items()
-        on = f"{src.const(r.stream, 'current')}(a{i})"
+        (r,) = owners
+        on = f"{src.const(r.stream, 'current')}({backend.index})"
     elif owners:
-        named = ", ".join(f"{src.const(r.stream, 'current')}(a{i})" for r, i in owners.items())
+        named = ", ".join(f"{src.const(r.stream, 'current')}({backend.index})" for r in owners)
         on = f"order_streams({given}, [{named}], {src.const(getattr(backend, 'wait_stream', None), 'wait')})"
     else:
         on = given

@@ -16,14 +16,16 @@ F32 = np.dtype(np.float32)
 
 
 class Foreign:
-    """A stand-in for another library's device array: a pointer, a rank, a stream it is used on."""
+    """A stand-in for another library's device array: a pointer, a rank."""
 
-    def __init__(self, ptr: int, ndim: int = 1, stream: int = 7, ok: bool = True):
-        self.ptr, self.ndim, self.stream, self.ok = ptr, ndim, stream, ok
+    def __init__(self, ptr: int, ndim: int = 1, ok: bool = True):
+        self.ptr, self.ndim, self.ok = ptr, ndim, ok
         self.reads = 0
 
 
-def reader(stable: bool, cls: type = Foreign) -> Reader:
+def reader(stable: bool, cls: type = Foreign, streams: dict[int, int] | None = None) -> Reader:
+    """The stand-in library's reader; ``streams``: its current stream per device (7 on device 0)."""
+
     def pointer(a: Foreign) -> int:
         a.reads += 1
         return a.ptr
@@ -31,7 +33,8 @@ def reader(stable: bool, cls: type = Foreign) -> Reader:
     def checker(dtype: np.dtype, ndim: int, device: int):
         return lambda a: dtype == F32 and a.ndim == ndim and a.ok and device == 0
 
-    return Reader(cls, pointer, checker, lambda a: a.stream, stable)
+    current = streams if streams is not None else {0: 7}
+    return Reader(cls, pointer, checker, lambda device: current[device], stable)
 
 
 def fast_path(tests, slots, stream=None, align=None, nargs=2):
@@ -49,7 +52,7 @@ def test_a_stable_librarys_array_seen_last_time_is_retested_for_its_rank_only():
     slots = (Slot(0, "handle", 0, None), Slot(1, "value", 0, None))
     fast, launched, waits, selection = fast_path(tests, slots, align={0: 16})
     x = Foreign(4096)
-    assert fast((x, 5)) and launched[-1] == ([4096, 5], 7)  # on the stream the array's owner uses
+    assert fast((x, 5)) and launched[-1] == ([4096, 5], 7)  # on the library's current stream
     assert fast((x, 6)) and x.reads == 1  # the same object: its pointer kept
     x.ndim = 2  # its shape changed in place (CuPy's a.shape = ...): the checked path takes it
     assert not fast((x, 6))
@@ -79,11 +82,17 @@ def test_an_unstable_librarys_array_is_read_every_call():
 
 def test_a_given_stream_waits_for_every_owner_stream():
     other = type("Other", (Foreign,), {})  # a second library
-    tests = (ForeignTest(0, reader(True), F32, 1), ForeignTest(1, reader(False, other), F32, 1))
+    streams = {0: 3}, {0: 4}
+    tests = (
+        ForeignTest(0, reader(True, streams=streams[0]), F32, 1),
+        ForeignTest(1, reader(False, other, streams[1]), F32, 1),
+    )
     slots = (Slot(0, "handle", 0, None), Slot(1, "handle", 0, None))
     fast, launched, waits, _ = fast_path(tests, slots, stream=99)
-    assert fast((Foreign(16, stream=3), other(32, stream=4)))
+    assert fast((Foreign(16), other(32)))
     assert launched[-1] == ([16, 32], 99) and waits == [(99, 3), (99, 4)]
     fast, launched, waits, _ = fast_path(tests, slots)  # none given: the first library's, after the other's
-    assert fast((Foreign(16, stream=3), other(32, stream=4)))
+    assert fast((Foreign(16), other(32)))
     assert launched[-1] == ([16, 32], 3) and waits == [(3, 4)]
+    streams[0][0] = 5  # the library made another stream current: the next launch follows it
+    assert fast((Foreign(16), other(32))) and launched[-1] == ([16, 32], 5) and waits[-1] == (5, 4)
