@@ -201,16 +201,15 @@ class ForeignTest(NamedTuple):
                 src.fail_if(misaligned[4:])
             return p
         last = src.const([(_nothing, 0)], "last")  # the last object seen and its pointer
-        src.fail_if(f"type({a}) is not {cls}")
         src.line(f"seen, {p} = {last}[0]")
-        src.line(f"if seen() is {a}:")
-        src.fail_if(f"{a}.ndim != {self.ndim}", 2)
-        src.line("else:")
-        src.fail_if(f"not {check}({a})", 2)
+        src.line(f"if seen() is not {a}:")  # (the object seen passed the type test: its type is fixed)
+        src.fail_if(f"type({a}) is not {cls} or not {check}({a})", 2)
         src.line(f"{p} = {pointer}({a})", 2)
         if misaligned:
             src.fail_if(misaligned[4:], 2)
         src.line(f"{last}[0] = (ref({a}), {p})", 2)
+        src.line(f"elif {a}.ndim != {self.ndim}:")
+        src.line("return False", 2)
         return p
 
 
