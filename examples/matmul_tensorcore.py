@@ -14,8 +14,8 @@ from memory, multiplies and accumulates, and stores (``gk.fragment``, ``gk.load_
   copy, so no fragment operation is ever under a thread-dependent branch (they are warp-collective).
 
 Where the rows of A and B are 16-byte aligned (k and n multiples of 8; any m),
-``hgemm_pipelined`` runs instead: 128 x 128 x 64 block tiles of 8 warps with 2 x 4 accumulators
-each, three shared stages in dynamic shared memory (105 KiB, two blocks an SM), the next two k
+``hgemm_pipelined`` runs instead: 128 x 128 x 64 block tiles of 4 warps with 4 x 4 accumulators
+each (64 x 64 of C), three shared stages in dynamic shared memory (105 KiB, two blocks an SM), the next two k
 steps copied by 16-byte ``gk.async_copy``s (``cp.async``) while the current one is multiplied,
 and blocks walking C's tiles in groups for L2 reuse.  Past C's edges its copies read the last row
 (column chunk) again, whose products land only in C's rows (columns) that are not stored; a
@@ -117,7 +117,7 @@ def hgemm(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2], m: i
 
 
 PM, PN = 128, 128  # the pipelined kernels' block tile of C
-PTHREADS = 256  # 8 warps, 4 x 2, each 32 x 64 of C (2 x 4 accumulators)
+PTHREADS = 128  # 4 warps, 2 x 2, each 64 x 64 of C (4 x 4 accumulators)
 
 
 def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
@@ -127,8 +127,10 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
 
     ``STAGES`` shared tiles of A and B in the launch's dynamic shared memory (``shared_bytes`` in
     all): while one is multiplied, the copies of the next ``STAGES - 1`` k steps are in flight
-    (16-byte ``gk.async_copy``s, one commit group per step), one barrier a step.  Each warp keeps 8
-    accumulators: a fragment of A feeds 4 mma's, of B 2.  Blocks run through C's tiles in groups
+    (16-byte ``gk.async_copy``s, one commit group per step), one barrier a step.  Each warp keeps 16
+    accumulators: a fragment of A or B feeds 4 mma's (for TF32, whose B fragments load in 64-bit
+    pairs rather than one ``ldmatrix``, 64 x 64 warp tiles ran 15 % faster than 32 x 64 ones; for
+    float16 alike, ``benchmarks/results/2026-11-24-h100-tf32``).  Blocks run through C's tiles in groups
     of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
     panels of A and B they read (in L2) rather than each reading its own."""
     CHUNK = 16 // T.itemsize  # elements a copy moves
@@ -183,10 +185,10 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
 
     @kernel
     def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
-        launch_bounds(PTHREADS, 2)  # at most 128 registers a thread, so two blocks share an SM
+        launch_bounds(PTHREADS, 2)  # two blocks share an SM
         s = dynamic_shared(T)
         warp = thread_idx.x // 32
-        wr = (warp // 2) * 32
+        wr = (warp // 2) * 64
         wc = (warp % 2) * 64
         tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP rows
         first = (tile // (GROUP * grid_dim.x)) * GROUP
@@ -195,26 +197,44 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
         col0 = (tile % (GROUP * grid_dim.x) // rows) * PN
         fa0 = gk.fragment("a", 16, 16, FK, T)
         fa1 = gk.fragment("a", 16, 16, FK, T)
+        fa2 = gk.fragment("a", 16, 16, FK, T)
+        fa3 = gk.fragment("a", 16, 16, FK, T)
         fb0 = gk.fragment("b", 16, 16, FK, T)
         fb1 = gk.fragment("b", 16, 16, FK, T)
         fb2 = gk.fragment("b", 16, 16, FK, T)
         fb3 = gk.fragment("b", 16, 16, FK, T)
-        c0 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c1 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c2 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c3 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c4 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c5 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c6 = gk.fragment("accumulator", 16, 16, FK, float32)
-        c7 = gk.fragment("accumulator", 16, 16, FK, float32)
-        gk.fill_fragment(c0, 0.0)
-        gk.fill_fragment(c1, 0.0)
-        gk.fill_fragment(c2, 0.0)
-        gk.fill_fragment(c3, 0.0)
-        gk.fill_fragment(c4, 0.0)
-        gk.fill_fragment(c5, 0.0)
-        gk.fill_fragment(c6, 0.0)
-        gk.fill_fragment(c7, 0.0)
+        c00 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c01 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c02 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c03 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c10 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c11 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c12 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c13 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c20 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c21 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c22 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c23 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c30 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c31 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c32 = gk.fragment("accumulator", 16, 16, FK, float32)
+        c33 = gk.fragment("accumulator", 16, 16, FK, float32)
+        gk.fill_fragment(c00, 0.0)
+        gk.fill_fragment(c01, 0.0)
+        gk.fill_fragment(c02, 0.0)
+        gk.fill_fragment(c03, 0.0)
+        gk.fill_fragment(c10, 0.0)
+        gk.fill_fragment(c11, 0.0)
+        gk.fill_fragment(c12, 0.0)
+        gk.fill_fragment(c13, 0.0)
+        gk.fill_fragment(c20, 0.0)
+        gk.fill_fragment(c21, 0.0)
+        gk.fill_fragment(c22, 0.0)
+        gk.fill_fragment(c23, 0.0)
+        gk.fill_fragment(c30, 0.0)
+        gk.fill_fragment(c31, 0.0)
+        gk.fill_fragment(c32, 0.0)
+        gk.fill_fragment(c33, 0.0)
         steps = (k + KS - 1) // KS
         for p in range(STAGES - 1):  # the first STAGES - 1 k steps in flight
             if p < steps:
@@ -232,40 +252,66 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
             for kk in gk.unroll(range(0, KS, FK)):  # (so the next fragments load while these multiply)
                 gk.load_matrix(fa0, s, sa + kk, ldm=LDA)
                 gk.load_matrix(fa1, s, sa + 16 * LDA + kk, ldm=LDA)
+                gk.load_matrix(fa2, s, sa + 32 * LDA + kk, ldm=LDA)
+                gk.load_matrix(fa3, s, sa + 48 * LDA + kk, ldm=LDA)
                 gk.load_matrix(fb0, s, sb + kk * LDB, ldm=LDB)
                 gk.load_matrix(fb1, s, sb + kk * LDB + 16, ldm=LDB)
                 gk.load_matrix(fb2, s, sb + kk * LDB + 32, ldm=LDB)
                 gk.load_matrix(fb3, s, sb + kk * LDB + 48, ldm=LDB)
-                c0 = gk.mma(fa0, fb0, c0)
-                c1 = gk.mma(fa0, fb1, c1)
-                c2 = gk.mma(fa0, fb2, c2)
-                c3 = gk.mma(fa0, fb3, c3)
-                c4 = gk.mma(fa1, fb0, c4)
-                c5 = gk.mma(fa1, fb1, c5)
-                c6 = gk.mma(fa1, fb2, c6)
-                c7 = gk.mma(fa1, fb3, c7)
+                c00 = gk.mma(fa0, fb0, c00)
+                c01 = gk.mma(fa0, fb1, c01)
+                c02 = gk.mma(fa0, fb2, c02)
+                c03 = gk.mma(fa0, fb3, c03)
+                c10 = gk.mma(fa1, fb0, c10)
+                c11 = gk.mma(fa1, fb1, c11)
+                c12 = gk.mma(fa1, fb2, c12)
+                c13 = gk.mma(fa1, fb3, c13)
+                c20 = gk.mma(fa2, fb0, c20)
+                c21 = gk.mma(fa2, fb1, c21)
+                c22 = gk.mma(fa2, fb2, c22)
+                c23 = gk.mma(fa2, fb3, c23)
+                c30 = gk.mma(fa3, fb0, c30)
+                c31 = gk.mma(fa3, fb1, c31)
+                c32 = gk.mma(fa3, fb2, c32)
+                c33 = gk.mma(fa3, fb3, c33)
         if row0 + PM <= m and col0 + PN <= n:  # a whole tile of C: straight from the fragments
-            gk.store_matrix(c, (row0 + wr, col0 + wc), c0)
-            gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c1)
-            gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c2)
-            gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c3)
-            gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c4)
-            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c5)
-            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c6)
-            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c7)
+            gk.store_matrix(c, (row0 + wr, col0 + wc), c00)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 16), c01)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 32), c02)
+            gk.store_matrix(c, (row0 + wr, col0 + wc + 48), c03)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc), c10)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 16), c11)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 32), c12)
+            gk.store_matrix(c, (row0 + wr + 16, col0 + wc + 48), c13)
+            gk.store_matrix(c, (row0 + wr + 32, col0 + wc), c20)
+            gk.store_matrix(c, (row0 + wr + 32, col0 + wc + 16), c21)
+            gk.store_matrix(c, (row0 + wr + 32, col0 + wc + 32), c22)
+            gk.store_matrix(c, (row0 + wr + 32, col0 + wc + 48), c23)
+            gk.store_matrix(c, (row0 + wr + 48, col0 + wc), c30)
+            gk.store_matrix(c, (row0 + wr + 48, col0 + wc + 16), c31)
+            gk.store_matrix(c, (row0 + wr + 48, col0 + wc + 32), c32)
+            gk.store_matrix(c, (row0 + wr + 48, col0 + wc + 48), c33)
         else:  # C's edge: through shared memory (the stages' bytes, free now), then a guarded copy
             cs = dynamic_shared(float32)
             gk.async_wait(0)
             barrier()
             at = wr * LDC + wc
-            gk.store_matrix(cs, at, c0, ldm=LDC)
-            gk.store_matrix(cs, at + 16, c1, ldm=LDC)
-            gk.store_matrix(cs, at + 32, c2, ldm=LDC)
-            gk.store_matrix(cs, at + 48, c3, ldm=LDC)
-            gk.store_matrix(cs, at + 16 * LDC, c4, ldm=LDC)
-            gk.store_matrix(cs, at + 16 * LDC + 16, c5, ldm=LDC)
-            gk.store_matrix(cs, at + 16 * LDC + 32, c6, ldm=LDC)
-            gk.store_matrix(cs, at + 16 * LDC + 48, c7, ldm=LDC)
+            gk.store_matrix(cs, at, c00, ldm=LDC)
+            gk.store_matrix(cs, at + 16, c01, ldm=LDC)
+            gk.store_matrix(cs, at + 32, c02, ldm=LDC)
+            gk.store_matrix(cs, at + 48, c03, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC, c10, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 16, c11, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 32, c12, ldm=LDC)
+            gk.store_matrix(cs, at + 16 * LDC + 48, c13, ldm=LDC)
+            gk.store_matrix(cs, at + 32 * LDC, c20, ldm=LDC)
+            gk.store_matrix(cs, at + 32 * LDC + 16, c21, ldm=LDC)
+            gk.store_matrix(cs, at + 32 * LDC + 32, c22, ldm=LDC)
+            gk.store_matrix(cs, at + 32 * LDC + 48, c23, ldm=LDC)
+            gk.store_matrix(cs, at + 48 * LDC, c30, ldm=LDC)
+            gk.store_matrix(cs, at + 48 * LDC + 16, c31, ldm=LDC)
+            gk.store_matrix(cs, at + 48 * LDC + 32, c32, ldm=LDC)
+            gk.store_matrix(cs, at + 48 * LDC + 48, c33, ldm=LDC)
             barrier()
             for e in range(thread_idx.x, PM * PN, PTHREADS):
                 r = e // PN
