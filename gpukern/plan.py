@@ -509,8 +509,9 @@ class Plan:
     fast: Callable[[tuple[Any, ...]], bool]
     shared: int = 0  # dynamic shared memory bytes per block
 
-    def describe(self) -> str:
-        """What the plan tests, and the C arguments it then passes to the backend's launcher."""
+    def describe(self, source: bool = False) -> str:
+        """What the plan tests, and the C arguments it then passes to the backend's launcher;
+        ``source``: and the Python of its fast path, as written for it (``gpukern.fast_path``)."""
         names = [p.name for p in self.variant.kernel.params]
         head = f"{repr(self)[1:-1]} (until set_backend() is called), for arguments that pass:"
         lines = [head] + ["  " + t.describe(names[t.index], self.backend.name) for t in self.tests]
@@ -521,6 +522,8 @@ class Plan:
             return f"{getattr(s.convert, '__name__', 'convert')}({text})" if s.convert else text
 
         lines.append(f"  then launches with ({', '.join(spell(s) for s in self.slots)})")
+        if source:
+            lines += ["", getattr(self.fast, "source", "")]
         return "\n".join(lines)
 
     def __repr__(self) -> str:

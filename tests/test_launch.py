@@ -429,6 +429,9 @@ def test_a_plan_describes_its_tests(backend):
     assert "  n: type int, -2147483648 <= n <= 2147483647" in text
     assert "x.handle, out.handle" in text
     assert repr(launch.plan) == f"<launch plan of scale[(1, 1, 1), (8, 1, 1)] on {gk.get_backend().name}>"
+    code = launch.plan.describe(source=True)[len(text) :]  # and the fast path as written for the plan
+    assert code.lstrip().startswith("def fast(args):") and "if type(a0) is not DeviceArray" in code
+    assert "a2" in code and "launch([a0.handle, a1.handle" in code
 
 
 def test_c_values_of_every_scalar_type():
