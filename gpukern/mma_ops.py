@@ -134,7 +134,7 @@ def tf32_lanes(use: str) -> list[tuple[np.ndarray, np.ndarray]]:
     lane's elements of a B row, and of an accumulator row, lie side by side in memory: a 'row' B
     moves in two 64-bit loads, an accumulator in two 128-bit ones.  Lane (g, t) holds of a
     (g + 8 (i % 2), t + 4 (i // 2)); of b x[2h + j] = (t + 4j, 2g + h); of the accumulator
-    x[4h + 2i + e] = (g + 8i, 4t + 2e + h).  The C of ``codegen.dialects._TF32_HELPERS`` is this."""
+    x[4h + 2i + e] = (g + 8i, 4t + 2e + h).  The C of ``codegen.tf32`` is this."""
     lane = np.arange(32)
     g, t = lane // 4, lane % 4
     if use == "a":
