@@ -134,6 +134,8 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
     panels of A and B they read (in L2) rather than each reading its own."""
     CHUNK = 16 // T.itemsize  # elements a copy moves
+    if PTHREADS % (KS // CHUNK) or (PM * KS // CHUNK) % PTHREADS or (KS * PN // CHUNK) % PTHREADS:
+        raise ValueError(f"a k step of {KS} does not split into {PTHREADS} threads' {CHUNK}-element copies")
     # staged rows padded so the warps' fragment loads spread over the banks: A's by 16 bytes (so the
     # 8 rows of an ldmatrix fall in distinct banks), B's by 8 elements (for TF32, whose B fragment
     # reads pairs of columns from rows 8 banks apart: each half-warp's 64-bit loads then hit 32 banks)

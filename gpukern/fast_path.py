@@ -14,6 +14,7 @@ The text is kept (``fast.source``) and is what ``Plan.describe`` shows with ``so
 from __future__ import annotations
 
 import itertools
+import linecache
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,9 @@ class Source:
         self.line("return False", depth + 1)
 
 
+_made = itertools.count()
+
+
 def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: str, name: str) -> Callable[..., bool]:
     """The function ``fast(args)``: ``guard`` (a condition on nothing but constants: that the plan
     still holds), the argument count, ``src``'s tests, then the launch with the C arguments
@@ -60,7 +64,9 @@ def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: 
         ]
     )
     namespace = dict(src.consts)
-    exec(compile(text, f"<gpukern fast path of {name}>", "exec"), namespace)  # noqa: S102  (our own text)
+    filename = f"<gpukern fast path {next(_made)} of {name}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # (tracebacks show it)
+    exec(compile(text, filename, "exec"), namespace)  # noqa: S102  (our own text)
     fast = namespace["fast"]
     fast.source = text  # type: ignore[attr-defined]
     return fast

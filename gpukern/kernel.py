@@ -103,12 +103,13 @@ class Launch:
         """Launch; ``backend=`` overrides the current one, ``check=`` the simulator's checking."""
         if not options and self.fast(args):  # (the fewest steps to the plan: options are rare)
             return
+        spelt = bool(options)  # (else the fast path refused the call above)
         backend: str | None = options.pop("backend", None)
         check: bool | None = options.pop("check", None)
         if options:
             raise LaunchError(_misplaced_options(self.kernel.__name__, options))
         if backend is None and check is None:
-            if self.fast(args):  # backend=None or check=None spelt out (else: failed above, fails again)
+            if spelt and self.fast(args):  # backend=None or check=None spelt out
                 return
             kept = self.plans.get(selection[0])
             if kept is not None and kept is not self.plan and kept.fast(args):

@@ -202,7 +202,8 @@ class ForeignTest(NamedTuple):
             return p
         last = src.const([(_nothing, 0)], "last")  # the last object seen and its pointer
         src.line(f"seen, {p} = {last}[0]")
-        src.line(f"if seen() is not {a}:")  # (the object seen passed the type test: its type is fixed)
+        # the object seen passed the type test, its type is fixed (None: what a dead or unset reference gives)
+        src.line(f"if seen() is not {a} or {a} is None:")
         src.fail_if(f"type({a}) is not {cls} or not {check}({a})", 2)
         src.line(f"{p} = {pointer}({a})", 2)
         if misaligned:
