@@ -144,13 +144,15 @@ def local_cluster(gpus: int) -> Any:
 
 
 def gpu_count() -> int:
-    """GPUs on this machine (CUDA), else 1 (OpenCL and the simulator run one worker)."""
+    """GPUs on this machine (CUDA: counted through the driver, no context opened here), else 1
+    (OpenCL and the simulator run one worker)."""
+    if os.environ.get("GPUKERN_BACKEND", "cuda") != "cuda":
+        return 1
     try:
-        import pycuda.driver as drv
+        from gpukern.backends.cuda_driver import device_count
 
-        drv.init()
-        return drv.Device.count()
-    except Exception:
+        return device_count()
+    except gk.GpukernError:
         return 1
 
 
