@@ -61,11 +61,28 @@ def test_a_stable_librarys_array_seen_last_time_is_retested_for_its_rank_only():
     assert not fast((Foreign(8192, ok=False), 6))  # its checker fails
     assert not fast((x, 2**31))  # a value out of the scalar's range
     assert not fast((object(), 6)) and not fast((x,)) and not fast((x, 6.0))
+    assert not fast((None, 6))  # None is what a dead weak reference to the last array gives
     z = Foreign(8192)
     assert fast((z, 1)) and launched[-1] == ([8192, 1], 7) and not waits
     selection[0] = object()  # set_backend() was called: the plan no longer holds
     assert not fast((z, 1))
     assert "if seen() is not a0 or a0 is None:" in fast.source  # the text is kept
+
+
+def test_none_is_refused_before_and_after_the_last_array_seen_is_gone():
+    tests = (ForeignTest(0, reader(True), F32, 1),)
+    fast, launched, _, _ = fast_path(tests, (Slot(0, "handle", 0, None),), nargs=1)
+    assert not fast((None,))  # nothing seen yet: the unset reference gives None too
+    x = Foreign(64)
+    assert fast((x,)) and launched[-1] == ([64], 7)
+    del x  # the reference to the last array seen is dead now
+    assert not fast((None,)) and len(launched) == 1
+
+
+def test_plans_of_no_arguments():
+    fast, launched, _, _ = fast_path((), (), nargs=0)
+    assert fast(()) and launched == [([], None)]
+    assert not fast((1,))
 
 
 def test_an_unstable_librarys_array_is_read_every_call():
