@@ -27,7 +27,7 @@ from ..types import (
 )
 from ..warp_ops import SHUFFLES
 from .dialect import Dialect
-from .tf32 import CUDA_TF32
+from .tf32 import cuda_tf32
 
 _I = ("int32", "uint32")
 _BITWISE = ("and", "or", "xor")
@@ -115,6 +115,9 @@ _CUDA_WMMA = {
     "store": "wmma::store_matrix_sync({p}, {f}, {ldm}, wmma::mem_row_major);",
     "mma": "wmma::mma_sync({d}, {a}, {b}, {c});",
 }
+
+# a thread's lane in its warp: warps are cut from the block's threads in linear order
+_CUDA_LANE = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31)"
 
 _SHFL = ("idx", "up", "down", "xor")
 
@@ -253,7 +256,7 @@ CUDA = Dialect(
         "block_dim": "blockDim.{c}",
         "grid_dim": "gridDim.{c}",
         "global_id": "(blockIdx.{c} * blockDim.{c} + threadIdx.{c})",
-        "lane_id": "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31)",
+        "lane_id": _CUDA_LANE,
     },
     int_suffix={int64: "LL", uint32: "u", uint64: "ULL"},
     float_specials={
@@ -377,7 +380,7 @@ CUDA = Dialect(
     },  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
-    matrix={"wmma": _CUDA_WMMA, "tf32": CUDA_TF32},
+    matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE)},
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={

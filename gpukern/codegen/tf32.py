@@ -3,7 +3,7 @@
 ``mma_ops.lowering`` says which fragments come here (TF32's 16 x 16 x 8 tiles, accumulators
 included) and why; ``mma_ops.tf32_lanes`` is the register layout this C implements, and
 ``mma_ops.moves`` the memory instructions it issues, which the simulator and the profiler follow.
-The table has the keys of ``dialects._CUDA_WMMA`` (and ``load_ldmatrix``).
+The table (``cuda_tf32``) has the keys of ``dialects._CUDA_WMMA`` (and ``load_ldmatrix``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ _TF32_HELPERS = r"""// gpukern's TF32 fragments (16 x 16 x 8; gpukern/mma_ops.py
 struct gk_tf32_a { unsigned x[4]; };
 struct gk_tf32_b { unsigned x[4]; };
 struct gk_tf32_acc { float x[8]; };
-__device__ __forceinline__ unsigned gk_lane() { unsigned l; asm("mov.u32 %0, %%laneid;" : "=r"(l)); return l; }
+__device__ __forceinline__ unsigned gk_lane() { return @LANE@; }
 __device__ __forceinline__ unsigned gk_tf32(float v) {  // to nearest, ties away (cvt.rna), as the simulator
     unsigned r; asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v)); return r;
 }
@@ -82,8 +82,14 @@ __device__ __forceinline__ void gk_tf32_mma(gk_tf32_acc& d, const gk_tf32_a& a, 
               "f"(c.x[4 * h]), "f"(c.x[4 * h + 1]), "f"(c.x[4 * h + 2]), "f"(c.x[4 * h + 3]));
 }"""
 
-CUDA_TF32 = {
-    "preamble": _TF32_HELPERS,
+
+
+def cuda_tf32(lane: str) -> dict[str, str]:
+    """The table, its helpers reading a thread's lane as the dialect spells ``lane_id`` (``lane``)."""
+    return {**_TABLE, "preamble": _TF32_HELPERS.replace("@LANE@", lane)}
+
+
+_TABLE = {
     "fragment": "gk_tf32_{use} {name};",
     "use:a": "a",
     "use:b": "b",
