@@ -272,9 +272,9 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     # ------------------------------------------------------------ matrix units (gpukern.mma)
-    def matrix_spelling(self, key: str, node: ir.Node, t: FragmentType) -> str:
-        """The dialect's spelling ``key`` for fragments of type ``t`` (its lowering's table, whose
-        preamble the kernel then includes)."""
+    def matrix_table(self, node: ir.Node, t: FragmentType) -> dict[str, str]:
+        """The dialect's spellings for fragments of type ``t`` (its lowering's table, whose preamble
+        the kernel then includes); a CompileError where the dialect has no matrix units."""
         if not self.d.matrix:
             raise CompileError(
                 f"gk.fragment() and gk.mma() cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
@@ -283,53 +283,55 @@ class Emitter(TableEmitter, AtomicEmitter):
             )
         table = self.d.matrix[mma_ops.lowering(t)]
         self.preambles.setdefault(table["preamble"], None)
-        return table[key]
+        return table
+
+    @staticmethod
+    def value_precision(t: FragmentType) -> str:
+        """What a fragment's elements are spelt as: its input precision, float32 for an accumulator."""
+        return mma_ops.precision(t) if t.use != "accumulator" else "float32"
 
     def stmt_DeclFragment(self, s: ir.DeclFragment, depth: int) -> list[str]:
         t = s.fragment.type
-        text = self.matrix_spelling("fragment", s, t)
-        m = self.d.matrix[mma_ops.lowering(t)]
-        T = m.get("type:" + (mma_ops.precision(t) if t.use != "accumulator" else "float32"), "")
-        layout = m["layout:" + t.layout] if t.layout and "{layout}" in text else ""
-        name = self.name(s.fragment.name)
-        text = text.format(use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=name)
+        m = self.matrix_table(s, t)
+        T = m.get("type:" + self.value_precision(t), "")  # (a table of one type's own structs has none)
+        layout = m.get("layout:" + t.layout, "") if t.layout else ""
+        text = m["fragment"].format(
+            use=m["use:" + t.use], m=t.m, n=t.n, k=t.k, T=T, layout=layout, name=self.name(s.fragment.name)
+        )
         return [self.line(depth, text, s)]
 
     def stmt_FillFragment(self, s: ir.FillFragment, depth: int) -> list[str]:
         t = s.fragment.type
-        prec = mma_ops.precision(t) if t.use != "accumulator" else "float32"
-        fill = self.matrix_spelling("fill", s, t)
-        v = self.d.matrix[mma_ops.lowering(t)]["value:" + prec].format(self.expr(s.value))
-        return [self.line(depth, fill.format(f=self.name(s.fragment.name), v=v), s)]
+        m = self.matrix_table(s, t)
+        v = m["value:" + self.value_precision(t)].format(self.expr(s.value))
+        return [self.line(depth, m["fill"].format(f=self.name(s.fragment.name), v=v), s)]
 
-    def tile_pointer(self, array: ir.ArrayRef, indices: list[ir.Expr], t: FragmentType) -> str:
-        cast = self.d.matrix[mma_ops.lowering(t)].get("pointer:" + array.type.elem.name, "")
-        return f"{cast}&{self.element(array, indices)}"
+    def tile_pointer(self, m: dict[str, str], array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
+        return f"{m.get('pointer:' + array.type.elem.name, '')}&{self.element(array, indices)}"
 
     def stmt_LoadMatrix(self, s: ir.LoadMatrix, depth: int) -> list[str]:
         t, f = s.fragment.type, self.name(s.fragment.name)
-        table = self.d.matrix[mma_ops.lowering(t)] if self.d.matrix else {}
+        m = self.matrix_table(s, t)
         if t.use == "accumulator":
             key = "load_accumulator"
-        elif mma_ops.by_ldmatrix(t, s.array.type.space) and "load_ldmatrix" in table:  # (wmma chooses itself)
+        elif mma_ops.by_ldmatrix(t, s.array.type.space) and "load_ldmatrix" in m:  # (wmma chooses itself)
             key = "load_ldmatrix"
         else:
             key = "load"
-        text = self.matrix_spelling(key, s, t).format(
-            f=f, p=self.tile_pointer(s.array, s.indices, t), ldm=self.expr(s.ldm), col=str(t.layout == "col").lower()
-        )
+        p, col = self.tile_pointer(m, s.array, s.indices), str(t.layout == "col").lower()
+        text = m[key].format(f=f, p=p, ldm=self.expr(s.ldm), col=col)
         if t.use != "accumulator":
-            text += table.get("round:" + mma_ops.precision(t), "").format(f=f)
+            text += m.get("round:" + mma_ops.precision(t), "").format(f=f)
         return [self.line(depth, text, s)]
 
     def stmt_StoreMatrix(self, s: ir.StoreMatrix, depth: int) -> list[str]:
-        t = s.fragment.type
-        p, f = self.tile_pointer(s.array, s.indices, t), self.name(s.fragment.name)
-        return [self.line(depth, self.matrix_spelling("store", s, t).format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
+        m = self.matrix_table(s, s.fragment.type)
+        p, f = self.tile_pointer(m, s.array, s.indices), self.name(s.fragment.name)
+        return [self.line(depth, m["store"].format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
 
     def stmt_Mma(self, s: ir.Mma, depth: int) -> list[str]:
         names = {k: self.name(getattr(s, k).name) for k in "dabc"}
-        return [self.line(depth, self.matrix_spelling("mma", s, s.a.type).format(**names), s)]
+        return [self.line(depth, self.matrix_table(s, s.a.type)["mma"].format(**names), s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"

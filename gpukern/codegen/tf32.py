@@ -83,7 +83,6 @@ __device__ __forceinline__ void gk_tf32_mma(gk_tf32_acc& d, const gk_tf32_a& a, 
 }"""
 
 
-
 def cuda_tf32(lane: str) -> dict[str, str]:
     """The table, its helpers reading a thread's lane as the dialect spells ``lane_id`` (``lane``)."""
     return {**_TABLE, "preamble": _TF32_HELPERS.replace("@LANE@", lane)}
