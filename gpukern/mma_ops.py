@@ -123,7 +123,8 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
         return _frozen([(np.full(32, r), lane, 1) for r in range(8)])
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]
     if by_ldmatrix(t, space):
-        return _frozen([_ldmatrix(blocks[i : i + 4], 8) for i in range(0, len(blocks), 4)])
+        rows = [(br + np.arange(8), bc) for br, bc in blocks]
+        return _frozen([_ldmatrix(rows[i : i + 4], 8) for i in range(0, len(rows), 4)])
     return _frozen([(br + g, bc + 2 * q, 2) for br, bc in blocks])
 
 
@@ -144,15 +145,15 @@ def tf32_lanes(use: str) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(g + 8 * ((i // 2) % 2), 4 * t + 2 * (i % 2) + i // 4) for i in range(8)]
 
 
-def _ldmatrix(blocks: list[tuple[np.ndarray | int, int]], width: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """One ``ldmatrix.x4`` of ``blocks`` (each its 8 stored rows, or its first, and its first
-    column): lane ``l`` gives row ``l % 8`` of block ``l // 8``, 16 bytes (``width`` elements)."""
+def _ldmatrix(blocks: list[tuple[np.ndarray, int]], width: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """One ``ldmatrix.x4`` of ``blocks`` (each its 8 stored rows and its first column): lane ``l``
+    gives row ``l % 8`` of block ``l // 8``, 16 bytes (``width`` elements)."""
     lane = np.arange(32)
     rows = np.full(32, -1)
     cols = np.zeros(32, np.int64)
-    for j, (br, bc) in enumerate(blocks):
+    for j, (block_rows, bc) in enumerate(blocks):
         at = lane // 8 == j
-        rows[at] = (br + lane % 8)[at] if np.isscalar(br) else np.asarray(br)[lane[at] % 8]
+        rows[at] = block_rows[lane[at] % 8]
         cols[at] = bc
     return rows, cols, width
 
@@ -164,7 +165,7 @@ def _tf32_moves(t: FragmentType, space: str) -> list[tuple[np.ndarray, np.ndarra
     g8 = np.arange(8)
     if by_ldmatrix(t, space):  # x[i] is block i: row g, column t of the 8 x 4 block (k along rows)
         if t.use == "a":
-            blocks = [(8 * (i % 2), 4 * (i // 2)) for i in range(4)]
+            blocks = [(8 * (i % 2) + g8, 4 * (i // 2)) for i in range(4)]
         else:  # stored as (n, k): block 2h + j holds n = 2g + h, k = 4j..4j + 3
             blocks = [(2 * g8 + i // 2, 4 * (i % 2)) for i in range(4)]
         return [_ldmatrix(blocks, 4)]
