@@ -62,7 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--tf32", action="store_true", help="float32 inputs in TF32 (tgemm_pipelined) against cuBLAS with TF32 on"
     )
-    p.add_argument("--configs", nargs="*", default=[], help="other pipelined kernels to time: KS:STAGES:GROUP")
+    p.add_argument(
+        "--configs",
+        nargs="*",
+        default=[],
+        help="other kernels to time: KS:STAGES:GROUP (pipelined), wg:STAGES:GROUP (warpgroup), 'pipelined'",
+    )
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
     args = p.parse_args(argv)
     if args.tf32:  # CuPy reads it when it loads: cuBLAS's float32 GEMMs then use TF32 tensor cores
@@ -74,10 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     rows, ok = [], True
     runs = {"example": tc.matmul_tf32 if args.tf32 else tc.matmul}
+    T = gk.float32 if args.tf32 else gk.float16
     for cfg in args.configs:
-        ks, stages, group = map(int, cfg.split(":"))
-        kern = tc.make_pipelined(gk.float32 if args.tf32 else gk.float16, 8 if args.tf32 else 16, ks, stages, group)
-        runs[cfg] = lambda da, db, dc, m, n, k, kern=kern: tc.run_pipelined(kern, da, db, dc, m, n, k)
+        if cfg == "pipelined":  # the sm_80 kernel (mma.sync), beside the example's choice
+            kern = tc.tgemm_pipelined if args.tf32 else tc.hgemm_pipelined
+            runs[cfg] = lambda da, db, dc, m, n, k, kern=kern: tc.run_pipelined(kern, da, db, dc, m, n, k)
+        elif cfg.startswith("wg:"):  # a warpgroup kernel: wg:STAGES:GROUP
+            stages, group = map(int, cfg.split(":")[1:])
+            kern = tc.make_warpgroup(T, stages, group)
+            runs[cfg] = lambda da, db, dc, m, n, k, kern=kern: tc.run_warpgroup(kern, da, db, dc, m, n, k)
+        else:
+            ks, stages, group = map(int, cfg.split(":"))
+            kern = tc.make_pipelined(T, 8 if args.tf32 else 16, ks, stages, group)
+            runs[cfg] = lambda da, db, dc, m, n, k, kern=kern: tc.run_pipelined(kern, da, db, dc, m, n, k)
     for n in args.sizes:
         dtype = np.float32 if args.tf32 else np.float16
         a = rng.uniform(-1, 1, (n, n)).astype(dtype)

@@ -331,6 +331,174 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
 hgemm_pipelined = make_pipelined(float16, 16, 64, STAGES=3)
 tgemm_pipelined = make_pipelined(float32, 8, 32, STAGES=2)
 
+WM, WN = 128, 256  # the warpgroup kernels' block tile of C: two warpgroups, each 64 x 256
+WTHREADS = 256
+
+
+def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
+    """The sm_90 kernel for inputs of type ``T`` (float16; float32: TF32): C = A @ B for any m, and k
+    and n multiples of the elements in 16 bytes (``run_warpgroup``), on ``gk.wgmma``.
+
+    Each of a block's two warpgroups accumulates 64 x 256 of C (one ``wgmma`` accumulator: 128
+    registers a thread) from A and B tiles that the matrix units read straight from shared memory,
+    in 128-byte swizzled atoms (``gk.swizzle128``).  The k step is one atom row (64 halves, 32
+    floats); ``STAGES`` stages of A and B in dynamic shared memory, the copies of the next
+    ``STAGES - 2`` k steps in flight while a step is multiplied, and the wgmma's of one step in
+    flight while the next step's are issued (``wgmma_wait(1)``): the stage a step refills is the
+    one read two steps before, whose wgmma's have then landed.  float16's B is read row-major, as
+    it lies in memory; TF32's wgmma reads B only K-major, so its B is staged transposed, an element a
+    copy.  Blocks walk C's tiles in groups of ``GROUP`` tile rows (L2 reuse), as ``make_pipelined``'s."""
+    CHUNK = 16 // T.itemsize  # elements a 16-byte copy moves
+    KS = 8 * CHUNK  # the k step: a 128-byte row of A's atoms
+    FK = 16 if T == float16 else 8  # the wgmma's k
+    ROW_B = T == float16  # B row-major (float16), or K-major (TF32: staged n x k)
+    A_TILE = WM * KS
+    STAGE = A_TILE + KS * WN  # elements of one stage: A's tile, then B's (both 1024-byte multiples)
+    A_PASSES = WM * KS // CHUNK // WTHREADS
+    B_PASSES = KS * WN // (CHUNK if ROW_B else 1) // WTHREADS
+    LDC = WN + 4  # a row of C's tile staged (at C's edges) in the stages' shared memory
+
+    A_ROWS = WTHREADS * CHUNK // KS  # rows of A's tile one pass of the threads copies
+    B_ROWS = WTHREADS * CHUNK // WN  # float16: rows of B's tile a pass copies
+
+    @gk.func
+    def fill(
+        s: Array[T, 1],
+        a: Array[T, 2],
+        b: Array[T, 2],
+        base: int32,
+        k0: int32,
+        m: int32,
+        k: int32,
+        a_at: int32,
+        a_row: int32,
+        a_col: int32,
+        b_at: int32,
+        b_row: int32,
+        b_col: int32,
+    ):
+        """Start the copies of the k step at ``k0`` into the stage at ``s[base]``: this thread's,
+        from its first copy's places (``a_at``: in the stage, ``a_row``, ``a_col``: in A; the same
+        for B), which the kernel works out once (a pass of the threads moves on by whole atoms).
+        Past C's edges the copies read A's last row (B's last column chunk) again, whose products
+        reach only C's rows (columns) that are not stored; past k's end the elements are zeros."""
+        for i in range(A_PASSES):
+            at = base + a_at + i * A_ROWS * KS
+            if k0 + a_col < k:
+                gk.async_copy(s[at], a[min(a_row + i * A_ROWS, m - 1), k0 + a_col], count=CHUNK)
+            else:
+                for e in range(CHUNK):
+                    s[at + e] = 0.0
+        for i in range(B_PASSES):
+            if ROW_B:  # B's tile as it lies: pass i copies rows b_row + B_ROWS i
+                at = base + A_TILE + b_at + i * B_ROWS * WN
+                if k0 + b_row + i * B_ROWS < k:
+                    gk.async_copy(s[at], b[k0 + b_row + i * B_ROWS, b_col], count=CHUNK)
+                else:
+                    for e in range(CHUNK):
+                        s[at + e] = 0.0
+            else:  # transposed, an element a copy: pass i copies B[k0 + b_row + 4 j, b_col + 64 (i // 8)]
+                # to gk.swizzle128(b_col + 64 (i // 8), b_row + 4 j, KS, CHUNK): 64 staged rows on
+                # (8 atoms), and chunk j of its row, swizzled by the row's place in its atom (b_col % 8)
+                # where b_at has chunk 0's
+                j = i % 8
+                swizzle = b_at // KS % 8
+                at = base + A_TILE + b_at + (i // 8) * 64 * KS + ((j ^ swizzle) - swizzle) * CHUNK
+                if k0 + b_row + 4 * j < k:
+                    gk.async_copy(s[at], b[k0 + b_row + 4 * j, min(b_col + 64 * (i // 8), b.shape[1] - 1)])
+                else:
+                    s[at] = 0.0
+
+    @kernel
+    def warpgroup(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
+        launch_bounds(WTHREADS, 1)
+        s = dynamic_shared(T)
+        wg = thread_idx.x // 128  # this thread's warpgroup: rows 64 wg.. of the block's tile
+        tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP rows
+        first = (tile // (GROUP * grid_dim.x)) * GROUP
+        rows = min(grid_dim.y - first, GROUP)
+        row0 = (first + tile % (GROUP * grid_dim.x) % rows) * WM
+        col0 = (tile % (GROUP * grid_dim.x) // rows) * WN
+        acc = gk.fragment("accumulator", 64, WN, FK, float32)
+        gk.fill_fragment(acc, 0.0)
+        t = thread_idx.x  # this thread's first copies: A's row t // 8, 16-byte chunk t % 8
+        a_row = t // 8
+        a_col = (t % 8) * CHUNK
+        a_at = gk.swizzle128(a_row, a_col, KS, CHUNK)
+        a_row += row0
+        if ROW_B:  # B's row t // 32, chunk t % 32 (a warp: one row of the tile)
+            b_row = t // (WN // CHUNK)
+            b_col = (t % (WN // CHUNK)) * CHUNK
+            b_at = gk.swizzle128(b_row, b_col, WN, CHUNK)
+            b_col = min(col0 + b_col, n - CHUNK)
+        else:  # B's column 8 (t // 32) + t % 8, k from (t % 32) // 8: a warp's 32 copies hit 32 banks
+            b_row = t % 32 // 8
+            b_col = t // 32 * 8 + t % 8
+            b_at = gk.swizzle128(b_col, b_row, KS, CHUNK)
+            b_col += col0
+        steps = (k + KS - 1) // KS
+        for p in range(STAGES - 2):  # the first STAGES - 2 k steps in flight
+            if p < steps:
+                fill(s, a, b, p * STAGE, p * KS, m, k, a_at, a_row, a_col, b_at, b_row, b_col)
+            gk.async_commit()
+        for step in range(steps):
+            gk.async_wait(STAGES - 3)  # this thread's copies of this step have landed
+            barrier()  # everyone's have; and the wgmma's of two steps ago have (wgmma_wait(1) below)
+            ahead = step + STAGES - 2
+            if ahead < steps:
+                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, m, k, a_at, a_row, a_col, b_at, b_row, b_col)
+            gk.async_commit()
+            sa = (step % STAGES) * STAGE + wg * 64 * KS  # this warpgroup's rows of A's tile
+            sb = (step % STAGES) * STAGE + A_TILE
+            for kk in gk.unroll(range(0, KS, FK)):
+                if ROW_B:
+                    acc = gk.wgmma(acc, s, sa + kk, s, sb + kk * WN, b_width=WN)
+                else:
+                    acc = gk.wgmma(acc, s, sa + kk, s, sb + kk)
+            gk.wgmma_commit()
+            gk.wgmma_wait(1)  # the step before's have landed: its stage may be refilled next step
+        gk.wgmma_wait(0)
+        if row0 + WM <= m and col0 + WN <= n:  # a whole tile of C: straight from the accumulator
+            gk.store_matrix(c, (row0 + wg * 64, col0), acc)
+        else:  # C's edge: through shared memory (the stages' bytes, free now), then a guarded copy
+            cs = dynamic_shared(float32)
+            gk.async_wait(0)
+            barrier()
+            gk.store_matrix(cs, wg * 64 * LDC, acc, ldm=LDC)
+            barrier()
+            for e in range(thread_idx.x, WM * WN, WTHREADS):
+                r = e // WN
+                q = e % WN
+                if row0 + r < m and col0 + q < n:
+                    c[row0 + r, col0 + q] = cs[r * LDC + q]
+
+    warpgroup.shared_bytes = max(STAGES * STAGE * T.itemsize, WM * LDC * 4)
+    warpgroup.itemsize = T.itemsize
+    warpgroup.stages = STAGES
+    warpgroup.k_step = KS
+    return warpgroup
+
+
+hgemm_warpgroup = make_warpgroup(float16)
+tgemm_warpgroup = make_warpgroup(float32)
+
+
+def run_warpgroup(kern, da, db, dc, m: int, n: int, k: int) -> None:
+    """Launch a kernel of ``make_warpgroup``: any m; k and n multiples of the elements in 16 bytes."""
+    chunk = 16 // kern.itemsize
+    if k % chunk or n % chunk:
+        raise ValueError(f"the warpgroup kernel takes k and n that are multiples of {chunk}, not {k} and {n}")
+    kern[(-(-n // WN), -(-m // WM)), WTHREADS, kern.shared_bytes](da, db, dc, m, n, k)
+
+
+def warpgroups() -> bool:
+    """Whether the device runs ``gk.wgmma`` (an sm_90 GPU: H100, H200) and gives a block the warpgroup
+    kernel's shared memory."""
+    backend = gk.get_backend()
+    return getattr(backend, "arch", None) == "sm_90" and (backend.max_shared_optin or 0) >= max(
+        hgemm_warpgroup.shared_bytes, tgemm_warpgroup.shared_bytes
+    )
+
 
 def run_pipelined(kern, da, db, dc, m: int, n: int, k: int) -> None:
     """Launch a kernel of ``make_pipelined``: any m; k and n multiples of the elements in 16 bytes
@@ -350,14 +518,21 @@ def pipelined(m: int, n: int, k: int) -> bool:
 
 
 def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B of float32 device arrays on the tensor cores in TF32: any m, k and n multiples of 4."""
-    run_pipelined(tgemm_pipelined, da, db, dc, m, n, k)
+    """C = A @ B of float32 device arrays on the tensor cores in TF32: any m, k and n multiples of 4
+    (the warpgroup kernel on sm_90, else the pipelined one)."""
+    if warpgroups():
+        run_warpgroup(tgemm_warpgroup, da, db, dc, m, n, k)
+    else:
+        run_pipelined(tgemm_pipelined, da, db, dc, m, n, k)
 
 
 def matmul(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B on the device arrays (float16 A, B; float32 C): the pipelined kernel where it can
-    run (``pipelined``), else the one that handles any size on any tensor-core GPU."""
-    if pipelined(m, n, k):
+    """C = A @ B on the device arrays (float16 A, B; float32 C): the warpgroup kernel on sm_90, the
+    pipelined one where it can run (``pipelined``), else the one that handles any size on any
+    tensor-core GPU."""
+    if warpgroups() and k % 8 == 0 and n % 8 == 0:
+        run_warpgroup(hgemm_warpgroup, da, db, dc, m, n, k)
+    elif pipelined(m, n, k):
         run_pipelined(hgemm_pipelined, da, db, dc, m, n, k)
     else:
         hgemm[(-(-n // BN), -(-m // BM)), THREADS](da, db, dc, m, n, k)

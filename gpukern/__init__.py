@@ -98,7 +98,7 @@ from .lang import (
     vload,
     vstore,
 )
-from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix
+from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix, wgmma, wgmma_commit, wgmma_wait
 from .profile import ProfileReport, profile
 from .sanitize import sanitize
 from .streams import Event, Stream, default_stream, pinned_empty
@@ -147,6 +147,7 @@ from .warp import (
     vote_any,
     warp_size,
 )
+from .wgmma_ops import swizzle128
 
 __all__ = [
     "__version__",
@@ -156,6 +157,10 @@ __all__ = [
     "mma",
     "mma_sync",
     "store_matrix",
+    "swizzle128",
+    "wgmma",
+    "wgmma_commit",
+    "wgmma_wait",
     "Array",
     "BackendError",
     "BarrierDivergenceError",

@@ -24,6 +24,8 @@ def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]
     """The fragments a fragment operation reads, and those it sets (all of their elements)."""
     if isinstance(s, ir.Mma):
         return [s.a, s.b, s.c], [s.d]
+    if isinstance(s, ir.WarpgroupMma):
+        return [s.d], [s.d]
     if isinstance(s, ir.StoreMatrix):
         return [s.fragment], []
     if isinstance(s, (ir.FillFragment, ir.LoadMatrix)):

@@ -649,6 +649,43 @@ class Mma(MatrixOp):
     loc: Loc | None = _loc()
 
 
+@dataclass(eq=False)
+class WarpgroupMma(MatrixOp):
+    """``d += A @ B`` by the four warps of a warpgroup (sm_90's ``wgmma.mma_async``): A (64 x k) and
+    B (k x n) read by the matrix units from shared arrays ``a`` and ``b``, their operands starting
+    at elements ``a_at`` and ``b_at``, laid out as ``gpukern.wgmma_ops`` says (``b_width``: B
+    row-major in a tile that wide; None: stored transposed, K-major).  Asynchronous: the reads and
+    the sum are done at the ``WgmmaWait`` that covers the group ``WgmmaCommit`` closes."""
+
+    WHAT = "wgmma()"  # the intrinsic, as messages name it
+    CHILDREN = ("d", "a", "a_at", "b", "b_at")
+    d: Fragment
+    a: ArrayRef
+    a_at: Expr
+    b: ArrayRef
+    b_at: Expr
+    b_width: int | None
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class WgmmaCommit(MatrixOp):
+    """``wgmma_commit()``: the warpgroup's wgmma's issued since its last commit form a group."""
+
+    WHAT = "wgmma_commit()"
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class WgmmaWait(MatrixOp):
+    """``wgmma_wait(pending)``: the warpgroup waits until at most ``pending`` of its committed groups
+    are in flight: the others' operands have been read and their accumulators are done."""
+
+    WHAT = "wgmma_wait()"
+    pending: int
+    loc: Loc | None = _loc()
+
+
 # ---------------------------------------------------------------- functions
 @dataclass(eq=False)
 class KernelParam:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import ast
 
-from . import ir
+import numpy as np
+
+from . import ir, wgmma_ops
 from .errors import KernelTypeError, Loc
 from .lang import Intrinsic, Lowering, _element_type
 from .mma_ops import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
@@ -68,7 +70,7 @@ class _Fragment(Intrinsic):
                 )
             if layout is not None:
                 raise KernelTypeError("an accumulator fragment takes no layout (it is stored row by row)", loc)
-            shapes = {s for v in FRAGMENT_SHAPES.values() for s in v}
+            shapes = {s for v in FRAGMENT_SHAPES.values() for s in v} | wgmma_ops.shapes()
         else:
             layout = "row" if layout is None else layout
             if layout not in LAYOUTS:
@@ -87,7 +89,8 @@ class _Fragment(Intrinsic):
             )
             raise KernelTypeError(
                 f"no matrix unit computes m, n, k = {shape} "
-                f"{'' if use == 'accumulator' else 'on ' + elem.name + ' '}(the shapes are {table})",  # type: ignore[union-attr]
+                f"{'' if use == 'accumulator' else 'on ' + elem.name + ' '}(the shapes are {table}; a warpgroup's "  # type: ignore[union-attr]
+                "accumulator for wgmma(): 64, n, 16 (8 for TF32), n a multiple of 8 up to 256)",
                 loc,
             )
         t = FragmentType(use, *shape, elem, layout)  # type: ignore[misc, arg-type]
@@ -165,6 +168,12 @@ class _Load(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         f_, arr, at, ldm = self.arguments(cx, node, ("fragment", "array", "index", "ldm"), 3)
         f = _fragment(cx, f_, "load_matrix()'s first argument")  # type: ignore[arg-type]
+        if wgmma_ops.is_warpgroup(f.type):
+            raise KernelTypeError(
+                f"load_matrix() of a warpgroup's accumulator ({f.name!r}: {f.type!r}): wgmma() computes it "
+                "and fill_fragment() sets it; it is not loaded",
+                cx.loc(node),
+            )
         array, indices, ld = _tile(cx, node, "load_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
         cx.emit(ir.LoadMatrix(f, array, indices, ld, loc=cx.loc(node)))
         return Static(None)
@@ -185,6 +194,10 @@ class _Store(Intrinsic):
 
 
 def _check_mma(loc: Loc, d: ir.Fragment, a: ir.Fragment, b: ir.Fragment, c: ir.Fragment) -> None:
+    if wgmma_ops.is_warpgroup(c.type) or wgmma_ops.is_warpgroup(d.type):
+        raise KernelTypeError(
+            "a warpgroup's accumulator (64 rows) is computed by wgmma(acc, a, a_at, b, b_at), not mma()", loc
+        )
     shapes = {(x.type.m, x.type.n, x.type.k) for x in (a, b, c, d)}
     if len(shapes) != 1:
         raise KernelTypeError(
@@ -222,6 +235,93 @@ class _MmaSync(Intrinsic):
         return Static(None)
 
 
+def _operand(cx: Lowering, arr: ast.expr, at: ast.expr, what: str) -> tuple[ir.ArrayRef, ir.Expr]:
+    """A wgmma operand: a whole shared array, and the element its operand starts at."""
+    array = cx.visit(arr)
+    if not isinstance(array, ir.ArrayRef) or array.view is not None or array.record_field is not None:
+        raise KernelTypeError(f"wgmma()'s {what} must name a whole shared array, not {describe(array)}", cx.loc(arr))
+    if array.type.space != "shared" or array.type.ndim != 1:
+        raise KernelTypeError(
+            f"wgmma() reads its {what} from a 1-D shared array (the stage's elements, as "
+            f"gpukern.wgmma_ops lays them out), not {array.type!r} ({array.name!r})",
+            cx.loc(arr),
+            "s = gk.dynamic_shared(float16); copy the tiles in at gk.swizzle128(row, col, width, 8)",
+        )
+    v = scalar(cx.loc(at), cx.visit(at), f"wgmma()'s {what} offset")
+    if isinstance(v, ir.Expr) and not v.type.is_int:
+        raise KernelTypeError(f"wgmma()'s {what} offset must be an integer, not {v.type.name}", cx.loc(at))
+    return array, coerce(cx.loc(at), v, int32)
+
+
+class _Wgmma(Intrinsic):
+    """``wgmma(acc, a, a_at, b, b_at, b_width=None)``: acc += A @ B by the warpgroup; returns acc."""
+
+    keywords = ("b_width",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        names = ("acc", "a", "a_at", "b", "b_at", "b_width")
+        acc_, a_, a_at, b_, b_at, width_ = self.arguments(cx, node, names, 5)
+        loc = cx.loc(node)
+        d = _fragment(cx, acc_, "wgmma()'s accumulator", "accumulator")  # type: ignore[arg-type]
+        if not wgmma_ops.is_warpgroup(d.type):
+            raise KernelTypeError(
+                f"wgmma() accumulates into a warpgroup's accumulator, fragment('accumulator', 64, n, k, float32), "
+                f"not {d.name!r}: {d.type!r}",
+                loc,
+            )
+        a, a_off = _operand(cx, a_, a_at, "A")  # type: ignore[arg-type]
+        b, b_off = _operand(cx, b_, b_at, "B")  # type: ignore[arg-type]
+        elem = a.type.elem
+        if elem.name not in wgmma_ops.K or b.type.elem != elem:
+            raise KernelTypeError(
+                f"wgmma() multiplies float16, bfloat16 or float32 (TF32) operands of one type, not "
+                f"{a.type.elem.name} and {b.type.elem.name}",
+                loc,
+            )
+        if d.type.k != wgmma_ops.K[elem.name]:
+            raise KernelTypeError(
+                f"wgmma() of {elem.name} operands steps k by {wgmma_ops.K[elem.name]}: its accumulator is "
+                f"fragment('accumulator', 64, {d.type.n}, {wgmma_ops.K[elem.name]}, float32), not {d.type!r}",
+                loc,
+            )
+        width = None if width_ is None else cx.static_value(width_, default=None)
+        if width_ is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width <= 0):
+            raise KernelTypeError(
+                f"wgmma()'s b_width is B's tile width in elements, a positive constant, not {ast.unparse(width_)}", loc
+            )
+        if width is not None and elem == float32:
+            raise KernelTypeError(
+                "wgmma() of TF32 operands reads B K-major only (stored n x k, as A is): leave out b_width", loc
+            )
+        cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, None if width is None else int(width), loc=loc))
+        return d
+
+
+class _WgmmaWait(Intrinsic):
+    """``wgmma_wait(n)``: wait until at most n of the warpgroup's committed wgmma groups are in flight."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, (0, 1), self.name)
+        n = cx.static_value(node.args[0], default=None) if node.args else 0
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 7:
+            raise KernelTypeError(
+                f"{self.name}() takes how many groups may stay in flight, a constant from 0 to 7, not "
+                f"{ast.unparse(node.args[0])}",
+                cx.loc(node),
+            )
+        cx.emit(ir.WgmmaWait(int(n), loc=cx.loc(node)))
+        return Static(None)
+
+
+class _WgmmaCommit(Intrinsic):
+    """``wgmma_commit()``."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        cx.emit(ir.WgmmaCommit(loc=cx.loc(node)))
+        return Static(None)
+
+
 # ---------------------------------------------------------------- the names
 fragment = _Fragment(
     "fragment",
@@ -245,3 +345,19 @@ store_matrix = _Store(
 )
 mma = _Mma("mma", "mma(a, b, c): c = a @ b + c on the warp's matrix units, in place; returns c: c = mma(a, b, c).")
 mma_sync = _MmaSync("mma_sync", "mma_sync(d, a, b, c): d = a @ b + c on the warp's matrix units (CUDA wmma::mma_sync).")
+wgmma = _Wgmma(
+    "wgmma",
+    "wgmma(acc, a, a_at, b, b_at, b_width=None): acc += A @ B by the four warps of a warpgroup on sm_90 "
+    "(wgmma.mma_async); returns acc.  acc is fragment('accumulator', 64, n, k, float32); A (64 x k) and B "
+    "(k x n) are read from shared arrays a and b from elements a_at and b_at, in 128-byte swizzled atoms "
+    "(gk.swizzle128; B row-major in a tile b_width wide, or stored n x k as A is).  Asynchronous: the reads "
+    "and the sum are done only at the wgmma_wait() covering the group wgmma_commit() closes.",
+)
+wgmma_commit = _WgmmaCommit(
+    "wgmma_commit", "wgmma_commit(): the warpgroup's wgmma()s since its last commit form one group."
+)
+wgmma_wait = _WgmmaWait(
+    "wgmma_wait",
+    "wgmma_wait(n=0): the warpgroup waits until at most n of its committed wgmma groups are in flight (n a "
+    "constant, 0 to 7); until then their operands must not be written nor their accumulators read.",
+)

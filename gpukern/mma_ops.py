@@ -26,6 +26,7 @@ import functools
 
 import numpy as np
 
+from . import wgmma_ops
 from .types import FragmentType, bfloat16, float16, float32
 
 # (m, n, k) of each input type's tiles; the accumulator is float32 in all of them
@@ -56,7 +57,10 @@ def input_type(t: FragmentType) -> str:
 
 
 def capability(types: list[FragmentType]) -> tuple[int, str]:
-    """The least compute capability the fragments need, and why (an accumulator alone: float16's)."""
+    """The least compute capability the fragments need, and why (an accumulator alone: float16's;
+    a warpgroup's: sm_90's, which it needs exactly: ``wgmma_ops``)."""
+    if any(wgmma_ops.is_warpgroup(t) for t in types):
+        return wgmma_ops.CAPABILITY
     need = [CAPABILITY[input_type(t)] for t in types if t.use != "accumulator"] or [CAPABILITY["float16"]]
     return max(need)
 
@@ -74,7 +78,10 @@ def lowering(t: FragmentType) -> str:
     """How CUDA runs fragments of ``t``: ``'tf32'``, gpukern's own code for TF32's 16 x 16 x 8 tiles
     (accumulators included), two PTX ``mma.sync.m16n8k8`` per ``mma`` with ``ldmatrix`` loads (wmma
     moves a TF32 tile one 32-bit element a lane an instruction, four times the shared-memory
-    instructions of a 16-bit tile's ``ldmatrix``); ``'wmma'``, ``nvcuda::wmma``, for every other."""
+    instructions of a 16-bit tile's ``ldmatrix``); ``'wgmma'``, gpukern's own for a warpgroup's
+    accumulators (``wgmma_ops``); ``'wmma'``, ``nvcuda::wmma``, for every other."""
+    if wgmma_ops.is_warpgroup(t):
+        return "wgmma"
     return "tf32" if (t.m, t.n, t.k) == (16, 16, 8) else "wmma"
 
 
@@ -116,6 +123,8 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
     from global and shared memory; not every combination)."""
     if lowering(t) == "tf32":
         return _frozen(_tf32_moves(t, space))
+    if lowering(t) == "wgmma":
+        return _frozen(wgmma_ops.accumulator_moves(t))
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
     stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
@@ -189,11 +198,15 @@ def _frozen(moves: list[tuple[np.ndarray, np.ndarray, int]]) -> tuple[tuple[np.n
 def round_input(values: np.ndarray, t: FragmentType) -> np.ndarray:
     """Values (float32, as the array's elements read) as a fragment of ``t`` holds them, float32."""
     v = np.asarray(values, np.float32)
-    if t.use == "accumulator":
-        return v
-    if t.elem == float32:
+    return v if t.use == "accumulator" else round_elements(v, t.elem)
+
+
+def round_elements(v: np.ndarray, elem: object) -> np.ndarray:
+    """float32 values as the matrix units take inputs of type ``elem`` (float32: TF32), float32."""
+    v = np.asarray(v, np.float32)
+    if elem == float32:
         return to_tf32(v)
-    if t.elem == float16:
+    if elem == float16:
         return v.astype(np.float16).astype(np.float32)
     return np.asarray(bfloat16.to_value(bfloat16.from_value(v)), np.float32)
 

@@ -316,8 +316,9 @@ class Profiler:
         """Count one access event of the simulator (called for every load, store and atomic).  An
         asynchronous copy is counted where it is issued, as the global load of its source (cp.async,
         LDGSTS, is a global load request); its write into shared memory goes through no shared-memory
-        store instruction (ncu counts none), and its landing moves nothing more."""
-        if a.kind == LANDED or (a.copy and a.kind == STORE):
+        store instruction (ncu counts none), and its landing moves nothing more.  A wgmma's operands
+        are read by the matrix units themselves, through no load instruction (``Access.operand``)."""
+        if a.kind == LANDED or (a.copy and a.kind == STORE) or a.operand:
             return
         if a.space == "global":
             self._global(a)

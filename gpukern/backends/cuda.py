@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dlpack
+from .. import dlpack, wgmma_ops
 from ..array import DeviceArray
 from ..cache import binary_cache
 from ..codegen.dialects import CUDA
@@ -119,7 +119,17 @@ class CUDABackend(Backend):
     def _load(self, variant: Any) -> Any:
         """Compile (or find in the cache) and load the variant in this device's context."""
         need = variant.matrix_capability
-        if need is not None and int(self.arch[3:]) < need[0]:
+        arch = self.arch
+        if need == wgmma_ops.CAPABILITY:  # sm_90's own instructions: sm_90a, on sm_90 only
+            if self.arch != "sm_90":
+                raise CompileError(
+                    f"kernel {variant.kernel.__name__} needs {need[1]}, which only compute capability 9.0 has; "
+                    f"this device is {self.arch}",
+                    variant.program.kernel.loc,
+                    "on other GPUs use warp-level fragments (gk.mma), or run it on the simulator (backend='sim')",
+                )
+            arch = "sm_90a"
+        elif need is not None and int(self.arch[3:]) < need[0]:
             raise CompileError(
                 f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "
                 f"(compute capability {self.arch[3:-1]}.{self.arch[-1]})",
@@ -132,8 +142,8 @@ class CUDABackend(Backend):
         files = [fd.loc.filename for fd in (prog.kernel, *prog.funcs) if fd.loc is not None]
         options = (*variant.options.flags(self.name), *self.options)
         module = binary_cache().load_or_build(
-            _cubin_key(src, self.arch, options, compiler),
-            lambda: compiler.compile(src, self.arch, options, files),
+            _cubin_key(src, arch, options, compiler),
+            lambda: compiler.compile(src, arch, options, files),
             self.driver.load,
             (BackendError,),
             variant.kernel.__name__,

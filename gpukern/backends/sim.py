@@ -199,6 +199,15 @@ class _Run:
     def s_Mma(self, s: ir.Mma, m: np.ndarray) -> None:
         self.fragments.mma(self.frame, s, m)
 
+    def s_WarpgroupMma(self, s: ir.WarpgroupMma, m: np.ndarray) -> None:
+        self.fragments.wgmma(self.frame, s, m)
+
+    def s_WgmmaCommit(self, s: ir.WgmmaCommit, m: np.ndarray) -> None:
+        self.fragments.wgmma_commit(s, m)
+
+    def s_WgmmaWait(self, s: ir.WgmmaWait, m: np.ndarray) -> None:
+        self.fragments.wgmma_wait(s, m)
+
     def assign(self, var: ir.Var, value: Any, m: np.ndarray) -> None:
         self.assign_name(var.name, var.type.dtype, value, m)
 

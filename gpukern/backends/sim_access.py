@@ -56,7 +56,9 @@ class Access:
     block's copy for shared memory, its own copy for local memory).  ``where`` is the same
     position in ``memory.data``.  ``kind`` is LOAD, STORE or ATOMIC (a read-modify-write), or
     LANDED (see above).  ``copy``: the access is an asynchronous copy's read of its source or
-    write of its destination at issue (``sim_async``).
+    write of its destination at issue (``sim_async``); ``operand``: the matrix units' read of a
+    ``wgmma`` operand from shared memory, in flight until its ``wgmma_wait`` (no instruction of the
+    thread's: the profiler counts none).
     ``indices`` are the kernel's index values per dimension, before any conversion (broadcastable
     to every lane of the grid), so messages can show them as the kernel computed them.
     """
@@ -70,6 +72,7 @@ class Access:
     width: int
     indices: list[np.ndarray]
     copy: bool = False
+    operand: bool = False
 
     @property
     def space(self) -> str:

@@ -42,6 +42,16 @@ class _Copy:
     group: np.ndarray
 
 
+@dataclass(eq=False)
+class _Reads:
+    """One execution of a ``wgmma``'s operand read (``Access.operand``), not yet covered by a
+    ``wgmma_wait`` (per lane: its wgmma group)."""
+
+    node: ir.Node
+    src: Access
+    group: np.ndarray
+
+
 class _Flight:
     """Per element of one array: the lane whose copy into it is in flight (or NONE), and how many
     copies in flight read it."""
@@ -62,6 +72,8 @@ class AsyncCopies:
         self.next_id = 0
         self.flights: dict[Memory, _Flight] = {}
         self.source: Access | None = None  # the copy's source access, until its destination's
+        self.wg_committed = np.zeros(run.lanes, np.int32)  # per lane: its wgmma commits (= its open group)
+        self.reads: dict[int, _Reads] = {}
 
     def flight(self, mem: Memory) -> _Flight:
         f = self.flights.get(mem)
@@ -87,6 +99,11 @@ class AsyncCopies:
                 if bad.any():
                     k = int(np.argmax(bad))
                     self.race(a, int(where[k]), k, into=False)
+        if a.operand:
+            self.reads[self.next_id] = _Reads(a.node, a, self.wg_committed[a.lanes].copy())
+            self.next_id += 1
+            self.mark_read(a, 1)
+            return
         if not a.copy:
             return
         if a.kind == LOAD:  # the source: its destination's access comes next
@@ -107,6 +124,10 @@ class AsyncCopies:
         where = dst.elements()
         f.lane[where] = dst.per_element(dst.lanes.astype(np.int32)) if sign > 0 else NONE
         f.busy += sign * len(where)
+        self.mark_read(src, sign)
+
+    def mark_read(self, src: Access, sign: int) -> None:
+        """Count a read in flight of the elements of ``src`` (``sign`` 1), or its end (-1)."""
         g = self.flight(src.memory)
         where = src.elements()
         np.add.at(g.readers, where, sign)
@@ -136,28 +157,66 @@ class AsyncCopies:
                 c.dst, c.src, c.group = only_lanes(c.dst, left), only_lanes(c.src, left), c.group[~done]
         return out
 
+    # ------------------------------------------------------------ wgmma groups
+    def wgmma_commit(self, lanes: np.ndarray) -> None:
+        self.wg_committed[lanes] += 1
+
+    def wgmma_group(self, lanes: np.ndarray) -> np.ndarray:
+        """The wgmma group each of ``lanes`` has open."""
+        return self.wg_committed[lanes].astype(np.int64)
+
+    def wgmma_done(self, lanes: np.ndarray, pending: int) -> np.ndarray:
+        """Per lane of ``lanes``, after its ``wgmma_wait(pending)``: the groups below it are done."""
+        return self.wg_committed[lanes].astype(np.int64) - pending
+
+    def wgmma_wait(self, lanes: np.ndarray, pending: int) -> None:
+        """Lanes ``lanes`` wait until at most ``pending`` of their wgmma groups are in flight: the
+        operand reads of the others end."""
+        waiting = np.zeros(self.run.lanes, bool)
+        waiting[lanes] = True
+        for rid, r in list(self.reads.items()):
+            done = waiting[r.src.lanes] & (r.group < self.wg_committed[r.src.lanes] - pending)
+            if not done.any():
+                continue
+            self.mark_read(only_lanes(r.src, r.src.lanes[done]), -1)
+            if done.all():
+                del self.reads[rid]
+            else:
+                r.src, r.group = only_lanes(r.src, r.src.lanes[~done]), r.group[~done]
+
     # ------------------------------------------------------------ the report
     def race(self, a: Access, element: int, k: int, into: bool) -> None:
         """Report access ``a`` (its ``k``-th element, ``element`` of its memory) of an element a copy
         in flight writes (``into``) or reads."""
         run, mem = self.run, a.memory
         lane = int(a.lanes[k // a.width])
-        issuer, copy = lane, next(iter(self.copies.values()))
-        for copy in self.copies.values():  # the first copy in flight with that element at that end
-            end = copy.dst if into else copy.src
+        issuer, node, operand = lane, a.node, False
+        ends = [(c.node, c.dst if into else c.src, False) for c in self.copies.values()]
+        ends += [] if into else [(r.node, r.src, True) for r in self.reads.values()]
+        for end_node, end, is_read in ends:  # the first copy (or wgmma) in flight with that element at that end
             if end.memory is mem:
                 hit = np.nonzero(end.elements() == element)[0]
                 if len(hit):
-                    issuer = int(end.per_element(end.lanes)[hit[0]])
+                    issuer, node, operand = int(end.per_element(end.lanes)[hit[0]]), end_node, is_read
                     break
         index = [int(x) for x in np.unravel_index(element % mem.size, mem.shape)]
         verb = {LOAD: "read", "store": "written", "atomic": "updated atomically"}[a.kind]
         if a.copy and a.kind != LOAD:
             verb = "copied into asynchronously"
         here = f" at line {a.loc.lineno}" if a.loc is not None else ""
-        line = f" at line {copy.node.loc.lineno}" if copy.node.loc is not None else ""
+        line = f" at line {node.loc.lineno}" if node.loc is not None else ""
         by = "this thread" if issuer == lane else run.who(issuer)
         what = "into" if into else "from"
+        if operand:
+            run.report(
+                DataRaceError,
+                f"data race on {mem.space} array {mem.name!r}{index}: {verb} by {run.who(lane)}{here} while the "
+                f"wgmma() started by {by}{line} reads it (before its wgmma_wait); a wgmma's operands must not "
+                "change until wgmma_wait() covers its group (then barrier(), for other warpgroups' threads)",
+                a.node,
+                (lane,) if issuer == lane else (lane, issuer),
+            )
+            return
         if not into:
             fix = "the source of a copy must not change until the copy has landed: async_wait() for its group first"
         elif issuer == lane:
@@ -181,7 +240,9 @@ def only_lanes(a: Access, lanes: np.ndarray) -> Access:
     if len(lanes) == len(a.lanes):
         return a
     pick = np.searchsorted(a.lanes, lanes)
-    return Access(a.memory, a.node, a.kind, lanes, a.offsets[pick], a.where[pick], a.width, a.indices, a.copy)
+    return Access(
+        a.memory, a.node, a.kind, lanes, a.offsets[pick], a.where[pick], a.width, a.indices, a.copy, a.operand
+    )
 
 
 def paired(a: Access, b: Access) -> tuple[Access, Access]:

@@ -275,9 +275,12 @@ class MemoryPath:
         return mem
 
     # ------------------------------------------------------------ accesses
-    def load(self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node, width: int = 1) -> list[np.ndarray]:
-        """The ``width`` elements each active lane reads, one whole-grid array per element."""
-        a = self.access(mem, idx, m, node, LOAD, width)
+    def load(
+        self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node, width: int = 1, operand: bool = False
+    ) -> list[np.ndarray]:
+        """The ``width`` elements each active lane reads, one whole-grid array per element
+        (``operand``: a wgmma's operand read, ``Access.operand``)."""
+        a = self.access(mem, idx, m, node, LOAD, width, operand=operand)
         full = len(a.lanes) == self.run.lanes
         out = []
         for k in range(width):
@@ -341,6 +344,7 @@ class MemoryPath:
         width: int = 1,
         ref: ir.ArrayRef | None = None,
         copy: bool = False,
+        operand: bool = False,
     ) -> Access:
         """Locate the active lanes' elements (checked), make the event, and run the steps on it.
         ``ref``: the array as the statement names it, where it is not ``node.array`` (an async copy's
@@ -368,7 +372,7 @@ class MemoryPath:
         else:
             base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size
             where = (base if full else base[lanes]) + flat
-        a = Access(mem, node, kind, lanes, flat, where, width, idx, copy)
+        a = Access(mem, node, kind, lanes, flat, where, width, idx, copy, operand)
         for step in self.steps:
             step(a)
         return a

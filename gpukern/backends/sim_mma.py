@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir, mma_ops
-from ..errors import MisalignedAccessError, WarpMaskError
+from .. import ir, mma_ops, wgmma_ops
+from ..errors import DataRaceError, MisalignedAccessError, WarpMaskError
 from ..types import FragmentType, StorageType
 from ..warp_ops import WARP_SIZE
 
@@ -31,10 +31,14 @@ class Fragments:
         t = run.thread_in_block.astype(np.int64)
         self.slot = (t % WARP_SIZE).astype(np.int32)  # each lane's lane in its warp
         self.partial = run.tpb % WARP_SIZE != 0
+        # each lane's first row of a warpgroup accumulator: its warp's 16 within the group's 64
+        self.group_row = (t // WARP_SIZE % wgmma_ops.WARPS * wgmma_ops.WARP_ROWS).astype(np.int64)
+        self.pending: dict[str, np.ndarray] = {}  # per accumulator, per warp: its latest wgmma's group, or -1
 
     def declare(self, frame: Any, f: ir.Fragment) -> None:
         # NaN until filled or loaded, so a result computed from an unset fragment shows it
-        frame.fragments[f.name] = np.full((len(self.warps.slots), f.type.rows, f.type.cols), np.nan, np.float32)
+        rows = wgmma_ops.warp_rows(f.type)
+        frame.fragments[f.name] = np.full((len(self.warps.slots), rows, f.type.cols), np.nan, np.float32)
 
     def warps_of(self, s: ir.MatrixOp, m: np.ndarray) -> np.ndarray:
         """The warps executing ``s``; checked whole (every lane of each executes it)."""
@@ -91,6 +95,7 @@ class Fragments:
 
     def fill(self, frame: Any, s: ir.FillFragment, m: np.ndarray, value: Any) -> None:
         warps = self.warps_of(s, m)
+        self.check_landed(s, s.fragment, warps, m)
         v = np.broadcast_to(np.asarray(value, np.float32), (self.run.lanes,))
         if self.run.check:
             self.uniform(s, warps, m, v, "value")
@@ -113,14 +118,15 @@ class Fragments:
             self.uniform(s, warps, m, ldm, "ldm")
             self.check_alignment(s, mem, corner, ldm, m)
         transpose = t.layout == "col"
+        below = self.group_row if wgmma_ops.is_warpgroup(t) else 0  # the warp's rows of a warpgroup's tile
         for rows, cols, width in mma_ops.moves(t, mem.space):
             sr, sc = rows[self.slot], cols[self.slot]
             part = m & (sr >= 0)
             sr = np.maximum(sr, 0)
             if len(corner) == 1:
-                idx = [corner[0] + sr * ldm + sc]
+                idx = [corner[0] + (sr + below) * ldm + sc]
             else:
-                idx = corner[:-2] + [corner[-2] + sr, corner[-1] + sc]
+                idx = corner[:-2] + [corner[-2] + sr + below, corner[-1] + sc]
             at = [(sc + k, sr) if transpose else (sr, sc + k) for k in range(width)]
             yield mem, idx, part, width, at
 
@@ -157,6 +163,7 @@ class Fragments:
 
     def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
         warps = self.warps_of(s, m)
+        self.check_landed(s, s.fragment, warps, m)
         f = frame.fragments[s.fragment.name]
         w = self.warps.warp
         for mem, idx, part, _, at in self.tile_access(s, m, warps):
@@ -167,3 +174,118 @@ class Fragments:
         get = frame.fragments
         a, b, c = (get[x.name][warps] for x in (s.a, s.b, s.c))
         get[s.d.name][warps] = mma_ops.mma(a, b, c)
+
+    # ------------------------------------------------------------ warpgroups (wgmma_ops)
+    def groups_of(self, s: ir.MatrixOp, m: np.ndarray) -> np.ndarray:
+        """The warps executing warpgroup statement ``s``, checked: whole warps, whole warpgroups."""
+        run = self.run
+        warps = self.warps_of(s, m)
+        if run.check:
+            lane = int(np.nonzero(m)[0][0])
+            if run.tpb % wgmma_ops.THREADS:
+                self.report(s, f"the block has {run.tpb} threads, not a multiple of 128 (whole warpgroups)", lane)
+            groups, counts = np.unique(warps // wgmma_ops.WARPS, return_counts=True)
+            if (counts < wgmma_ops.WARPS).any():
+                g = int(groups[np.argmax(counts < wgmma_ops.WARPS)])
+                self.report(
+                    s,
+                    f"of warpgroup {g % (run.tpb // wgmma_ops.THREADS)} of a block (threads "
+                    f"{wgmma_ops.THREADS * (g % (run.tpb // wgmma_ops.THREADS))} on), only "
+                    f"{int(counts[groups == g][0])} of its 4 warps execute it; every warp of the group must",
+                    lane,
+                )
+        return warps
+
+    def check_landed(self, s: ir.MatrixOp, f: ir.Fragment, warps: np.ndarray, m: np.ndarray) -> None:
+        """A warpgroup accumulator read or set while a wgmma into it is in flight is a race."""
+        pending = self.pending.get(f.name)
+        if pending is None or not self.run.check or not (pending[warps] >= 0).any():
+            return
+        w = int(warps[np.argmax(pending[warps] >= 0)])
+        lane = int(self.first_lanes(np.array([w]), m)[0])
+        self.run.report(
+            DataRaceError,
+            f"data race on accumulator {f.name!r}: {s.WHAT} uses it in {self.run.who(lane)} while a wgmma() into "
+            "it is in flight; wgmma_commit() and wgmma_wait() for its group first",
+            s,
+            (lane,),
+        )
+
+    def wgmma(self, frame: Any, s: ir.WarpgroupMma, m: np.ndarray) -> None:
+        """Each warp's 16 rows of the accumulator += its rows of A times B, read now through the memory
+        path (a read the profiler does not count: the matrix units read shared memory themselves),
+        kept in flight by ``sim_async`` until the ``wgmma_wait`` that covers them."""
+        run, t = self.run, s.d.type
+        warps = self.groups_of(s, m)
+        a_at = np.broadcast_to(run.eval(s.a_at, m), (run.lanes,)).astype(np.int64)
+        b_at = np.broadcast_to(run.eval(s.b_at, m), (run.lanes,)).astype(np.int64)
+        if run.check:
+            self.uniform(s, warps, m, a_at, "A offset")
+            self.uniform(s, warps, m, b_at, "B offset")
+        first = self.first_lanes(warps, m)
+        mem_a, mem_b = run.memory(s.a), run.memory(s.b)
+        size = mem_a.data.dtype.itemsize
+        acc = frame.fragments[s.d.name]
+        for a0, b0 in sorted(set(zip(a_at[first].tolist(), b_at[first].tolist()))):
+            mine = warps[(a_at[first] == a0) & (b_at[first] == b0)]
+            lane = int(first[np.searchsorted(warps, mine[0])])
+            for start, major, width in ((a0, True, None), (b0, s.b_width is None, s.b_width)):
+                why = wgmma_ops.misplaced(start, size, t.k, major, width)
+                if why is not None:
+                    run.report(
+                        MisalignedAccessError,
+                        f"wgmma() operand at element {start} of a shared array: {why}, in {run.who(lane)}",
+                        s,
+                        (lane,),
+                    )
+            aa, bb = wgmma_ops.operands(t, size, a0, b0, s.b_width)
+            in_group = mine % wgmma_ops.WARPS
+            a_vals = self.operand(s, mem_a, aa, mine, in_group, s.a)
+            b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
+            acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
+        if run.check:
+            pending = self.pending.setdefault(s.d.name, np.full(len(self.warps.slots), -1, np.int64))
+            pending[warps] = run.mem.in_flight.wgmma_group(first)
+
+    def operand(self, s: ir.WarpgroupMma, mem: Any, elements: np.ndarray, warps: np.ndarray, rows: Any, ref: Any):
+        """The operand each of ``warps`` reads (A: its 16 rows, ``rows`` its warp in the group; B:
+        all of it), as float32 in the input precision, shaped (warps, rows, cols): the elements
+        read through the memory path, spread over the warp's lanes, 32 an access."""
+        run = self.run
+        if rows is not None:  # A: each warp its own 16 rows
+            per_warp = elements.reshape(wgmma_ops.WARPS, -1, elements.shape[1])[rows]
+        else:
+            per_warp = np.broadcast_to(elements, (len(warps), *elements.shape))
+        flat = per_warp.reshape(len(warps), -1)
+        slots = self.warps.slots[warps]
+        out = np.empty(flat.shape, np.float32)
+        elem = ref.type.elem
+        lanes_m = np.zeros(run.lanes, bool)
+        lanes_m[slots.ravel()] = True
+        for j in range(0, flat.shape[1], WARP_SIZE):
+            idx = np.zeros(run.lanes, np.int64)
+            idx[slots] = flat[:, j : j + WARP_SIZE]
+            values = run.mem.load(mem, [idx], lanes_m, s, operand=True)[0]
+            values = values[slots]
+            if isinstance(elem, StorageType):
+                values = elem.to_value(values)
+            out[:, j : j + WARP_SIZE] = values
+        return mma_ops.round_elements(out, elem).reshape(per_warp.shape)
+
+    def wgmma_commit(self, s: ir.WgmmaCommit, m: np.ndarray) -> None:
+        warps = self.groups_of(s, m)
+        if self.run.check:
+            self.run.mem.in_flight.wgmma_commit(self.run.lanes_of(m))
+        del warps
+
+    def wgmma_wait(self, s: ir.WgmmaWait, m: np.ndarray) -> None:
+        warps = self.groups_of(s, m)
+        run = self.run
+        if not run.check:
+            return
+        lanes = run.lanes_of(m)
+        run.mem.in_flight.wgmma_wait(lanes, s.pending)
+        done = run.mem.in_flight.wgmma_done(self.first_lanes(warps, m), s.pending)
+        for pending in self.pending.values():
+            p = pending[warps]
+            pending[warps] = np.where(p < done, -1, p)

@@ -28,6 +28,7 @@ from ..types import (
 from ..warp_ops import SHUFFLES
 from .dialect import Dialect
 from .tf32 import cuda_tf32
+from .wgmma import cuda_wgmma
 
 _I = ("int32", "uint32")
 _BITWISE = ("and", "or", "xor")
@@ -117,7 +118,8 @@ _CUDA_WMMA = {
 }
 
 # a thread's lane in its warp: warps are cut from the block's threads in linear order
-_CUDA_LANE = "((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31)"
+_CUDA_THREAD = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
+_CUDA_LANE = f"({_CUDA_THREAD} & 31)"
 
 _SHFL = ("idx", "up", "down", "xor")
 
@@ -380,7 +382,7 @@ CUDA = Dialect(
     },  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
-    matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE)},
+    matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE), "wgmma": cuda_wgmma(_CUDA_THREAD)},
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={
@@ -390,7 +392,8 @@ CUDA = Dialect(
         },
         **_CUDA_WARP_HELPERS,
     },
-    dynamic_shared_decl="extern __shared__ __align__(128) unsigned char gk_dynamic_shared[];",  # wmma: 32 bytes
+    # wmma needs 32 bytes; wgmma's swizzled atoms 1024 ({align}: the emitter's choice)
+    dynamic_shared_decl="extern __shared__ __align__({align}) unsigned char gk_dynamic_shared[];",
     layout_assert='static_assert({cond}, "the NumPy dtype\'s layout: {what}");',
     # cp.async through the pipeline primitives: sm_80 and later copy asynchronously, older GPUs copy at once
     async_copy="__pipeline_memcpy_async({d}, {s}, {n});",

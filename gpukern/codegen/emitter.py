@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 
-from .. import formats, ir, mma_ops, ops
+from .. import formats, ir, mma_ops, ops, wgmma_ops
 from ..errors import CompileError
 from ..passes import nonnegative_vars
-from ..types import ArrayType, FragmentType, RecordType, ScalarType, int64
+from ..types import ArrayType, FragmentType, RecordType, ScalarType, float32, int64
 from ..warp_ops import BLOCK_VOTES
 from . import lines as line_directives
+from . import wgmma
 from .atomics import AtomicEmitter
 from .dialect import DYNAMIC_BUFFER, DYNAMIC_BYTES
 from .expressions import PREC, TERNARY
@@ -57,6 +58,7 @@ class Emitter(TableEmitter, AtomicEmitter):
         # helper) has shared and local arrays declared 16-byte aligned; a fragment operation, more
         self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
+        self.wgmma = any(isinstance(n, ir.WarpgroupMma) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -118,7 +120,8 @@ class Emitter(TableEmitter, AtomicEmitter):
             head = f"{self.d.func_prefix}{ret} {func_names[id(fd)]}({', '.join(params) or 'void'})"
         lines = [head, "{"]
         if dynamic and self.d.dynamic_shared_decl:
-            lines.append(f"    {self.d.dynamic_shared_decl}")
+            align = wgmma_ops.ATOM_BYTES if self.wgmma else 128
+            lines.append(f"    {self.d.dynamic_shared_decl.format(align=align)}")
         for p in fd.kernel_params if fd.is_kernel else []:
             if p.kind == "scalar" and self.param_name(p) != self.name(p.name):
                 value = self.d.scalar_params[p.type][1].format(self.param_name(p))
@@ -209,7 +212,8 @@ class Emitter(TableEmitter, AtomicEmitter):
     # ------------------------------------------------------------ statements
     def block(self, stmts: list[ir.Stmt], depth: int) -> list[str]:
         out: list[str] = []
-        for s in stmts:
+        for i, s in enumerate(stmts):
+            self.previous = stmts[i - 1] if i else None  # (a run of wgmma's is fenced once)
             out += getattr(self, f"stmt_{type(s).__name__}")(s, depth)
         return out
 
@@ -333,6 +337,28 @@ class Emitter(TableEmitter, AtomicEmitter):
         names = {k: self.name(getattr(s, k).name) for k in "dabc"}
         return [self.line(depth, self.matrix_table(s, s.a.type)["mma"].format(**names), s)]
 
+    def stmt_WarpgroupMma(self, s: ir.WarpgroupMma, depth: int) -> list[str]:
+        t, elem = s.d.type, s.a.type.elem
+        m = self.matrix_table(s, t)
+        row_major = s.b_width is not None
+        name = wgmma.helper_name(elem.name, t.n, row_major)
+        self.helpers.setdefault(name, wgmma.mma_helper(elem.name, t.n, row_major))
+        atoms = (s.b_width or 0) * elem.itemsize // wgmma_ops.ROW_BYTES  # a row-major B's atoms across
+        a, b = (f"&{self.element(x, [at])}" for x, at in ((s.a, s.a_at), (s.b, s.b_at)))
+        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, sbo=atoms * wgmma_ops.ATOM_BYTES)
+        if not isinstance(self.previous, ir.WarpgroupMma):
+            text = f"{m['fence']} {text}"
+        return [self.line(depth, text, s)]
+
+    def wgmma_table(self, node: ir.Node) -> dict[str, str]:
+        return self.matrix_table(node, FragmentType("accumulator", wgmma_ops.ROWS, 8, 16, float32))
+
+    def stmt_WgmmaCommit(self, s: ir.WgmmaCommit, depth: int) -> list[str]:
+        return [self.line(depth, self.wgmma_table(s)["commit"], s)]
+
+    def stmt_WgmmaWait(self, s: ir.WgmmaWait, depth: int) -> list[str]:
+        return [self.line(depth, self.wgmma_table(s)["wait"].format(n=s.pending), s)]
+
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"
 
@@ -362,7 +388,8 @@ class Emitter(TableEmitter, AtomicEmitter):
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
         if s.vote is None or s.pred is None or s.result is None:
-            return [self.line(depth, self.d.barrier, s)]
+            fence = self.wgmma_table(s)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
+            return [self.line(depth, fence + self.d.barrier, s)]
         text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))
         return [self.line(depth, self.support(text), s)]
 

@@ -1,0 +1,93 @@
+"""Warpgroup accumulators and ``wgmma`` in CUDA C (sm_90a's ``wgmma.mma_async``).
+
+``gpukern.wgmma_ops`` says what these mean: the accumulator's register layout (``gk_wg_store`` is
+it), the operands' shared-memory layout (the descriptors here describe it: 128-byte swizzle, K-major
+rows 128 bytes apart and atoms 1024, a row-major B's atoms 1024 bytes apart along n and
+``b_width / atom width`` atoms along k).  The table (``cuda_wgmma``) has the keys of
+``dialects._CUDA_WMMA`` that apply (fragment, fill, store) and 'mma_async' ({name} {d} {a} {b}
+{sbo}), 'fence', 'commit', 'wait' ({n}), 'barrier_fence'; ``mma_helper`` writes the per-shape function.
+"""
+
+from __future__ import annotations
+
+from .. import wgmma_ops
+
+_HELPERS = r"""// gpukern's warpgroup accumulators (gpukern/wgmma_ops.py): warp w of the 4 holds rows 16w..16w + 15 of
+// the 64; lane (g, t) = (lane / 4, lane % 4) holds x[4j + 2h + e] = (16w + g + 8h, 8j + 2t + e)
+template <int N> struct gk_wg_acc { float x[N / 2]; };
+__device__ __forceinline__ unsigned gk_wg_thread() { return @THREAD@; }
+template <int N> __device__ __forceinline__ void gk_wg_fill(gk_wg_acc<N>& f, float v) {
+    for (int i = 0; i < N / 2; i++) f.x[i] = v;
+}
+template <int N> __device__ __forceinline__ void gk_wg_store(float* p, const gk_wg_acc<N>& f, int ldm) {
+    int w = (gk_wg_thread() / 32) % 4, g = (gk_wg_thread() % 32) / 4, t = gk_wg_thread() % 4;
+    for (int j = 0; j < N / 8; j++)
+        for (int h = 0; h < 2; h++)  // (indexed as float2s: then nvcc knows them aligned)
+            ((float2*)p)[(16 * w + g + 8 * h) * (ldm >> 1) + 4 * j + t] =
+                make_float2(f.x[4 * j + 2 * h], f.x[4 * j + 2 * h + 1]);
+}
+// a shared-memory matrix descriptor: 128-byte swizzle, byte offsets between atoms (LBO, SBO)
+__device__ __forceinline__ unsigned long long gk_wg_desc(const void* p, unsigned lbo, unsigned sbo) {
+    unsigned a = (unsigned)__cvta_generic_to_shared(p);
+    return (unsigned long long)((a & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16)
+         | ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+}
+// before a run of wgmma's: shared memory written through the generic proxy made visible to the
+// matrix units' (async) proxy, and the accumulators' registers ordered
+__device__ __forceinline__ void gk_wg_fence() {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void gk_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gk_wg_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}"""
+
+_PTX_TYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32"}
+
+
+def cuda_wgmma(thread: str) -> dict[str, str]:
+    """The table, its helpers reading a thread's index in the block as the dialect spells it."""
+    return {**_TABLE, "preamble": _HELPERS.replace("@THREAD@", thread)}
+
+
+_TABLE = {
+    "fragment": "gk_wg_acc<{n}> {name};",
+    "use:accumulator": "acc",
+    "fill": "gk_wg_fill({f}, {v});",
+    "value:float32": "{0}",
+    "store": "gk_wg_store({p}, {f}, {ldm});",
+    "mma_async": "{name}({d}, {a}, {b}, {sbo});",
+    "fence": "gk_wg_fence();",
+    "commit": "gk_wg_commit();",
+    "wait": "gk_wg_wait<{n}>();",
+    "barrier_fence": 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); ',
+}
+
+
+def helper_name(elem: str, n: int, row_major_b: bool) -> str:
+    """The C function of one wgmma shape and operand layout."""
+    return f"gk_wgmma_{_PTX_TYPES[elem]}_n{n}{'_t' if row_major_b else ''}"
+
+
+def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
+    """The C function issuing one ``wgmma.mma_async`` of 64 x ``n`` x k on ``elem`` operands, A K-major
+    and B row-major (``row_major_b``: its atoms' rows along n, B's descriptor ``sbo`` apart along k) or
+    K-major.  The accumulator's n / 2 registers are its operands ("+f": read and written)."""
+    k = wgmma_ops.K[elem]
+    regs = n // 2
+    d = ", ".join(f"%{i}" for i in range(regs))
+    ops = ", ".join(f'"+f"(d.x[{i}])' for i in range(regs))
+    ptx = _PTX_TYPES[elem]
+    tail = "1, 1, 1" if elem == "float32" else f"1, 1, 1, 0, {int(row_major_b)}"  # scale-d, scales (, transposes)
+    lbo, sbo = ("1024", "sbo") if row_major_b else ("16", "1024")
+    name = helper_name(elem, n, row_major_b)
+    return (
+        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, const void* a, const void* b, unsigned sbo) {{\n"
+        f"    unsigned long long da = gk_wg_desc(a, 16, 1024), db = gk_wg_desc(b, {lbo}, {sbo});\n"
+        f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx} {{{d}}}, %{regs}, %{regs + 1}, '
+        f'{tail};\\n"\n'
+        f"                 : {ops}\n"
+        f'                 : "l"(da), "l"(db));\n'
+        "}"
+    )
