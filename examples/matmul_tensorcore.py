@@ -346,8 +346,9 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
     ``STAGES - 2`` k steps in flight while a step is multiplied, and the wgmma's of one step in
     flight while the next step's are issued (``wgmma_wait(1)``): the stage a step refills is the
     one read two steps before, whose wgmma's have then landed.  float16's B is read row-major, as
-    it lies in memory; TF32's wgmma reads B only K-major, so its B is staged transposed, an element a
-    copy.  Blocks walk C's tiles in groups of ``GROUP`` tile rows (L2 reuse), as ``make_pipelined``'s."""
+    it lies in memory; TF32's wgmma reads B only K-major, so the TF32 kernel takes B's transpose
+    (n x k, which ``run_warpgroup`` makes) and copies its tiles as A's.  Blocks walk C's tiles in
+    groups of ``GROUP`` tile rows (L2 reuse), as ``make_pipelined``'s."""
     CHUNK = 16 // T.itemsize  # elements a 16-byte copy moves
     KS = 8 * CHUNK  # the k step: a 128-byte row of A's atoms
     FK = 16 if T == float16 else 8  # the wgmma's k
@@ -355,7 +356,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
     A_TILE = WM * KS
     STAGE = A_TILE + KS * WN  # elements of one stage: A's tile, then B's (both 1024-byte multiples)
     A_PASSES = WM * KS // CHUNK // WTHREADS
-    B_PASSES = KS * WN // (CHUNK if ROW_B else 1) // WTHREADS
+    B_PASSES = KS * WN // CHUNK // WTHREADS
     LDC = WN + 4  # a row of C's tile staged (at C's edges) in the stages' shared memory
 
     A_ROWS = WTHREADS * CHUNK // KS  # rows of A's tile one pass of the threads copies
@@ -369,6 +370,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
         base: int32,
         k0: int32,
         m: int32,
+        n: int32,
         k: int32,
         a_at: int32,
         a_row: int32,
@@ -397,17 +399,13 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
                 else:
                     for e in range(CHUNK):
                         s[at + e] = 0.0
-            else:  # transposed, an element a copy: pass i copies B[k0 + b_row + 4 j, b_col + 64 (i // 8)]
-                # to gk.swizzle128(b_col + 64 (i // 8), b_row + 4 j, KS, CHUNK): 64 staged rows on
-                # (8 atoms), and chunk j of its row, swizzled by the row's place in its atom (b_col % 8)
-                # where b_at has chunk 0's
-                j = i % 8
-                swizzle = b_at // KS % 8
-                at = base + A_TILE + b_at + (i // 8) * 64 * KS + ((j ^ swizzle) - swizzle) * CHUNK
-                if k0 + b_row + 4 * j < k:
-                    gk.async_copy(s[at], b[k0 + b_row + 4 * j, min(b_col + 64 * (i // 8), b.shape[1] - 1)])
+            else:  # B transposed (n x k), its tile copied as A's is: pass i copies rows b_row + A_ROWS i
+                at = base + A_TILE + b_at + i * A_ROWS * KS
+                if k0 + a_col < k:
+                    gk.async_copy(s[at], b[min(b_row + i * A_ROWS, n - 1), k0 + a_col], count=CHUNK)
                 else:
-                    s[at] = 0.0
+                    for e in range(CHUNK):
+                        s[at + e] = 0.0
 
     @kernel
     def warpgroup(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
@@ -431,22 +429,21 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
             b_col = (t % (WN // CHUNK)) * CHUNK
             b_at = gk.swizzle128(b_row, b_col, WN, CHUNK)
             b_col = min(col0 + b_col, n - CHUNK)
-        else:  # B's column 8 (t // 32) + t % 8, k from (t % 32) // 8: a warp's 32 copies hit 32 banks
-            b_row = t % 32 // 8
-            b_col = t // 32 * 8 + t % 8
-            b_at = gk.swizzle128(b_col, b_row, KS, CHUNK)
-            b_col += col0
+        else:  # B's transpose's row t // 8 (as A's)
+            b_row = col0 + t // 8
+            b_col = a_col
+            b_at = a_at
         steps = (k + KS - 1) // KS
         for p in range(STAGES - 2):  # the first STAGES - 2 k steps in flight
             if p < steps:
-                fill(s, a, b, p * STAGE, p * KS, m, k, a_at, a_row, a_col, b_at, b_row, b_col)
+                fill(s, a, b, p * STAGE, p * KS, m, n, k, a_at, a_row, a_col, b_at, b_row, b_col)
             gk.async_commit()
         for step in range(steps):
             gk.async_wait(STAGES - 3)  # this thread's copies of this step have landed
             barrier()  # everyone's have; and the wgmma's of two steps ago have (wgmma_wait(1) below)
             ahead = step + STAGES - 2
             if ahead < steps:
-                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, m, k, a_at, a_row, a_col, b_at, b_row, b_col)
+                fill(s, a, b, (ahead % STAGES) * STAGE, ahead * KS, m, n, k, a_at, a_row, a_col, b_at, b_row, b_col)
             gk.async_commit()
             sa = (step % STAGES) * STAGE + wg * 64 * KS  # this warpgroup's rows of A's tile
             sb = (step % STAGES) * STAGE + A_TILE
@@ -473,6 +470,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
                     c[row0 + r, col0 + q] = cs[r * LDC + q]
 
     warpgroup.shared_bytes = max(STAGES * STAGE * T.itemsize, WM * LDC * 4)
+    warpgroup.transposed_b = not ROW_B  # its b is B's transpose (run_warpgroup makes it)
     warpgroup.itemsize = T.itemsize
     warpgroup.stages = STAGES
     warpgroup.k_step = KS
@@ -483,11 +481,40 @@ hgemm_warpgroup = make_warpgroup(float16)
 tgemm_warpgroup = make_warpgroup(float32)
 
 
+@kernel
+def transpose(src: Array[float32, 2], dst: Array[float32, 2], rows: int32, cols: int32):
+    """dst = src.T (src rows x cols): 32 x 32 tiles through shared memory, rows padded by one element so
+    that the column-wise reads fall in distinct banks; blocks of 32 x 8 threads."""
+    tile = shared(float32, (32, 33))
+    x = block_idx.x * 32 + thread_idx.x
+    y = block_idx.y * 32 + thread_idx.y
+    for j in range(0, 32, 8):
+        if y + j < rows and x < cols:
+            tile[thread_idx.y + j, thread_idx.x] = src[y + j, x]
+    barrier()
+    x = block_idx.y * 32 + thread_idx.x
+    y = block_idx.x * 32 + thread_idx.y
+    for j in range(0, 32, 8):
+        if y + j < cols and x < rows:
+            dst[y + j, x] = tile[thread_idx.x, thread_idx.y + j]
+
+
+_scratch: dict[tuple, object] = {}  # B's transposes (TF32), by shape and backend: made once
+
+
 def run_warpgroup(kern, da, db, dc, m: int, n: int, k: int) -> None:
-    """Launch a kernel of ``make_warpgroup``: any m; k and n multiples of the elements in 16 bytes."""
+    """Launch a kernel of ``make_warpgroup``: any m; k and n multiples of the elements in 16 bytes.  The
+    TF32 kernel reads B's transpose: made here first (``transpose``, into an array kept for the shape)."""
     chunk = 16 // kern.itemsize
     if k % chunk or n % chunk:
         raise ValueError(f"the warpgroup kernel takes k and n that are multiples of {chunk}, not {k} and {n}")
+    if kern.transposed_b:
+        key = (n, k, gk.get_backend().name, id(gk.get_backend()))
+        bt = _scratch.get(key)
+        if bt is None:
+            bt = _scratch[key] = gk.empty((n, k), np.float32)
+        transpose[(-(-n // 32), -(-k // 32)), (32, 8)](db, bt, k, n)
+        db = bt
     kern[(-(-n // WN), -(-m // WM)), WTHREADS, kern.shared_bytes](da, db, dc, m, n, k)
 
 
