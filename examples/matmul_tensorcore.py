@@ -21,6 +21,11 @@ and blocks walking C's tiles in groups for L2 reuse.  Past C's edges its copies 
 (column chunk) again, whose products land only in C's rows (columns) that are not stored; a
 partial last k step is zero-filled; edge tiles of C go through shared memory to a guarded copy.
 ``benchmarks/tensorcore.py`` measures it, and other stage counts and k steps, against cuBLAS.
+On sm_90 (H100, H200) ``hgemm_warpgroup`` runs instead: two warpgroups of 128 threads, each 64 x 256
+of C in one ``gk.wgmma`` accumulator, A's and B's tiles read by the matrix units straight from
+shared memory in 128-byte swizzled atoms (``gk.swizzle128``), four stages, the wgmma's of one k step
+in flight while the next step's are issued (``make_warpgroup``); ``tgemm_warpgroup`` is its TF32
+twin, which reads B's transpose (wgmma takes a TF32 B K-major only).
 ``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32 (``matmul_tf32``),
 with a k step of 32 in two stages (measured best of 16 to 64 and 2 to 4 stages, ``benchmarks/results/
 2026-11-24-h100-tf32``); its fragments run on gpukern's own TF32 code (``gpukern.mma_ops.lowering``).
@@ -604,7 +609,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hgemm: WRONG result, {int((err > tol).sum())} elements off, worst {err.max():.2e}", file=sys.stderr)
         return 1
     tflops = 2.0 * n**3 / t / 1e12
-    what = "hgemm_pipelined 128x128x64, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
+    if warpgroups():
+        what = "hgemm_warpgroup 128x256x64 (wgmma), 4 stages"
+    else:
+        what = "hgemm_pipelined 128x128x64, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
     print(f"{what}: {t * 1e3:9.3f} ms  {tflops:8.3f} TFLOP/s  max abs. error {err.max():.1e}  OK")
     return 0
 

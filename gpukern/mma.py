@@ -289,6 +289,13 @@ class _Wgmma(Intrinsic):
             raise KernelTypeError(
                 f"wgmma()'s b_width is B's tile width in elements, a positive constant, not {ast.unparse(width_)}", loc
             )
+        atom = wgmma_ops.ROW_BYTES // elem.itemsize
+        if width is not None and (width % atom or width < d.type.n):
+            raise KernelTypeError(
+                f"wgmma()'s b_width ({width}) is B's tile width: a multiple of {atom} elements (128-byte "
+                f"swizzled atoms side by side) and at least n ({d.type.n})",
+                loc,
+            )
         if width is not None and elem == float32:
             raise KernelTypeError(
                 "wgmma() of TF32 operands reads B K-major only (stored n x k, as A is): leave out b_width", loc

@@ -17,7 +17,7 @@ from hypothesis import settings
 
 import gpukern as gk
 from gpukern.backends import nvrtc
-from gpukern.backends.cuda_compile import cubin
+from gpukern.backends.cuda_compile import cubin, kernel_arch
 from gpukern.kernel import iter_kernels
 
 # A fresh binary cache for the session, so tests neither use nor litter the user's.
@@ -92,4 +92,5 @@ def _cuda_source_compiles():
                 for compiler in _CUDA_COMPILERS:  # through the binary cache: free where the backend compiled it
                     if compiler == "nvcc" and len(_CUDA_COMPILERS) > 1 and digest[0] not in "0123":
                         continue  # with NVRTC checking every variant, nvcc (a process each) checks a fixed quarter
-                    cubin(src, "sm_90", variant.options.flags("cuda"), compiler=compiler)
+                    arch = kernel_arch("sm_90", variant.matrix_capability)
+                    cubin(src, arch, variant.options.flags("cuda"), compiler=compiler)

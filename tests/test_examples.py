@@ -198,3 +198,57 @@ def test_matmul_tensorcore_example_shows_source(capsys):
     assert tensorcore_example.main(["--show-source"]) == 0
     out = capsys.readouterr().out
     assert "wmma::mma_sync" in out and "wmma::load_matrix_sync" in out
+
+
+def _warpgroups_here(backend) -> None:
+    """The warpgroup kernels run on the simulator and on sm_90 GPUs (gk.wgmma)."""
+    if backend == "opencl":
+        pytest.skip("OpenCL refuses tensor-core fragments (a CompileError says so)")
+    if backend == "cuda" and not tensorcore_example.warpgroups():
+        pytest.skip("gk.wgmma needs an sm_90 GPU")
+
+
+@_PROPERTY
+@given(
+    m=st.integers(1, 300),
+    n=st.integers(1, 40).map(lambda x: 8 * x),
+    k=st.integers(1, 24).map(lambda x: 8 * x),
+    group=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+)
+@example(m=130, n=264, k=72, group=1, seed=0)  # edges in m and n, one partial k step
+@example(m=256, n=512, k=320, group=2, seed=1)  # whole tiles, more k steps than stages
+def test_matmul_tensorcore_warpgroup_matches_numpy(backend, m, n, k, group, seed):
+    """The sm_90 kernel (gk.wgmma) at any m, and k and n multiples of 8: whole and partial tiles of C
+    (edge tiles through shared memory), tile groups of 1-3 rows, k steps fewer than, as many as and
+    more than its stages, the last one partial (zero-filled); the simulator checks that no stage is
+    refilled while a wgmma reads it."""
+    _warpgroups_here(backend)
+    kern = tensorcore_example.make_warpgroup(gk.float16, STAGES=4, GROUP=group)
+    _check_tensorcore(m, n, k, seed, lambda da, db, dc: tensorcore_example.run_warpgroup(kern, da, db, dc, m, n, k))
+
+
+@_PROPERTY
+@given(
+    m=st.integers(1, 200),
+    n=st.integers(1, 70).map(lambda x: 4 * x),
+    k=st.integers(1, 30).map(lambda x: 4 * x),
+    seed=st.integers(0, 2**16),
+)
+@example(m=130, n=260, k=100, seed=0)
+def test_matmul_tensorcore_tf32_warpgroup_matches_numpy(backend, m, n, k, seed):
+    """The TF32 sm_90 kernel (B's transpose made first) at any m, and k and n multiples of 4, within
+    TF32's rounding of |A| @ |B| (the simulator rounds to nearest, an H100 truncates)."""
+    _warpgroups_here(backend)
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    dc = gk.to_device(np.full((m, n), np.nan, np.float32))
+    tensorcore_example.run_warpgroup(tensorcore_example.tgemm_warpgroup, gk.to_device(a), gk.to_device(b), dc, m, n, k)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    tol = 2.0**-9 * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+    assert (np.abs(dc.get() - exact) <= tol).all()
+    with pytest.raises(ValueError, match=f"multiples of 4, not {k + 2} and {n}"):
+        tensorcore_example.run_warpgroup(
+            tensorcore_example.tgemm_warpgroup, gk.to_device(a), gk.to_device(b), dc, m, n, k + 2
+        )

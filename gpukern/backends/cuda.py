@@ -26,7 +26,7 @@ from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
 from .cuda_compile import cubin_key as _cubin_key
-from .cuda_compile import cuda_compiler
+from .cuda_compile import cuda_compiler, kernel_arch
 
 # struct-module codes of the C parameters, per type (a kernel's arguments go as one packed buffer)
 _CODES = {"int32": "i", "uint32": "I", "int64": "q", "float32": "f", "float64": "d", "bool": "B"}
@@ -119,8 +119,8 @@ class CUDABackend(Backend):
     def _load(self, variant: Any) -> Any:
         """Compile (or find in the cache) and load the variant in this device's context."""
         need = variant.matrix_capability
-        arch = self.arch
-        if need == wgmma_ops.CAPABILITY:  # sm_90's own instructions: sm_90a, on sm_90 only
+        arch = kernel_arch(self.arch, need)
+        if need == wgmma_ops.CAPABILITY:  # sm_90's own instructions: on sm_90 only
             if self.arch != "sm_90":
                 raise CompileError(
                     f"kernel {variant.kernel.__name__} needs {need[1]}, which only compute capability 9.0 has; "
@@ -128,7 +128,6 @@ class CUDABackend(Backend):
                     variant.program.kernel.loc,
                     "on other GPUs use warp-level fragments (gk.mma), or run it on the simulator (backend='sim')",
                 )
-            arch = "sm_90a"
         elif need is not None and int(self.arch[3:]) < need[0]:
             raise CompileError(
                 f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "

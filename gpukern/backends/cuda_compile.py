@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import wgmma_ops
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import CUDA
 from ..errors import BackendError, CUDACompileError
@@ -28,6 +29,13 @@ from .compile_errors import locate
 COMPILERS = ("nvrtc", "nvcc")
 ENV = "GPUKERN_CUDA_COMPILER"
 _chosen: str | None = None  # gk.set_cuda_compiler's choice
+
+
+def kernel_arch(device_arch: str, need: tuple[int, str] | None) -> str:
+    """The architecture a kernel needing ``need`` (``Variant.matrix_capability``) is compiled for on a
+    device of ``device_arch``: ``sm_90a`` for sm_90's own instructions (wgmma), which only sm_90 has
+    (the caller refuses other devices), else the device's."""
+    return "sm_90a" if need == wgmma_ops.CAPABILITY and device_arch == "sm_90" else device_arch
 
 
 def set_cuda_compiler(name: str | None) -> None:

@@ -1,0 +1,342 @@
+"""Warpgroup matrix multiply-accumulate (``gk.wgmma``, sm_90): products against NumPy on the simulator
+and on an sm_90 GPU (float16, bfloat16, TF32; B row-major and K-major; n from 8 to 256; two
+warpgroups a block), the swizzled layout's helper against the hardware's addressing, the
+asynchronous reads and accumulators in flight as races, the refusals, and the CUDA C (sm_90a).
+
+Tolerance: ``gpukern.mma_ops.tolerance`` of the inputs as the matrix units take them (float16 and
+bfloat16 exact, float32 rounded to TF32 by the simulator; an H100 truncates to TF32, within the same
+bound's TF32 term: the TF32 cases compare against the float32 inputs within TF32's 10 bits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from compilers import needs_nvrtc
+
+import gpukern as gk
+from gpukern import Array, bfloat16, float16, float32, int32, mma_ops, wgmma_ops
+from gpukern.backends import nvrtc
+
+KINDS = {"float16": float16, "bfloat16": bfloat16, "tf32": float32}
+
+
+def _need_wgmma(backend):
+    """wgmma runs on the simulator and on sm_90 GPUs; OpenCL refuses it (test_opencl_refuses)."""
+    if backend == "opencl":
+        pytest.skip("OpenCL has no matrix units in gpukern")
+    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
+        pytest.skip("wgmma needs an sm_90 GPU")
+
+
+def make_product(T, n: int, row_major_b: bool):
+    """C (128 x n) = A (128 x K) @ B (K x n), K one 128-byte row of A's atoms (64 halves, 32 floats):
+    two warpgroups, each its 64 rows of A, B shared; the operands staged with gk.swizzle128."""
+    chunk = 16 // T.itemsize
+    ks = 8 * chunk
+    fk = wgmma_ops.K["float32" if T == float32 else T.name]
+    b_tile = 128 * ks  # where B's tile starts in the shared array (1024-byte aligned)
+
+    @gk.kernel
+    def product(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2]):
+        s = gk.dynamic_shared(T)
+        t = gk.thread_idx.x
+        for e in range(t, 128 * ks, 256):
+            s[gk.swizzle128(e // ks, e % ks, ks, chunk)] = a[e // ks, e % ks]
+        for e in range(t, ks * n, 256):
+            r = e // n
+            q = e % n
+            if row_major_b:
+                s[b_tile + gk.swizzle128(r, q, n, chunk)] = b[r, q]
+            else:  # stored transposed: row q, column r of an n x ks tile
+                s[b_tile + gk.swizzle128(q, r, ks, chunk)] = b[r, q]
+        gk.barrier()
+        wg = t // 128
+        acc = gk.fragment("accumulator", 64, n, fk, float32)
+        gk.fill_fragment(acc, 0.0)
+        for kk in gk.unroll(range(0, ks, fk)):
+            if row_major_b:
+                acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk * n, b_width=n)
+            else:
+                acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk)
+        gk.wgmma_commit()
+        gk.wgmma_wait(0)
+        gk.store_matrix(c, (wg * 64, 0), acc)
+
+    product.shared_bytes = (128 * ks + ks * n) * T.itemsize
+    product.k = ks
+    return product
+
+
+def inputs(kind: str, m: int, n: int, k: int, seed: int = 0):
+    """A, B as the kernel takes them, and the float64 values the matrix units multiply."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
+    if kind == "float16":
+        a, b = a.astype(np.float16), b.astype(np.float16)
+        return a, b, a.astype(np.float64), b.astype(np.float64)
+    if kind == "bfloat16":
+        a, b = bfloat16.bits(a.astype(np.float32)), bfloat16.bits(b.astype(np.float32))
+        return a, b, bfloat16.floats(a).astype(np.float64), bfloat16.floats(b).astype(np.float64)
+    a, b = a.astype(np.float32), b.astype(np.float32)
+    return a, b, mma_ops.to_tf32(a).astype(np.float64), mma_ops.to_tf32(b).astype(np.float64)
+
+
+CASES = [
+    ("float16", 256, True),
+    ("float16", 64, False),
+    ("float16", 8, False),
+    ("bfloat16", 128, True),
+    ("bfloat16", 16, False),
+    ("tf32", 256, False),
+    ("tf32", 40, False),
+]
+
+
+@pytest.mark.parametrize("kind, n, row_major_b", CASES)
+def test_wgmma_matches_numpy(backend, kind, n, row_major_b):
+    _need_wgmma(backend)
+    T = KINDS[kind]
+    kern = make_product(T, n, row_major_b)
+    a, b, ra, rb = inputs(kind, 128, n, kern.k, seed=n)
+    c = np.full((128, n), np.nan, np.float32)
+    kern[1, 256, kern.shared_bytes](a, b, c)
+    if kind == "tf32" and backend == "cuda":  # the hardware truncates to TF32: against the float32 inputs
+        full = a.astype(np.float64) @ b.astype(np.float64)
+        assert (np.abs(c - full) <= 2.0**-9 * (np.abs(a).astype(np.float64) @ np.abs(b))).all()
+    else:
+        exact = ra @ rb
+        tol = mma_ops.tolerance(np.abs(ra), np.abs(rb), wgmma_ops.K["float32" if kind == "tf32" else kind])
+        assert (np.abs(c - exact) <= tol).all(), f"worst {np.nanmax(np.abs(c - exact))}"
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+@pytest.mark.parametrize("width_atoms", [1, 2, 4])
+def test_swizzle128_is_where_wgmma_reads(itemsize, width_atoms):
+    """gk.swizzle128 (the copies' helper) puts each element where the hardware's addressing
+    (wgmma_ops.k_major, mn_major: byte addresses, swizzled) reads it, for every operand start a
+    k step takes, K-major and row-major."""
+    per_row = 128 // itemsize
+    chunk = 16 // itemsize
+    k = 16 if itemsize == 2 else 8
+    rows = np.arange(64)[:, None]
+    for c0 in range(0, per_row, k):  # K-major, one atom wide: k steps within the row
+        got = wgmma_ops.k_major(c0, itemsize, 64, k)
+        want = gk.swizzle128(rows, c0 + np.arange(k)[None, :], per_row, chunk)
+        assert (got == want).all()
+    width = per_row * width_atoms
+    cols = np.arange(width)[None, :]
+    for r0 in range(0, 32, k):  # row-major B: k steps down the rows
+        got = wgmma_ops.mn_major(r0 * width, itemsize, k, width, width)
+        want = gk.swizzle128(r0 + np.arange(k)[:, None], cols, width, chunk)
+        assert (got == want).all()
+    # and it is a permutation of the tile: every element once
+    tile = gk.swizzle128(np.arange(32)[:, None], cols, width, chunk)
+    assert sorted(tile.ravel().tolist()) == list(range(32 * width))
+
+
+# ---------------------------------------------------------------- in flight
+def make_stream(stages: int, pending: int):
+    """A warpgroup multiplies k steps staged in ``stages`` stages, each refilled right after the
+    wgmma_wait(pending) that follows the step before's wgmma: the refilled stage's wgmma has landed
+    where ``pending < stages``; else its reads may still be in flight (a race)."""
+
+    @gk.kernel
+    def stream(a: Array[float16, 2], b: Array[float16, 2], c: Array[float32, 2]):
+        s = gk.dynamic_shared(float16)
+        t = gk.thread_idx.x
+        acc = gk.fragment("accumulator", 64, 8, 16, float32)
+        gk.fill_fragment(acc, 0.0)
+        steps = a.shape[1] // 16
+        for step in range(steps):
+            gk.barrier()  # every warp is past its wait: a barrier orders threads, not the matrix units
+            base = (step % stages) * 4608  # A's 64 rows of 64, B's 8 rows (n x k): 1024-byte aligned
+            for e in range(t, 64 * 16, 128):
+                s[base + gk.swizzle128(e // 16, e % 16, 64, 8)] = a[e // 16, step * 16 + e % 16]
+            for e in range(t, 16 * 8, 128):
+                s[base + 4096 + gk.swizzle128(e % 8, e // 8, 64, 8)] = b[step * 16 + e // 8, e % 8]
+            gk.barrier()
+            acc = gk.wgmma(acc, s, base, s, base + 4096)
+            gk.wgmma_commit()
+            gk.wgmma_wait(pending)
+        gk.wgmma_wait(0)
+        gk.store_matrix(c, (0, 0), acc)
+
+    return stream
+
+
+def test_a_stage_refilled_while_wgmma_reads_it_is_a_race(on_simulator):
+    a, b, ra, rb = inputs("float16", 64, 8, 64)
+    for stages, pending in ((1, 0), (2, 1), (3, 2)):
+        c = np.zeros((64, 8), np.float32)
+        make_stream(stages, pending)[1, 128, stages * 9216](a, b, c)
+        assert (np.abs(c - ra @ rb) <= mma_ops.tolerance(np.abs(ra), np.abs(rb), 16)).all()
+    for stages, pending in ((1, 1), (2, 2)):
+        with pytest.raises(gk.DataRaceError, match=r"while the wgmma\(\) started by .* reads it \(before its"):
+            make_stream(stages, pending)[1, 128, stages * 9216](a, b, c)
+
+
+@gk.kernel
+def read_too_early(a: Array[float16, 2], c: Array[float32, 2]):
+    s = gk.dynamic_shared(float16)
+    t = gk.thread_idx.x
+    for e in range(t, 64 * 64, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    gk.barrier()
+    acc = gk.fragment("accumulator", 64, 64, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, 0, s, 0)
+    gk.wgmma_commit()
+    gk.store_matrix(c, (0, 0), acc)  # before wgmma_wait: the accumulator is not done
+
+
+def test_an_accumulator_stored_before_its_wait_is_a_race(on_simulator):
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(gk.DataRaceError, match=r"accumulator 'acc': store_matrix\(\) uses it .* in flight"):
+        read_too_early[1, 128, 8192](a, np.zeros((64, 64), np.float32))
+
+
+# ---------------------------------------------------------------- refusals
+def test_a_partial_warpgroup_is_reported(on_simulator):
+    kern = make_product(float16, 64, True)
+    a, b, _, _ = inputs("float16", 128, 64, 64)
+    with pytest.raises(gk.WarpMaskError, match="not a multiple of 128"):
+        kern[1, 192, kern.shared_bytes](a, b, np.zeros((128, 64), np.float32))
+
+
+@gk.kernel
+def misplaced(a: Array[float16, 2], c: Array[float32, 2], at: int32):
+    s = gk.dynamic_shared(float16)
+    for e in range(gk.thread_idx.x, 64 * 64, 128):
+        s[e] = a[e // 64, e % 64]
+    gk.barrier()
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, at, s, 0)
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def test_a_misplaced_operand_is_reported(on_simulator):
+    a = np.ones((64, 64), np.float16)
+    misplaced[1, 128, 8192](a, np.zeros((64, 8), np.float32), 16)  # 32 bytes on: the next k step
+    with pytest.raises(gk.MisalignedAccessError, match="starts 16 bytes into its atom"):
+        misplaced[1, 128, 8192](a, np.zeros((64, 8), np.float32), 8)
+    with pytest.raises(gk.MisalignedAccessError, match="starts 128 bytes into its atom"):
+        misplaced[1, 128, 8192](a, np.zeros((64, 8), np.float32), 64)
+
+
+def _refused(body: str, match: str) -> None:
+    src = (
+        "import gpukern as gk\nfrom gpukern import Array, float16, float32\n"
+        "@gk.kernel\ndef k(a: Array[float16, 2], g: Array[float32, 2]):\n"
+        "    s = gk.dynamic_shared(float16)\n    t = gk.dynamic_shared(float32)\n"
+        "    acc = gk.fragment('accumulator', 64, 64, 16, float32)\n"
+        "    gk.fill_fragment(acc, 0.0)\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    )
+    import importlib.util
+    import pathlib
+    import tempfile
+
+    path = pathlib.Path(tempfile.mkdtemp()) / "refused_kernel.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("refused_kernel", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(gk.KernelTypeError, match=match):
+        mod.k.source(Array[float16, 2], Array[float32, 2], backend="cuda")
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("acc = gk.wgmma(acc, a, 0, s, 0)", "reads its A from a 1-D shared array"),
+        ("acc = gk.wgmma(acc, s, 0, t, 0)", "operands of one type, not float16 and float32"),
+        ("acc = gk.wgmma(acc, t, 0, t, 0)", "steps k by 8"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=0)", "b_width is B's tile width"),
+        ("acc = gk.wgmma(acc, s, 0.5, s, 0)", "cannot become int32"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=32)", "a multiple of 64 elements"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=g.shape[0])", "b_width is B's tile width"),
+        (
+            "f = gk.fragment('accumulator', 16, 16, 16, float32)\n"
+            "gk.fill_fragment(f, 0.0)\nf = gk.wgmma(f, s, 0, s, 0)",
+            "warpgroup's accumulator",
+        ),
+        ("gk.load_matrix(acc, g, (0, 0))", "wgmma\\(\\) computes it"),
+        (
+            "fa = gk.fragment('a', 16, 16, 16, float16)\nfb = gk.fragment('b', 16, 16, 16, float16)\n"
+            "gk.load_matrix(fa, a, (0, 0))\ngk.load_matrix(fb, a, (0, 0))\nacc = gk.mma(fa, fb, acc)",
+            "computed by wgmma",
+        ),
+        ("f = gk.fragment('accumulator', 64, 12, 16, float32)", "no matrix unit computes"),
+        ("gk.wgmma_wait(8)", "a constant from 0 to 7"),
+        ("if gk.thread_idx.x < 64:\n    acc = gk.wgmma(acc, s, 0, s, 0)", "thread"),
+    ],
+)
+def test_refusals(body, match):
+    _refused(body, match)
+
+
+def test_tf32_b_is_k_major_only():
+    _refused(
+        "acc2 = gk.fragment('accumulator', 64, 64, 8, float32)\ngk.fill_fragment(acc2, 0.0)\n"
+        "acc2 = gk.wgmma(acc2, t, 0, t, 0, b_width=64)",
+        "K-major only",
+    )
+
+
+def test_opencl_refuses():
+    kern = make_product(float16, 64, True)
+    with pytest.raises(gk.CompileError, match="matrix multiply-accumulate unit"):
+        kern.source(Array[float16, 2], Array[float16, 2], Array[float32, 2], backend="opencl")
+
+
+# ---------------------------------------------------------------- CUDA C
+@pytest.mark.parametrize("kind, n, row_major_b", CASES)
+def test_cuda_source(kind, n, row_major_b):
+    T = KINDS[kind]
+    kern = make_product(T, n, row_major_b)
+    src = kern.source(Array[T, 2], Array[T, 2], Array[float32, 2], backend="cuda")
+    ptx = {"float16": "f16", "bfloat16": "bf16", "tf32": "tf32"}[kind]
+    k = 8 if kind == "tf32" else 16
+    assert f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx}" in src
+    assert "__align__(1024)" in src  # the swizzled atoms' alignment
+    assert 'fence.proxy.async.shared::cta;\\n" ::: "memory"); __syncthreads();' in src  # writes -> matrix units
+    # the unrolled k steps are one run of wgmma's: fenced once, before the first
+    body = src[src.index('extern "C" __global__') :]
+    assert body.count("gk_wg_fence();") == 1
+    assert body.count(f"{'gk_wgmma_' + ptx}_n{n}{'_t' if row_major_b else ''}(acc, ") == (
+        64 // (2 * k) * 2 if kind != "tf32" else 4
+    )
+    assert all(line.count("  // ") <= 1 for line in src.splitlines())  # one Python line per statement
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("kind, n, row_major_b", CASES)
+def test_cuda_compiles_for_sm90a(kind, n, row_major_b):
+    T = KINDS[kind]
+    src = (
+        make_product(T, n, row_major_b)
+        .variant((Array[T, 2], Array[T, 2], Array[float32, 2]))
+        .source("cuda", line_directives=True)
+    )
+    assert nvrtc.library().compile(src, "sm_90a")
+
+
+def test_capability():
+    t = gk.types.FragmentType("accumulator", 64, 256, 16, float32, None)
+    assert mma_ops.lowering(t) == "wgmma" and mma_ops.capability([t]) == wgmma_ops.CAPABILITY
+    assert mma_ops.moves(t, "global")[0][2] == 2  # 64-bit stores of the accumulator's pairs
+
+
+def test_profiler_counts_no_instruction_for_wgmma_operands():
+    """The matrix units read a wgmma's operands themselves: the profiler counts the staging's
+    shared stores and the accumulator's global stores, no shared load."""
+    kern = make_product(float16, 64, True)
+    a, b, _, _ = inputs("float16", 128, 64, 64)
+    rep = gk.profile(kern[1, 256, kern.shared_bytes], a, b, np.zeros((128, 64), np.float32))
+    total = rep.total
+    assert total.shared_load_elems == 0
+    assert total.shared_store_elems == 128 * 64 + 64 * 64
+    assert total.global_store_elems == 128 * 64
