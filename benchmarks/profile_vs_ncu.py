@@ -535,6 +535,14 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         launch = kern[(n // tc.PN, n // tc.PM), tc.PTHREADS, kern.shared_bytes]
         label = f"tensor-core pipelined {np.dtype(dt).name} n={n}"
         out.append((label, launch, (a, b, np.zeros((n, n), f32), n, n, n)))
+    m, n, k = 256, 256, 192  # sm_90's kernels (gk.wgmma), two tiles of C, three k steps in four stages
+    for kern, dt in ((tc.hgemm_warpgroup, np.float16), (tc.tgemm_warpgroup, f32)):
+        a, b = rng.uniform(-1, 1, (m, k)).astype(dt), rng.uniform(-1, 1, (k, n)).astype(dt)
+        if kern.transposed_b:  # the TF32 kernel reads B's transpose (run_warpgroup makes it)
+            b = np.ascontiguousarray(b.T)
+        launch = kern[(n // tc.WN, m // tc.WM), tc.WTHREADS, kern.shared_bytes]
+        label = f"tensor-core warpgroup {np.dtype(dt).name} {m}x{n}x{k}"
+        out.append((label, launch, (a, b, np.zeros((m, n), f32), m, n, k)))
     return [c for c in out if ONLY in c[0]]
 
 
