@@ -47,6 +47,9 @@ class Node:
 # needs 128 bits, held to the same rule) and its rows are a multiple of 128 bits apart (both need it)
 TILE_ALIGNMENT = 32
 TILE_ROW_ALIGNMENT = 16
+# a wgmma operand's start: a shared-memory matrix descriptor holds addresses in 16-byte units (where
+# in its swizzled atom an operand may start, gpukern.wgmma_ops says; the simulator checks it)
+OPERAND_ALIGNMENT = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -666,6 +669,13 @@ class WarpgroupMma(MatrixOp):
     b_at: Expr
     b_width: int | None
     loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        """The two operands read (by the matrix units, from their starts on: ``wgmma_ops.operands``)."""
+        return (
+            MemoryAccess(self.a, [self.a_at], True, False, None, OPERAND_ALIGNMENT),
+            MemoryAccess(self.b, [self.b_at], True, False, None, OPERAND_ALIGNMENT),
+        )
 
 
 @dataclass(eq=False)

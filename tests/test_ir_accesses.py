@@ -43,6 +43,20 @@ def tile(a: Array[gk.float16, 2], b: Array[gk.float16, 2], c: Array[float32, 2])
     gk.store_matrix(c, (0, 0), acc)
 
 
+@kernel
+def warpgroup(a: Array[gk.float16, 2], c: Array[float32, 2]):
+    s = shared(gk.float16, 8192)  # A's and B's tiles, as gk.swizzle128 lays them out
+    for e in range(thread_idx.x, 4096, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    barrier()
+    acc = gk.fragment("accumulator", 64, 64, 16, gk.float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, 16, s, 4096)
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
 def _variant(k: gk.Kernel, *args: object):
     return k.variant(k.signature_of(args))
 
@@ -119,6 +133,16 @@ def test_fragment_tiles():
     _expect(a, "c", False, True, None, ir.TILE_ALIGNMENT)
 
 
+def test_wgmma_reads_its_two_operands():
+    v = _variant(warpgroup, np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32))
+    (mma,) = _by_kind(v)[ir.WarpgroupMma]
+    a, b = mma.accesses()
+    _expect(a, "s", True, False, None, ir.OPERAND_ALIGNMENT)
+    _expect(b, "s", True, False, None, ir.OPERAND_ALIGNMENT)
+    assert a.indices == [mma.a_at] and b.indices == [mma.b_at]
+    assert "__shared__ __align__(1024) __half s[8192];" in v.source("cuda")  # the swizzled atoms'
+
+
 def test_what_the_passes_read_of_it():
     v = _every_access()
     assert v.written == {"y", "z", "hist", "s"}
@@ -133,7 +157,17 @@ NO_ACCESS = {
     ir.DeclArray: "declares the array",
     ir.Call: "passes arrays on: the callee's own nodes access them",
 }
-KINDS = {ir.Load, ir.Store, ir.Atomic, ir.VecLoad, ir.VecStore, ir.AsyncCopy, ir.LoadMatrix, ir.StoreMatrix}
+KINDS = {
+    ir.Load,
+    ir.Store,
+    ir.Atomic,
+    ir.VecLoad,
+    ir.VecStore,
+    ir.AsyncCopy,
+    ir.LoadMatrix,
+    ir.StoreMatrix,
+    ir.WarpgroupMma,
+}
 
 
 def _holds_an_array(cls: type) -> bool:

@@ -235,7 +235,9 @@ class Emitter(TableEmitter, AtomicEmitter):
             T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
-        if self.matrix:  # fragments need a tile's first element 256-bit aligned (ir.TILE_ALIGNMENT)
+        if self.wgmma and t.space == "shared":  # wgmma's operands lie in 1024-byte swizzled atoms
+            qual += self.d.align.format(n=wgmma_ops.ATOM_BYTES)
+        elif self.matrix:  # fragments need a tile's first element 256-bit aligned (ir.TILE_ALIGNMENT)
             qual += self.d.align.format(n=ir.TILE_ALIGNMENT)
         elif self.overaligned:
             qual += self.d.align.format(n=16)
