@@ -41,6 +41,7 @@ the float64 product by ``gpukern.mma_ops.tolerance`` (a few float32 roundings of
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import numpy as np
@@ -125,6 +126,24 @@ PM, PN = 128, 128  # the pipelined kernels' block tile of C
 PTHREADS = 128  # 4 warps, 2 x 2, each 64 x 64 of C (4 x 4 accumulators)
 
 
+@functools.cache
+def chunk_copy(T):
+    """The 16-byte copy of the pipelined kernels' staging, for elements of type ``T``: a ``@gk.func``
+    that starts copying the chunk at ``src[row, col]`` into ``s[at]`` where ``inside`` (within k),
+    and writes zeros there where not (past k's end: zeros add nothing to the products)."""
+    CHUNK = 16 // T.itemsize
+
+    @gk.func
+    def copy(s: Array[T, 1], at: int32, src: Array[T, 2], row: int32, col: int32, inside: bool):
+        if inside:
+            gk.async_copy(s[at], src[row, col], count=CHUNK)
+        else:
+            for e in range(CHUNK):
+                s[at + e] = 0.0
+
+    return copy
+
+
 def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     """The pipelined kernel for inputs of type ``T`` (float16; float32: TF32), ``FK`` the fragments'
     k (16; TF32: 8), ``KS`` the k step: C = A @ B for any m, and k and n multiples of the elements
@@ -153,6 +172,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     A_STEP = PTHREADS // (KS // CHUNK)  # rows of A's tile one pass of the threads copies
     B_STEP = PTHREADS // (PN // CHUNK)
     LDC = PN + 4  # a row of C's tile staged (at C's edges) in the stages' shared memory
+    copy = chunk_copy(T)
 
     @gk.func
     def fill(
@@ -175,20 +195,12 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
         ac = (t % (KS // CHUNK)) * CHUNK
         for i in range(A_PASSES):
             r = ar + i * A_STEP
-            if k0 + ac < k:
-                gk.async_copy(s[base + r * LDA + ac], a[min(row0 + r, m - 1), k0 + ac], count=CHUNK)
-            else:
-                for e in range(CHUNK):
-                    s[base + r * LDA + ac + e] = 0.0
+            copy(s, base + r * LDA + ac, a, min(row0 + r, m - 1), k0 + ac, k0 + ac < k)
         br = t // (PN // CHUNK)
         bc = (t % (PN // CHUNK)) * CHUNK
         for i in range(B_PASSES):
             r = br + i * B_STEP
-            if k0 + r < k:
-                gk.async_copy(s[base + A_TILE + r * LDB + bc], b[k0 + r, min(col0 + bc, n - CHUNK)], count=CHUNK)
-            else:
-                for e in range(CHUNK):
-                    s[base + A_TILE + r * LDB + bc + e] = 0.0
+            copy(s, base + A_TILE + r * LDB + bc, b, k0 + r, min(col0 + bc, n - CHUNK), k0 + r < k)
 
     @kernel
     def pipelined(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
@@ -366,6 +378,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
 
     A_ROWS = WTHREADS * CHUNK // KS  # rows of A's tile one pass of the threads copies
     B_ROWS = WTHREADS * CHUNK // WN  # float16: rows of B's tile a pass copies
+    copy = chunk_copy(T)
 
     @gk.func
     def fill(
@@ -390,27 +403,14 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
         Past C's edges the copies read A's last row (B's last column chunk) again, whose products
         reach only C's rows (columns) that are not stored; past k's end the elements are zeros."""
         for i in range(A_PASSES):
-            at = base + a_at + i * A_ROWS * KS
-            if k0 + a_col < k:
-                gk.async_copy(s[at], a[min(a_row + i * A_ROWS, m - 1), k0 + a_col], count=CHUNK)
-            else:
-                for e in range(CHUNK):
-                    s[at + e] = 0.0
+            copy(s, base + a_at + i * A_ROWS * KS, a, min(a_row + i * A_ROWS, m - 1), k0 + a_col, k0 + a_col < k)
         for i in range(B_PASSES):
             if ROW_B:  # B's tile as it lies: pass i copies rows b_row + B_ROWS i
-                at = base + A_TILE + b_at + i * B_ROWS * WN
-                if k0 + b_row + i * B_ROWS < k:
-                    gk.async_copy(s[at], b[k0 + b_row + i * B_ROWS, b_col], count=CHUNK)
-                else:
-                    for e in range(CHUNK):
-                        s[at + e] = 0.0
+                row = k0 + b_row + i * B_ROWS
+                copy(s, base + A_TILE + b_at + i * B_ROWS * WN, b, row, b_col, row < k)
             else:  # B transposed (n x k), its tile copied as A's is: pass i copies rows b_row + A_ROWS i
                 at = base + A_TILE + b_at + i * A_ROWS * KS
-                if k0 + a_col < k:
-                    gk.async_copy(s[at], b[min(b_row + i * A_ROWS, n - 1), k0 + a_col], count=CHUNK)
-                else:
-                    for e in range(CHUNK):
-                        s[at + e] = 0.0
+                copy(s, at, b, min(b_row + i * A_ROWS, n - 1), k0 + a_col, k0 + a_col < k)
 
     @kernel
     def warpgroup(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):

@@ -145,7 +145,7 @@ def func(fn: Any) -> DeviceFunction:
 
 
 # ---------------------------------------------------------------- synchronisation
-class _Statement(Intrinsic):
+class Statement(Intrinsic):
     """A call with no arguments that is one IR statement (``barrier()``, the fences)."""
 
     def __init__(self, name: str, doc: str, make: Callable[[Loc], ir.Stmt]):
@@ -405,8 +405,13 @@ class _AsyncCopy(Intrinsic):
         return Static(None)
 
 
-class _AsyncWait(Intrinsic):
-    """``async_wait(n)``: wait until at most n of this thread's committed copy groups are in flight."""
+class GroupWait(Intrinsic):
+    """``name(n=0)``: wait until at most n committed groups of asynchronous work are in flight
+    (``async_wait``'s copies, ``wgmma_wait``'s matrix products): one statement, ``make(n, loc)``."""
+
+    def __init__(self, name: str, doc: str, make: Callable[[int, Loc], ir.Stmt]):
+        super().__init__(name, doc)
+        self.make = make
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, (0, 1), self.name)
@@ -416,9 +421,9 @@ class _AsyncWait(Intrinsic):
                 f"{self.name}() takes how many groups may stay in flight, a constant from 0 to 7, not "
                 f"{ast.unparse(node.args[0])}",
                 cx.loc(node),
-                "async_wait(0) waits for every group; async_wait(1) leaves the latest one in flight",
+                f"{self.name}(0) waits for every group; {self.name}(1) leaves the latest one in flight",
             )
-        cx.emit(ir.AsyncWait(int(n), loc=cx.loc(node)))
+        cx.emit(self.make(int(n), cx.loc(node)))
         return Static(None)
 
 
@@ -496,23 +501,23 @@ block_dim = Dim3("block_dim", "Threads per block along each dimension (CUDA bloc
 grid_dim = Dim3("grid_dim", "Blocks in the grid along each dimension (CUDA gridDim).")
 
 global_id = _GlobalId("global_id", "global_id(d): block_idx[d] * block_dim[d] + thread_idx[d].")
-barrier = _Statement(
+barrier = Statement(
     "barrier",
     "barrier(): every thread of the block waits here; shared memory is then consistent.",
     lambda loc: ir.Barrier(loc=loc),
 )
-threadfence = _Statement(
+threadfence = Statement(
     "threadfence",
     "threadfence(): this thread's writes before it are seen by every thread of the device before its "
     "writes after it (CUDA __threadfence); it does not wait for other threads, as barrier() does.",
     lambda loc: ir.Fence("device", loc=loc),
 )
-threadfence_block = _Statement(
+threadfence_block = Statement(
     "threadfence_block",
     "threadfence_block(): as threadfence(), for the threads of this block (CUDA __threadfence_block).",
     lambda loc: ir.Fence("block", loc=loc),
 )
-threadfence_system = _Statement(
+threadfence_system = Statement(
     "threadfence_system",
     "threadfence_system(): as threadfence(), for the host and other devices too (CUDA __threadfence_system).",
     lambda loc: ir.Fence("system", loc=loc),
@@ -555,16 +560,17 @@ async_copy = _AsyncCopy(
     "only after a barrier() after that wait.  Until then neither the destination may be read or written, nor "
     "the source written.",
 )
-async_commit = _Statement(
+async_commit = Statement(
     "async_commit",
     "async_commit(): the asynchronous copies this thread started since its last commit form one group.",
     lambda loc: ir.AsyncCommit(loc=loc),
 )
-async_wait = _AsyncWait(
+async_wait = GroupWait(
     "async_wait",
     "async_wait(n=0): this thread waits until at most n of its most recently committed groups of asynchronous "
     "copies are in flight (n a constant, 0 to 7: async_wait(0) waits for all).  It covers this thread's own "
     "copies; follow it with barrier() before reading what other threads copied.",
+    lambda n, loc: ir.AsyncWait(n, loc=loc),
 )
 launch_bounds = _LaunchBounds(
     "launch_bounds",

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import ir, wgmma_ops
 from .errors import KernelTypeError, Loc
-from .lang import Intrinsic, Lowering, _element_type
+from .lang import GroupWait, Intrinsic, Lowering, Statement, _element_type
 from .mma_ops import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
 from .types import FragmentType, bool_, float32, int32, int64
 from .values import Static, Value, coerce, describe, scalar
@@ -304,31 +304,6 @@ class _Wgmma(Intrinsic):
         return d
 
 
-class _WgmmaWait(Intrinsic):
-    """``wgmma_wait(n)``: wait until at most n of the warpgroup's committed wgmma groups are in flight."""
-
-    def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, (0, 1), self.name)
-        n = cx.static_value(node.args[0], default=None) if node.args else 0
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 0 <= n <= 7:
-            raise KernelTypeError(
-                f"{self.name}() takes how many groups may stay in flight, a constant from 0 to 7, not "
-                f"{ast.unparse(node.args[0])}",
-                cx.loc(node),
-            )
-        cx.emit(ir.WgmmaWait(int(n), loc=cx.loc(node)))
-        return Static(None)
-
-
-class _WgmmaCommit(Intrinsic):
-    """``wgmma_commit()``."""
-
-    def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, 0, self.name)
-        cx.emit(ir.WgmmaCommit(loc=cx.loc(node)))
-        return Static(None)
-
-
 # ---------------------------------------------------------------- the names
 fragment = _Fragment(
     "fragment",
@@ -360,11 +335,14 @@ wgmma = _Wgmma(
     "(gk.swizzle128; B row-major in a tile b_width wide, or stored n x k as A is).  Asynchronous: the reads "
     "and the sum are done only at the wgmma_wait() covering the group wgmma_commit() closes.",
 )
-wgmma_commit = _WgmmaCommit(
-    "wgmma_commit", "wgmma_commit(): the warpgroup's wgmma()s since its last commit form one group."
+wgmma_commit = Statement(
+    "wgmma_commit",
+    "wgmma_commit(): the warpgroup's wgmma()s since its last commit form one group.",
+    lambda loc: ir.WgmmaCommit(loc=loc),
 )
-wgmma_wait = _WgmmaWait(
+wgmma_wait = GroupWait(
     "wgmma_wait",
     "wgmma_wait(n=0): the warpgroup waits until at most n of its committed wgmma groups are in flight (n a "
     "constant, 0 to 7); until then their operands must not be written nor their accumulators read.",
+    lambda n, loc: ir.WgmmaWait(n, loc=loc),
 )

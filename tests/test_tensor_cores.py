@@ -17,6 +17,7 @@ import pytest
 from compilers import needs_nvrtc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from matrix_inputs import inputs
 
 import gpukern as gk
 from gpukern import Array, bfloat16, float16, float32, int32, mma_ops
@@ -74,20 +75,6 @@ def make_gemm(T, k):
 
 
 GEMMS = {"float16": make_gemm(float16, 16), "bfloat16": make_gemm(bfloat16, 16), "tf32": make_gemm(float32, 8)}
-
-
-def inputs(kind: str, m: int, n: int, kdim: int, seed: int = 0):
-    """A, B as the kernel takes them, and the float64 values the fragments hold."""
-    rng = np.random.default_rng(seed)
-    a, b = rng.standard_normal((m, kdim)), rng.standard_normal((kdim, n))
-    if kind == "float16":
-        a, b = a.astype(np.float16), b.astype(np.float16)
-        return a, b, a.astype(np.float64), b.astype(np.float64)
-    if kind == "bfloat16":
-        a, b = bfloat16.bits(a.astype(np.float32)), bfloat16.bits(b.astype(np.float32))
-        return a, b, bfloat16.floats(a).astype(np.float64), bfloat16.floats(b).astype(np.float64)
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    return a, b, mma_ops.to_tf32(a).astype(np.float64), mma_ops.to_tf32(b).astype(np.float64)
 
 
 def check(c: np.ndarray, ra: np.ndarray, rb: np.ndarray, k: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from compilers import needs_nvrtc
+from matrix_inputs import inputs
 
 import gpukern as gk
 from gpukern import Array, bfloat16, float16, float32, int32, mma_ops, wgmma_ops
@@ -66,20 +67,6 @@ def make_product(T, n: int, row_major_b: bool):
     product.shared_bytes = (128 * ks + ks * n) * T.itemsize
     product.k = ks
     return product
-
-
-def inputs(kind: str, m: int, n: int, k: int, seed: int = 0):
-    """A, B as the kernel takes them, and the float64 values the matrix units multiply."""
-    rng = np.random.default_rng(seed)
-    a, b = rng.uniform(-1, 1, (m, k)), rng.uniform(-1, 1, (k, n))
-    if kind == "float16":
-        a, b = a.astype(np.float16), b.astype(np.float16)
-        return a, b, a.astype(np.float64), b.astype(np.float64)
-    if kind == "bfloat16":
-        a, b = bfloat16.bits(a.astype(np.float32)), bfloat16.bits(b.astype(np.float32))
-        return a, b, bfloat16.floats(a).astype(np.float64), bfloat16.floats(b).astype(np.float64)
-    a, b = a.astype(np.float32), b.astype(np.float32)
-    return a, b, mma_ops.to_tf32(a).astype(np.float64), mma_ops.to_tf32(b).astype(np.float64)
 
 
 CASES = [
