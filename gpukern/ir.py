@@ -47,9 +47,9 @@ class Node:
 # needs 128 bits, held to the same rule) and its rows are a multiple of 128 bits apart (both need it)
 TILE_ALIGNMENT = 32
 TILE_ROW_ALIGNMENT = 16
-# a wgmma operand's start: a shared-memory matrix descriptor holds addresses in 16-byte units (where
-# in its swizzled atom an operand may start, gpukern.wgmma_ops says; the simulator checks it)
-OPERAND_ALIGNMENT = 16
+# a wgmma operand's start: at least 32 bytes aligned (a K-major one's k steps within its swizzled
+# atom's row; a row-major B's start is an atom's, 1024: gpukern.wgmma_ops, which the simulator checks)
+OPERAND_ALIGNMENT = 32
 
 
 @dataclass(frozen=True, eq=False)
@@ -652,8 +652,13 @@ class Mma(MatrixOp):
     loc: Loc | None = _loc()
 
 
+class WarpgroupOp(MatrixOp):
+    """A statement of sm_90's warpgroup matrix units (``gpukern.wgmma_ops``): a kernel with one
+    needs sm_90, its four warps a group executing it together."""
+
+
 @dataclass(eq=False)
-class WarpgroupMma(MatrixOp):
+class WarpgroupMma(WarpgroupOp):
     """``d += A @ B`` by the four warps of a warpgroup (sm_90's ``wgmma.mma_async``): A (64 x k) and
     B (k x n) read by the matrix units from shared arrays ``a`` and ``b``, their operands starting
     at elements ``a_at`` and ``b_at``, laid out as ``gpukern.wgmma_ops`` says (``b_width``: B
@@ -679,7 +684,7 @@ class WarpgroupMma(MatrixOp):
 
 
 @dataclass(eq=False)
-class WgmmaCommit(MatrixOp):
+class WgmmaCommit(WarpgroupOp):
     """``wgmma_commit()``: the warpgroup's wgmma's issued since its last commit form a group."""
 
     WHAT = "wgmma_commit()"
@@ -687,7 +692,7 @@ class WgmmaCommit(MatrixOp):
 
 
 @dataclass(eq=False)
-class WgmmaWait(MatrixOp):
+class WgmmaWait(WarpgroupOp):
     """``wgmma_wait(pending)``: the warpgroup waits until at most ``pending`` of its committed groups
     are in flight: the others' operands have been read and their accumulators are done."""
 

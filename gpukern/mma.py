@@ -284,8 +284,8 @@ class _Wgmma(Intrinsic):
                 f"fragment('accumulator', 64, {d.type.n}, {wgmma_ops.K[elem.name]}, float32), not {d.type!r}",
                 loc,
             )
-        width = None if width_ is None else cx.static_value(width_, default=None)
-        if width_ is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width <= 0):
+        width = None if width_ is None else cx.static_value(width_, default=0)  # (None: as left out)
+        if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width <= 0):
             raise KernelTypeError(
                 f"wgmma()'s b_width is B's tile width in elements, a positive constant, not {ast.unparse(width_)}", loc
             )

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .ir import OPERAND_ALIGNMENT
 from .lang import func
 from .types import FragmentType, int32
 
@@ -74,6 +75,12 @@ def k_major(start: int, itemsize: int, rows: int, k: int) -> np.ndarray:
     return swizzled(byte) // itemsize
 
 
+def row_major_stride(width: int, itemsize: int) -> int:
+    """The bytes from one 8-row band of atoms of a row-major B ``width`` elements wide to the next (the
+    atoms across it, each 1024 bytes): its descriptor's stride byte offset."""
+    return width * itemsize // ROW_BYTES * ATOM_BYTES
+
+
 def mn_major(start: int, itemsize: int, k: int, n: int, width: int) -> np.ndarray:
     """The element indices (k x n) of a row-major B in a tile ``width`` elements wide, its row 0 at ``start``."""
     per_row = ROW_BYTES // itemsize
@@ -81,7 +88,7 @@ def mn_major(start: int, itemsize: int, k: int, n: int, width: int) -> np.ndarra
     c = np.arange(n)[None, :]
     byte = (
         start * itemsize
-        + (r // ATOM_ROWS) * (width // per_row) * ATOM_BYTES
+        + (r // ATOM_ROWS) * row_major_stride(width, itemsize)
         + (c // per_row) * ATOM_BYTES
         + (r % ATOM_ROWS) * ROW_BYTES
         + (c % per_row) * itemsize
@@ -97,19 +104,18 @@ def operands(t: FragmentType, itemsize: int, a: int, b: int, width: int | None) 
     return aa, bb
 
 
-def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool, width: int | None = None) -> str | None:
-    """Why an operand starting at element ``start`` does not lie as wgmma reads one, or None."""
+def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool) -> str | None:
+    """Why an operand starting at element ``start`` does not lie as wgmma reads one, or None (a
+    row-major B's tile width, a multiple of the atom width, the front end checks)."""
     at = start * itemsize % ATOM_BYTES
     if k_major_operand:
-        if at % 32 or at + k * itemsize > ROW_BYTES:
+        if at % OPERAND_ALIGNMENT or at + k * itemsize > ROW_BYTES:
             return (
                 f"a K-major operand starts in the first 128-byte row of a 1024-byte aligned atom, at a multiple "
-                f"of 32 bytes, and its {k} elements of k fit in that row; this one starts {at} bytes into its atom"
+                f"of {OPERAND_ALIGNMENT} bytes, and its {k} elements of k fit in that row; this one starts {at} "
+                "bytes into its atom"
             )
         return None
-    per_row = ROW_BYTES // itemsize
-    if width is None or width % per_row:
-        return f"a row-major B's tile is a multiple of {per_row} elements (128 bytes) wide, not {width}"
     if at:
         return f"a row-major B starts at a 1024-byte aligned atom; this one starts {at} bytes into its atom"
     return None

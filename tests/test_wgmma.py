@@ -18,6 +18,7 @@ from matrix_inputs import inputs
 import gpukern as gk
 from gpukern import Array, bfloat16, float16, float32, int32, mma_ops, wgmma_ops
 from gpukern.backends import nvrtc
+from gpukern.backends.cuda_compile import kernel_arch
 
 KINDS = {"float16": float16, "bfloat16": bfloat16, "tf32": float32}
 
@@ -179,7 +180,7 @@ def read_too_early(a: Array[float16, 2], c: Array[float32, 2]):
 
 def test_an_accumulator_stored_before_its_wait_is_a_race(on_simulator):
     a = np.ones((64, 64), np.float16)
-    with pytest.raises(gk.DataRaceError, match=r"accumulator 'acc': store_matrix\(\) uses it .* in flight"):
+    with pytest.raises(gk.DataRaceError, match=r"accumulator 'acc': store_matrix\(\) uses it .* wgmma\(\) at line \d+"):
         read_too_early[1, 128, 8192](a, np.zeros((64, 64), np.float32))
 
 
@@ -189,6 +190,65 @@ def test_a_partial_warpgroup_is_reported(on_simulator):
     a, b, _, _ = inputs("float16", 128, 64, 64)
     with pytest.raises(gk.WarpMaskError, match="not a multiple of 128"):
         kern[1, 192, kern.shared_bytes](a, b, np.zeros((128, 64), np.float32))
+
+
+def test_a_partial_warpgroup_is_reported_to_sanitize_too():
+    """Under gk.sanitize the run goes on after the report: blocks of 32 to 192 threads (not whole
+    warpgroups) are reported, not a Python error."""
+    kern = make_product(float16, 64, True)
+    a, b, _, _ = inputs("float16", 128, 64, 64)
+    for threads in (32, 96, 192):
+        faults = gk.sanitize(kern[1, threads, kern.shared_bytes], a, b, np.zeros((128, 64), np.float32))
+        assert any(isinstance(e, gk.WarpMaskError) for e in faults), threads
+
+
+@gk.kernel
+def per_warp_offset(a: Array[float16, 2], c: Array[float32, 2]):
+    s = gk.dynamic_shared(float16)
+    for e in range(gk.thread_idx.x, 64 * 64, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    gk.barrier()
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, (gk.thread_idx.x // 32 % 2) * 16, s, 0)  # warps 1 and 3 another k step
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def test_operands_must_be_the_same_across_the_warpgroup(on_simulator):
+    a = np.ones((64, 64), np.float16)
+    with pytest.raises(gk.WarpMaskError, match="A offset differs between the warps of a warpgroup"):
+        per_warp_offset[1, 128, 8192](a, np.zeros((64, 8), np.float32))
+
+
+@gk.func
+def own_accumulator(s: Array[float16, 1], c: Array[float32, 2]):
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)  # the caller's has the same name
+    gk.fill_fragment(acc, 1.0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+@gk.kernel
+def func_while_in_flight(a: Array[float16, 2], c: Array[float32, 2], d: Array[float32, 2]):
+    s = gk.dynamic_shared(float16)
+    for e in range(gk.thread_idx.x, 64 * 64, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    gk.barrier()
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, 0, s, 0)
+    gk.wgmma_commit()
+    own_accumulator(s, d)  # another accumulator: no race with the one in flight
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+def test_a_functions_own_accumulator_is_not_the_one_in_flight(on_simulator):
+    a = np.ones((64, 64), np.float16)
+    c, d = np.zeros((64, 8), np.float32), np.zeros((64, 8), np.float32)
+    func_while_in_flight[1, 128, 8192](a, c, d)
+    assert (d == 1.0).all() and np.isfinite(c).all()
 
 
 @gk.kernel
@@ -245,6 +305,7 @@ def _refused(body: str, match: str) -> None:
         ("acc = gk.wgmma(acc, s, 0.5, s, 0)", "cannot become int32"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=32)", "a multiple of 64 elements"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=g.shape[0])", "b_width is B's tile width"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=None)\nx = acc[0]", "cannot index Fragment"),  # None: as left out
         (
             "f = gk.fragment('accumulator', 16, 16, 16, float32)\n"
             "gk.fill_fragment(f, 0.0)\nf = gk.wgmma(f, s, 0, s, 0)",
@@ -327,3 +388,29 @@ def test_profiler_counts_no_instruction_for_wgmma_operands():
     assert total.shared_load_elems == 0
     assert total.shared_store_elems == 128 * 64 + 64 * 64
     assert total.global_store_elems == 128 * 64
+
+
+@gk.kernel
+def vote_then_wgmma(a: Array[float16, 2], c: Array[float32, 2], flag: Array[int32, 1]):
+    s = gk.dynamic_shared(float16)
+    for e in range(gk.thread_idx.x, 64 * 64, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    any_nonzero = gk.syncthreads_or(a[0, gk.thread_idx.x % 64] != 0.0)  # a barrier that votes
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, 0, s, 0)
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+    flag[0] = 1 if any_nonzero else 0
+
+
+def test_block_vote_is_fenced_and_a_wait_alone_needs_sm90():
+    src = vote_then_wgmma.source(Array[float16, 2], Array[float32, 2], Array[int32, 1], backend="cuda")
+    (vote,) = [line for line in src.splitlines() if "__syncthreads_or(" in line]
+    assert vote.lstrip().startswith('asm volatile("fence.proxy.async.shared::cta;')
+    v = read_too_early.variant((Array[float16, 2], Array[float32, 2]))
+    assert v.matrix_capability == wgmma_ops.CAPABILITY
+    assert kernel_arch("sm_90", wgmma_ops.CAPABILITY) == "sm_90a"
+    assert kernel_arch("sm_100", wgmma_ops.CAPABILITY) is None
+    assert kernel_arch("sm_100", mma_ops.CAPABILITY["float16"]) == "sm_100"

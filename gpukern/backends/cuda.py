@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import dlpack, wgmma_ops
+from .. import dlpack
 from ..array import DeviceArray
 from ..cache import binary_cache
 from ..codegen.dialects import CUDA
@@ -120,14 +120,13 @@ class CUDABackend(Backend):
         """Compile (or find in the cache) and load the variant in this device's context."""
         need = variant.matrix_capability
         arch = kernel_arch(self.arch, need)
-        if need == wgmma_ops.CAPABILITY:  # sm_90's own instructions: on sm_90 only
-            if self.arch != "sm_90":
-                raise CompileError(
-                    f"kernel {variant.kernel.__name__} needs {need[1]}, which only compute capability 9.0 has; "
-                    f"this device is {self.arch}",
-                    variant.program.kernel.loc,
-                    "on other GPUs use warp-level fragments (gk.mma), or run it on the simulator (backend='sim')",
-                )
+        if arch is None:  # sm_90's own instructions
+            raise CompileError(
+                f"kernel {variant.kernel.__name__} needs {need[1]}, which only compute capability 9.0 has; "
+                f"this device is {self.arch}",
+                variant.program.kernel.loc,
+                "on other GPUs use warp-level fragments (gk.mma), or run it on the simulator (backend='sim')",
+            )
         elif need is not None and int(self.arch[3:]) < need[0]:
             raise CompileError(
                 f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "

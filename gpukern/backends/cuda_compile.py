@@ -31,11 +31,13 @@ ENV = "GPUKERN_CUDA_COMPILER"
 _chosen: str | None = None  # gk.set_cuda_compiler's choice
 
 
-def kernel_arch(device_arch: str, need: tuple[int, str] | None) -> str:
+def kernel_arch(device_arch: str, need: tuple[int, str] | None) -> str | None:
     """The architecture a kernel needing ``need`` (``Variant.matrix_capability``) is compiled for on a
     device of ``device_arch``: ``sm_90a`` for sm_90's own instructions (wgmma), which only sm_90 has
-    (the caller refuses other devices), else the device's."""
-    return "sm_90a" if need == wgmma_ops.CAPABILITY and device_arch == "sm_90" else device_arch
+    (None on any other: the kernel cannot run there), else the device's."""
+    if need == wgmma_ops.CAPABILITY:
+        return "sm_90a" if device_arch == "sm_90" else None
+    return device_arch
 
 
 def set_cuda_compiler(name: str | None) -> None:

@@ -144,7 +144,7 @@ class AsyncCopies:
         waiting[lanes] = True
         out = []
         for cid, c in list(self.copies.items()):
-            done = waiting[c.dst.lanes] & (c.group < self.committed[c.dst.lanes] - pending)
+            done = waiting[c.dst.lanes] & retired(c.group, self.committed[c.dst.lanes], pending)
             if not done.any():
                 continue
             dst, src = only_lanes(c.dst, c.dst.lanes[done]), only_lanes(c.src, c.src.lanes[done])
@@ -165,9 +165,9 @@ class AsyncCopies:
         """The wgmma group each of ``lanes`` has open."""
         return self.wg_committed[lanes].astype(np.int64)
 
-    def wgmma_done(self, lanes: np.ndarray, pending: int) -> np.ndarray:
-        """Per lane of ``lanes``, after its ``wgmma_wait(pending)``: the groups below it are done."""
-        return self.wg_committed[lanes].astype(np.int64) - pending
+    def wgmma_retired(self, group: np.ndarray, lanes: np.ndarray, pending: int) -> np.ndarray:
+        """Whether wgmma group ``group`` (-1: none) of each of ``lanes`` is done at its ``wgmma_wait(pending)``."""
+        return (group >= 0) & retired(group, self.wg_committed[lanes], pending)
 
     def wgmma_wait(self, lanes: np.ndarray, pending: int) -> None:
         """Lanes ``lanes`` wait until at most ``pending`` of their wgmma groups are in flight: the
@@ -175,7 +175,7 @@ class AsyncCopies:
         waiting = np.zeros(self.run.lanes, bool)
         waiting[lanes] = True
         for rid, r in list(self.reads.items()):
-            done = waiting[r.src.lanes] & (r.group < self.wg_committed[r.src.lanes] - pending)
+            done = waiting[r.src.lanes] & retired(r.group, self.wg_committed[r.src.lanes], pending)
             if not done.any():
                 continue
             self.mark_read(only_lanes(r.src, r.src.lanes[done]), -1)
@@ -212,7 +212,8 @@ class AsyncCopies:
                 DataRaceError,
                 f"data race on {mem.space} array {mem.name!r}{index}: {verb} by {run.who(lane)}{here} while the "
                 f"wgmma() started by {by}{line} reads it (before its wgmma_wait); a wgmma's operands must not "
-                "change until wgmma_wait() covers its group (then barrier(), for other warpgroups' threads)",
+                "change until wgmma_wait() covers its group, and a barrier() after it before other threads "
+                "write them",
                 a.node,
                 (lane,) if issuer == lane else (lane, issuer),
             )
@@ -233,6 +234,12 @@ class AsyncCopies:
             a.node,
             (lane,) if issuer == lane else (lane, issuer),
         )
+
+
+def retired(group: np.ndarray, committed: np.ndarray, pending: int) -> np.ndarray:
+    """Whether group ``group`` of a lane that has committed ``committed`` groups is done when the lane
+    waits with ``pending`` groups left in flight (async_wait, wgmma_wait): all but the latest ``pending``."""
+    return group < committed - pending
 
 
 def only_lanes(a: Access, lanes: np.ndarray) -> Access:

@@ -33,7 +33,9 @@ class Fragments:
         self.partial = run.tpb % WARP_SIZE != 0
         # each lane's first row of a warpgroup accumulator: its warp's 16 within the group's 64
         self.group_row = (t // WARP_SIZE % wgmma_ops.WARPS * wgmma_ops.WARP_ROWS).astype(np.int64)
-        self.pending: dict[str, np.ndarray] = {}  # per accumulator, per warp: its latest wgmma's group, or -1
+        # per accumulator array (kept, so that its id stays its own): per warp, the group of its latest
+        # wgmma still in flight, or -1; and that wgmma
+        self.pending: dict[int, tuple[np.ndarray, np.ndarray, ir.Node]] = {}
 
     def declare(self, frame: Any, f: ir.Fragment) -> None:
         # NaN until filled or loaded, so a result computed from an unset fragment shows it
@@ -95,7 +97,7 @@ class Fragments:
 
     def fill(self, frame: Any, s: ir.FillFragment, m: np.ndarray, value: Any) -> None:
         warps = self.warps_of(s, m)
-        self.check_landed(s, s.fragment, warps, m)
+        self.check_landed(s, frame, s.fragment, warps, m)
         v = np.broadcast_to(np.asarray(value, np.float32), (self.run.lanes,))
         if self.run.check:
             self.uniform(s, warps, m, v, "value")
@@ -163,7 +165,7 @@ class Fragments:
 
     def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
         warps = self.warps_of(s, m)
-        self.check_landed(s, s.fragment, warps, m)
+        self.check_landed(s, frame, s.fragment, warps, m)
         f = frame.fragments[s.fragment.name]
         w = self.warps.warp
         for mem, idx, part, _, at in self.tile_access(s, m, warps):
@@ -176,37 +178,44 @@ class Fragments:
         get[s.d.name][warps] = mma_ops.mma(a, b, c)
 
     # ------------------------------------------------------------ warpgroups (wgmma_ops)
-    def groups_of(self, s: ir.MatrixOp, m: np.ndarray) -> np.ndarray:
-        """The warps executing warpgroup statement ``s``, checked: whole warps, whole warpgroups."""
+    def groups_of(self, s: ir.MatrixOp, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The warps executing warpgroup statement ``s`` and each one's warpgroup (a number unique in
+        the grid), checked: whole warps, whole warpgroups of a block whose threads are a multiple of 128."""
         run = self.run
         warps = self.warps_of(s, m)
+        first = self.first_lanes(warps, m)
+        group = run.block_of[first].astype(np.int64) * run.tpb + run.thread_in_block[first] // wgmma_ops.THREADS
         if run.check:
-            lane = int(np.nonzero(m)[0][0])
+            lane = int(first[0])
             if run.tpb % wgmma_ops.THREADS:
                 self.report(s, f"the block has {run.tpb} threads, not a multiple of 128 (whole warpgroups)", lane)
-            groups, counts = np.unique(warps // wgmma_ops.WARPS, return_counts=True)
+            groups, counts = np.unique(group, return_counts=True)
             if (counts < wgmma_ops.WARPS).any():
                 g = int(groups[np.argmax(counts < wgmma_ops.WARPS)])
+                lane = int(first[np.argmax(group == g)])
                 self.report(
                     s,
-                    f"of warpgroup {g % (run.tpb // wgmma_ops.THREADS)} of a block (threads "
-                    f"{wgmma_ops.THREADS * (g % (run.tpb // wgmma_ops.THREADS))} on), only "
-                    f"{int(counts[groups == g][0])} of its 4 warps execute it; every warp of the group must",
+                    f"of the warpgroup of {run.who(lane)}, only {int(counts[groups == g][0])} of its 4 warps "
+                    "execute it; every warp of the group must",
                     lane,
                 )
-        return warps
+        return warps, group
 
-    def check_landed(self, s: ir.MatrixOp, f: ir.Fragment, warps: np.ndarray, m: np.ndarray) -> None:
+    def check_landed(self, s: ir.MatrixOp, frame: Any, f: ir.Fragment, warps: np.ndarray, m: np.ndarray) -> None:
         """A warpgroup accumulator read or set while a wgmma into it is in flight is a race."""
-        pending = self.pending.get(f.name)
-        if pending is None or not self.run.check or not (pending[warps] >= 0).any():
+        held = self.pending.get(id(frame.fragments[f.name]))
+        if held is None or not self.run.check:
+            return
+        _, pending, node = held
+        if not (pending[warps] >= 0).any():
             return
         w = int(warps[np.argmax(pending[warps] >= 0)])
         lane = int(self.first_lanes(np.array([w]), m)[0])
+        line = f" at line {node.loc.lineno}" if node.loc is not None else ""
         self.run.report(
             DataRaceError,
-            f"data race on accumulator {f.name!r}: {s.WHAT} uses it in {self.run.who(lane)} while a wgmma() into "
-            "it is in flight; wgmma_commit() and wgmma_wait() for its group first",
+            f"data race on accumulator {f.name!r}: {s.WHAT} uses it in {self.run.who(lane)} while the wgmma(){line} "
+            "into it is in flight; wgmma_commit() and wgmma_wait() for its group first",
             s,
             (lane,),
         )
@@ -216,21 +225,23 @@ class Fragments:
         path (a read the profiler does not count: the matrix units read shared memory themselves),
         kept in flight by ``sim_async`` until the ``wgmma_wait`` that covers them."""
         run, t = self.run, s.d.type
-        warps = self.groups_of(s, m)
-        a_at = np.broadcast_to(run.eval(s.a_at, m), (run.lanes,)).astype(np.int64)
-        b_at = np.broadcast_to(run.eval(s.b_at, m), (run.lanes,)).astype(np.int64)
-        if run.check:
-            self.uniform(s, warps, m, a_at, "A offset")
-            self.uniform(s, warps, m, b_at, "B offset")
+        warps, group = self.groups_of(s, m)
         first = self.first_lanes(warps, m)
+        starts = []
+        for e, what in ((s.a_at, "A offset"), (s.b_at, "B offset")):
+            at = np.broadcast_to(run.eval(e, m), (run.lanes,)).astype(np.int64)
+            if run.check:
+                self.uniform(s, warps, m, at, what)
+                self.uniform_in_groups(s, group, first, at[first], what)
+            starts.append(at[first])
         mem_a, mem_b = run.memory(s.a), run.memory(s.b)
         size = mem_a.data.dtype.itemsize
         acc = frame.fragments[s.d.name]
-        for a0, b0 in sorted(set(zip(a_at[first].tolist(), b_at[first].tolist()))):
-            mine = warps[(a_at[first] == a0) & (b_at[first] == b0)]
-            lane = int(first[np.searchsorted(warps, mine[0])])
-            for start, major, width in ((a0, True, None), (b0, s.b_width is None, s.b_width)):
-                why = wgmma_ops.misplaced(start, size, t.k, major, width)
+        for a0, b0 in sorted(set(zip(starts[0].tolist(), starts[1].tolist()))):
+            pick = (starts[0] == a0) & (starts[1] == b0)
+            mine, lane = warps[pick], int(first[pick][0])
+            for start, major in ((a0, True), (b0, s.b_width is None)):
+                why = wgmma_ops.misplaced(start, size, t.k, major)
                 if why is not None:
                     run.report(
                         MisalignedAccessError,
@@ -239,13 +250,25 @@ class Fragments:
                         (lane,),
                     )
             aa, bb = wgmma_ops.operands(t, size, a0, b0, s.b_width)
-            in_group = mine % wgmma_ops.WARPS
-            a_vals = self.operand(s, mem_a, aa, mine, in_group, s.a)
+            a_vals = self.operand(s, mem_a, aa, mine, self.group_row[first[pick]] // wgmma_ops.WARP_ROWS, s.a)
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
             acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
-        if run.check:
-            pending = self.pending.setdefault(s.d.name, np.full(len(self.warps.slots), -1, np.int64))
-            pending[warps] = run.mem.in_flight.wgmma_group(first)
+        if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
+            held = self.pending.setdefault(id(acc), (acc, np.full(len(self.warps.slots), -1, np.int64), s))
+            held[1][warps] = run.mem.in_flight.wgmma_group(first)
+            self.pending[id(acc)] = (acc, held[1], s)
+
+    def uniform_in_groups(self, s: ir.MatrixOp, group: np.ndarray, first: np.ndarray, v: np.ndarray, what: str):
+        """wgmma takes its operands as one for the whole warpgroup: a warp whose ``v`` differs from its
+        group's first warp's is reported."""
+        order = np.argsort(group, kind="stable")
+        g, vv = group[order], v[order]
+        lead = np.ones(len(g), bool)
+        lead[1:] = g[1:] != g[:-1]
+        bad = vv != vv[np.maximum.accumulate(np.where(lead, np.arange(len(g)), 0))]
+        if bad.any():
+            lane = int(first[order][np.argmax(bad)])
+            self.report(s, f"its {what} differs between the warps of a warpgroup ({self.run.who(lane)})", lane)
 
     def operand(self, s: ir.WarpgroupMma, mem: Any, elements: np.ndarray, warps: np.ndarray, rows: Any, ref: Any):
         """The operand each of ``warps`` reads (A: its 16 rows, ``rows`` its warp in the group; B:
@@ -273,19 +296,18 @@ class Fragments:
         return mma_ops.round_elements(out, elem).reshape(per_warp.shape)
 
     def wgmma_commit(self, s: ir.WgmmaCommit, m: np.ndarray) -> None:
-        warps = self.groups_of(s, m)
+        self.groups_of(s, m)
         if self.run.check:
             self.run.mem.in_flight.wgmma_commit(self.run.lanes_of(m))
-        del warps
 
     def wgmma_wait(self, s: ir.WgmmaWait, m: np.ndarray) -> None:
-        warps = self.groups_of(s, m)
+        warps, _ = self.groups_of(s, m)
         run = self.run
         if not run.check:
             return
-        lanes = run.lanes_of(m)
-        run.mem.in_flight.wgmma_wait(lanes, s.pending)
-        done = run.mem.in_flight.wgmma_done(self.first_lanes(warps, m), s.pending)
-        for pending in self.pending.values():
+        first = self.first_lanes(warps, m)
+        run.mem.in_flight.wgmma_wait(run.lanes_of(m), s.pending)
+        for _, pending, _ in list(self.pending.values()):
             p = pending[warps]
-            pending[warps] = np.where(p < done, -1, p)
+            done = run.mem.in_flight.wgmma_retired(p, first, s.pending)
+            pending[warps] = np.where(done, -1, p)

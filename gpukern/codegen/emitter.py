@@ -58,7 +58,7 @@ class Emitter(TableEmitter, AtomicEmitter):
         # helper) has shared and local arrays declared 16-byte aligned; a fragment operation, more
         self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
-        self.wgmma = any(isinstance(n, ir.WarpgroupMma) for fd in fds for n in ir.walk_body(fd.body))
+        self.wgmma = any(isinstance(n, ir.WarpgroupOp) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -345,9 +345,9 @@ class Emitter(TableEmitter, AtomicEmitter):
         row_major = s.b_width is not None
         name = wgmma.helper_name(elem.name, t.n, row_major)
         self.helpers.setdefault(name, wgmma.mma_helper(elem.name, t.n, row_major))
-        atoms = (s.b_width or 0) * elem.itemsize // wgmma_ops.ROW_BYTES  # a row-major B's atoms across
+        sbo = wgmma_ops.row_major_stride(s.b_width, elem.itemsize) if row_major else 0
         a, b = (f"&{self.element(x, [at])}" for x, at in ((s.a, s.a_at), (s.b, s.b_at)))
-        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, sbo=atoms * wgmma_ops.ATOM_BYTES)
+        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, sbo=sbo)
         if not isinstance(self.previous, ir.WarpgroupMma):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]
@@ -389,11 +389,11 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
+        fence = self.wgmma_table(s)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
         if s.vote is None or s.pred is None or s.result is None:
-            fence = self.wgmma_table(s)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
             return [self.line(depth, fence + self.d.barrier, s)]
         text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))
-        return [self.line(depth, self.support(text), s)]
+        return [self.line(depth, fence + self.support(text), s)]
 
     def stmt_Fence(self, s: ir.Fence, depth: int) -> list[str]:
         return [self.line(depth, self.d.fences[s.scope], s)]
