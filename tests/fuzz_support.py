@@ -132,6 +132,18 @@ def _near_int(x: Any, e: Any) -> Any:
 
 # ---------------------------------------------------------------- operations
 
+
+def _c_pow(a: Any, b: Any) -> Any:
+    """``a ** b`` as gpukern defines it (C's ``pow``, ``gpukern.ops``): NumPy's own power takes a
+    scalar exponent 0.5 as ``sqrt`` (``(-inf) ** 0.5`` nan where ``pow`` gives inf), whole arrays
+    (no stride-0 operand) it takes to ``pow``; the type as NumPy 2 promotes the operands."""
+    dt = np.result_type(a, b)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) or (1,)
+    x, y = (np.array(np.broadcast_to(np.asarray(v, dt), shape)) for v in (a, b))  # (copies: no stride 0)
+    out = np.power(x, y).reshape(np.broadcast_shapes(np.shape(a), np.shape(b)))
+    return out if np.ndim(a) or np.ndim(b) else out[()]
+
+
 BIN_NP = {
     "+": np.add,
     "-": np.subtract,
@@ -139,7 +151,7 @@ BIN_NP = {
     "/": np.true_divide,
     "//": np.floor_divide,
     "%": np.remainder,
-    "**": np.power,
+    "**": _c_pow,
     "<<": np.left_shift,
     ">>": np.right_shift,
     "&": np.bitwise_and,
