@@ -504,19 +504,20 @@ def transpose(src: Array[float32, 2], dst: Array[float32, 2], rows: int32, cols:
             dst[y + j, x] = tile[thread_idx.x, thread_idx.y + j]
 
 
-_scratch: dict[tuple, object] = {}  # B's transposes (TF32), by shape and backend: made once
+_scratch: dict[int, object] = {}  # per backend, the last B's transpose (TF32): kept for the next call
 
 
 def run_warpgroup(kern, da, db, dc, m: int, n: int, k: int) -> None:
     """Launch a kernel of ``make_warpgroup``: any m; k and n multiples of the elements in 16 bytes.  The
-    TF32 kernel reads B's transpose: made here first (``transpose``, into an array kept for the shape)."""
+    TF32 kernel reads B's transpose: made here first (``transpose``, into an array kept until a call of
+    another shape)."""
     chunk = 16 // kern.itemsize
     if k % chunk or n % chunk:
         raise ValueError(f"the warpgroup kernel takes k and n that are multiples of {chunk}, not {k} and {n}")
-    if kern.transposed_b:
-        key = (n, k, gk.get_backend().name, id(gk.get_backend()))
+    if kern.transposed_b:  # (one array a backend, replaced when the shape changes: no array kept per shape)
+        key = id(gk.get_backend())
         bt = _scratch.get(key)
-        if bt is None:
+        if bt is None or bt.shape != (n, k):
             bt = _scratch[key] = gk.empty((n, k), np.float32)
         transpose[(-(-n // 32), -(-k // 32)), (32, 8)](db, bt, k, n)
         db = bt
