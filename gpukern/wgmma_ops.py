@@ -39,7 +39,6 @@ CAPABILITY = (90, "warpgroup matrix multiply-accumulate (wgmma: sm_90, Hopper, c
 ROW_BYTES = 128  # a swizzled atom's row
 ATOM_ROWS = 8
 ATOM_BYTES = ROW_BYTES * ATOM_ROWS
-CHUNK_BYTES = 16
 
 
 def is_warpgroup(t: FragmentType) -> bool:
@@ -67,25 +66,19 @@ def swizzle128(row: int32, col: int32, width: int32, chunk: int32) -> int32:
     return atom * 8 * e + (row % 8) * e + (((col % e) // chunk) ^ (row % 8)) * chunk + col % chunk
 
 
-def k_major(start: int, itemsize: int, rows: int, k: int) -> np.ndarray:
-    """The element indices (rows x k) of a K-major operand whose row 0 starts at element ``start``."""
-    r = np.arange(rows)[:, None]
-    c = np.arange(k)[None, :]
-    byte = start * itemsize + (r // ATOM_ROWS) * ATOM_BYTES + (r % ATOM_ROWS) * ROW_BYTES + c * itemsize
-    return swizzled(byte) // itemsize
-
-
 def row_major_stride(width: int, itemsize: int) -> int:
-    """The bytes from one 8-row band of atoms of a row-major B ``width`` elements wide to the next (the
-    atoms across it, each 1024 bytes): its descriptor's stride byte offset."""
+    """The bytes from one 8-row band of atoms of a tile ``width`` elements wide to the next (the atoms
+    across it, each 1024 bytes): a row-major B's descriptor's stride byte offset."""
     return width * itemsize // ROW_BYTES * ATOM_BYTES
 
 
-def mn_major(start: int, itemsize: int, k: int, n: int, width: int) -> np.ndarray:
-    """The element indices (k x n) of a row-major B in a tile ``width`` elements wide, its row 0 at ``start``."""
+def tile(start: int, itemsize: int, rows: int, cols: int, width: int) -> np.ndarray:
+    """The element indices (rows x cols) of an operand read from a tile ``width`` elements wide in
+    swizzled atoms, its element (0, 0) at element ``start``, as the hardware addresses it: a K-major
+    operand's tile is one atom wide (its k along the atom's rows); a row-major B's, ``width``."""
     per_row = ROW_BYTES // itemsize
-    r = np.arange(k)[:, None]
-    c = np.arange(n)[None, :]
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
     byte = (
         start * itemsize
         + (r // ATOM_ROWS) * row_major_stride(width, itemsize)
@@ -99,8 +92,9 @@ def mn_major(start: int, itemsize: int, k: int, n: int, width: int) -> np.ndarra
 def operands(t: FragmentType, itemsize: int, a: int, b: int, width: int | None) -> tuple[np.ndarray, np.ndarray]:
     """The element indices of A (64 x k) and B (k x n) that a wgmma into ``t`` reads, its operands
     starting at elements ``a`` and ``b`` (``width``: B row-major in a tile that wide, else K-major)."""
-    aa = k_major(a, itemsize, ROWS, t.k)
-    bb = k_major(b, itemsize, t.n, t.k).T if width is None else mn_major(b, itemsize, t.k, t.n, width)
+    atom = ROW_BYTES // itemsize
+    aa = tile(a, itemsize, ROWS, t.k, atom)
+    bb = tile(b, itemsize, t.n, t.k, atom).T if width is None else tile(b, itemsize, t.k, t.n, width)
     return aa, bb
 
 

@@ -99,26 +99,29 @@ def test_wgmma_matches_numpy(backend, kind, n, row_major_b):
 
 
 @pytest.mark.parametrize("itemsize", [2, 4])
-@pytest.mark.parametrize("width_atoms", [1, 2, 4])
-def test_swizzle128_is_where_wgmma_reads(itemsize, width_atoms):
-    """gk.swizzle128 (the copies' helper) puts each element where the hardware's addressing
-    (wgmma_ops.k_major, mn_major: byte addresses, swizzled) reads it, for every operand start a
-    k step takes, K-major and row-major."""
-    per_row = 128 // itemsize
-    chunk = 16 // itemsize
-    k = 16 if itemsize == 2 else 8
-    rows = np.arange(64)[:, None]
-    for c0 in range(0, per_row, k):  # K-major, one atom wide: k steps within the row
-        got = wgmma_ops.k_major(c0, itemsize, 64, k)
-        want = gk.swizzle128(rows, c0 + np.arange(k)[None, :], per_row, chunk)
+def test_swizzle128_is_where_wgmma_reads_a_k_major_operand(itemsize):
+    """gk.swizzle128 (the copies' helper) puts each element of a tile one atom wide where the
+    hardware's addressing (wgmma_ops.tile: byte addresses, swizzled) reads it, for every start a k
+    step takes within the atom's row."""
+    per_row, chunk, k = 128 // itemsize, 16 // itemsize, 16 if itemsize == 2 else 8
+    for c0 in range(0, per_row, k):
+        got = wgmma_ops.tile(c0, itemsize, 64, k, per_row)
+        want = gk.swizzle128(np.arange(64)[:, None], c0 + np.arange(k)[None, :], per_row, chunk)
         assert (got == want).all()
+
+
+@pytest.mark.parametrize("itemsize", [2, 4])
+@pytest.mark.parametrize("width_atoms", [1, 2, 4])
+def test_swizzle128_is_where_wgmma_reads_a_row_major_b(itemsize, width_atoms):
+    """The same for a row-major B in a tile ``width_atoms`` atoms wide, k steps down its rows; and
+    the layout is a permutation of the tile: every element once."""
+    per_row, chunk, k = 128 // itemsize, 16 // itemsize, 16 if itemsize == 2 else 8
     width = per_row * width_atoms
     cols = np.arange(width)[None, :]
-    for r0 in range(0, 32, k):  # row-major B: k steps down the rows
-        got = wgmma_ops.mn_major(r0 * width, itemsize, k, width, width)
+    for r0 in range(0, 32, k):
+        got = wgmma_ops.tile(r0 * width, itemsize, k, width, width)
         want = gk.swizzle128(r0 + np.arange(k)[:, None], cols, width, chunk)
         assert (got == want).all()
-    # and it is a permutation of the tile: every element once
     tile = gk.swizzle128(np.arange(32)[:, None], cols, width, chunk)
     assert sorted(tile.ravel().tolist()) == list(range(32 * width))
 
