@@ -254,20 +254,17 @@ class Fragments:
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
             acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
         if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
-            held = self.pending.setdefault(id(acc), (acc, np.full(len(self.warps.slots), -1, np.int64), s))
-            held[1][warps] = run.mem.in_flight.wgmma_group(first)
-            self.pending[id(acc)] = (acc, held[1], s)
+            _, pending, _ = self.pending.get(id(acc), (acc, np.full(len(self.warps.slots), -1, np.int64), s))
+            pending[warps] = run.mem.in_flight.wgmma_group(first)
+            self.pending[id(acc)] = (acc, pending, s)
 
     def uniform_in_groups(self, s: ir.MatrixOp, group: np.ndarray, first: np.ndarray, v: np.ndarray, what: str):
         """wgmma takes its operands as one for the whole warpgroup: a warp whose ``v`` differs from its
         group's first warp's is reported."""
-        order = np.argsort(group, kind="stable")
-        g, vv = group[order], v[order]
-        lead = np.ones(len(g), bool)
-        lead[1:] = g[1:] != g[:-1]
-        bad = vv != vv[np.maximum.accumulate(np.where(lead, np.arange(len(g)), 0))]
+        _, lead, which = np.unique(group, return_index=True, return_inverse=True)
+        bad = v != v[lead][which]
         if bad.any():
-            lane = int(first[order][np.argmax(bad)])
+            lane = int(first[np.argmax(bad)])
             self.report(s, f"its {what} differs between the warps of a warpgroup ({self.run.who(lane)})", lane)
 
     def operand(self, s: ir.WarpgroupMma, mem: Any, elements: np.ndarray, warps: np.ndarray, rows: Any, ref: Any):
