@@ -50,6 +50,7 @@ import gpukern as gk
 from gpukern import (
     Array,
     barrier,
+    block_dim,
     block_idx,
     dynamic_shared,
     float16,
@@ -126,6 +127,38 @@ PM, PN = 128, 128  # the pipelined kernels' block tile of C
 PTHREADS = 128  # 4 warps, 2 x 2, each 64 x 64 of C (4 x 4 accumulators)
 
 
+@gk.func
+def grouped_tile(group: int32):
+    """The tile of C this block computes (its row and column, in tiles): blocks walk C's tiles in
+    groups of ``group`` tile rows, column by column, so that blocks running at the same time share
+    the panels of A and B they read (in L2) rather than each reading its own."""
+    tile = block_idx.y * grid_dim.x + block_idx.x
+    first = (tile // (group * grid_dim.x)) * group
+    rows = min(grid_dim.y - first, group)
+    return first + tile % (group * grid_dim.x) % rows, tile % (group * grid_dim.x) // rows
+
+
+@gk.func
+def copy_edge(
+    c: Array[float32, 2],
+    cs: Array[float32, 1],
+    ldc: int32,
+    row0: int32,
+    col0: int32,
+    rows: int32,
+    cols: int32,
+    m: int32,
+    n: int32,
+):
+    """The block's ``rows`` x ``cols`` tile of C, staged in shared memory ``ldc`` elements a row, copied
+    to C where it lies inside C (m x n): at C's edges, where whole fragments would pass them."""
+    for e in range(thread_idx.x, rows * cols, block_dim.x):
+        r = e // cols
+        q = e % cols
+        if row0 + r < m and col0 + q < n:
+            c[row0 + r, col0 + q] = cs[r * ldc + q]
+
+
 @functools.cache
 def chunk_copy(T):
     """The 16-byte copy of the pipelined kernels' staging, for elements of type ``T``: a ``@gk.func``
@@ -154,9 +187,8 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
     (16-byte ``gk.async_copy``s, one commit group per step), one barrier a step.  Each warp keeps 16
     accumulators: a fragment of A or B feeds 4 mma's (for TF32, whose B fragments load in 64-bit
     pairs rather than one ``ldmatrix``, 64 x 64 warp tiles ran 15 % faster than 32 x 64 ones; for
-    float16 alike, ``benchmarks/results/2026-11-24-h100-tf32``).  Blocks run through C's tiles in groups
-    of ``GROUP`` tile rows, column by column, so that blocks running at the same time share the
-    panels of A and B they read (in L2) rather than each reading its own."""
+    float16 alike, ``benchmarks/results/2026-11-24-h100-tf32``).  Blocks walk C's tiles in groups of
+    ``GROUP`` tile rows (``grouped_tile``)."""
     CHUNK = 16 // T.itemsize  # elements a copy moves
     if PTHREADS % (KS // CHUNK) or (PM * KS // CHUNK) % PTHREADS or (KS * PN // CHUNK) % PTHREADS:
         raise ValueError(f"a k step of {KS} does not split into {PTHREADS} threads' {CHUNK}-element copies")
@@ -209,11 +241,9 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
         warp = thread_idx.x // 32
         wr = (warp // 2) * 64
         wc = (warp % 2) * 64
-        tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP rows
-        first = (tile // (GROUP * grid_dim.x)) * GROUP
-        rows = min(grid_dim.y - first, GROUP)
-        row0 = (first + tile % (GROUP * grid_dim.x) % rows) * PM
-        col0 = (tile % (GROUP * grid_dim.x) // rows) * PN
+        tile_row, tile_col = grouped_tile(GROUP)
+        row0 = tile_row * PM
+        col0 = tile_col * PN
         fa0 = gk.fragment("a", 16, 16, FK, T)
         fa1 = gk.fragment("a", 16, 16, FK, T)
         fa2 = gk.fragment("a", 16, 16, FK, T)
@@ -332,11 +362,7 @@ def make_pipelined(T, FK: int, KS: int, STAGES: int, GROUP: int = 8):
             gk.store_matrix(cs, at + 48 * LDC + 32, c32, ldm=LDC)
             gk.store_matrix(cs, at + 48 * LDC + 48, c33, ldm=LDC)
             barrier()
-            for e in range(thread_idx.x, PM * PN, PTHREADS):
-                r = e // PN
-                q = e % PN
-                if row0 + r < m and col0 + q < n:
-                    c[row0 + r, col0 + q] = cs[r * LDC + q]
+            copy_edge(c, cs, LDC, row0, col0, PM, PN, m, n)
 
     pipelined.shared_bytes = max(STAGES * STAGE * T.itemsize, PM * LDC * 4)  # the stages; C's edge tile
     pipelined.itemsize = T.itemsize
@@ -365,7 +391,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
     one read two steps before, whose wgmma's have then landed.  float16's B is read row-major, as
     it lies in memory; TF32's wgmma reads B only K-major, so the TF32 kernel takes B's transpose
     (n x k, which ``run_warpgroup`` makes) and copies its tiles as A's.  Blocks walk C's tiles in
-    groups of ``GROUP`` tile rows (L2 reuse), as ``make_pipelined``'s."""
+    groups of ``GROUP`` tile rows (``grouped_tile``)."""
     CHUNK = 16 // T.itemsize  # elements a 16-byte copy moves
     KS = 8 * CHUNK  # the k step: a 128-byte row of A's atoms
     FK = 16 if T == float16 else 8  # the wgmma's k
@@ -417,11 +443,9 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
         launch_bounds(WTHREADS, 1)
         s = dynamic_shared(T)
         wg = thread_idx.x // 128  # this thread's warpgroup: rows 64 wg.. of the block's tile
-        tile = block_idx.y * grid_dim.x + block_idx.x  # C's tiles in groups of GROUP rows
-        first = (tile // (GROUP * grid_dim.x)) * GROUP
-        rows = min(grid_dim.y - first, GROUP)
-        row0 = (first + tile % (GROUP * grid_dim.x) % rows) * WM
-        col0 = (tile % (GROUP * grid_dim.x) // rows) * WN
+        tile_row, tile_col = grouped_tile(GROUP)
+        row0 = tile_row * WM
+        col0 = tile_col * WN
         acc = gk.fragment("accumulator", 64, WN, FK, float32)
         gk.fill_fragment(acc, 0.0)
         t = thread_idx.x  # this thread's first copies: A's row t // 8, 16-byte chunk t % 8
@@ -468,11 +492,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
             barrier()
             gk.store_matrix(cs, wg * 64 * LDC, acc, ldm=LDC)
             barrier()
-            for e in range(thread_idx.x, WM * WN, WTHREADS):
-                r = e // WN
-                q = e % WN
-                if row0 + r < m and col0 + q < n:
-                    c[row0 + r, col0 + q] = cs[r * LDC + q]
+            copy_edge(c, cs, LDC, row0, col0, WM, WN, m, n)
 
     warpgroup.shared_bytes = max(STAGES * STAGE * T.itemsize, WM * LDC * 4)
     warpgroup.transposed_b = not ROW_B  # its b is B's transpose (run_warpgroup makes it)
