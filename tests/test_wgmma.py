@@ -127,6 +127,14 @@ def test_swizzle128_is_where_wgmma_reads_a_row_major_b(itemsize, width_atoms):
 
 
 # ---------------------------------------------------------------- in flight
+@gk.func
+def stage(s: Array[float16, 1], a: Array[float16, 2]):
+    """A 64 x 64 float16 ``a`` into ``s[0:4096]`` in swizzled atoms (one atom wide: an A, or a B
+    stored n x k), by a warpgroup's 128 threads; the caller's barrier() follows."""
+    for e in range(gk.thread_idx.x, 64 * 64, 128):
+        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+
+
 def make_stream(stages: int, pending: int):
     """A warpgroup multiplies k steps staged in ``stages`` stages, each refilled right after the
     wgmma_wait(pending) that follows the step before's wgmma: the refilled stage's wgmma has landed
@@ -170,9 +178,7 @@ def test_a_stage_refilled_while_wgmma_reads_it_is_a_race(on_simulator):
 @gk.kernel
 def read_too_early(a: Array[float16, 2], c: Array[float32, 2]):
     s = gk.dynamic_shared(float16)
-    t = gk.thread_idx.x
-    for e in range(t, 64 * 64, 128):
-        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    stage(s, a)
     gk.barrier()
     acc = gk.fragment("accumulator", 64, 64, 16, float32)
     gk.fill_fragment(acc, 0.0)
@@ -208,8 +214,7 @@ def test_a_partial_warpgroup_is_reported_to_sanitize_too():
 @gk.kernel
 def per_warp_offset(a: Array[float16, 2], c: Array[float32, 2]):
     s = gk.dynamic_shared(float16)
-    for e in range(gk.thread_idx.x, 64 * 64, 128):
-        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    stage(s, a)
     gk.barrier()
     acc = gk.fragment("accumulator", 64, 8, 16, float32)
     gk.fill_fragment(acc, 0.0)
@@ -235,8 +240,7 @@ def own_accumulator(s: Array[float16, 1], c: Array[float32, 2]):
 @gk.kernel
 def func_while_in_flight(a: Array[float16, 2], c: Array[float32, 2], d: Array[float32, 2]):
     s = gk.dynamic_shared(float16)
-    for e in range(gk.thread_idx.x, 64 * 64, 128):
-        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    stage(s, a)
     gk.barrier()
     acc = gk.fragment("accumulator", 64, 8, 16, float32)
     gk.fill_fragment(acc, 0.0)
@@ -396,8 +400,7 @@ def test_profiler_counts_no_instruction_for_wgmma_operands():
 @gk.kernel
 def vote_then_wgmma(a: Array[float16, 2], c: Array[float32, 2], flag: Array[int32, 1]):
     s = gk.dynamic_shared(float16)
-    for e in range(gk.thread_idx.x, 64 * 64, 128):
-        s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    stage(s, a)
     any_nonzero = gk.syncthreads_or(a[0, gk.thread_idx.x % 64] != 0.0)  # a barrier that votes
     acc = gk.fragment("accumulator", 64, 8, 16, float32)
     gk.fill_fragment(acc, 0.0)
