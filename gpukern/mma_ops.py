@@ -81,7 +81,7 @@ def lowering(t: FragmentType) -> str:
     instructions of a 16-bit tile's ``ldmatrix``); ``'wgmma'``, gpukern's own for a warpgroup's
     accumulators (``wgmma_ops``); ``'wmma'``, ``nvcuda::wmma``, for every other."""
     if wgmma_ops.is_warpgroup(t):
-        return "wgmma"
+        return wgmma_ops.LOWERING
     return "tf32" if (t.m, t.n, t.k) == (16, 16, 8) else "wmma"
 
 
@@ -123,7 +123,7 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
     from global and shared memory; not every combination)."""
     if lowering(t) == "tf32":
         return _frozen(_tf32_moves(t, space))
-    if lowering(t) == "wgmma":
+    if lowering(t) == wgmma_ops.LOWERING:
         return _frozen(wgmma_ops.accumulator_moves(t))
     lane = np.arange(32)
     g, q = lane // 4, lane % 4

@@ -29,6 +29,7 @@ from .ir import OPERAND_ALIGNMENT
 from .lang import func
 from .types import FragmentType, int32
 
+LOWERING = "wgmma"  # the CUDA dialect's matrix table for these (``mma_ops.lowering``)
 ROWS = 64  # an accumulator of 64 rows is a warpgroup's
 WARPS = 4
 THREADS = WARPS * 32

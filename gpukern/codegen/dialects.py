@@ -7,6 +7,7 @@ type and math names; those live here, apart from the runtimes that compile and l
 
 from __future__ import annotations
 
+from .. import wgmma_ops
 from ..errors import BackendError
 from ..types import (
     bfloat16,
@@ -382,7 +383,7 @@ CUDA = Dialect(
     },  # fmt: skip
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
-    matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE), "wgmma": cuda_wgmma(_CUDA_THREAD)},
+    matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE), wgmma_ops.LOWERING: cuda_wgmma(_CUDA_THREAD)},
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={

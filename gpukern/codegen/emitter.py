@@ -19,7 +19,7 @@ import math
 from .. import formats, ir, mma_ops, ops, wgmma_ops
 from ..errors import CompileError
 from ..passes import nonnegative_vars
-from ..types import ArrayType, FragmentType, RecordType, ScalarType, float32, int64
+from ..types import ArrayType, FragmentType, RecordType, ScalarType, int64
 from ..warp_ops import BLOCK_VOTES
 from . import lines as line_directives
 from . import wgmma
@@ -278,16 +278,17 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
     # ------------------------------------------------------------ matrix units (gpukern.mma)
-    def matrix_table(self, node: ir.Node, t: FragmentType) -> dict[str, str]:
+    def matrix_table(self, node: ir.Node, t: FragmentType | None) -> dict[str, str]:
         """The dialect's spellings for fragments of type ``t`` (its lowering's table, whose preamble
-        the kernel then includes); a CompileError where the dialect has no matrix units."""
+        the kernel then includes; None: a warpgroup statement's, which names no fragment); a
+        CompileError where the dialect has no matrix units."""
         if not self.d.matrix:
             raise CompileError(
                 f"gk.fragment() and gk.mma() cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
                 node.loc,
                 "run the kernel on CUDA (sm_70 and later; bfloat16 and TF32 sm_80) or on the simulator",
             )
-        table = self.d.matrix[mma_ops.lowering(t)]
+        table = self.d.matrix[wgmma_ops.LOWERING if t is None else mma_ops.lowering(t)]
         self.preambles.setdefault(table["preamble"], None)
         return table
 
@@ -352,14 +353,11 @@ class Emitter(TableEmitter, AtomicEmitter):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]
 
-    def wgmma_table(self, node: ir.Node) -> dict[str, str]:
-        return self.matrix_table(node, FragmentType("accumulator", wgmma_ops.ROWS, 8, 16, float32))
-
     def stmt_WgmmaCommit(self, s: ir.WgmmaCommit, depth: int) -> list[str]:
-        return [self.line(depth, self.wgmma_table(s)["commit"], s)]
+        return [self.line(depth, self.matrix_table(s, None)["commit"], s)]
 
     def stmt_WgmmaWait(self, s: ir.WgmmaWait, depth: int) -> list[str]:
-        return [self.line(depth, self.wgmma_table(s)["wait"].format(n=s.pending), s)]
+        return [self.line(depth, self.matrix_table(s, None)["wait"].format(n=s.pending), s)]
 
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"
@@ -389,7 +387,7 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
-        fence = self.wgmma_table(s)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
+        fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
         if s.vote is None or s.pred is None or s.result is None:
             return [self.line(depth, fence + self.d.barrier, s)]
         text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))
