@@ -206,31 +206,30 @@ class AsyncCopies:
         here = f" at line {a.loc.lineno}" if a.loc is not None else ""
         line = f" at line {node.loc.lineno}" if node.loc is not None else ""
         by = "this thread" if issuer == lane else run.who(issuer)
-        what = "into" if into else "from"
         if operand:
-            run.report(
-                DataRaceError,
-                f"data race on {mem.space} array {mem.name!r}{index}: {verb} by {run.who(lane)}{here} while the "
-                f"wgmma() started by {by}{line} reads it (before its wgmma_wait); a wgmma's operands must not "
-                "change until wgmma_wait() covers its group, and a barrier() after it before other threads "
-                "write them",
-                a.node,
-                (lane,) if issuer == lane else (lane, issuer),
-            )
-            return
-        if not into:
-            fix = "the source of a copy must not change until the copy has landed: async_wait() for its group first"
-        elif issuer == lane:
-            fix = "async_wait() for the copy's group before touching its destination"
-        else:
+            flight = f"the wgmma() started by {by}{line} reads it (before its wgmma_wait)"
             fix = (
-                "the copying thread must async_wait() for the copy's group, then barrier(), before other threads "
-                "touch its destination"
+                "a wgmma's operands must not change until wgmma_wait() covers its group, and a barrier() after it "
+                "before other threads write them"
             )
+        else:
+            flight = (
+                f"the asynchronous copy {'into' if into else 'from'} it started by {by}{line} is in flight (before "
+                "its async_wait)"
+            )
+            if not into:
+                fix = "the source of a copy must not change until the copy has landed: async_wait() for its group first"
+            elif issuer == lane:
+                fix = "async_wait() for the copy's group before touching its destination"
+            else:
+                fix = (
+                    "the copying thread must async_wait() for the copy's group, then barrier(), before other threads "
+                    "touch its destination"
+                )
         run.report(
             DataRaceError,
-            f"data race on {mem.space} array {mem.name!r}{index}: {verb} by {run.who(lane)}{here} while the "
-            f"asynchronous copy {what} it started by {by}{line} is in flight (before its async_wait); {fix}",
+            f"data race on {mem.space} array {mem.name!r}{index}: {verb} by {run.who(lane)}{here} while {flight}; "
+            f"{fix}",
             a.node,
             (lane,) if issuer == lane else (lane, issuer),
         )
