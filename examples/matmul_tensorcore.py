@@ -436,7 +436,7 @@ def make_warpgroup(T, STAGES: int = 4, GROUP: int = 8):
                 copy(s, base + A_TILE + b_at + i * B_ROWS * WN, b, row, b_col, row < k)
             else:  # B transposed (n x k), its tile copied as A's is: pass i copies rows b_row + A_ROWS i
                 at = base + A_TILE + b_at + i * A_ROWS * KS
-                copy(s, at, b, min(b_row + i * A_ROWS, n - 1), k0 + a_col, k0 + a_col < k)
+                copy(s, at, b, min(b_row + i * A_ROWS, n - 1), k0 + b_col, k0 + b_col < k)
 
     @kernel
     def warpgroup(a: Array[T, 2], b: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
