@@ -3,12 +3,12 @@
 A plan's identity tests (``gpukern.plan``) each write their own lines here (``Test.write``): the
 condition that sends a call to the checked path, and the expression of the C argument the test
 reads (a device array's handle, a foreign array's pointer).  Written out for the plan's very
-arguments and compiled once, the function tests and packs with no loop, no tuple unpacking per
-argument and no branch for kinds of tests the plan has none of: a launch's Python work is what
-separates gpukern's launch from a hand-written one (issue 15).  With the launcher stubbed out, a
-plan of 3 device arrays and a NumPy int32 on OpenCL took 852 ns with the loops over the tests this
-replaced, 517 written out (development machine, ``timeit``; 252 once the int32, already of its C
-type, went unconverted); whole launches: ``benchmarks/launch.py``.
+arguments and compiled once per text (plans of one shape share the compiled module), the function
+tests and packs with no loop and no branch for kinds of tests the plan has none of: a launch's
+Python work is what separates gpukern's launch from a hand-written one (issue 15).  With the
+launcher stubbed out, a plan of 3 device arrays and a NumPy int32 on OpenCL took 852 ns with the
+loops over the tests this replaced, 517 written out (development machine, ``timeit``; 252 once the
+int32, already of its C type, went unconverted); whole launches: ``benchmarks/launch.py``.
 
 The text is kept (``fast.source``) and is what ``Plan.describe`` shows with ``source=True``.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import linecache
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 
@@ -46,6 +47,7 @@ class Source:
 
 
 _made = itertools.count()
+_codes: dict[tuple[str, str], CodeType] = {}  # (text, kernel name) -> its compiled module: made once
 
 
 def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: str, name: str) -> Callable[..., bool]:
@@ -65,10 +67,15 @@ def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: 
             "    return True",
         ]
     )
+    # a plan of the same shape has the same text (the constants are names): compiled, and its lines
+    # given to linecache for tracebacks, once; each plan runs the module in its own namespace
+    code = _codes.get((text, name))
+    if code is None:
+        filename = f"<gpukern fast path {next(_made)} of {name}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        code = _codes[(text, name)] = compile(text, filename, "exec")
     namespace = dict(src.consts)
-    filename = f"<gpukern fast path {next(_made)} of {name}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)  # (tracebacks show it)
-    exec(compile(text, filename, "exec"), namespace)  # noqa: S102  (our own text)
+    exec(code, namespace)  # noqa: S102  (our own text)
     fast = namespace["fast"]
     fast.source = text  # type: ignore[attr-defined]
     return fast

@@ -523,7 +523,7 @@ class Plan:
 
         lines.append(f"  then launches with ({', '.join(spell(s) for s in self.slots)})")
         if source:
-            lines += ["", getattr(self.fast, "source", "")]
+            lines += ["", self.fast.source]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -584,18 +584,18 @@ def _fast_path(
     tests: tuple[Test, ...],
     slots: tuple[Slot, ...],
     launch: Callable[[list[Any], Any], None],
-    stream: Any = None,
-    align: dict[int, int] | None = None,
-    name: str = "a kernel",
+    stream: Any,
+    align: dict[int, int],
+    name: str,
 ) -> Callable[[tuple[Any, ...]], bool]:
     """The plan's per-call function, written out for it (``gpukern.fast_path``): each test's
     lines, in the order of the kinds (device arrays, foreign arrays, scalars, constants), then
-    the launch with each slot's C argument; a call allocates nothing but the list of C
-    arguments (and a weak reference to a stable foreign array it has not seen last time).
+    the launch with each slot's C argument; a call allocates the list of C arguments, the C values
+    of scalars not already of their C type, a weak reference to a stable foreign array it has not
+    seen last time, and, with several libraries' arrays, the list of their streams.
     Foreign arrays also give the streams their owners work on (one read per library): the
     launch is ordered after them (``foreign.order_streams``)."""
     src = Source(DeviceArray=DeviceArray, ref=weakref.ref, order_streams=order_streams, launch=launch)
-    align = align or {}
     order = (ArrayTest, ForeignTest, RangeTest, PartsTest, TypeTest, EqualTest, KeyTest)
     handles = {}
     for kind in order:
@@ -606,7 +606,11 @@ def _fast_path(
                     handles[t.index] = got
 
     def carg(s: Slot) -> str:
-        read = {"handle": handles.get(s.index, ""), "shape": f"a{s.index}.shape[{s.dim}]", "value": f"a{s.index}"}
+        read = {
+            "handle": handles[s.index] if s.what == "handle" else "",
+            "shape": f"a{s.index}.shape[{s.dim}]",
+            "value": f"a{s.index}",
+        }
         return read[s.what] if s.convert is None else f"{src.const(s.convert, 'convert')}({read[s.what]})"
 
     cargs = [carg(s) for s in slots]

@@ -42,7 +42,7 @@ def fast_path(tests, slots, stream=None, align=None, nargs=2):
     backend = SimpleNamespace(index=0, name="fake", wait_stream=lambda s, other: waits.append((s, other)))
     selection = [object()]
     fast = plan._fast_path(
-        nargs, selection, backend, tests, slots, lambda cargs, s: launched.append((cargs, s)), stream, align, "k"
+        nargs, selection, backend, tests, slots, lambda cargs, s: launched.append((cargs, s)), stream, align or {}, "k"
     )
     return fast, launched, waits, selection
 
@@ -113,3 +113,18 @@ def test_a_given_stream_waits_for_every_owner_stream():
     assert launched[-1] == ([16, 32], 3) and waits == [(3, 4)]
     streams[0][0] = 5  # the library made another stream current: the next launch follows it
     assert fast((Foreign(16), other(32))) and launched[-1] == ([16, 32], 5) and waits[-1] == (5, 4)
+
+
+def test_plans_of_one_shape_share_their_compiled_code():
+    """A plan rebuilt (its arguments' kinds alternating, a launch configuration not kept) compiles
+    nothing again and registers no more lines for tracebacks: its text is its shape's."""
+    import linecache
+
+    tests = (ForeignTest(0, reader(True), F32, 1), RangeTest(1, int, -(2**31), 2**31 - 1))
+    slots = (Slot(0, "handle", 0, None), Slot(1, "value", 0, None))
+    first, *_ = fast_path(tests, slots)
+    cached = len(linecache.cache)
+    again, *_ = fast_path(tests, slots)
+    assert again is not first and again.__code__ is first.__code__ and len(linecache.cache) == cached
+    other, *_ = fast_path(tests[:1] + (RangeTest(1, int, 0, 255),), slots)  # other bounds: constants, same text
+    assert other.__code__ is first.__code__
