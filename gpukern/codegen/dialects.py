@@ -89,8 +89,8 @@ def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
 # 'layout:<row|col>'; 'load' / 'load_accumulator' ({f} {p} {ldm} {col}: 'true' for a 'col' tile), and
 # 'load_ldmatrix' where mma_ops.by_ldmatrix says so (TF32's own table, codegen/tf32.py, has it);
 # 'pointer:<element type>' (a cast of the tile's address where the array's storage is not the
-# fragment's element); 'round:<precision>' (a statement after a load); 'fill' ({f} {v}) with
-# 'value:<precision>' ({0}); 'store' ({p} {f} {ldm}); 'mma'.
+# fragment's element); 'fill' ({f} {v}) with 'value:<precision>' ({0}); 'store' ({p} {f} {ldm});
+# 'mma'.  (TF32 fragments never come here: mma_ops.lowering sends them to codegen/tf32.py.)
 _CUDA_WMMA = {
     "preamble": "#include <mma.h>\nnamespace wmma = nvcuda::wmma;",
     "fragment": "wmma::fragment<wmma::{use}, {m}, {n}, {k}, {T}{layout}> {name};",
@@ -99,20 +99,15 @@ _CUDA_WMMA = {
     "use:accumulator": "accumulator",
     "type:float16": "__half",
     "type:bfloat16": "__nv_bfloat16",
-    "type:tf32": "wmma::precision::tf32",
     "type:float32": "float",
     "layout:row": ", wmma::row_major",
     "layout:col": ", wmma::col_major",
     "pointer:bfloat16": "(const __nv_bfloat16*)",  # the array holds the bits as unsigned short
     "load": "wmma::load_matrix_sync({f}, {p}, {ldm});",
     "load_accumulator": "wmma::load_matrix_sync({f}, {p}, {ldm}, wmma::mem_row_major);",
-    # wmma loads float32 into a tf32 fragment unrounded: round each element as the simulator does
-    "round:tf32": " for (int gk_e = 0; gk_e < {f}.num_elements; gk_e++) "
-    "{f}.x[gk_e] = wmma::__float_to_tf32({f}.x[gk_e]);",
     "fill": "wmma::fill_fragment({f}, {v});",
     "value:float16": "__float2half_rn({0})",
     "value:bfloat16": "__float2bfloat16_rn({0})",
-    "value:tf32": "wmma::__float_to_tf32({0})",
     "value:float32": "{0}",
     "store": "wmma::store_matrix_sync({p}, {f}, {ldm}, wmma::mem_row_major);",
     "mma": "wmma::mma_sync({d}, {a}, {b}, {c});",

@@ -326,10 +326,7 @@ class Emitter(TableEmitter, AtomicEmitter):
         else:
             key = "load"
         p, col = self.tile_pointer(m, s.array, s.indices), str(t.layout == "col").lower()
-        text = m[key].format(f=f, p=p, ldm=self.expr(s.ldm), col=col)
-        if t.use != "accumulator":
-            text += m.get("round:" + mma_ops.precision(t), "").format(f=f)
-        return [self.line(depth, text, s)]
+        return [self.line(depth, m[key].format(f=f, p=p, ldm=self.expr(s.ldm), col=col), s)]
 
     def stmt_StoreMatrix(self, s: ir.StoreMatrix, depth: int) -> list[str]:
         m = self.matrix_table(s, s.fragment.type)
