@@ -23,6 +23,7 @@ result differs from the simulator's by a few float32 roundings of the terms' mag
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -38,12 +39,24 @@ FRAGMENT_SHAPES: dict[str, tuple[tuple[int, int, int], ...]] = {
 ACCUMULATOR = float32
 USES = ("a", "b", "accumulator")
 LAYOUTS = ("row", "col")
-# the least compute capability (major * 10 + minor) of each input type's tiles, and why
-CAPABILITY: dict[str, tuple[int, str]] = {
-    "float16": (70, "float16 tensor cores (sm_70, Volta)"),
-    "bfloat16": (80, "bfloat16 tensor cores (sm_80, Ampere)"),
-    "float32": (80, "TF32 tensor cores (sm_80, Ampere)"),
+
+
+class Capability(NamedTuple):
+    """The compute capability (major * 10 + minor) a kernel's matrix units need, and why; ``exact``:
+    that one only, its architecture-specific instructions compiled for ``sm_XYa`` (none later has them)."""
+
+    cc: int
+    why: str
+    exact: bool = False
+
+
+# the least compute capability of each input type's tiles; a warpgroup's, exactly
+CAPABILITY: dict[str, Capability] = {
+    "float16": Capability(70, "float16 tensor cores (sm_70, Volta)"),
+    "bfloat16": Capability(80, "bfloat16 tensor cores (sm_80, Ampere)"),
+    "float32": Capability(80, "TF32 tensor cores (sm_80, Ampere)"),
 }
+WARPGROUP = Capability(90, "warpgroup matrix multiply-accumulate (wgmma: sm_90, Hopper)", exact=True)
 
 
 def precision(t: FragmentType) -> str:
@@ -56,11 +69,11 @@ def input_type(t: FragmentType) -> str:
     return "" if t.use == "accumulator" else t.elem.name
 
 
-def capability(types: list[FragmentType]) -> tuple[int, str]:
-    """The least compute capability the fragments need, and why (an accumulator alone: float16's;
-    a warpgroup's: sm_90's, which it needs exactly: ``wgmma_ops``)."""
-    if any(wgmma_ops.is_warpgroup(t) for t in types):
-        return wgmma_ops.CAPABILITY
+def capability(types: list[FragmentType], warpgroup: bool = False) -> Capability:
+    """What the fragments need (an accumulator alone: float16's); a kernel with warpgroup
+    statements (``warpgroup``) or accumulators, sm_90's, exactly (``wgmma_ops``)."""
+    if warpgroup or any(wgmma_ops.is_warpgroup(t) for t in types):
+        return WARPGROUP
     need = [CAPABILITY[input_type(t)] for t in types if t.use != "accumulator"] or [CAPABILITY["float16"]]
     return max(need)
 

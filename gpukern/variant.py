@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, mma_ops, wgmma_ops
+from . import ir, mma_ops
 from .codegen import lines
 from .codegen.dialects import dialect
 from .codegen.emitter import Emitter
@@ -70,14 +70,13 @@ class Variant:
         return any(isinstance(n, ir.WarpOp) for fd in fds for n in ir.walk_body(fd.body))
 
     @functools.cached_property
-    def matrix_capability(self) -> tuple[int, str] | None:
+    def matrix_capability(self) -> mma_ops.Capability | None:
         """The least CUDA compute capability the kernel's fragments need and why (``mma_ops.capability``), or None."""
         fds = [self.program.kernel, *self.program.funcs]
         nodes = [n for fd in fds for n in ir.walk_body(fd.body)]
-        if any(isinstance(n, ir.WarpgroupOp) for n in nodes):  # (a commit or wait alone too)
-            return wgmma_ops.CAPABILITY
+        warpgroup = any(isinstance(n, ir.WarpgroupOp) for n in nodes)  # (a commit or wait alone too)
         types = [n.fragment.type for n in nodes if isinstance(n, ir.DeclFragment)]
-        return mma_ops.capability(types) if types else None
+        return mma_ops.capability(types, warpgroup) if types or warpgroup else None
 
     @functools.cached_property
     def vector_alignment(self) -> dict[str, int]:

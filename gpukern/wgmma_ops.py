@@ -36,7 +36,6 @@ THREADS = WARPS * 32
 WARP_ROWS = ROWS // WARPS
 N_SIZES = tuple(range(8, 257, 8))
 K = {"float16": 16, "bfloat16": 16, "float32": 8}  # each input type's k (float32: TF32)
-CAPABILITY = (90, "warpgroup matrix multiply-accumulate (wgmma: sm_90, Hopper, compiled for sm_90a)")
 ROW_BYTES = 128  # a swizzled atom's row
 ATOM_ROWS = 8
 ATOM_BYTES = ROW_BYTES * ATOM_ROWS

@@ -381,7 +381,7 @@ def test_cuda_compiles_for_sm90a(kind, n, row_major_b):
 
 def test_capability():
     t = gk.types.FragmentType("accumulator", 64, 256, 16, float32, None)
-    assert mma_ops.lowering(t) == "wgmma" and mma_ops.capability([t]) == wgmma_ops.CAPABILITY
+    assert mma_ops.lowering(t) == wgmma_ops.LOWERING and mma_ops.capability([t]) == mma_ops.WARPGROUP
     assert mma_ops.moves(t, "global")[0][2] == 2  # 64-bit stores of the accumulator's pairs
 
 
@@ -416,7 +416,9 @@ def test_block_vote_is_fenced_and_a_wait_alone_needs_sm90():
     (vote,) = [line for line in src.splitlines() if "__syncthreads_or(" in line]
     assert vote.lstrip().startswith('asm volatile("fence.proxy.async.shared::cta;')
     v = read_too_early.variant((Array[float16, 2], Array[float32, 2]))
-    assert v.matrix_capability == wgmma_ops.CAPABILITY
-    assert kernel_arch("sm_90", wgmma_ops.CAPABILITY) == "sm_90a"
-    assert kernel_arch("sm_100", wgmma_ops.CAPABILITY) is None
+    assert v.matrix_capability == mma_ops.WARPGROUP
+    assert kernel_arch("sm_90", mma_ops.WARPGROUP) == "sm_90a"
+    assert kernel_arch("sm_100", mma_ops.WARPGROUP) is None  # sm_90's own instructions
     assert kernel_arch("sm_100", mma_ops.CAPABILITY["float16"]) == "sm_100"
+    assert kernel_arch("sm_75", mma_ops.CAPABILITY["bfloat16"]) is None  # too old
+    assert kernel_arch("sm_75", None) == "sm_75"

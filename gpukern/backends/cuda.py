@@ -80,6 +80,7 @@ class CUDABackend(Backend):
         self.driver = driver = cuda_driver.Driver(self.default_index() if index is None else index, exact=exact)
         self.ordinal = self.index = driver.ordinal
         major, minor = driver.compute_capability()
+        self.cc = 10 * major + minor
         self.arch = f"sm_{major}{minor}"
         cuda_compiler(arch=self.arch)  # a BackendError now, not at the first launch, where none can compile
         get = driver.attribute
@@ -120,19 +121,14 @@ class CUDABackend(Backend):
         """Compile (or find in the cache) and load the variant in this device's context."""
         need = variant.matrix_capability
         arch = kernel_arch(self.arch, need)
-        if arch is None:  # sm_90's own instructions
+        if arch is None and need is not None:
+            only = f", which only compute capability {need.cc // 10}.{need.cc % 10} has" if need.exact else ""
+            elsewhere = "use warp-level fragments (gk.mma) there" if need.exact else "run it on a newer GPU"
             raise CompileError(
-                f"kernel {variant.kernel.__name__} needs {need[1]}, which only compute capability 9.0 has; "
-                f"this device is {self.arch}",
+                f"kernel {variant.kernel.__name__} needs {need.why}{only}; this device is {self.arch} "
+                f"(compute capability {self.cc // 10}.{self.cc % 10})",
                 variant.program.kernel.loc,
-                "on other GPUs use warp-level fragments (gk.mma), or run it on the simulator (backend='sim')",
-            )
-        elif need is not None and int(self.arch[3:]) < need[0]:
-            raise CompileError(
-                f"kernel {variant.kernel.__name__} needs {need[1]}; this device is {self.arch} "
-                f"(compute capability {self.arch[3:-1]}.{self.arch[-1]})",
-                variant.program.kernel.loc,
-                "run it on a newer GPU, or on the simulator (backend='sim')",
+                f"{elsewhere}, or run it on the simulator (backend='sim')",
             )
         src = variant.source(self.name, line_directives=True)
         compiler = cuda_compiler(arch=self.arch)

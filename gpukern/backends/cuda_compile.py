@@ -19,10 +19,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import wgmma_ops
 from ..cache import binary_cache, make_key
 from ..codegen.dialects import CUDA
 from ..errors import BackendError, CUDACompileError
+from ..mma_ops import Capability
 from . import nvrtc
 from .compile_errors import locate
 
@@ -31,13 +31,16 @@ ENV = "GPUKERN_CUDA_COMPILER"
 _chosen: str | None = None  # gk.set_cuda_compiler's choice
 
 
-def kernel_arch(device_arch: str, need: tuple[int, str] | None) -> str | None:
+def kernel_arch(device_arch: str, need: Capability | None) -> str | None:
     """The architecture a kernel needing ``need`` (``Variant.matrix_capability``) is compiled for on a
-    device of ``device_arch``: ``sm_90a`` for sm_90's own instructions (wgmma), which only sm_90 has
-    (None on any other: the kernel cannot run there), else the device's."""
-    if need == wgmma_ops.CAPABILITY:
-        return "sm_90a" if device_arch == "sm_90" else None
-    return device_arch
+    device of ``device_arch``: the device's, or ``sm_XYa`` for an architecture's own instructions
+    (``need.exact``); None where the device lacks what the kernel needs."""
+    if need is None:
+        return device_arch
+    cc = nvrtc.compute_capability(device_arch) or 0
+    if need.exact:
+        return f"sm_{need.cc}a" if cc == need.cc else None
+    return device_arch if cc >= need.cc else None
 
 
 def set_cuda_compiler(name: str | None) -> None:
