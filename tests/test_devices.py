@@ -249,7 +249,7 @@ def test_a_sim_device_keeps_its_name_when_the_count_shrinks(two_sims, monkeypatc
 
 
 def test_a_context_switch_that_fails_is_a_status_not_an_exception():
-    """Driver.in_context (every driver call, and the frees of finalizers) returns the driver's
+    """Driver.in_context (the calls through Driver.call, and the frees of finalizers) returns the driver's
     status where it cannot query or switch the current context (the driver shutting down), and
     then does not run the call; it raised from finalizers before.  A fake driver library: no GPU."""
     from gpukern.backends.cuda_driver import Driver

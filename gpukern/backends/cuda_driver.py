@@ -187,7 +187,9 @@ class Driver:
         """``fn(*args)``'s status, run in this device's context: where another is current on this
         thread (another device's, another library's) or none, ours is made current for the call
         and the thread's own put back after, so that the caller's CUDA runtime, CuPy and PyTorch
-        see the device they had (the runtime takes the current context's device as its own)."""
+        see the device they had (the runtime takes the current context's device as its own).
+        Where querying or making ours current fails (the driver shutting down), that status, and
+        ``fn`` is not run."""
         lib = self.lib
         prev = ctypes.c_void_p()
         rc = lib.cuCtxGetCurrent(ctypes.byref(prev))
@@ -204,7 +206,7 @@ class Driver:
     def call(self, what: str, *args: Any) -> None:
         """``lib.<what>(*args)`` in this device's context (``in_context``: allocations, modules,
         streams and copies on the legacy default stream belong to the context current at the
-        call), checked."""
+        call), checked (an error names ``what``, also where the context switch before it failed)."""
         self._check(self.in_context(getattr(self.lib, what), *args), what)
 
     # ------------------------------------------------------------ device
