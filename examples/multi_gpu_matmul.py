@@ -146,12 +146,13 @@ def local_cluster(gpus: int) -> Any:
 def gpu_count() -> int:
     """GPUs on this machine (CUDA: counted through the driver, no context opened here), else 1
     (OpenCL and the simulator run one worker)."""
-    if os.environ.get("GPUKERN_BACKEND", "cuda") != "cuda":
+    chosen, _ = gk.backends.chosen_backend()  # (set_backend's, else GPUKERN_BACKEND's)
+    if (chosen or "cuda") != "cuda":
         return 1
     try:
-        from gpukern.backends.cuda_driver import device_count
+        from gpukern.backends.cuda import CUDABackend
 
-        return device_count()
+        return len(CUDABackend.device_names())
     except gk.GpukernError:
         return 1
 
