@@ -193,20 +193,21 @@ class ForeignTest(NamedTuple):
         cls = src.const(r.cls, "cls")
         check = src.const(r.checker(self.dtype, self.ndim, backend.index), "check")
         pointer = src.const(r.pointer, "pointer")
-        if not r.stable:
-            src.fail_if(f"type({a}) is not {cls} or not {check}({a})")
-            src.line(f"{p} = {pointer}({a})")
+
+        def test_all(depth: int) -> None:  # every fact, and the pointer read
+            src.fail_if(f"type({a}) is not {cls} or not {check}({a})", depth)
+            src.line(f"{p} = {pointer}({a})", depth)
             if align > 1:
-                src.fail_if(f"{p} % {align}")
+                src.fail_if(f"{p} % {align}", depth)
+
+        if not r.stable:
+            test_all(1)
             return p
         last = src.const([(_nothing, 0)], "last")  # the last object seen and its pointer
         src.line(f"seen, {p} = {last}[0]")
         # the object seen passed the type test, its type is fixed (None: what a dead or unset reference gives)
         src.line(f"if seen() is not {a} or {a} is None:")
-        src.fail_if(f"type({a}) is not {cls} or not {check}({a})", 2)
-        src.line(f"{p} = {pointer}({a})", 2)
-        if align > 1:
-            src.fail_if(f"{p} % {align}", 2)
+        test_all(2)
         src.line(f"{last}[0] = (ref({a}), {p})", 2)
         src.line(f"elif {a}.ndim != {self.ndim}:")
         src.line("return False", 2)
