@@ -10,7 +10,9 @@ Methods, all on the same device, context and queue (stream), each with its own a
 * CUDA: ``launch = tiny[1, 32]`` made once, then ``launch(da, db, dc, n)`` on ``gk.to_device`` arrays,
   on CuPy arrays and on PyTorch tensors (where those import); the same kernel in hand-written CUDA
   C launched by ``cupy.RawKernel`` on CuPy arrays, and (its cubin from nvcc) by gpukern's driver
-  layer, ``prepared_async_call`` with the argument layout fixed once by ``prepare("PPPi")``.
+  layer, ``prepared_async_call`` with the argument layout fixed once by ``prepare("PPPi")``.  The
+  driver layer's call is CuPy's binding of ``cuLaunchKernel`` where CuPy is installed, else ctypes'
+  (the report says which).
 * OpenCL: the gpukern launch; the hand-written OpenCL C kernel through pyopencl's ``Kernel.__call__``
   and through ``set_args`` + ``enqueue_nd_range_kernel`` (pyopencl's lowest-level spelling of a launch).
 
@@ -50,6 +52,7 @@ GK_OWN = "gpukern launch(da, db, dc, n)"
 GK_CUPY = "gpukern launch on CuPy arrays"
 GK_TORCH = "gpukern launch on PyTorch tensors"
 RAW = "cupy RawKernel(...) on CuPy arrays"
+PREPARED = "driver prepared_async_call"
 RAW_TORCH = "cupy RawKernel(...) on PyTorch tensors"
 
 CUDA_SRC = r"""
@@ -115,7 +118,7 @@ def cuda_methods(backend: Any, a: np.ndarray, b: np.ndarray, n: int) -> list[Met
         for _ in range(count):
             fn.prepared_async_call((1, 1), (BLOCK, 1, 1), None, pa.handle, pb.handle, pc.handle, n32)
 
-    methods = [Method("driver prepared_async_call (ctypes)", prepared, pc.get, fn)]
+    methods = [Method(PREPARED, prepared, pc.get, fn)]
     launch = tiny[1, BLOCK]
     try:
         import cupy
@@ -260,11 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     methods = [gpukern_method(a, b, n)]
     if backend.name == "cuda":
         methods += cuda_methods(backend, a, b, n)
-        baseline = RAW if any(m.name == RAW for m in methods) else "driver prepared_async_call (ctypes)"
+        baseline = RAW if any(m.name == RAW for m in methods) else PREPARED
     else:
         methods += opencl_methods(backend, a, b, n)
         baseline = "pyopencl set_args + enqueue_nd_range_kernel"
     print(f"device: {backend.device_name()}  backend: {backend.name}")
+    if backend.name == "cuda":
+        from gpukern.backends.cuda_driver import native_launch
+
+        print(f"driver call: {'CuPy launchKernel' if native_launch() else 'ctypes cuLaunchKernelEx'}")
     print(f"{args.rounds} rounds x {args.launches} launches per method, after {args.warmup} warm-up launches")
 
     raw = measure(methods, backend.synchronize, args.rounds, args.launches, args.warmup)

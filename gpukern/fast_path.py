@@ -50,11 +50,21 @@ _made = itertools.count()
 _codes: dict[tuple[str, str], CodeType] = {}  # (text, kernel name) -> its compiled module: made once
 
 
-def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: str, name: str) -> Callable[..., bool]:
+def write_launch(src: Source, launch: Any, cargs: list[str], stream: str) -> None:
+    """The launch's lines: the C arguments ``cargs`` (expressions) on ``stream`` (an expression).
+    A launcher that writes its own lines (``launch.write(src, cargs, stream)``: the CUDA driver's)
+    does; else one call, ``launch([cargs], stream)``."""
+    write = getattr(launch, "write", None)
+    if write is not None:
+        write(src, cargs, stream)
+    else:
+        src.line(f"{src.const(launch, 'launch')}([{', '.join(cargs)}], {stream})")
+
+
+def compile_fast(src: Source, nargs: int, guard: str, name: str) -> Callable[..., bool]:
     """The function ``fast(args)``: ``guard`` (a condition on nothing but constants: that the plan
-    still holds), the argument count, ``src``'s tests, then the launch with the C arguments
-    ``cargs`` (expressions) on ``stream`` (an expression); True.  ``name`` goes into its code
-    object's file name (tracebacks, profilers)."""
+    still holds), the argument count, then ``src``'s lines (the tests, the launch: ``write_launch``);
+    True.  ``name`` goes into its code object's file name (tracebacks, profilers)."""
     unpack = [f"    {''.join(f'a{i}, ' for i in range(nargs))}= args"] if nargs else []
     text = "\n".join(
         [
@@ -63,7 +73,6 @@ def compile_fast(src: Source, nargs: int, guard: str, cargs: list[str], stream: 
             "        return False",
             *unpack,
             *src.lines,
-            f"    launch([{', '.join(cargs)}], {stream})",
             "    return True",
         ]
     )

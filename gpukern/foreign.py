@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -67,60 +68,56 @@ def interface_stream(a: Any) -> int | None:
     return None if s is None else int(s)
 
 
-class Reader(NamedTuple):
-    """How a launch plan reads one library's arrays: ``pointer(a)``; ``checker(dtype, ndim,
-    device)``, a test ``check(a)`` of all of what the plan tested the first time; ``stream(device)``
-    (the library's current stream on the device, which the arrays' interface would name: the
-    plan's arrays are on its device); ``stable``: whether an object's data pointer,
-    dtype, device and contiguity are fixed for its life, so a plan may keep them for the last
-    object it saw and re-test only its rank (CuPy: ``data`` and ``dtype`` are read-only, and the
-    one public change in place, ``a.shape = ...``, keeps a C-contiguous array C-contiguous)."""
+@dataclass(frozen=True, eq=False)
+class Reader:
+    """How a launch plan reads one library's arrays, as expressions its fast path is written with
+    (``gpukern.fast_path``: no call of a function of ours per array): ``pointer``, the data pointer
+    of the array ``{a}``; ``check``, the test of all of what the plan tested the first time (of the
+    library's dtype ``{dtype}``, rank ``{ndim}``, C-contiguous, on device ``{device}``); ``stream``,
+    the library's current stream on device ``{device}`` (which the arrays' interface would name: the
+    plan's arrays are on its device); ``names``, the constants they name; ``dtype_of``, the
+    library's dtype object of a NumPy dtype (compared by identity: each library's are singletons).
+    ``stable``: whether an object's data pointer, dtype, device and contiguity are fixed for its
+    life, so a plan may keep them for the last object it saw and re-test only its rank (CuPy:
+    ``data`` and ``dtype`` are read-only, and the one public change in place, ``a.shape = ...``,
+    keeps a C-contiguous array C-contiguous)."""
 
     cls: type
-    pointer: Callable[[Any], int]
-    checker: Callable[[np.dtype, int, int], Callable[[Any], bool]]
-    stream: Callable[[int], int | None]
+    pointer: str
+    check: str
+    stream: str
+    names: dict[str, Any] = field(default_factory=dict)
+    dtype_of: Callable[[np.dtype], Any] = lambda dtype: dtype
     stable: bool = False
+
+    def expression(self, src: Any, template: str, **fill: Any) -> str:
+        """``template`` with its names as constants of ``src`` (``fast_path.Source``) and ``fill``."""
+        return template.format(**{k: src.const(v, k) for k, v in self.names.items()}, **fill)
 
 
 def _cupy_reader(cls: type) -> Reader:
     import cupy
 
-    current = cupy.cuda.get_current_stream
-
     # the cheapest reads of the same facts: the memory pointer's device, the cached contiguity flag
-    # (``flags`` builds an object per read); the dtype by identity (NumPy's builtin dtypes are singletons)
-    contiguous = (lambda a: a._c_contiguous) if hasattr(cls, "_c_contiguous") else (lambda a: a.flags.c_contiguous)
-
-    def checker(dtype: np.dtype, ndim: int, device: int) -> Callable[[Any], bool]:
-        def check(a: Any) -> bool:
-            return a.dtype is dtype and a.ndim == ndim and contiguous(a) and a.data.device_id == device
-
-        return check
-
-    # (the device's own current stream: passing it skips CuPy's query of the current device)
-    return Reader(cls, lambda a: a.data.ptr, checker, lambda device: current(device).ptr or 1, stable=True)
+    # (``flags`` builds an object per read); the device's own current stream (passing it skips
+    # CuPy's query of the current device)
+    contiguous = "{a}._c_contiguous" if hasattr(cls, "_c_contiguous") else "{a}.flags.c_contiguous"
+    check = " and ".join(("{a}.dtype is {dtype}", "{a}.ndim == {ndim}", contiguous, "{a}.data.device_id == {device}"))
+    names = {"current": cupy.cuda.get_current_stream}
+    return Reader(cls, "{a}.data.ptr", check, "({current}({device}).ptr or 1)", names, stable=True)
 
 
 def _torch_reader(cls: type) -> Reader:
     import torch
 
-    raw = torch._C._cuda_getCurrentRawStream
     names = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
     torch_dtype = {np.dtype(n): getattr(torch, n) for n in (*names, "complex64", "complex128")}
     # the methods taken from the class once: calling them skips the lookup through the tensor's
     # class and instance dict on every read (a tensor is read five times per launch)
-    dim, get_device, is_contiguous, data_ptr = cls.dim, cls.get_device, cls.is_contiguous, cls.data_ptr
-
-    def checker(dtype: np.dtype, ndim: int, device: int) -> Callable[[Any], bool]:
-        want = torch_dtype.get(dtype)  # torch's dtypes are singletons: compared by identity
-
-        def check(a: Any) -> bool:
-            return a.dtype is want and dim(a) == ndim and get_device(a) == device and is_contiguous(a)
-
-        return check
-
-    return Reader(cls, data_ptr, checker, lambda device: raw(device) or 1)
+    methods = {m: getattr(cls, m) for m in ("dim", "get_device", "is_contiguous", "data_ptr")}
+    check = "{a}.dtype is {dtype} and {dim}({a}) == {ndim} and {get_device}({a}) == {device} and {is_contiguous}({a})"
+    names = {**methods, "raw": torch._C._cuda_getCurrentRawStream}
+    return Reader(cls, "{data_ptr}({a})", check, "({raw}({device}) or 1)", names, torch_dtype.get)
 
 
 _READERS: dict[type, Reader | None] = {}

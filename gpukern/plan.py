@@ -37,7 +37,7 @@ import numpy as np
 
 from .array import DeviceArray, array_kind
 from .errors import KernelTypeError, LaunchError
-from .fast_path import Source, compile_fast
+from .fast_path import Source, compile_fast, write_launch
 from .foreign import Reader, array_info, is_cl_array, order_streams, reader
 from .types import (
     SCALARS,
@@ -191,12 +191,12 @@ class ForeignTest(NamedTuple):
         rank only; a pointer not a multiple of ``align`` is left to the checked path (which says why)."""
         r, a, p = self.reader, f"a{self.index}", f"p{self.index}"
         cls = src.const(r.cls, "cls")
-        check = src.const(r.checker(self.dtype, self.ndim, backend.index), "check")
-        pointer = src.const(r.pointer, "pointer")
+        dtype = src.const(r.dtype_of(self.dtype), "dtype")
+        check = r.expression(src, r.check, a=a, dtype=dtype, ndim=self.ndim, device=backend.index)
 
         def test_all(depth: int) -> None:  # every fact, and the pointer read
-            src.fail_if(f"type({a}) is not {cls} or not {check}({a})", depth)
-            src.line(f"{p} = {pointer}({a})", depth)
+            src.fail_if(f"type({a}) is not {cls} or not ({check})", depth)
+            src.line(f"{p} = {r.expression(src, r.pointer, a=a)}", depth)
             if align > 1:
                 src.fail_if(f"{p} % {align}", depth)
 
@@ -591,12 +591,13 @@ def _fast_path(
 ) -> Callable[[tuple[Any, ...]], bool]:
     """The plan's per-call function, written out for it (``gpukern.fast_path``): each test's
     lines, in the order of the kinds (device arrays, foreign arrays, scalars, constants), then
-    the launch with each slot's C argument; a call allocates the list of C arguments, the C values
-    of scalars not already of their C type, a weak reference to a stable foreign array it has not
+    the launch with each slot's C argument (``write_launch``); a call allocates the C values of
+    scalars not already of their C type (and the list of C arguments where the backend's launcher
+    writes no lines of its own: OpenCL's), a weak reference to a stable foreign array it has not
     seen last time, and, with several libraries' arrays, the list of their streams.
     Foreign arrays also give the streams their owners work on (one read per library): the
     launch is ordered after them (``foreign.order_streams``)."""
-    src = Source(DeviceArray=DeviceArray, ref=weakref.ref, order_streams=order_streams, launch=launch)
+    src = Source(DeviceArray=DeviceArray, ref=weakref.ref, order_streams=order_streams)
     order = (ArrayTest, ForeignTest, RangeTest, PartsTest, TypeTest, EqualTest, KeyTest)
     handles = {}
     for kind in order:
@@ -619,12 +620,13 @@ def _fast_path(
     given = src.const(stream, "stream")
     if len(owners) == 1 and stream is None:  # order_streams' answer then: the library's current stream
         (r,) = owners
-        on = f"{src.const(r.stream, 'current')}({backend.index})"
+        on = r.expression(src, r.stream, device=backend.index)
     elif owners:
-        named = ", ".join(f"{src.const(r.stream, 'current')}({backend.index})" for r in owners)
+        named = ", ".join(r.expression(src, r.stream, device=backend.index) for r in owners)
         on = f"order_streams({given}, [{named}], {src.const(getattr(backend, 'wait_stream', None), 'wait')})"
     else:
         on = given
     token = src.const(selection[0], "token")
     guard = f"{src.const(selection, 'selection')}[0] is not {token}"
-    return compile_fast(src, nargs, guard, cargs, on, name)
+    write_launch(src, launch, cargs, on)
+    return compile_fast(src, nargs, guard, name)

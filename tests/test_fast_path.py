@@ -30,11 +30,12 @@ def reader(stable: bool, cls: type = Foreign, streams: dict[int, int] | None = N
         a.reads += 1
         return a.ptr
 
-    def checker(dtype: np.dtype, ndim: int, device: int):
-        return lambda a: dtype == F32 and a.ndim == ndim and a.ok and device == 0
+    def check(a: Foreign, dtype: np.dtype, ndim: int, device: int) -> bool:
+        return dtype == F32 and a.ndim == ndim and a.ok and device == 0
 
-    current = streams if streams is not None else {0: 7}
-    return Reader(cls, pointer, checker, lambda device: current[device], stable)
+    names = {"pointer": pointer, "check": check, "current": streams if streams is not None else {0: 7}}
+    test = "{check}({a}, {dtype}, {ndim}, {device})"
+    return Reader(cls, "{pointer}({a})", test, "{current}[{device}]", names, stable=stable)
 
 
 def fast_path(tests, slots, stream=None, align=None, nargs=2):

@@ -59,6 +59,31 @@ def _cuda_array_pointer(a: Any, name: str) -> int:
 _LOADING = threading.RLock()  # loading a variant's module (rare): one thread at a time
 
 
+class _Spread:
+    """A driver launcher (``cuda_driver.Launcher``) given the C arguments as the kernel takes them:
+    complex ones (at ``split``) as their two parts, and the dynamic shared bytes (``shared``; None:
+    the kernel has no dynamic shared memory) after the kernel's own; in a plan's fast path, written
+    into its lines (nothing spread per call)."""
+
+    def __init__(self, run: Any, split: tuple[int, ...], shared: int | None) -> None:
+        self.run, self.split, self.shared = run, split, shared
+
+    def _values(self, cargs: list[Any], part: Callable[[Any, str], Any]) -> list[Any]:
+        flat: list[Any] = []
+        for i, v in enumerate(cargs):
+            flat += (part(v, "real"), part(v, "imag")) if i in self.split else (v,)
+        return flat if self.shared is None else [*flat, self.shared]
+
+    def __call__(self, cargs: list[Any], stream: Any) -> None:
+        self.run(self._values(cargs, getattr), stream)
+
+    def write(self, src: Any, cargs: list[str], stream: str) -> None:
+        for i in self.split:  # each complex value computed once, its parts read after
+            src.line(f"z{i} = {cargs[i]}")
+        named = [f"z{i}" if i in self.split else v for i, v in enumerate(cargs)]
+        self.run.write(src, [str(v) for v in self._values(named, lambda v, part: f"{v}.{part}")], stream)
+
+
 class CUDABackend(Backend):
     """Runs kernels on an NVIDIA GPU through the CUDA driver API (``cuda_driver``).
 
@@ -168,27 +193,8 @@ class CUDABackend(Backend):
             fn.set_max_dynamic_shared(shared)
             fn.gk_dynamic_ok = shared
         run = self.driver.launcher(fn, grid, block, shared, fn.gk_struct)
-        split = fn.gk_split
-
-        if split:  # complex parameters go as their two parts
-
-            def launch_complex(cargs: list[Any], stream: Any) -> None:
-                flat: list[Any] = []
-                for i, v in enumerate(cargs):
-                    flat += (v.real, v.imag) if i in split else (v,)
-                if variant.dynamic_shared:
-                    flat.append(shared)
-                run(flat, stream)
-
-            return launch_complex
-
-        if variant.dynamic_shared:
-
-            def launch_sized(cargs: list[Any], stream: Any) -> None:
-                run((*cargs, shared), stream)
-
-            return launch_sized
-
+        if fn.gk_split or variant.dynamic_shared:
+            return _Spread(run, fn.gk_split, shared if variant.dynamic_shared else None)
         return run
 
     def launch(

@@ -18,6 +18,8 @@ found), and CuPy and PyTorch on this thread see the device they had.
 from __future__ import annotations
 
 import ctypes
+import functools
+import os
 import struct
 import sys
 import threading
@@ -323,52 +325,137 @@ class Driver:
 
     def launcher(
         self, function: Function, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, layout: Any
-    ) -> Callable[[Any, Any], None]:
-        """``launch(values, stream)`` of ``function``: ``values`` packed by ``layout`` (a
-        ``struct.Struct``) into one argument buffer, then one launch on the stream handle (None:
-        the legacy default stream), its status checked.
+    ) -> Launcher:
+        """``launch(values, stream)`` of ``function`` (``Launcher``)."""
+        return Launcher(self, function, grid, block, shared, layout)
 
-        Per call ctypes converts as little as it can: ``cuLaunchKernelEx`` (driver 12.0+) takes 4
-        arguments, each a ctypes object made here (a configuration per stream handle), against 11
-        for ``cuLaunchKernel`` (on the H100: 5.9 against 7.4 µs per launch)."""
-        buf = ctypes.create_string_buffer(max(layout.size, 1))
-        nbytes = ctypes.c_size_t(layout.size)
-        extra = (ctypes.c_void_p * 5)(
-            _PARAM_BUFFER_POINTER, ctypes.addressof(buf), _PARAM_BUFFER_SIZE, ctypes.addressof(nbytes), _PARAM_END
+
+def native_launch() -> tuple[Callable[..., None], type[Exception]] | None:
+    """CuPy's own binding of ``cuLaunchKernel`` (a C call, where ctypes' conversion of a launch's
+    arguments costs about 0.7 us more: ``benchmarks/results/2026-11-24-h100-native-launch``) and the
+    error it raises, where CuPy is installed for CUDA (not HIP); None elsewhere, or with
+    ``GPUKERN_CUDA_LAUNCH=ctypes``.  It launches in the context current on the thread, as ctypes
+    does, with the same argument buffer."""
+    global _native
+    if _native is None:
+        _native = (None,)
+        if os.environ.get("GPUKERN_CUDA_LAUNCH", "").lower() != "ctypes":
+            try:
+                from cupy_backends.cuda.api import driver as cupy_driver
+                from cupy_backends.cuda.api import runtime as cupy_runtime
+
+                if not getattr(cupy_runtime, "is_hip", True):
+                    _native = (cupy_driver.launchKernel, cupy_driver.CUDADriverError)
+            except Exception:  # noqa: BLE001  (absent or broken: ctypes serves)
+                pass
+    return None if _native[0] is None else _native  # type: ignore[return-value]
+
+
+_native: tuple[Any, ...] | None = None  # native_launch's answer, once found
+
+
+class Launcher:
+    """``launch(values, stream)``: ``values`` packed by ``layout`` (a ``struct.Struct``) into one
+    argument buffer, then one launch of ``function`` on ``grid`` x ``block`` with ``shared`` dynamic
+    bytes on the stream handle (None: the legacy default stream), its status checked; and ``write``,
+    the same as lines of a plan's fast path (``gpukern.fast_path``), so that a planned launch makes
+    no call of its own between the plan's tests and the driver.
+
+    The driver call is CuPy's C binding where there is one (``native_launch``), else ctypes': there
+    ``cuLaunchKernelEx`` (driver 12.0+) takes 4 arguments, each a ctypes object made here (a
+    configuration per stream handle), against 11 for ``cuLaunchKernel`` (on the H100: 5.9 against
+    7.4 us per launch).  A launch that fails in the context current on the thread (none, another
+    device's, another library's) is made once more in the driver's own (``Driver.in_context``)."""
+
+    def __init__(
+        self,
+        driver: Driver,
+        function: Function,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        shared: int,
+        layout: Any,
+    ) -> None:
+        self.driver, self.function, self.name = driver, function, function.name
+        self.buf = ctypes.create_string_buffer(max(layout.size, 1))
+        self.nbytes = ctypes.c_size_t(layout.size)
+        self.extra = (ctypes.c_void_p * 5)(
+            _PARAM_BUFFER_POINTER,
+            ctypes.addressof(self.buf),
+            _PARAM_BUFFER_SIZE,
+            ctypes.addressof(self.nbytes),
+            _PARAM_END,
         )
-        pack_into = layout.pack_into
-        handle = ctypes.c_void_p(function.handle)
-        name = function.name
-        launch_ex = self.launch_ex
-        configs: dict[Any, Any] = {}  # stream handle -> its launch's fixed ctypes arguments
+        self.pack_into = layout.pack_into
+        self.lock = threading.Lock()  # one buffer: threads launching through it take turns
+        self.handle = ctypes.c_void_p(function.handle)
+        self.dims = (*grid, *block, shared)
+        self.configs: dict[Any, Any] = {}  # stream handle -> its ctypes launch's fixed arguments
+        native = native_launch()
+        if native is None:
+            self.native, self.failed = None, None
+        else:  # the arguments before the stream, bound once; after it: no kernelParams, the buffer
+            self.native = functools.partial(native[0], function.handle, *self.dims)
+            self.failed = native[1]
+        self.xp = ctypes.addressof(self.extra)
 
-        def fixed(stream: Any) -> Any:
-            if len(configs) > 64:  # handles of streams made and dropped elsewhere
-                configs.clear()
-            if launch_ex is not None:  # (byref keeps the configuration alive)
-                made = (ctypes.byref(_LaunchConfig(*grid, *block, shared, stream, None, 0)), handle, None, extra)
+    def _ctypes_args(self, stream: Any) -> tuple[Any, ...]:
+        made = self.configs.get(stream)
+        if made is None:
+            if len(self.configs) > 64:  # handles of streams made and dropped elsewhere
+                self.configs.clear()
+            if self.driver.launch_ex is not None:  # (byref keeps the configuration alive)
+                made = (ctypes.byref(_LaunchConfig(*self.dims, stream, None, 0)), self.handle, None, self.extra)
             else:
-                dims = (ctypes.c_uint(v) for v in (*grid, *block, shared))
-                made = (handle, *dims, ctypes.c_void_p(stream), None, extra)
-            configs[stream] = made
-            return made
+                dims = (ctypes.c_uint(v) for v in self.dims)
+                made = (self.handle, *dims, ctypes.c_void_p(stream), None, self.extra)
+            self.configs[stream] = made
+        return made
 
-        call = launch_ex if launch_ex is not None else self.lib.cuLaunchKernel
+    def retry(self, rc: int, stream: Any) -> None:
+        """After a launch that failed with status ``rc`` (the buffer still packed, the lock held):
+        once more in the driver's context through ctypes; a BackendError where that fails too."""
+        driver = self.driver
+        call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
+        rc = driver.in_context(call, *self._ctypes_args(stream))
+        if rc:
+            raise BackendError(f"launch of {self.name} failed: {error_name(driver.lib, rc)}")
 
-        lock = threading.Lock()  # one buffer: threads launching through one plan take turns
+    def go(self, stream: Any) -> None:
+        """The driver call (the buffer packed, the lock held)."""
+        if self.native is not None:
+            try:
+                self.native(stream or 0, 0, self.xp)
+                return
+            except self.failed as e:  # type: ignore[misc]
+                rc = e.status
+        else:
+            driver = self.driver
+            call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
+            rc = call(*self._ctypes_args(stream))
+        if rc:
+            self.retry(rc, stream)
 
-        def launch(values: Any, stream: Any) -> None:
-            with lock:  # from packing until the driver has copied the arguments (ctypes drops the GIL)
-                pack_into(buf, 0, *values)
-                args = configs.get(stream) or fixed(stream)
-                rc = call(*args)
-                if rc:  # no context, or another device's, current on this thread: once more in ours
-                    rc = self.in_context(call, *args)
-            if rc:
-                raise BackendError(f"launch of {name} failed: {error_name(self.lib, rc)}")
+    def __call__(self, values: Any, stream: Any) -> None:
+        with self.lock:  # from packing until the driver has copied the arguments (the calls drop the GIL)
+            self.pack_into(self.buf, 0, *values)
+            self.go(stream)
 
-        launch.keep = (buf, nbytes, extra, function)  # type: ignore[attr-defined]  (its module stays loaded)
-        return launch
+    def write(self, src: Any, values: list[str], stream: str) -> None:
+        """The launch as lines of a fast path (``fast_path.Source``): ``values`` the C arguments'
+        expressions, ``stream`` the stream's.  With CuPy's binding the call is made in the lines
+        themselves; else through ``go``."""
+        lock, pack, buf = src.const(self.lock, "lock"), src.const(self.pack_into, "pack"), src.const(self.buf, "buf")
+        src.line(f"on = {stream}")
+        src.line(f"with {lock}:")
+        src.line(f"{pack}({buf}, 0, {', '.join(values)})", 2)
+        if self.native is None:
+            src.line(f"{src.const(self.go, 'go')}(on)", 2)
+            return
+        src.line("try:", 2)
+        src.line(f"{src.const(self.native, 'native')}(on or 0, 0, {src.const(self.xp, 'xp')})", 3)
+        src.line(f"except {src.const(self.failed, 'failed')} as e:", 2)
+        src.line(f"{src.const(self.retry, 'retry')}(e.status, on)", 3)
 
 
 class _LaunchConfig(ctypes.Structure):
