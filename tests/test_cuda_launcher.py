@@ -73,7 +73,7 @@ class Driver:
 
 
 def make(monkeypatch, native: Native | None, lib: Lib | None = None, layout=LAYOUT, shared: int = 0):
-    monkeypatch.setattr(cuda_driver, "_native", (None,) if native is None else (native, NativeError))
+    monkeypatch.setattr(cuda_driver, "native_launch", lambda: None if native is None else (native, NativeError))
     function = cuda_driver.Function.__new__(cuda_driver.Function)
     function.module, function.handle, function.name = None, 0x1234, "k"
     driver = Driver(lib or Lib())
@@ -148,3 +148,21 @@ def test_complex_values_and_the_shared_size_are_spread_in_the_fast_path_too(monk
     want = layout.pack(0x1000, 1.5, -2.25, 7, 4096)
     assert [c[1] for c in native.calls] == [want, want]
     assert native.calls[0][0][7] == 4096  # the dynamic shared bytes go to the driver as well
+
+
+def test_ctypes_is_chosen_where_cupy_is_absent_or_refused(monkeypatch):
+    monkeypatch.setenv("GPUKERN_CUDA_LAUNCH", "ctypes")
+    cuda_driver.native_launch.cache_clear()
+    try:
+        assert cuda_driver.native_launch() is None
+        monkeypatch.delenv("GPUKERN_CUDA_LAUNCH")
+        cuda_driver.native_launch.cache_clear()
+        found = cuda_driver.native_launch()
+        try:
+            import cupy_backends.cuda.api.driver as cupy_driver
+        except ImportError:
+            assert found is None
+        else:
+            assert found == (cupy_driver.launchKernel, cupy_driver.CUDADriverError)
+    finally:
+        cuda_driver.native_launch.cache_clear()

@@ -330,28 +330,23 @@ class Driver:
         return Launcher(self, function, grid, block, shared, layout)
 
 
+@functools.cache
 def native_launch() -> tuple[Callable[..., None], type[Exception]] | None:
     """CuPy's own binding of ``cuLaunchKernel`` (a C call, where ctypes' conversion of a launch's
     arguments costs about 0.7 us more: ``benchmarks/results/2026-11-24-h100-native-launch``) and the
     error it raises, where CuPy is installed for CUDA (not HIP); None elsewhere, or with
     ``GPUKERN_CUDA_LAUNCH=ctypes``.  It launches in the context current on the thread, as ctypes
     does, with the same argument buffer."""
-    global _native
-    if _native is None:
-        _native = (None,)
-        if os.environ.get("GPUKERN_CUDA_LAUNCH", "").lower() != "ctypes":
-            try:
-                from cupy_backends.cuda.api import driver as cupy_driver
-                from cupy_backends.cuda.api import runtime as cupy_runtime
-
-                if not getattr(cupy_runtime, "is_hip", True):
-                    _native = (cupy_driver.launchKernel, cupy_driver.CUDADriverError)
-            except Exception:  # noqa: BLE001  (absent or broken: ctypes serves)
-                pass
-    return None if _native[0] is None else _native  # type: ignore[return-value]
-
-
-_native: tuple[Any, ...] | None = None  # native_launch's answer, once found
+    if os.environ.get("GPUKERN_CUDA_LAUNCH", "").lower() == "ctypes":
+        return None
+    try:
+        from cupy_backends.cuda.api import driver as cupy_driver
+        from cupy_backends.cuda.api import runtime as cupy_runtime
+    except Exception:  # noqa: BLE001  (absent or broken: ctypes serves)
+        return None
+    if getattr(cupy_runtime, "is_hip", True) or not hasattr(cupy_driver, "launchKernel"):
+        return None
+    return cupy_driver.launchKernel, cupy_driver.CUDADriverError
 
 
 class Launcher:
@@ -391,6 +386,7 @@ class Launcher:
         self.handle = ctypes.c_void_p(function.handle)
         self.dims = (*grid, *block, shared)
         self.configs: dict[Any, Any] = {}  # stream handle -> its ctypes launch's fixed arguments
+        self.call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
         native = native_launch()
         if native is None:
             self.native, self.failed = None, None
@@ -415,11 +411,9 @@ class Launcher:
     def retry(self, rc: int, stream: Any) -> None:
         """After a launch that failed with status ``rc`` (the buffer still packed, the lock held):
         once more in the driver's context through ctypes; a BackendError where that fails too."""
-        driver = self.driver
-        call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
-        rc = driver.in_context(call, *self._ctypes_args(stream))
+        rc = self.driver.in_context(self.call, *self._ctypes_args(stream))
         if rc:
-            raise BackendError(f"launch of {self.name} failed: {error_name(driver.lib, rc)}")
+            raise BackendError(f"launch of {self.name} failed: {error_name(self.driver.lib, rc)}")
 
     def go(self, stream: Any) -> None:
         """The driver call (the buffer packed, the lock held)."""
@@ -430,9 +424,7 @@ class Launcher:
             except self.failed as e:  # type: ignore[misc]
                 rc = e.status
         else:
-            driver = self.driver
-            call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
-            rc = call(*self._ctypes_args(stream))
+            rc = self.call(*self._ctypes_args(stream))
         if rc:
             self.retry(rc, stream)
 
