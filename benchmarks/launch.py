@@ -12,7 +12,9 @@ Methods, all on the same device, context and queue (stream), each with its own a
   C launched by ``cupy.RawKernel`` on CuPy arrays, and (its cubin from nvcc) by gpukern's driver
   layer, ``prepared_async_call`` with the argument layout fixed once by ``prepare("PPPi")``.  The
   driver layer's call is CuPy's binding of ``cuLaunchKernel`` where CuPy is installed, else ctypes'
-  (the report says which).
+  (the report says which).  RawKernel takes no tensor, so beside the goal the tensors' launch is
+  also set against RawKernel given their ``data_ptr()`` each call (what a CuPy user writes; it
+  tests nothing and launches on CuPy's stream, not PyTorch's).
 * OpenCL: the gpukern launch; the hand-written OpenCL C kernel through pyopencl's ``Kernel.__call__``
   and through ``set_args`` + ``enqueue_nd_range_kernel`` (pyopencl's lowest-level spelling of a launch).
 
@@ -53,7 +55,7 @@ GK_CUPY = "gpukern launch on CuPy arrays"
 GK_TORCH = "gpukern launch on PyTorch tensors"
 RAW = "cupy RawKernel(...) on CuPy arrays"
 PREPARED = "driver prepared_async_call"
-RAW_TORCH = "cupy RawKernel(...) on PyTorch tensors"
+RAW_TORCH = "cupy RawKernel(...) on tensors' data_ptr()"
 
 CUDA_SRC = r"""
 extern "C" __global__ void tiny_ref(const float* __restrict__ a, const float* __restrict__ b,
@@ -155,18 +157,15 @@ def cuda_methods(backend: Any, a: np.ndarray, b: np.ndarray, n: int) -> list[Met
                 launch(tx, ty, tz, n)
 
         methods.append(Method(GK_TORCH, gk_torch, lambda: tz.cpu().numpy(), (tx, ty, tz)))
-        try:  # RawKernel on the same tensors, where CuPy takes them (through their array interface)
-            rx, ry, rz = (torch.as_tensor(v, device="cuda") for v in (a, b, np.zeros_like(a)))
-            raw((1,), (BLOCK,), (rx, ry, rz, n32))
-        except Exception as e:
-            print(f"note: CuPy's RawKernel does not take tensors here: {type(e).__name__}: {e}")
-        else:
+        # RawKernel takes no tensor (CuPy 14: "Unsupported type"): a CuPy user passes their pointers,
+        # read each call, as ints (no test of dtype, device or contiguity; CuPy's current stream)
+        rx, ry, rz = (torch.as_tensor(v, device="cuda") for v in (a, b, np.zeros_like(a)))
 
-            def raw_torch(count: int) -> None:
-                for _ in range(count):
-                    raw((1,), (BLOCK,), (rx, ry, rz, n32))
+        def raw_torch(count: int) -> None:
+            for _ in range(count):
+                raw((1,), (BLOCK,), (rx.data_ptr(), ry.data_ptr(), rz.data_ptr(), n32))
 
-            methods.append(Method(RAW_TORCH, raw_torch, lambda: rz.cpu().numpy(), (rx, ry, rz)))
+        methods.append(Method(RAW_TORCH, raw_torch, lambda: rz.cpu().numpy(), (rx, ry, rz)))
     return methods
 
 
@@ -320,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, ref in pairs:
             if name in stats and ref in stats:
                 r = stats[name]["median_us"] / stats[ref]["median_us"]
+                if ref == RAW_TORCH:  # beside the goal, which is set against RawKernel on CuPy arrays
+                    goals[f"{name} / {ref}"] = {"value": r, "max": None, "met": None}
+                    print(f"{name} / {ref}: {r:.2f} (for comparison; the goal is against {baseline})")
+                    continue
                 goals[f"{name} / {ref}"] = {"value": r, "max": GOAL_RATIO, "met": r <= GOAL_RATIO}
                 print(f"{name} / {ref}: {r:.2f} (goal <= {GOAL_RATIO}: {'met' if r <= GOAL_RATIO else 'NOT met'})")
     else:
