@@ -408,25 +408,23 @@ class Launcher:
             self.configs[stream] = made
         return made
 
-    def retry(self, rc: int, stream: Any) -> None:
-        """After a launch that failed with status ``rc`` (the buffer still packed, the lock held):
-        once more in the driver's context through ctypes; a BackendError where that fails too."""
+    def retry(self, stream: Any) -> None:
+        """After a launch that failed (the buffer still packed, the lock held): once more in the
+        driver's context, through ctypes; a BackendError where that fails too."""
         rc = self.driver.in_context(self.call, *self._ctypes_args(stream))
         if rc:
             raise BackendError(f"launch of {self.name} failed: {error_name(self.driver.lib, rc)}")
 
     def go(self, stream: Any) -> None:
         """The driver call (the buffer packed, the lock held)."""
-        if self.native is not None:
-            try:
-                self.native(stream or 0, 0, self.xp)
-                return
-            except self.failed as e:  # type: ignore[misc]
-                rc = e.status
-        else:
-            rc = self.call(*self._ctypes_args(stream))
-        if rc:
-            self.retry(rc, stream)
+        if self.native is None:
+            if self.call(*self._ctypes_args(stream)):
+                self.retry(stream)
+            return
+        try:
+            self.native(stream or 0, 0, self.xp)
+        except self.failed:  # type: ignore[misc]
+            self.retry(stream)
 
     def __call__(self, values: Any, stream: Any) -> None:
         with self.lock:  # from packing until the driver has copied the arguments (the calls drop the GIL)
@@ -446,8 +444,8 @@ class Launcher:
             return
         src.line("try:", 2)
         src.line(f"{src.const(self.native, 'native')}(on or 0, 0, {src.const(self.xp, 'xp')})", 3)
-        src.line(f"except {src.const(self.failed, 'failed')} as e:", 2)
-        src.line(f"{src.const(self.retry, 'retry')}(e.status, on)", 3)
+        src.line(f"except {src.const(self.failed, 'failed')}:", 2)
+        src.line(f"{src.const(self.retry, 'retry')}(on)", 3)
 
 
 class _LaunchConfig(ctypes.Structure):
