@@ -30,11 +30,15 @@ class Source:
         self.lines: list[str] = []
         self.consts: dict[str, Any] = dict(names)
         self._count = itertools.count()
+        self._named: dict[int, str] = {}  # id of a value named -> its name (the value stays in consts)
 
     def const(self, value: Any, hint: str) -> str:
-        """A name the function reads ``value`` by (a global of its namespace)."""
-        name = f"{hint}_{next(self._count)}"
-        self.consts[name] = value
+        """A name the function reads ``value`` by (a global of its namespace); one name per object,
+        however many tests name it (a library's accessors, read for each of its arrays)."""
+        name = self._named.get(id(value))
+        if name is None:
+            name = self._named[id(value)] = f"{hint}_{next(self._count)}"
+            self.consts[name] = value
         return name
 
     def line(self, text: str, depth: int = 1) -> None:
