@@ -258,6 +258,44 @@ def test_a_functions_own_accumulator_is_not_the_one_in_flight(on_simulator):
     assert (d == 1.0).all() and np.isfinite(c).all()
 
 
+@gk.func
+def product_once(s: Array[float16, 1], c: Array[float32, 2]):
+    acc = gk.fragment("accumulator", 64, 8, 16, float32)  # a new accumulator every call
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, s, 0, s, 0)
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), acc)
+
+
+@gk.kernel
+def products_in_a_loop(a: Array[float16, 2], c: Array[float32, 2], times: int32):
+    s = gk.dynamic_shared(float16)
+    stage(s, a)
+    gk.barrier()
+    for _ in range(times):
+        product_once(s, c)
+
+
+def test_accumulators_waited_for_are_forgotten(on_simulator, monkeypatch):
+    """The simulator keeps an accumulator with a wgmma in flight until its wait: a func's own,
+    made anew each call, is not kept after (nothing grows with the calls)."""
+    from gpukern.backends import sim_mma
+
+    kept = []
+    wait = sim_mma.Fragments.wgmma_wait
+
+    def recording(self, s, m):
+        wait(self, s, m)
+        kept.append(len(self.pending))
+
+    monkeypatch.setattr(sim_mma.Fragments, "wgmma_wait", recording)
+    a = np.ones((64, 64), np.float16)
+    c = np.zeros((64, 8), np.float32)
+    products_in_a_loop[1, 128, 8192](a, c, 5)
+    assert (c == 16.0).all() and kept == [0] * 5  # (one wgmma: k = 16 of ones)
+
+
 @gk.kernel
 def misplaced(a: Array[float16, 2], c: Array[float32, 2], at: int32):
     s = gk.dynamic_shared(float16)

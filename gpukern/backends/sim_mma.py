@@ -304,7 +304,9 @@ class Fragments:
             return
         first = self.first_lanes(warps, m)
         run.mem.in_flight.wgmma_wait(run.lanes_of(m), s.pending)
-        for _, pending, _ in list(self.pending.values()):
+        for key, (_, pending, _) in list(self.pending.items()):
             p = pending[warps]
             done = run.mem.in_flight.wgmma_retired(p, first, s.pending)
             pending[warps] = np.where(done, -1, p)
+            if not (pending >= 0).any():  # nothing of it in flight: forgotten (a func's accumulator, made per call)
+                del self.pending[key]
