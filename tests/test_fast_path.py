@@ -142,3 +142,21 @@ def test_plans_of_one_shape_share_their_compiled_code():
     assert again is not first and again.__code__ is first.__code__ and len(linecache.cache) == cached
     other, *_ = fast_path(tests[:1] + (RangeTest(1, int, 0, 255),), slots)  # other bounds: constants, same text
     assert other.__code__ is first.__code__
+
+
+def test_no_plan_for_an_array_whose_dtype_the_reader_cannot_name(monkeypatch):
+    """A library's array of a dtype its reader has no name for (a tensor of a type PyTorch's
+    reader does not list) gets no identity test: the checked path takes it, and no plan is
+    built (and thrown away) on each call."""
+    from types import SimpleNamespace as NS
+
+    from gpukern import foreign
+    from gpukern.plan import ArrayParam
+
+    named = Reader(Foreign, "{a}.ptr", "True", "7", dtype_of={F32: "f32"}.get)
+    monkeypatch.setitem(foreign._READERS, Foreign, named)
+    param = ArrayParam("x", "array")
+    key = NS(elem=NS(dtype=F32), ndim=1)
+    assert param.test(0, Foreign(64), key) == ForeignTest(0, named, F32, 1)
+    key = NS(elem=NS(dtype=np.dtype(np.uint32)), ndim=1)
+    assert param.test(0, Foreign(64), key) is None
