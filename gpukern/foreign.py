@@ -17,6 +17,7 @@ kernels would.
 
 from __future__ import annotations
 
+import string
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,8 +92,10 @@ class Reader:
     stable: bool = False
 
     def expression(self, src: Any, template: str, **fill: Any) -> str:
-        """``template`` with its names as constants of ``src`` (``fast_path.Source``) and ``fill``."""
-        return template.format(**{k: src.const(v, k) for k, v in self.names.items()}, **fill)
+        """``template`` with the names it uses as constants of ``src`` (``fast_path.Source``), and
+        ``fill`` (``a``, ``dtype``, ``ndim``, ``device``: never a reader's names)."""
+        used = {field for _, field, _, _ in string.Formatter().parse(template) if field}
+        return template.format(**{k: src.const(self.names[k], k) for k in used - fill.keys()}, **fill)
 
 
 def _cupy_reader(cls: type) -> Reader:

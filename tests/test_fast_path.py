@@ -4,6 +4,7 @@ CUDA (tests/test_interop_gpu.py runs the real ones there)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from types import SimpleNamespace
 
@@ -103,12 +104,14 @@ def test_arrays_of_one_library_name_its_reads_once():
     """Two arrays of one library: the fast path reads both through the same named constants (one
     name per object: ``Source.const``), each array's own lines testing its own argument."""
     r = reader(False)
+    r = dataclasses.replace(r, names={**r.names, "unused": object()})  # a name no template uses
     tests = (ForeignTest(0, r, F32, 1), ForeignTest(1, r, F32, 1))
     fast, launched, _, _ = fast_path(tests, (Slot(0, "handle", 0, None), Slot(1, "handle", 0, None)))
     assert fast((Foreign(16), Foreign(32))) and launched[-1] == ([16, 32], 7)
     for hint in ("pointer", "check", "current", "cls"):
         assert len(set(re.findall(rf"\b{hint}_\d+", fast.source))) == 1, (hint, fast.source)
     assert "pointer_" in fast.source and "(a0)" in fast.source and "(a1)" in fast.source
+    assert not any(name.startswith("unused") for name in fast.__globals__)  # only what the lines read
 
 
 def test_a_given_stream_waits_for_every_owner_stream():
