@@ -596,9 +596,11 @@ def _fast_path(
     the launch with each slot's C argument (``write_launch``); a call allocates the C values of
     scalars not already of their C type (and the list of C arguments where the backend's launcher
     writes no lines of its own: OpenCL's), a weak reference to a stable foreign array it has not
-    seen last time, and, with several libraries' arrays, the list of their streams.
-    Foreign arrays also give the streams their owners work on (one read per library): the
-    launch is ordered after them (``foreign.order_streams``)."""
+    seen last time, and, with several libraries' arrays or a stream given, the list of the owners'
+    streams. Foreign arrays also give the streams their owners work on (one read per library): the
+    launch is ordered after them by ``foreign.order_streams``, the checked path's rule, called per
+    launch (written out only for one library's arrays and no stream given, where it answers that
+    library's stream)."""
     src = Source(DeviceArray=DeviceArray, ref=weakref.ref, order_streams=order_streams)
     order = (ArrayTest, ForeignTest, RangeTest, PartsTest, TypeTest, EqualTest, KeyTest)
     handles = {}
