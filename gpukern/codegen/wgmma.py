@@ -32,10 +32,11 @@ __device__ __forceinline__ unsigned long long gk_wg_desc(const void* p, unsigned
     return (unsigned long long)((a & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16)
          | ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
-// before a run of wgmma's: shared memory written through the generic proxy made visible to the
-// matrix units' (async) proxy, and the accumulators' registers ordered
+// shared memory written through the generic proxy made visible to the matrix units' (async) proxy
+__device__ __forceinline__ void gk_wg_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// before a run of wgmma's: that, and the accumulators' registers ordered
 __device__ __forceinline__ void gk_wg_fence() {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    gk_wg_proxy_fence();
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void gk_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -61,7 +62,7 @@ _TABLE = {
     "fence": "gk_wg_fence();",
     "commit": "gk_wg_commit();",
     "wait": "gk_wg_wait<{n}>();",
-    "barrier_fence": 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); ',
+    "barrier_fence": "gk_wg_proxy_fence(); ",
 }
 
 
