@@ -371,7 +371,8 @@ class Launcher:
         shared: int,
         layout: Any,
     ) -> None:
-        self.driver, self.function, self.name = driver, function, function.name
+        self.driver, self.name = driver, function.name
+        self.function = function  # (kept: its module stays loaded while the launcher lives)
         self.buf = ctypes.create_string_buffer(max(layout.size, 1))
         self.nbytes = ctypes.c_size_t(layout.size)
         self.extra = (ctypes.c_void_p * 5)(
@@ -386,7 +387,8 @@ class Launcher:
         self.handle = ctypes.c_void_p(function.handle)
         self.dims = (*grid, *block, shared)
         self.configs: dict[Any, Any] = {}  # stream handle -> its ctypes launch's fixed arguments
-        self.call = driver.launch_ex if driver.launch_ex is not None else driver.lib.cuLaunchKernel
+        self.ex = driver.launch_ex is not None  # cuLaunchKernelEx (driver 12.0+), else cuLaunchKernel
+        self.call = driver.launch_ex if self.ex else driver.lib.cuLaunchKernel
         native = native_launch()
         if native is None:
             self.native, self.failed = None, None
@@ -400,7 +402,7 @@ class Launcher:
         if made is None:
             if len(self.configs) > 64:  # handles of streams made and dropped elsewhere
                 self.configs.clear()
-            if self.driver.launch_ex is not None:  # (byref keeps the configuration alive)
+            if self.ex:  # (byref keeps the configuration alive)
                 made = (ctypes.byref(_LaunchConfig(*self.dims, stream, None, 0)), self.handle, None, self.extra)
             else:
                 dims = (ctypes.c_uint(v) for v in self.dims)
