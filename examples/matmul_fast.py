@@ -16,7 +16,10 @@ and TN values of B from shared memory for TM * TN multiply-adds:
   of 4 spaced 4 * BM / TM (4 * BN / TN) apart, so the threads of a warp read
   consecutive float4s;
 - double buffering: two pairs of shared tiles, so the next tile is stored while
-  the current one is read, with one barrier per step instead of two;
+  the current one is read, with one barrier per step instead of two; the first tile
+  is stored before the loop, so each step's stores sit in the same straight-line
+  code as its multiply-adds and nvcc spreads them among the last of them (no step
+  ends with every thread storing at once, then waiting at the barrier);
 - ``launch_bounds`` tells nvcc the block size, so it can budget registers.
 
 ``sgemm_async_kernel`` changes how the tiles reach shared memory and how threads share them:
@@ -97,6 +100,29 @@ def grouped_tile(group: int32):
     return first + tile % (group * grid_dim.x) % rows, tile % (group * grid_dim.x) // rows
 
 
+@gk.func
+def store_tiles(a_tiles, b_tiles, a_next, b_next, buf: int32):
+    """A tile from this thread's registers into shared buffer ``buf``: A's float4s along k
+    transposed (``a_tiles[buf, kk, row]``), B's as they are. The tile sizes and the block's thread
+    count come from the arrays' shapes, as ``sgemm_kernel`` made them."""
+    BK = a_tiles.shape[1]
+    BM = a_tiles.shape[2]
+    BN = b_tiles.shape[2]
+    NA = a_next.shape[0]
+    NB = b_next.shape[0]
+    THREADS = BM * BK // 4 // NA
+    tid = thread_idx.x
+    for s in unroll(range(NA)):
+        ar = (tid + s * THREADS) // (BK // 4)
+        ak = (tid + s * THREADS) % (BK // 4) * 4
+        for e in unroll(range(4)):
+            a_tiles[buf, ak + e, ar] = a_next[s, e]
+    for s in unroll(range(NB)):
+        br = (tid + s * THREADS) // (BN // 4)
+        bc = (tid + s * THREADS) % (BN // 4) * 4
+        vstore(b_tiles, (buf, br, bc), (b_next[s, 0], b_next[s, 1], b_next[s, 2], b_next[s, 3]))
+
+
 @kernel
 def sgemm_kernel(
     a: Array[float32],
@@ -134,39 +160,40 @@ def sgemm_kernel(
         for j in unroll(range(TN)):
             acc[i, j] = 0.0
 
-    for t in range((k + BK - 1) // BK + 1):
-        k0 = t * BK
-        if k0 < k:  # load tile t into registers: A as float4s along k, B along n
-            for s in unroll(range(NA)):
-                ar = (tid + s * THREADS) // (BK // 4)
-                ak = (tid + s * THREADS) % (BK // 4) * 4
-                for e in unroll(range(4)):
-                    a_next[s, e] = 0.0
-                if VEC:
-                    if row0 + ar < m and k0 + ak < k:
-                        x = vload(a, (row0 + ar) * k + k0 + ak, 4)
-                        for e in unroll(range(4)):
-                            a_next[s, e] = x[e]
-                elif row0 + ar < m:
+    for t in range(-1, (k + BK - 1) // BK):  # load tile t + 1, multiply tile t, store tile t + 1
+        k0 = (t + 1) * BK
+        for s in unroll(range(NA)):  # tile t + 1 into registers (zeros past the edges): A as float4s along k
+            ar = (tid + s * THREADS) // (BK // 4)
+            ak = (tid + s * THREADS) % (BK // 4) * 4
+            for e in unroll(range(4)):
+                a_next[s, e] = 0.0
+            if VEC:
+                if row0 + ar < m and k0 + ak < k:
+                    x = vload(a, (row0 + ar) * k + k0 + ak, 4)
                     for e in unroll(range(4)):
-                        if k0 + ak + e < k:
-                            a_next[s, e] = a[(row0 + ar) * k + k0 + ak + e]
-            for s in unroll(range(NB)):
-                br = (tid + s * THREADS) // (BN // 4)
-                bc = (tid + s * THREADS) % (BN // 4) * 4
+                        a_next[s, e] = x[e]
+            elif row0 + ar < m:
                 for e in unroll(range(4)):
-                    b_next[s, e] = 0.0
-                if VEC:
-                    if k0 + br < k and col0 + bc < n:
-                        y = vload(b, (k0 + br) * n + col0 + bc, 4)
-                        for e in unroll(range(4)):
-                            b_next[s, e] = y[e]
-                elif k0 + br < k:
+                    if k0 + ak + e < k:
+                        a_next[s, e] = a[(row0 + ar) * k + k0 + ak + e]
+        for s in unroll(range(NB)):  # B along n
+            br = (tid + s * THREADS) // (BN // 4)
+            bc = (tid + s * THREADS) % (BN // 4) * 4
+            for e in unroll(range(4)):
+                b_next[s, e] = 0.0
+            if VEC:
+                if k0 + br < k and col0 + bc < n:
+                    y = vload(b, (k0 + br) * n + col0 + bc, 4)
                     for e in unroll(range(4)):
-                        if col0 + bc + e < n:
-                            b_next[s, e] = b[(k0 + br) * n + col0 + bc + e]
-        if t > 0:  # multiply tile t - 1 while tile t is in flight
-            cur = (t - 1) % 2
+                        b_next[s, e] = y[e]
+            elif k0 + br < k:
+                for e in unroll(range(4)):
+                    if col0 + bc + e < n:
+                        b_next[s, e] = b[(k0 + br) * n + col0 + bc + e]
+        if t < 0:
+            store_tiles(a_tiles, b_tiles, a_next, b_next, 0)
+        else:  # multiply tile t while tile t + 1 is in flight
+            cur = t % 2
             for kk in unroll(range(BK)):
                 for g in unroll(range(TM // 4)):
                     va = vload(a_tiles, (cur, kk, g * (4 * BM // TM) + ty * 4), 4)
@@ -179,17 +206,10 @@ def sgemm_kernel(
                 for i in unroll(range(TM)):
                     for j in unroll(range(TN)):
                         acc[i, j] += a_reg[i] * b_reg[j]
-        if k0 < k:  # store tile t into the other buffer, which nobody reads since the last barrier
-            nxt = t % 2
-            for s in unroll(range(NA)):
-                ar = (tid + s * THREADS) // (BK // 4)
-                ak = (tid + s * THREADS) % (BK // 4) * 4
-                for e in unroll(range(4)):
-                    a_tiles[nxt, ak + e, ar] = a_next[s, e]
-            for s in unroll(range(NB)):
-                br = (tid + s * THREADS) // (BN // 4)
-                bc = (tid + s * THREADS) % (BN // 4) * 4
-                vstore(b_tiles, (nxt, br, bc), (b_next[s, 0], b_next[s, 1], b_next[s, 2], b_next[s, 3]))
+            # tile t + 1 into the other buffer, which nobody reads since the last barrier; here, in
+            # the multiply's own block, nvcc spreads the stores among the last multiply-adds (after
+            # a branch, all threads would store at once, then wait at the barrier with nothing to do)
+            store_tiles(a_tiles, b_tiles, a_next, b_next, 1 - cur)
         barrier()
 
     for i in unroll(range(TM)):
@@ -331,6 +351,8 @@ CONFIGS = {
         (128, 128, 16, 8, 8),
         (128, 64, 8, 8, 8),
         (64, 128, 8, 8, 8),
+        (128, 64, 16, 8, 8),
+        (64, 128, 16, 8, 8),
         (64, 64, 8, 8, 4),
         (64, 64, 16, 4, 4),
         (64, 64, 8, 4, 8),
