@@ -122,6 +122,13 @@ NOT_MODELLED = {
         "copies land in the same banks): timing, which the simulator does not model"
     ),
     ("tensor-core pipelined float16", "shared_load_conflicts"): "the same 1 to 5 wavefronts, as conflicts",
+    ("matmul_fast", "shared_store_wavefronts"): (
+        "ncu counts 2 to 6 wavefronts more of 12,672, a different number from run to run (2, 3, 5, 6 "
+        "in four runs), since nvcc spreads the next tile's stores among the multiply-adds and the "
+        "current tile's loads; the ptxas -O0 build, whose stores follow the multiply-adds, counts the "
+        "simulator's every time: timing, which the simulator does not model"
+    ),
+    ("matmul_fast", "shared_store_conflicts"): "the same 2 to 6 wavefronts, as conflicts",
 }
 
 

@@ -343,11 +343,13 @@ def test_shared_atomics_are_counted_as_shared_accesses():
 
 # the runs of benchmarks/profile_vs_ncu.py on an H100, in order: a later run's cases (it may measure
 # some only, GPUKERN_PROFILE_CASES) replace the earlier's (the TF32 fragments' own code, 2026-11-24;
-# sm_90's warpgroup kernels, gk.wgmma, 2026-11-24)
+# sm_90's warpgroup kernels, gk.wgmma, 2026-11-24; matmul_fast's kernel with its stores among its
+# multiply-adds, 2026-11-24)
 MEASURED = [
     ROOT / "benchmarks" / "results" / "2026-11-23-h100-issue17b" / "profile_vs_ncu.json",
     ROOT / "benchmarks" / "results" / "2026-11-24-h100-tf32" / "profile_vs_ncu.json",
     ROOT / "benchmarks" / "results" / "2026-11-24-h100-wgmma" / "profile_vs_ncu.json",
+    ROOT / "benchmarks" / "results" / "2026-11-24-h100-sgemm" / "profile_vs_ncu.json",
 ]
 
 
