@@ -125,7 +125,8 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
     - the 8 x 32 accumulator (m8n32k16): a stored row an instruction, lane ``l`` at column ``l``;
     - every other (16-bit tiles in global memory, bfloat16 tiles in shared memory, the
       accumulators): two consecutive elements a lane, lane (g, t) at (g, 2t) of each 8 x 8 block of
-      the stored tile, as ``mma``'s accumulator layout.
+      the stored tile, as ``mma``'s accumulator layout; a warpgroup accumulator (wgmma) so too, each
+      warp its 16 rows (``wgmma_ops.warp_rows``).
 
     gpukern's TF32 code: ``tf32_lanes``'s layout, each lane's elements in as few instructions as
     they are adjacent in memory; ``ldmatrix`` where ``by_ldmatrix`` says so (four 8 x 4 blocks).
@@ -136,11 +137,10 @@ def moves(t: FragmentType, space: str) -> tuple[tuple[np.ndarray, np.ndarray, in
     from global and shared memory; not every combination)."""
     if lowering(t) == "tf32":
         return _frozen(_tf32_moves(t, space))
-    if lowering(t) == wgmma_ops.LOWERING:
-        return _frozen(wgmma_ops.accumulator_moves(t))
     lane = np.arange(32)
     g, q = lane // 4, lane % 4
-    stored = (t.cols, t.rows) if t.layout == "col" else (t.rows, t.cols)
+    rows = wgmma_ops.warp_rows(t)  # a warpgroup accumulator: each warp stores its 16 rows
+    stored = (t.cols, rows) if t.layout == "col" else (rows, t.cols)
     if t.use == "accumulator" and t.rows == 8:
         return _frozen([(np.full(32, r), lane, 1) for r in range(8)])
     blocks = [(br, bc) for br in range(0, stored[0], 8) for bc in range(0, stored[1], 8)]

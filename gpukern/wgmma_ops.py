@@ -118,11 +118,3 @@ def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool) -> str |
 def warp_rows(t: FragmentType) -> int:
     """The rows of a fragment each warp holds on the simulator (a warpgroup accumulator: 16 of 64)."""
     return WARP_ROWS if is_warpgroup(t) else t.rows
-
-
-def accumulator_moves(t: FragmentType) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """How a warp stores its 16 rows of a warpgroup accumulator: per instruction, each lane's (row,
-    column) within the warp's rows and the two adjacent elements it stores (64-bit stores)."""
-    lane = np.arange(32)
-    g, q = lane // 4, lane % 4
-    return [(h * 8 + g, 8 * j + 2 * q, 2) for j in range(t.n // 8) for h in range(2)]
