@@ -396,6 +396,8 @@ class Launcher:
             self.native = functools.partial(native[0], function.handle, *self.dims)
             self.failed = native[1]
         self.xp = ctypes.addressof(self.extra)
+        # ``go(stream)``, the driver call (the buffer packed, the lock held): which one, decided once
+        self.go = self._go_ctypes if self.native is None else self._go_native
 
     def _ctypes_args(self, stream: Any) -> tuple[Any, ...]:
         made = self.configs.get(stream)
@@ -417,14 +419,13 @@ class Launcher:
         if rc:
             raise BackendError(f"launch of {self.name} failed: {error_name(self.driver.lib, rc)}")
 
-    def go(self, stream: Any) -> None:
-        """The driver call (the buffer packed, the lock held)."""
-        if self.native is None:
-            if self.call(*self._ctypes_args(stream)):
-                self.retry(stream)
-            return
+    def _go_ctypes(self, stream: Any) -> None:
+        if self.call(*(self.configs.get(stream) or self._ctypes_args(stream))):
+            self.retry(stream)
+
+    def _go_native(self, stream: Any) -> None:
         try:
-            self.native(stream or 0, 0, self.xp)
+            self.native(stream or 0, 0, self.xp)  # type: ignore[misc]
         except self.failed:  # type: ignore[misc]
             self.retry(stream)
 
