@@ -385,6 +385,19 @@ def test_opencl_refuses():
         kern.source(Array[float16, 2], Array[float16, 2], Array[float32, 2], backend="opencl")
 
 
+@gk.kernel
+def barrier_then_commit(x: Array[float32]):
+    gk.barrier()
+    gk.wgmma_commit()
+
+
+def test_opencl_refuses_at_the_warpgroup_statement_in_its_words():
+    """Not at an earlier barrier (which a wgmma kernel fences), nor in the words of fragments."""
+    with pytest.raises(gk.CompileError, match=r"gk.wgmma\(\) and its commit and wait") as e:
+        barrier_then_commit.source(Array[float32], backend="opencl")
+    assert "wgmma_commit" in str(e.value) and "sm_90a" in str(e.value)
+
+
 # ---------------------------------------------------------------- CUDA C
 @pytest.mark.parametrize("kind, n, row_major_b", CASES)
 def test_cuda_source(kind, n, row_major_b):

@@ -283,10 +283,15 @@ class Emitter(TableEmitter, AtomicEmitter):
         the kernel then includes; None: a warpgroup statement's, which names no fragment); a
         CompileError where the dialect has no matrix units."""
         if not self.d.matrix:
+            what, where = (
+                ("gk.wgmma() and its commit and wait", "sm_90a")
+                if t is None or wgmma_ops.is_warpgroup(t)
+                else ("gk.fragment() and gk.mma()", "sm_70 and later; bfloat16 and TF32 sm_80")
+            )
             raise CompileError(
-                f"gk.fragment() and gk.mma() cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
+                f"{what} cannot be compiled to {self.d.name}: they need {self.d.matrix_missing}",
                 node.loc,
-                "run the kernel on CUDA (sm_70 and later; bfloat16 and TF32 sm_80) or on the simulator",
+                f"run the kernel on CUDA ({where}) or on the simulator",
             )
         table = self.d.matrix[wgmma_ops.LOWERING if t is None else mma_ops.lowering(t)]
         self.preambles.setdefault(table["preamble"], None)
@@ -384,7 +389,9 @@ class Emitter(TableEmitter, AtomicEmitter):
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
-        fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma else ""  # shared writes to wgmma's reads
+        # shared writes ordered before wgmma's reads (a dialect without matrix units: refused at the
+        # warpgroup statement itself, not here)
+        fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma and self.d.matrix else ""
         if s.vote is None or s.pred is None or s.result is None:
             return [self.line(depth, fence + self.d.barrier, s)]
         text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))
