@@ -71,7 +71,9 @@ class Variant:
 
     @functools.cached_property
     def matrix_capability(self) -> mma_ops.Capability | None:
-        """The least CUDA compute capability the kernel's fragments need and why (``mma_ops.capability``), or None."""
+        """The least CUDA compute capability the kernel's fragments and warpgroup statements need
+        (a wgmma commit or wait without a fragment too: sm_90a, exactly) and why
+        (``mma_ops.capability``), or None."""
         fds = [self.program.kernel, *self.program.funcs]
         nodes = [n for fd in fds for n in ir.walk_body(fd.body)]
         warpgroup = any(isinstance(n, ir.WarpgroupOp) for n in nodes)  # (a commit or wait alone too)

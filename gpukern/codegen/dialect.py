@@ -75,7 +75,8 @@ class Dialect:
 
     # shared memory sized at launch: a declaration at the top of the kernel (CUDA's extern __shared__
     # buffer), or a kernel parameter after the others (OpenCL's __local pointer); either names the
-    # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument
+    # bytes gk_dynamic_shared, whose length in bytes the kernel gets as its last argument; '{align}':
+    # the declaration's alignment in bytes (128; 1024 for wgmma's swizzled operands)
     dynamic_shared_decl: str = ""
     dynamic_shared_param: str = ""
     # '{cond}', '{what}': a compile-time check of a record struct's layout (CUDA's static_assert)
@@ -104,8 +105,9 @@ class Dialect:
     # kernel; they cannot be in a @func)
     block_votes: dict[str, str] = field(default_factory=dict)
     block_vote_scratch: str = ""
-    # the matrix units (gk.fragment, gk.mma...): per lowering (``mma_ops.lowering``: 'wmma', 'tf32') the
-    # spellings (keys: see codegen.dialects._CUDA_WMMA); where empty, ``matrix_missing`` names what the
+    # the matrix units (gk.fragment, gk.mma, gk.wgmma...): per lowering (``mma_ops.lowering``: 'wmma',
+    # 'tf32'; ``wgmma_ops.LOWERING``: 'wgmma') the spellings (keys: see codegen.dialects._CUDA_WMMA,
+    # codegen.tf32, codegen.wgmma); where empty, ``matrix_missing`` names what the
     # language lacks, for the CompileError
     matrix: dict[str, dict[str, str]] = field(default_factory=dict)
     matrix_missing: str = ""

@@ -3,7 +3,9 @@
 ``mma_ops.lowering`` says which fragments come here (TF32's 16 x 16 x 8 tiles, accumulators
 included) and why; ``mma_ops.tf32_lanes`` is the register layout this C implements, and
 ``mma_ops.moves`` the memory instructions it issues, which the simulator and the profiler follow.
-The table (``cuda_tf32``) has the keys of ``dialects._CUDA_WMMA`` (and ``load_ldmatrix``).
+The table (``cuda_tf32``) has the keys of ``dialects._CUDA_WMMA`` that TF32's one element type and
+its own fragment structs use (no ``type:``, ``layout:``, ``pointer:`` ones; ``value:tf32``), and
+``load_ldmatrix``.
 """
 
 from __future__ import annotations
