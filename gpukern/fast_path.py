@@ -4,8 +4,8 @@ A plan's identity tests (``gpukern.plan``) each write their own lines here (``Te
 condition that sends a call to the checked path, and the expression of the C argument the test
 reads (a device array's handle, a foreign array's pointer).  Written out for the plan's very
 arguments and compiled once per text and kernel name (plans of one shape share the compiled
-module), the function tests and packs with no loop and no branch for kinds of tests the plan has none of: a launch's
-Python work is what separates gpukern's launch from a hand-written one (issue 15).  With the
+module), the function tests and packs with no loop and no branch for kinds of tests the plan has
+none of: a launch's Python work is what separates gpukern's launch from a hand-written one (issue 15).  With the
 launcher stubbed out, a plan of 3 device arrays and a NumPy int32 on OpenCL took 852 ns with the
 loops over the tests this replaced, 517 written out (development machine, ``timeit``; 252 once the
 int32, already of its C type, went unconverted); whole launches: ``benchmarks/launch.py``.
