@@ -254,7 +254,8 @@ class Fragments:
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
             acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
         if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
-            _, pending, _ = self.pending.get(id(acc), (acc, np.full(len(self.warps.slots), -1, np.int64), s))
+            entry = self.pending.get(id(acc))
+            pending = np.full(len(self.warps.slots), -1, np.int64) if entry is None else entry[1]
             pending[warps] = run.mem.in_flight.wgmma_group(first)
             self.pending[id(acc)] = (acc, pending, s)
 
