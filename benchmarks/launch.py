@@ -160,6 +160,7 @@ def cuda_methods(backend: Any, a: np.ndarray, b: np.ndarray, n: int) -> list[Met
                 launch(tx, ty, tz, n)
 
         methods.append(Method(GK_TORCH, gk_torch, lambda: tz.cpu().numpy(), (tx, ty, tz)))
+    if any(m.name == GK_TORCH for m in methods) and any(m.name == RAW for m in methods):
         # RawKernel takes no tensor (CuPy 14: "Unsupported type"): on tensors it is given their
         # pointers, read each call, as ints (no test of dtype, device or contiguity; CuPy's stream)
         rx, ry, rz = (torch.as_tensor(v, device="cuda") for v in (a, b, np.zeros_like(a)))
