@@ -218,6 +218,7 @@ def _warpgroups_here(backend) -> None:
 )
 @example(m=130, n=264, k=72, group=1, seed=0)  # edges in m and n, one partial k step
 @example(m=256, n=512, k=320, group=2, seed=1)  # whole tiles, more k steps than stages
+@example(m=64, n=128, k=256, group=1, seed=2)  # as many k steps as stages
 def test_matmul_tensorcore_warpgroup_matches_numpy(backend, m, n, k, group, seed):
     """The sm_90 kernel (gk.wgmma) at any m, and k and n multiples of 8: whole and partial tiles of C
     (edge tiles through shared memory), tile groups of 1-3 rows, k steps fewer than, as many as and
@@ -236,6 +237,7 @@ def test_matmul_tensorcore_warpgroup_matches_numpy(backend, m, n, k, group, seed
     seed=st.integers(0, 2**16),
 )
 @example(m=130, n=260, k=100, seed=0)
+@example(m=70, n=64, k=196, seed=1)  # more k steps (7 of 32) than stages: stages refilled
 def test_matmul_tensorcore_tf32_warpgroup_matches_numpy(backend, m, n, k, seed):
     """The TF32 sm_90 kernel (B's transpose made first) at any m, and k and n multiples of 4, within
     TF32's rounding of |A| @ |B| (the simulator rounds to nearest, an H100 truncates)."""
