@@ -10,6 +10,8 @@ bound's TF32 term: the TF32 cases compare against the float32 inputs within TF32
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 from compilers import needs_nvrtc
@@ -319,7 +321,7 @@ def test_a_misplaced_operand_is_reported(on_simulator):
         misplaced[1, 128, 8192](a, np.zeros((64, 8), np.float32), 64)
 
 
-def _refused(body: str, match: str) -> None:
+def _refused(body: str, match: str, tmp: pathlib.Path) -> None:
     src = (
         "import gpukern as gk\nfrom gpukern import Array, float16, float32\n"
         "@gk.kernel\ndef k(a: Array[float16, 2], g: Array[float32, 2]):\n"
@@ -328,10 +330,8 @@ def _refused(body: str, match: str) -> None:
         "    gk.fill_fragment(acc, 0.0)\n" + "".join(f"    {line}\n" for line in body.splitlines())
     )
     import importlib.util
-    import pathlib
-    import tempfile
 
-    path = pathlib.Path(tempfile.mkdtemp()) / "refused_kernel.py"
+    path = tmp / "refused_kernel.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("refused_kernel", path)
     mod = importlib.util.module_from_spec(spec)
@@ -364,18 +364,19 @@ def _refused(body: str, match: str) -> None:
         ),
         ("f = gk.fragment('accumulator', 64, 12, 16, float32)", "no matrix unit computes"),
         ("gk.wgmma_wait(8)", "a constant from 0 to 7"),
-        ("if gk.thread_idx.x < 64:\n    acc = gk.wgmma(acc, s, 0, s, 0)", "thread"),
+        ("if gk.thread_idx.x < 64:\n    acc = gk.wgmma(acc, s, 0, s, 0)", "depends on the thread"),
     ],
 )
-def test_refusals(body, match):
-    _refused(body, match)
+def test_refusals(body, match, tmp_path):
+    _refused(body, match, tmp_path)
 
 
-def test_tf32_b_is_k_major_only():
+def test_tf32_b_is_k_major_only(tmp_path):
     _refused(
         "acc2 = gk.fragment('accumulator', 64, 64, 8, float32)\ngk.fill_fragment(acc2, 0.0)\n"
         "acc2 = gk.wgmma(acc2, t, 0, t, 0, b_width=64)",
         "K-major only",
+        tmp_path,
     )
 
 
@@ -413,9 +414,9 @@ def test_cuda_source(kind, n, row_major_b):
     # the unrolled k steps are one run of wgmma's: fenced once, before the first
     body = src[src.index('extern "C" __global__') :]
     assert body.count("gk_wg_fence();") == 1
-    assert body.count(f"{'gk_wgmma_' + ptx}_n{n}{'_t' if row_major_b else ''}(acc, ") == (
-        64 // (2 * k) * 2 if kind != "tf32" else 4
-    )
+    # the product's K (one 128-byte row: 64 16-bit elements, 32 floats) in steps of the wgmma's k
+    steps = (32 if kind == "tf32" else 64) // k
+    assert body.count(f"{'gk_wgmma_' + ptx}_n{n}{'_t' if row_major_b else ''}(acc, ") == steps
     assert all(line.count("  // ") <= 1 for line in src.splitlines())  # one Python line per statement
 
 
