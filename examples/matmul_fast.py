@@ -16,10 +16,11 @@ and TN values of B from shared memory for TM * TN multiply-adds:
   of 4 spaced 4 * BM / TM (4 * BN / TN) apart, so the threads of a warp read
   consecutive float4s;
 - double buffering: two pairs of shared tiles, so the next tile is stored while
-  the current one is read, with one barrier per step instead of two; the first tile
-  is stored before the loop, so each step's stores sit in the same straight-line
-  code as its multiply-adds and nvcc spreads them among the last of them (no step
-  ends with every thread storing at once, then waiting at the barrier);
+  the current one is read, with one barrier per step instead of two; the loop's
+  first pass (t = -1) only loads and stores the first tile, so every other step's
+  stores sit in the same straight-line code as its multiply-adds and nvcc spreads
+  them among the last of them (no step ends with every thread storing at once, then
+  waiting at the barrier); the last step stores a tile of zeros nobody reads;
 - ``launch_bounds`` tells nvcc the block size, so it can budget registers.
 
 ``sgemm_async_kernel`` changes how the tiles reach shared memory and how threads share them:
@@ -208,7 +209,8 @@ def sgemm_kernel(
                         acc[i, j] += a_reg[i] * b_reg[j]
             # tile t + 1 into the other buffer, which nobody reads since the last barrier; here, in
             # the multiply's own block, nvcc spreads the stores among the last multiply-adds (after
-            # a branch, all threads would store at once, then wait at the barrier with nothing to do)
+            # a branch, all threads would store at once, then wait at the barrier with nothing to do);
+            # the last step's (zeros past k) is never read: one store phase more, not a branch
             store_tiles(a_tiles, b_tiles, a_next, b_next, 1 - cur)
         barrier()
 
