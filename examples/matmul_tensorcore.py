@@ -579,13 +579,28 @@ def matmul_tf32(da, db, dc, m: int, n: int, k: int) -> None:
         run_pipelined(tgemm_pipelined, da, db, dc, m, n, k)
 
 
-def matmul(da, db, dc, m: int, n: int, k: int) -> None:
-    """C = A @ B on the device arrays (float16 A, B; float32 C): the warpgroup kernel on sm_90, the
-    pipelined one where it can run (``pipelined``), else the one that handles any size on any
-    tensor-core GPU."""
+KERNELS = {
+    "warpgroup": "hgemm_warpgroup 128x256x64 (wgmma), 4 stages",
+    "pipelined": "hgemm_pipelined 128x128x64, 3 stages",
+    "any": "hgemm 64x64x32, 2x2 warps",
+}
+
+
+def kernel_for(m: int, n: int, k: int) -> str:
+    """Which FP16 kernel ``matmul`` runs for these sizes on this device (a key of ``KERNELS``): the
+    warpgroup kernel on sm_90, the pipelined one where it can run (``pipelined``), else the one that
+    handles any size on any tensor-core GPU; both fast ones need k and n multiples of 8."""
     if warpgroups() and k % 8 == 0 and n % 8 == 0:
+        return "warpgroup"
+    return "pipelined" if pipelined(m, n, k) else "any"
+
+
+def matmul(da, db, dc, m: int, n: int, k: int) -> None:
+    """C = A @ B on the device arrays (float16 A, B; float32 C), by ``kernel_for``'s kernel."""
+    which = kernel_for(m, n, k)
+    if which == "warpgroup":
         run_warpgroup(hgemm_warpgroup, da, db, dc, m, n, k)
-    elif pipelined(m, n, k):
+    elif which == "pipelined":
         run_pipelined(hgemm_pipelined, da, db, dc, m, n, k)
     else:
         hgemm[(-(-n // BN), -(-m // BM)), THREADS](da, db, dc, m, n, k)
@@ -630,10 +645,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hgemm: WRONG result, {int((err > tol).sum())} elements off, worst {err.max():.2e}", file=sys.stderr)
         return 1
     tflops = 2.0 * n**3 / t / 1e12
-    if warpgroups():
-        what = "hgemm_warpgroup 128x256x64 (wgmma), 4 stages"
-    else:
-        what = "hgemm_pipelined 128x128x64, 3 stages" if pipelined(n, n, n) else "hgemm 64x64x32, 2x2 warps"
+    what = KERNELS[kernel_for(n, n, n)]
     print(f"{what}: {t * 1e3:9.3f} ms  {tflops:8.3f} TFLOP/s  max abs. error {err.max():.1e}  OK")
     return 0
 

@@ -95,7 +95,16 @@ def test_matmul_tensorcore_example_runs_and_checks(on_simulator, capsys):
     # 100 is no multiple of the 64 x 64 x 32 tiles: the guarded staging and copy are exercised
     assert tensorcore_example.main(["--size", "100", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    assert "TFLOP/s" in out and "OK" in out
+    assert "TFLOP/s" in out and "OK" in out and out.splitlines()[-1].startswith("hgemm 64x64x32")
+
+
+def test_matmul_tensorcore_names_the_kernel_it_runs(monkeypatch):
+    """On an sm_90 GPU the warpgroup kernel takes k and n multiples of 8 only; other sizes go to the
+    kernel of any size, and the report names that one (it named the warpgroup kernel)."""
+    monkeypatch.setattr(tensorcore_example, "warpgroups", lambda: True)
+    assert tensorcore_example.kernel_for(128, 128, 128) == "warpgroup"
+    assert tensorcore_example.kernel_for(100, 100, 100) == "any"
+    assert tensorcore_example.kernel_for(100, 128, 100) == "any"
 
 
 def test_matmul_tensorcore_pipelined_kernel_runs_and_checks(on_simulator, capsys):
