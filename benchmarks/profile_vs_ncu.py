@@ -20,7 +20,7 @@ atomic whose result is unused compiles to RED, one whose result is used to ATOM)
 The kernels run twice under ncu: as gpukern builds them (the comparison) and with ptxas at
 -O0 (``PTXAS_O0``), whose counts are set beside any difference: where the -O0 build's count
 equals the simulator's, ptxas rewrote the accesses.  gpukern's front end makes the rewrites
-that change loads itself (``gpukern/load_rewrites.py``: an element read twice loaded once,
+that change loads itself (``gpukern/frontend/load_rewrites.py``: an element read twice loaded once,
 shared rows read in 16-byte vectors), and the profiler models the one that changes atomics
 (a warp's integer add/sub/min/max at an index the code makes uniform is one atomic); the
 ``one-address atomics`` cases probe which operations, types and indices ptxas combines.

@@ -9,7 +9,7 @@ stream, timed with CuPy events after 3 warm-up runs, one after the other in each
 repetitions (cuBLAS's speed drifts with the GPU's clocks): the ratio is the median of the
 repetitions' ratios, the TFLOP/s are medians.  Checked in the same
 run: 64 random rows of gpukern's C against a float64 product of the same rows on the host, within
-``gpukern.mma_ops.tolerance``, and cuBLAS's against the same reference within float16's rounding.
+``gpukern.semantics.mma.tolerance``, and cuBLAS's against the same reference within float16's rounding.
 With ``--tf32``: float32 A and B, gpukern's ``tgemm_pipelined`` (TF32 fragments) against cuBLAS's
 float32 GEMM with TF32 on (``CUPY_TF32=1``), checked within TF32's rounding.
 Goal (issue 17): gpukern / cuBLAS >= 0.5 at 4096 and 8192 (aim 0.7), FP16 and TF32 alike.
@@ -30,7 +30,7 @@ import _common
 import numpy as np
 
 import gpukern as gk
-from gpukern import mma_ops
+from gpukern.semantics import mma as mma_ops
 
 GOAL = 0.5
 

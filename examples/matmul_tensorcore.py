@@ -28,14 +28,14 @@ in flight while the next step's are issued (``make_warpgroup``); ``tgemm_warpgro
 twin, which reads B's transpose (wgmma takes a TF32 B K-major only).
 ``tgemm_pipelined`` is the same for float32 inputs on the tensor cores in TF32 (``matmul_tf32``),
 with a k step of 32 in two stages (measured best of 16 to 64 and 2 to 4 stages, ``benchmarks/results/
-2026-11-24-h100-tf32``); its fragments run on gpukern's own TF32 code (``gpukern.mma_ops.lowering``).
+2026-11-24-h100-tf32``); its fragments run on gpukern's own TF32 code (``gpukern.semantics.mma.lowering``).
 
     python examples/matmul_tensorcore.py --size 4096        # checked against NumPy float64
     python examples/matmul_tensorcore.py --size 100 --backend sim
     python examples/matmul_tensorcore.py --show-source
 
 The tolerance: the inputs are float16 (exact in the fragments); each element of C may differ from
-the float64 product by ``gpukern.mma_ops.tolerance`` (a few float32 roundings of sum |a||b|).
+the float64 product by ``gpukern.semantics.mma.tolerance`` (a few float32 roundings of sum |a||b|).
 """
 
 from __future__ import annotations

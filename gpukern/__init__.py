@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from . import testing  # test helpers; Hypothesis is imported only when they are used
 from ._version import __version__
-from .array import DeviceArray
-from .autotune import autotune
 from .backends import (
     Device,
     available_backends,
@@ -30,7 +28,6 @@ from .backends import (
     zeros,
 )
 from .backends.cuda_compile import set_cuda_compiler
-from .cache import cache_info, clear_cache
 from .errors import (
     BackendError,
     BarrierDivergenceError,
@@ -52,7 +49,7 @@ from .errors import (
     WarpMaskError,
 )
 from .kernel import Kernel, kernel
-from .lang import (
+from .language.core import (
     DeviceFunction,
     async_commit,
     async_copy,
@@ -98,31 +95,19 @@ from .lang import (
     vload,
     vstore,
 )
-from .mma import fill_fragment, fragment, load_matrix, mma, mma_sync, store_matrix, wgmma, wgmma_commit, wgmma_wait
-from .profile import ProfileReport, profile
-from .sanitize import sanitize
-from .streams import Event, Stream, default_stream, pinned_empty
-from .timing import benchmark, synchronize
-from .types import (
-    Array,
-    Const,
-    bfloat16,
-    bool_,
-    complex64,
-    complex128,
-    float16,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
+from .language.mma import (
+    fill_fragment,
+    fragment,
+    load_matrix,
+    mma,
+    mma_sync,
+    store_matrix,
+    swizzle128,
+    wgmma,
+    wgmma_commit,
+    wgmma_wait,
 )
-from .warp import (
+from .language.warp import (
     activemask,
     all_sync,
     any_sync,
@@ -147,7 +132,34 @@ from .warp import (
     vote_any,
     warp_size,
 )
-from .wgmma_ops import swizzle128
+from .runtime.array import DeviceArray
+from .runtime.cache import cache_info, clear_cache
+from .semantics import mma as mma_ops  # documented host helpers: gk.mma_ops.tolerance, to_tf32
+from .semantics import wgmma as wgmma_ops  # the warpgroup operands' layout, for tests and docs
+from .streams import Event, Stream, default_stream, pinned_empty
+from .timing import benchmark, synchronize
+from .tools.autotune import autotune
+from .tools.profile import ProfileReport, profile
+from .tools.sanitize import sanitize
+from .types import (
+    Array,
+    Const,
+    bfloat16,
+    bool_,
+    complex64,
+    complex128,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
 
 __all__ = [
     "__version__",
@@ -158,6 +170,8 @@ __all__ = [
     "mma_sync",
     "store_matrix",
     "swizzle128",
+    "mma_ops",
+    "wgmma_ops",
     "wgmma",
     "wgmma_commit",
     "wgmma_wait",

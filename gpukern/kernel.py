@@ -16,14 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from . import ir, lang
-from .array import stream_handle
 from .backends import get_backend, selection
-from .compile_options import CompileOptions
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
-from .frontend import Compiler
-from .plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
-from .source import ParsedFunction, parse_function
+from .frontend.compiler import Compiler
+from .ir import nodes as ir
+from .ir.source import ParsedFunction, parse_function
+from .language import core as lang
+from .runtime.array import stream_handle
+from .runtime.compile_options import CompileOptions
+from .runtime.plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
+from .runtime.variant import Variant
+from .semantics.values import Static
 from .types import (
     ANY_CONST,
     ArrayType,
@@ -34,8 +37,6 @@ from .types import (
     from_dtype,
     python_type,
 )
-from .values import Static
-from .variant import Variant
 
 _all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()
 
@@ -73,7 +74,7 @@ def configured(launch: Any, tool: str) -> Launch:
 class Launch:
     """``kernel[grid, block]``: a configured launch, called with the kernel's arguments.
 
-    The first call goes through every check; it leaves a ``plan`` (``gpukern.plan``) whose
+    The first call goes through every check; it leaves a ``plan`` (``gpukern.runtime.plan``) whose
     ``fast`` path makes the next calls with arguments of the same kinds cost about what a
     driver call costs.  ``plan.describe()`` says what it tests.
     """
@@ -370,7 +371,7 @@ def _kernel_params(fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...]) -> 
 def kernel(fn: Any = None, /, **options: Any) -> Any:
     """Decorate a Python function as a GPU kernel; launch it as ``k[grid, block](args)``.
 
-    ``@kernel(fastmath=True, ...)`` compiles it with options (``gpukern.compile_options.OPTIONS``;
+    ``@kernel(fastmath=True, ...)`` compiles it with options (``gpukern.runtime.compile_options.OPTIONS``;
     docs/language.md, "Compile options"); an unknown one is a ``KernelTypeError``."""
     if fn is None:
         return lambda f: Kernel(f, CompileOptions.make(f"@kernel on {getattr(f, '__name__', f)!r}", options))

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from .array import stream_handle
 from .backends import get_backend
 from .errors import LaunchError
+from .runtime.array import stream_handle
 
 
 class Stream:

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from . import backends as _backends
-from .array import DeviceArray
 from .errors import GpukernError
 from .kernel import Kernel, Launch
+from .runtime.array import DeviceArray
 from .types import SCALARS
 
 if TYPE_CHECKING:

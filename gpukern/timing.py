@@ -6,8 +6,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from .array import stream_handle
 from .backends import get_backend
+from .runtime.array import stream_handle
 
 
 def synchronize(backend: str | None = None) -> None:

@@ -217,7 +217,7 @@ class FragmentType(Type):
     """A warp's tile of a matrix for the matrix units (``gk.fragment``): ``use`` is 'a' (m x k),
     'b' (k x n) or 'accumulator' (m x n); ``elem`` the element type it holds (float32 in an a/b
     fragment means TF32); ``layout`` 'row' or 'col' for a/b (how memory holds the tile), None for an
-    accumulator.  Which combinations exist is ``gpukern.mma_ops.FRAGMENT_SHAPES``."""
+    accumulator.  Which combinations exist is ``gpukern.semantics.mma.FRAGMENT_SHAPES``."""
 
     use: str
     m: int

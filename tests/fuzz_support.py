@@ -134,7 +134,7 @@ def _near_int(x: Any, e: Any) -> Any:
 
 
 def _c_pow(a: Any, b: Any) -> Any:
-    """``a ** b`` as gpukern defines it (C's ``pow``, ``gpukern.ops``): NumPy's own power takes a
+    """``a ** b`` as gpukern defines it (C's ``pow``, ``gpukern.semantics.ops``): NumPy's own power takes a
     scalar exponent 0.5 as ``sqrt`` (``(-inf) ** 0.5`` nan where ``pow`` gives inf), whole arrays
     (no stride-0 operand) it takes to ``pow``; the type as NumPy 2 promotes the operands."""
     dt = np.result_type(a, b)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpukern import bfloat16, mma_ops
+from gpukern import bfloat16
+from gpukern.semantics import mma as mma_ops
 
 
 def inputs(kind: str, m: int, n: int, kdim: int, seed: int = 0):

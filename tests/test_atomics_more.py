@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import gpukern as gk
-from gpukern import float64, int64, ops, shared, thread_idx
+from gpukern import float64, int64, shared, thread_idx
+from gpukern.semantics import ops
 from gpukern.types import from_dtype
 
 ROWS, COLS, BLOCK = 2, 4, 64  # every element of the 2-D arrays is updated by BLOCK / 8 threads of each block

@@ -31,11 +31,12 @@ import pytest
 from compilers import needs_opencl
 
 import gpukern as gk
-from gpukern import Array, Const, cache, float32, int32
+from gpukern import Array, Const, float32, int32
 from gpukern.backends import cuda_compile as cuda_mod
 from gpukern.backends import get_backend
 from gpukern.backends.opencl import OpenCLBackend
-from gpukern.cache import BinaryCache, CacheWarning, make_key
+from gpukern.runtime import cache
+from gpukern.runtime.cache import BinaryCache, CacheWarning, make_key
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"

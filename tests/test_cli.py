@@ -1,4 +1,4 @@
-"""The gpukern command: each subcommand, in-process (gpukern.cli.main) and as
+"""The gpukern command: each subcommand, in-process (gpukern.tools.cli.main) and as
 `python -m gpukern`, and that bad input is one line on stderr with exit status 2.
 
 The sample kernel file lives at one path for the whole module, so its kernels' CUDA C
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukern import cli
+from gpukern.tools import cli
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -270,4 +270,4 @@ def test_version_and_entry_point(tmp_path):
     assert p.returncode == 0 and p.stdout.strip() == "gpukern 0.1.0"
     cfg = configparser.ConfigParser()
     cfg.read(REPO / "setup.cfg")
-    assert cfg["options.entry_points"]["console_scripts"].strip() == "gpukern = gpukern.cli:main"
+    assert cfg["options.entry_points"]["console_scripts"].strip() == "gpukern = gpukern.tools.cli:main"

@@ -19,7 +19,7 @@ from compilers import LIB, needs_nvcc, needs_nvrtc, needs_opencl
 import gpukern as gk
 from gpukern import Array, float32, int32
 from gpukern.backends import cuda_compile, get_backend
-from gpukern.compile_options import OPTIONS, CompileOptions
+from gpukern.runtime.compile_options import OPTIONS, CompileOptions
 
 ARCH = "sm_90"
 SIG = (Array[float32], Array[float32], int32)
@@ -217,7 +217,7 @@ def test_a_flag_nvrtc_refuses_is_a_compile_error_with_its_log():
 # ---------------------------------------------------------------- OpenCL
 @pytest.fixture
 def fresh_cache(tmp_path: Path):
-    from gpukern import cache
+    from gpukern.runtime import cache
 
     before = cache.binary_cache()
     cache.reset_cache(str(tmp_path / "cache"))

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from kernel_source import load_kernel
 
 import gpukern as gk
-from gpukern import complex64, complex128, float32, float64, int32, ops, shared, thread_idx
+from gpukern import complex64, complex128, float32, float64, int32, shared, thread_idx
 from gpukern import testing as gkt
+from gpukern.semantics import ops
 from gpukern.types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, bool_, int64, promote, uint32
 
 COMPLEX = (np.complex64, np.complex128)
@@ -492,7 +493,7 @@ def test_property_edge_values_bit_for_bit(data):
 
 # ---------------------------------------------------------------- bookkeeping
 def test_every_entry_with_a_complex_form_is_tested_here():
-    """A new entry of ``gpukern.ops`` defined on complex numbers fails this until a test above runs it."""
+    """A new entry of ``gpukern.semantics.ops`` defined on complex numbers fails this until a test above runs it."""
     assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/"}
     assert {s for s, op in ops.COMPARE.items() if op.complex_helper} == {"==", "!="}
     assert {s for s, op in ops.UNARY.items() if op.complex_helper} == {"-"}

@@ -14,7 +14,7 @@ import pytest
 from gpukern import BackendError
 from gpukern.backends import cuda_driver
 from gpukern.backends.cuda import _Spread
-from gpukern.fast_path import Source, compile_fast, write_launch
+from gpukern.runtime.fast_path import Source, compile_fast, write_launch
 
 LAYOUT = struct.Struct("=QQif")  # two pointers, an int, a float
 

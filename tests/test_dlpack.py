@@ -14,7 +14,7 @@ import pytest
 from compilers import needs_opencl
 
 import gpukern as gk
-from gpukern import dlpack
+from gpukern.runtime import dlpack
 
 
 @gk.kernel

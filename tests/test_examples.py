@@ -150,7 +150,7 @@ def test_matmul_tensorcore_tile_groups_cover_c_once(on_simulator):
 
 def _check_tensorcore(m: int, n: int, k: int, seed: int, run) -> None:
     """C = A @ B of random float16 A, B by ``run(da, db, dc)`` against NumPy's float64 product,
-    within ``gpukern.mma_ops.tolerance``; C starts as NaN so that an element never written fails."""
+    within ``gpukern.semantics.mma.tolerance``; C starts as NaN so that an element never written fails."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float16)
     b = rng.uniform(-1, 1, (k, n)).astype(np.float16)

@@ -1,4 +1,4 @@
-"""The fast path a launch plan writes for itself (gpukern.fast_path, plan._fast_path), run without a
+"""The fast path a launch plan writes for itself (gpukern.runtime.fast_path, plan._fast_path), run without a
 GPU: foreign arrays through a stand-in library's reader, the way CuPy's and PyTorch's are read on
 CUDA (tests/test_interop_gpu.py runs the real ones there)."""
 
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from gpukern import plan
-from gpukern.foreign import Reader
-from gpukern.plan import ForeignTest, RangeTest, Slot, TypeTest
+from gpukern.runtime import plan
+from gpukern.runtime.foreign import Reader
+from gpukern.runtime.plan import ForeignTest, RangeTest, Slot, TypeTest
 
 F32 = np.dtype(np.float32)
 
@@ -153,8 +153,8 @@ def test_no_plan_for_an_array_whose_dtype_the_reader_cannot_name(monkeypatch):
     built (and thrown away) on each call."""
     from types import SimpleNamespace as NS
 
-    from gpukern import foreign
-    from gpukern.plan import ArrayParam
+    from gpukern.runtime import foreign
+    from gpukern.runtime.plan import ArrayParam
 
     named = Reader(Foreign, "{a}.ptr", "True", "7", dtype_of={F32: "f32"}.get)
     monkeypatch.setitem(foreign._READERS, Foreign, named)

@@ -29,7 +29,7 @@ from gpukern import (
     vload,
     vstore,
 )
-from gpukern.plan import no_plan
+from gpukern.runtime.plan import no_plan
 
 # ---------------------------------------------------------------- unroll
 
@@ -470,7 +470,7 @@ def _tune(backend_name: str, configs, key=("n", 256), verbose=False):
 
 
 def test_autotune_picks_a_runnable_config_and_remembers_it(monkeypatch, capsys, tmp_path):
-    from gpukern import cache
+    from gpukern.runtime import cache
 
     monkeypatch.setattr(cache, "_cache", cache.BinaryCache(str(tmp_path)))
     configs = [{"PER": 1, "threads": 64}, {"PER": 4, "threads": 32}, {"PER": 2, "threads": 4096}]

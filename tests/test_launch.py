@@ -16,9 +16,9 @@ import pytest
 
 import gpukern as gk
 from gpukern import Array, Const, float32, float64, global_id, int32, kernel
-from gpukern.array import DeviceArray
 from gpukern.backends.base import Backend
-from gpukern.plan import C_VALUE, convert_scalar, make_plan
+from gpukern.runtime.array import DeviceArray
+from gpukern.runtime.plan import C_VALUE, convert_scalar, make_plan
 from gpukern.types import SCALARS
 
 

@@ -19,9 +19,9 @@ from compilers import LIB, needs_nvcc, needs_nvrtc, needs_opencl
 import gpukern as gk
 from gpukern import Array, complex64, float32, int32
 from gpukern.backends import cuda_compile
-from gpukern.cli import main as cli_main
 from gpukern.codegen import lines
 from gpukern.codegen.dialects import CUDA, OPENCL
+from gpukern.tools.cli import main as cli_main
 
 ARCH = "sm_90"
 SIG = (Array[float32], Array[float32], int32)

@@ -1,4 +1,4 @@
-"""The front end's load rewrites (``gpukern.load_rewrites``) and the atomics ptxas combines.
+"""The front end's load rewrites (``gpukern.frontend.load_rewrites``) and the atomics ptxas combines.
 
 Each rewrite is checked twice: on the IR (it happened, or it did not where it must not) and by
 running the kernel on every backend against NumPy (it kept the meaning)."""
@@ -20,11 +20,11 @@ from gpukern import (
     func,
     global_id,
     int32,
-    ir,
     kernel,
     shared,
     thread_idx,
 )
+from gpukern.ir.nodes import nodes as ir
 
 
 def _kernel_ir(k: gk.Kernel, *args: object) -> ir.FuncDef:

@@ -21,7 +21,7 @@ from kernel_source import load_example
 import gpukern as gk
 from gpukern import Array, complex64, float16, float32, int32, uint32
 from gpukern.backends import compile_errors, cuda_compile, nvrtc
-from gpukern.cli import main as cli_main
+from gpukern.tools.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCH = "sm_90"  # the H100's; NVRTC 12 and 13 both know it
@@ -203,7 +203,7 @@ def test_nvrtc_key_follows_its_version_and_file(monkeypatch: pytest.MonkeyPatch)
 
 @needs_nvrtc
 def test_cubins_of_both_compilers_share_one_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    from gpukern import cache
+    from gpukern.runtime import cache
 
     before = cache.binary_cache()
     cache.reset_cache(str(tmp_path / "cache"))

@@ -1,4 +1,4 @@
-"""Every operation of ``gpukern.ops`` against its own NumPy form, on edge values, on every backend.
+"""Every operation of ``gpukern.semantics.ops`` against its own NumPy form, on edge values, on every backend.
 
 The tests walk the tables -- ``ops.BINARY``, ``ops.COMPARE``, ``ops.UNARY``, ``ops.MATH``,
 ``ops.ATOMIC`` -- so a new entry is covered without being named here.  An entry is left out
@@ -34,7 +34,7 @@ Atomics are applied once per element of a global and of a shared array (no conte
 the stored and the returned values are checked against ``ATOMIC[name].update``.  The
 constant folder is checked by one kernel per type whose statements store
 ``int32(A) op int32(B)`` (and ``op int32(A)``) for every pair of literal edge values.
-``KNOWN`` lists the disagreements found whose fix lies outside ``gpukern/ops.py``.
+``KNOWN`` lists the disagreements found whose fix lies outside ``gpukern/semantics/ops.py``.
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ import pytest
 from kernel_source import load_kernel as _load_kernel
 
 import gpukern as gk
-from gpukern import bool_, float16, float32, float64, int8, int16, int32, int64, ops, uint8, uint16, uint32, uint64
+from gpukern import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from gpukern.semantics import ops
 from gpukern.types import ScalarType, from_dtype, math_float, promote, true_divide_type
 
 INT_TYPES = (int32, uint32, int64, int8, uint8, int16, uint16, uint64)
@@ -364,7 +365,7 @@ def failures(c: Check, arrays: dict[str, np.ndarray]) -> list[str]:
     return list(dict.fromkeys(lines))  # the same operands recur across threads: each case once
 
 
-# Disagreements these tests find whose fix lies outside gpukern/ops.py (see each reason):
+# Disagreements these tests find whose fix lies outside gpukern/semantics/ops.py (see each reason):
 # (test table, entry, type) -> (backends, reason).  Such a check is expected to fail there
 # (the test xfails); once it passes, the test fails until the entry is removed.
 KNOWN: dict[tuple[str, str, ScalarType], tuple[set[str], str]] = {

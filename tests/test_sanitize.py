@@ -10,7 +10,7 @@ import pytest
 
 import gpukern as gk
 from gpukern import Array, barrier, float32, global_id, int32, int64, kernel, shared, thread_idx, uint32
-from gpukern.backends.sim import SimBackend
+from gpukern.sim.interpreter import SimBackend
 
 pytestmark = pytest.mark.usefixtures("on_simulator")
 

@@ -245,8 +245,8 @@ def test_tracking_copies_in_flight_goes_through_the_memory_guard():
     (an array of 2^40 elements, a view of one element, so that nothing else allocates)."""
     from types import SimpleNamespace
 
-    from gpukern.backends.sim_access import Memory
-    from gpukern.backends.sim_async import AsyncCopies
+    from gpukern.sim.access import Memory
+    from gpukern.sim.asynchronous import AsyncCopies
 
     huge = np.broadcast_to(np.zeros(1, np.float32), (1 << 40,))
     copies = AsyncCopies(SimpleNamespace(lanes=32))

@@ -1,4 +1,4 @@
-"""Array slices as views in kernels (``gpukern/views.py``): ``v = a[1:3]``, ``a[i:]``, ``a[::2]``,
+"""Array slices as views in kernels (``gpukern/frontend/views.py``): ``v = a[1:3]``, ``a[i:]``, ``a[::2]``,
 ``a[i, :]``, on global, shared (static and dynamic), local arrays and ``@func`` parameters, against
 NumPy's slicing on every backend; the simulator's checks through views; the refusals."""
 

@@ -2,7 +2,7 @@
 backend that has the matrix units (the simulator, CUDA), OpenCL's refusal, the refusals at compile
 time, races through fragment loads, and the CUDA C compiling with NVRTC for sm_80 and sm_90.
 
-Tolerance (``gpukern.mma_ops.tolerance``): against the float64 product of the inputs as the
+Tolerance (``gpukern.semantics.mma.tolerance``): against the float64 product of the inputs as the
 fragments hold them (float16/bfloat16 exact, float32 rounded to TF32), each element within
 ``2 (K/k + k) 2**-23 (|A| @ |B|)``: one float32 rounding per mma step, and up to k more where the
 hardware accumulates in its own order.
@@ -20,8 +20,9 @@ from hypothesis import strategies as st
 from matrix_inputs import inputs
 
 import gpukern as gk
-from gpukern import Array, bfloat16, float16, float32, int32, mma_ops
+from gpukern import Array, bfloat16, float16, float32, int32
 from gpukern.backends import nvrtc
+from gpukern.semantics import mma as mma_ops
 
 
 def _skip_opencl(backend):

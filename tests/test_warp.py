@@ -1,5 +1,5 @@
 """Warp intrinsics on every backend against a NumPy model of CUDA's semantics (written here, per
-thread, independently of gpukern.warp_ops); the simulator's mask faults; OpenCL's refusals."""
+thread, independently of gpukern.semantics.warp); the simulator's mask faults; OpenCL's refusals."""
 
 from __future__ import annotations
 

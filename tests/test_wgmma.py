@@ -3,7 +3,7 @@ and on an sm_90 GPU (float16, bfloat16, TF32; B row-major and K-major; n from 8 
 warpgroups a block), the swizzled layout's helper against the hardware's addressing, the
 asynchronous reads and accumulators in flight as races, the refusals, and the CUDA C (sm_90a).
 
-Tolerance: ``gpukern.mma_ops.tolerance`` of the inputs as the matrix units take them (float16 and
+Tolerance: ``gpukern.semantics.mma.tolerance`` of the inputs as the matrix units take them (float16 and
 bfloat16 exact, float32 rounded to TF32 by the simulator; an H100 truncates to TF32, within the same
 bound's TF32 term: the TF32 cases compare against the float32 inputs within TF32's 10 bits).
 """
@@ -18,9 +18,11 @@ from compilers import needs_nvrtc
 from matrix_inputs import inputs
 
 import gpukern as gk
-from gpukern import Array, bfloat16, float16, float32, int32, mma_ops, wgmma_ops
+from gpukern import Array, bfloat16, float16, float32, int32
 from gpukern.backends import nvrtc
 from gpukern.backends.cuda_compile import kernel_arch
+from gpukern.semantics import mma as mma_ops
+from gpukern.semantics import wgmma as wgmma_ops
 
 KINDS = {"float16": float16, "bfloat16": bfloat16, "tf32": float32}
 
@@ -282,7 +284,7 @@ def products_in_a_loop(a: Array[float16, 2], c: Array[float32, 2], times: int32)
 def test_accumulators_waited_for_are_forgotten(on_simulator, monkeypatch):
     """The simulator keeps an accumulator with a wgmma in flight until its wait: a func's own,
     made anew each call, is not kept after (nothing grows with the calls)."""
-    from gpukern.backends import sim_mma
+    from gpukern.sim import mma as sim_mma
 
     kept = []
     wait = sim_mma.Fragments.wgmma_wait

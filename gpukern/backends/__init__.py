@@ -1,10 +1,12 @@
-"""Backend registry and selection.
+"""Backend registry and selection; the device runtimes (CUDA, OpenCL) live beside it.
 
 A backend turns a kernel variant into something that runs and moves data to and
 from its device.  Which one is used: ``gk.set_backend(name)``, else the
 ``GPUKERN_BACKEND`` environment variable, else the best one available (CUDA, then
 OpenCL, then the simulator, which needs only NumPy).  Backends are created lazily, once per
-process; the registry knows them by module name and imports a runtime only when asked for it.
+process; the registry knows them by module name and imports a runtime only when asked for it
+(the simulator's is ``gpukern.sim.interpreter``).  This layer imports ``gpukern.runtime`` and below;
+a new runtime is a ``base.Backend`` subclass in its own module, registered in ``_BACKENDS``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray
 from ..errors import BackendError, LaunchError
-from ..plan import convert_scalar
+from ..runtime.array import DeviceArray
+from ..runtime.plan import convert_scalar
 from ..types import array_element
 from .base import Backend
 
@@ -25,7 +27,7 @@ from .base import Backend
 _BACKENDS = {
     "cuda": ("gpukern.backends.cuda", "CUDABackend"),
     "opencl": ("gpukern.backends.opencl", "OpenCLBackend"),
-    "sim": ("gpukern.backends.sim", "SimBackend"),  # always works: NumPy only
+    "sim": ("gpukern.sim.interpreter", "SimBackend"),  # always works: NumPy only
 }
 _instances: dict[tuple[str, int], Backend] = {}  # (name, device index) -> the backend on that device
 _defaults: dict[str, Backend] = {}  # name -> the instance used where no device is chosen

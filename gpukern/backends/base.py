@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from ..array import DeviceArray
 from ..codegen.dialect import Dialect
 from ..errors import InteropError, LaunchError
-from ..plan import C_VALUE, convert_scalar
+from ..runtime.array import DeviceArray
+from ..runtime.plan import C_VALUE, convert_scalar
+from ..runtime.variant import Variant
 from ..types import int64
-from ..variant import Variant
 
 
 class Backend:
@@ -160,9 +160,9 @@ class Backend:
                 cargs[i] = C_VALUE[int64](a.shape[p.dim])
         return cargs, copy_back
 
-    plans = False  # whether launches leave plans (gpukern.plan): the backend has a launcher
-    reads_foreign = False  # whether its plans take other libraries' arrays (gpukern.foreign.Reader)
-    packs_scalars = False  # whether its launcher packs scalars itself (gpukern.plan.packed_as_is says which)
+    plans = False  # whether launches leave plans (gpukern.runtime.plan): the backend has a launcher
+    reads_foreign = False  # whether its plans take other libraries' arrays (gpukern.runtime.foreign.Reader)
+    packs_scalars = False  # whether its launcher packs scalars itself (gpukern.runtime.plan.packed_as_is says which)
 
     def launcher(
         self, variant: Variant, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int = 0

@@ -1,7 +1,7 @@
 """CUDA C: running kernels through the driver API (``cuda_driver``).
 
 Generated CUDA C is compiled by NVRTC or nvcc (``cuda_compile``) to a cubin for the device's own
-architecture (cached, see ``gpukern.cache``), loaded from that binary, and launched with one
+architecture (cached, see ``gpukern.runtime.cache``), loaded from that binary, and launched with one
 ``cuLaunchKernelEx`` (``cuLaunchKernel`` on drivers before 12.0) whose arguments are packed
 into one buffer by a struct made once per variant, so the argument layout is decided once
 and not per launch.
@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import dlpack
-from ..array import DeviceArray
-from ..cache import binary_cache
 from ..codegen.dialects import CUDA
 from ..codegen.names import c_identifier
 from ..errors import BackendError, CompileError, InteropError, LaunchError
-from ..foreign import cuda_interface, interface_stream, order_streams
+from ..runtime import dlpack
+from ..runtime.array import DeviceArray
+from ..runtime.cache import binary_cache
+from ..runtime.foreign import cuda_interface, interface_stream, order_streams
 from .base import Backend
 from .cuda_compile import cubin_key as _cubin_key
 from .cuda_compile import cuda_compiler, kernel_arch

@@ -19,10 +19,10 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cache import binary_cache, make_key
 from ..codegen.dialects import CUDA
 from ..errors import BackendError, CUDACompileError
-from ..mma_ops import Capability
+from ..runtime.cache import binary_cache, make_key
+from ..semantics.mma import Capability
 from . import nvrtc
 from .compile_errors import locate
 

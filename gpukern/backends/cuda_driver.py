@@ -353,7 +353,7 @@ class Launcher:
     """``launch(values, stream)``: ``values`` packed by ``layout`` (a ``struct.Struct``) into one
     argument buffer, then one launch of ``function`` on ``grid`` x ``block`` with ``shared`` dynamic
     bytes on the stream handle (None: the legacy default stream), its status checked; and ``write``,
-    the same as lines of a plan's fast path (``gpukern.fast_path``), so that a planned launch makes
+    the same as lines of a plan's fast path (``gpukern.runtime.fast_path``), so that a planned launch makes
     no call of its own between the plan's tests and the driver.
 
     The driver call is CuPy's C binding where there is one (``native_launch``), else ctypes': there

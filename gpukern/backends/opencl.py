@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir
-from ..array import DeviceArray
-from ..cache import binary_cache, make_key
 from ..codegen.dialects import OPENCL
 from ..codegen.names import c_identifier
 from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError
-from ..foreign import is_cl_array
+from ..ir import nodes as ir
+from ..runtime.array import DeviceArray
+from ..runtime.cache import binary_cache, make_key
+from ..runtime.foreign import is_cl_array
 from .base import Backend
 from .compile_errors import locate
 

@@ -6,7 +6,8 @@ The loops are helper functions written once per operation, type and memory space
 
 from __future__ import annotations
 
-from .. import ir, ops
+from ..ir import nodes as ir
+from ..semantics import ops
 from ..types import ScalarType
 from .expressions import ATOM, ExpressionEmitter
 

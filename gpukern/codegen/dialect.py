@@ -90,7 +90,7 @@ class Dialect:
     async_wait: str = ""
     async_preamble: str = ""
 
-    # warp intrinsics: op (``warp_ops.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
+    # warp intrinsics: op (``semantics.warp.WARP_OPS``) -> format with {mask}, {0} {1} {2} (operands: a
     # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
     warp: dict[str, str] = field(default_factory=dict)
     warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
@@ -100,13 +100,13 @@ class Dialect:
     warp_scratch: str = ""
     warp_group_max: int = 0  # the most threads per block the emulation holds
     warp_emulation: str = ""  # what the emulation stands in for, for its error messages
-    # block-wide votes: op (``warp_ops.BLOCK_VOTES``) -> the statement, '{r}' the result variable, '{p}'
+    # block-wide votes: op (``semantics.warp.BLOCK_VOTES``) -> the statement, '{r}' the result variable, '{p}'
     # the predicate; where not empty, the scratch their emulation counts in (declared at the top of the
     # kernel; they cannot be in a @func)
     block_votes: dict[str, str] = field(default_factory=dict)
     block_vote_scratch: str = ""
-    # the matrix units (gk.fragment, gk.mma, gk.wgmma...): per lowering (``mma_ops.lowering``: 'wmma',
-    # 'tf32'; ``wgmma_ops.LOWERING``: 'wgmma') the spellings (keys: see codegen.dialects._CUDA_WMMA,
+    # the matrix units (gk.fragment, gk.mma, gk.wgmma...): per lowering (``semantics.mma.lowering``: 'wmma',
+    # 'tf32'; ``semantics.wgmma.LOWERING``: 'wgmma') the spellings (keys: see codegen.dialects._CUDA_WMMA,
     # codegen.tf32, codegen.wgmma); where empty, ``matrix_missing`` names what the
     # language lacks, for the CompileError
     matrix: dict[str, dict[str, str]] = field(default_factory=dict)

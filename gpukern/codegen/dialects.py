@@ -7,8 +7,9 @@ type and math names; those live here, apart from the runtimes that compile and l
 
 from __future__ import annotations
 
-from .. import wgmma_ops
 from ..errors import BackendError
+from ..semantics import wgmma as wgmma_ops
+from ..semantics.warp import SHUFFLES
 from ..types import (
     bfloat16,
     bool_,
@@ -26,7 +27,6 @@ from ..types import (
     uint32,
     uint64,
 )
-from ..warp_ops import SHUFFLES
 from .dialect import Dialect
 from .tf32 import cuda_tf32
 from .wgmma import cuda_wgmma
@@ -84,7 +84,7 @@ def _cuda_u64(fn: str, operands: str = "(unsigned long long)({0})") -> str:
     return f"((long long){fn}((unsigned long long*){{p}}, {operands}))"
 
 
-# The matrix units through CUDA's nvcuda::wmma (mma.h): see gpukern/mma.py and docs/language.md.
+# The matrix units through CUDA's nvcuda::wmma (mma.h): see gpukern/language/mma.py and docs/language.md.
 # Keys: 'preamble'; 'fragment' ({use} {m} {n} {k} {T} {layout} {name}); 'use:<kind>', 'type:<precision>',
 # 'layout:<row|col>'; 'load' / 'load_accumulator' ({f} {p} {ldm} {col}: 'true' for a 'col' tile), and
 # 'load_ldmatrix' where mma_ops.by_ldmatrix says so (TF32's own table, codegen/tf32.py, has it);

@@ -5,7 +5,7 @@ intrinsics, atomics, type and math names -- so each backend is a ``Dialect``
 table and this module turns the typed IR into readable C with it: the user's
 names, one statement per line, and the Python source line as a trailing comment.
 What an operator means, and the C helper that implements it where C's own operator does
-not, comes from ``gpukern.ops``.  Adding a C-like backend means writing one more table.
+not, comes from ``gpukern.semantics.ops``.  Adding a C-like backend means writing one more table.
 
 The expressions (``codegen.expressions``), the constant tables and record structs
 (``codegen.tables``) and the atomics (``codegen.atomics``) are the classes this one builds on;
@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import math
 
-from .. import formats, ir, mma_ops, ops, wgmma_ops
 from ..errors import CompileError
-from ..passes import nonnegative_vars
+from ..frontend.passes import nonnegative_vars
+from ..ir import nodes as ir
+from ..semantics import formats, ops
+from ..semantics import mma as mma_ops
+from ..semantics import wgmma as wgmma_ops
+from ..semantics.warp import BLOCK_VOTES
 from ..types import ArrayType, FragmentType, RecordType, ScalarType, int64
-from ..warp_ops import BLOCK_VOTES
 from . import lines as line_directives
 from . import wgmma
 from .atomics import AtomicEmitter
@@ -277,7 +280,7 @@ class Emitter(TableEmitter, AtomicEmitter):
             return [self.line(depth, f"{target} {op}= {self.expr(v.right)};", s)]  # a[i] = a[i] + y -> a[i] += y
         return [self.line(depth, f"{target} = {self.expr(v)};", s)]
 
-    # ------------------------------------------------------------ matrix units (gpukern.mma)
+    # ------------------------------------------------------------ matrix units (gpukern.language.mma)
     def matrix_table(self, node: ir.Node, t: FragmentType | None) -> dict[str, str]:
         """The dialect's spellings for fragments of type ``t`` (its lowering's table, whose preamble
         the kernel then includes; None: a warpgroup statement's, which names no fragment); a

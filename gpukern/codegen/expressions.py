@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir, ops
-from ..checks import describe_divergence, warp_divergence
 from ..errors import CompileError
-from ..passes import is_nonnegative
+from ..frontend.checks import describe_divergence, warp_divergence
+from ..frontend.passes import is_nonnegative
+from ..ir import nodes as ir
+from ..semantics import ops
+from ..semantics.warp import WARP_OPS
 from ..types import (
     RecordType,
     ScalarType,
@@ -32,7 +34,6 @@ from ..types import (
     int64,
     uint32,
 )
-from ..warp_ops import WARP_OPS
 from .dialect import DYNAMIC_BYTES, Dialect
 
 # C computes + - * << on 8- and 16-bit integers in int (the integer promotions): those results
@@ -424,7 +425,7 @@ class ExpressionEmitter:
     def complex_call(
         self, kind: str, t: ScalarType, args: list[ir.Expr], body: Any, ret: ScalarType | None = None
     ) -> str:
-        """A helper of ``complex_ops`` (``body``), in which the compiler may not fuse a product
+        """A helper of ``semantics.complex`` (``body``), in which the compiler may not fuse a product
         into an fma (the dialect's ``no_contract`` line), as NumPy computes the parts."""
         assert body is not None, f"no complex form of {kind}: the front end refuses it"
         if self.d.no_contract:

@@ -1,7 +1,7 @@
 """``#line`` directives: the generated C as compiled names the user's Python file and line.
 
 Why: with them, compiler errors, compute-sanitizer and Nsight Compute (with line info, which the
-compilers add by default: ``gpukern.compile_options``) point at the Python line a statement came
+compilers add by default: ``gpukern.runtime.compile_options``) point at the Python line a statement came
 from.  The emitter marks each statement line with its Python location (``mark``); ``directives``
 turns the marks into ``#line N "file.py"`` before that line.  The generated lines of a function
 with Python lines (its signature, braces, declarations) go to the Python lines around them, so
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..formats import c_literal
+from ..semantics.formats import c_literal
 
 _MARK = re.compile("\x1f(\\d+)\x1f")  # at the start of an emitted line: the index of its location
 _NAMED = {b"n": b"\n", b"t": b"\t"}  # the escapes c_literal writes by name

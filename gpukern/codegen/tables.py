@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import ir
+from ..ir import nodes as ir
 from ..types import RecordType, ScalarType, component
 from .expressions import ExpressionEmitter
 from .names import c_identifier

@@ -1,8 +1,8 @@
 """TF32 fragments in CUDA C: gpukern's own code for them, where wmma's would starve the tensor cores.
 
-``mma_ops.lowering`` says which fragments come here (TF32's 16 x 16 x 8 tiles, accumulators
-included) and why; ``mma_ops.tf32_lanes`` is the register layout this C implements, and
-``mma_ops.moves`` the memory instructions it issues, which the simulator and the profiler follow.
+``semantics.mma.lowering`` says which fragments come here (TF32's 16 x 16 x 8 tiles, accumulators
+included) and why; ``semantics.mma.tf32_lanes`` is the register layout this C implements, and
+``semantics.mma.moves`` the memory instructions it issues, which the simulator and the profiler follow.
 The table (``cuda_tf32``) has the keys of ``dialects._CUDA_WMMA`` that TF32's one element type and
 its own fragment structs use (no ``type:``, ``layout:``, ``pointer:`` ones; ``value:tf32``), and
 ``load_ldmatrix``.
@@ -10,7 +10,7 @@ its own fragment structs use (no ``type:``, ``layout:``, ``pointer:`` ones; ``va
 
 from __future__ import annotations
 
-_TF32_HELPERS = r"""// gpukern's TF32 fragments (16 x 16 x 8; gpukern/mma_ops.py, tf32_lanes): lane (g, t) = (lane / 4,
+_TF32_HELPERS = r"""// gpukern's TF32 fragments (16 x 16 x 8; gpukern/semantics/mma.py, tf32_lanes): lane (g, t) = (lane / 4,
 // lane % 4) holds of a x[i] = (g + 8 (i % 2), t + 4 (i / 2)); of b x[2h + j] = (t + 4j, 2g + h); of the
 // accumulator x[4h + 2i + e] = (g + 8i, 4t + 2e + h): mma.m16n8k8 on half h takes b's x[2h], x[2h + 1]
 // and the accumulator's x[4h..4h + 3], its column c being the tile's column 2c + h

@@ -1,6 +1,6 @@
 """Warpgroup accumulators and ``wgmma`` in CUDA C (sm_90a's ``wgmma.mma_async``).
 
-``gpukern.wgmma_ops`` says what these mean: the accumulator's register layout (``gk_wg_store`` is
+``gpukern.semantics.wgmma`` says what these mean: the accumulator's register layout (``gk_wg_store`` is
 it), the operands' shared-memory layout (the descriptors here describe it: 128-byte swizzle, K-major
 rows 128 bytes apart and atoms 1024, a row-major B's atoms 1024 bytes apart along n and
 ``b_width / atom width`` atoms along k).  The table (``cuda_wgmma``) has the keys of
@@ -10,9 +10,9 @@ rows 128 bytes apart and atoms 1024, a row-major B's atoms 1024 bytes apart alon
 
 from __future__ import annotations
 
-from .. import wgmma_ops
+from ..semantics import wgmma as wgmma_ops
 
-_HELPERS = r"""// gpukern's warpgroup accumulators (gpukern/wgmma_ops.py): warp w of the 4 holds rows 16w..16w + 15 of
+_HELPERS = r"""// gpukern's warpgroup accumulators (gpukern/semantics/wgmma.py): warp w of the 4 holds rows 16w..16w + 15 of
 // the 64; lane (g, t) = (lane / 4, lane % 4) holds x[4j + 2h + e] = (16w + g + 8h, 8j + 2t + e)
 template <int N> struct gk_wg_acc { float x[N / 2]; };
 __device__ __forceinline__ unsigned gk_wg_thread() { return @THREAD@; }

@@ -29,11 +29,12 @@ import warnings
 import numpy as np
 
 import gpukern as gk
-from gpukern import Array, Const, cache, int32
+from gpukern import Array, Const, int32
 from gpukern.backends import cuda_compile as cuda_mod
 from gpukern.backends import get_backend
 from gpukern.backends.opencl import OpenCLBackend
-from gpukern.cache import CacheWarning
+from gpukern.runtime import cache
+from gpukern.runtime.cache import CacheWarning
 
 N = 64
 K = 5

@@ -19,7 +19,7 @@ import numpy as np
 
 import gpukern as gk
 from gpukern import Array, Const, float32, int32
-from gpukern.cache import CacheWarning
+from gpukern.runtime.cache import CacheWarning
 
 
 @gk.kernel

@@ -1,0 +1,455 @@
+"""Static checks on a lowered function: definite assignment, and collective operations
+(barriers, fragment operations, warp ops) that not every thread may reach.
+
+They run on the typed IR, after the front end has folded constants, so a branch on a
+``Const`` that disappeared cannot cause a false alarm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from ..errors import BarrierDivergenceError, KernelTypeError
+from ..ir import nodes as ir
+
+# ---------------------------------------------------------------- definite assignment
+
+
+def _reads(e: ir.Node) -> Iterator[ir.Var]:
+    return (n for n in ir.walk(e) if isinstance(n, ir.Var))
+
+
+def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]]:
+    """The fragments a fragment operation reads, and those it sets (all of their elements)."""
+    if isinstance(s, ir.Mma):
+        return [s.a, s.b, s.c], [s.d]
+    if isinstance(s, ir.WarpgroupMma):
+        return [s.d], [s.d]
+    if isinstance(s, ir.StoreMatrix):
+        return [s.fragment], []
+    if isinstance(s, (ir.FillFragment, ir.LoadMatrix)):
+        return [], [s.fragment]
+    return [], []  # a declaration sets nothing: its registers hold whatever was there
+
+
+def check_definite_assignment(fd: ir.FuncDef) -> None:
+    """Every read of a local must follow an assignment on every path to it, as Python requires
+    (Python raises UnboundLocalError; C would read garbage); and every fragment an ``mma`` or
+    ``store_matrix`` reads must be loaded, filled or computed first (its registers would be garbage
+    on a GPU, NaN on the simulator).  Fragments are tracked under keys no local can have."""
+    params = {p.name for p in fd.params}
+    breaks: list[list[set[str]]] = []
+
+    def check(e: ir.Node, defined: set[str]) -> None:
+        for v in _reads(e):
+            if v.name not in defined and not v.temp:
+                raise KernelTypeError(
+                    f"{v.name!r} may be used before it is assigned: not every path to here assigns it",
+                    v.loc,
+                    f"assign {v.name} before the branch or loop that sets it",
+                )
+
+    def meet(a: set[str] | None, b: set[str] | None) -> set[str] | None:
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a & b
+
+    def block(stmts: list[ir.Stmt], defined: set[str] | None) -> set[str] | None:
+        for s in stmts:
+            if defined is None:  # unreachable: after return/break/continue
+                return None
+            defined = stmt(s, defined)
+        return defined
+
+    def stmt(s: ir.Stmt, d: set[str]) -> set[str] | None:
+        if isinstance(s, ir.Assign):
+            check(s.value, d)
+            return d | {s.target.name}
+        if isinstance(s, ir.If):
+            check(s.cond, d)
+            return meet(block(s.then, set(d)), block(s.orelse, set(d)))
+        if isinstance(s, ir.For):
+            for e in (s.start, s.stop, s.step):
+                check(e, d)
+            breaks.append([])
+            block(s.body, d | {s.var.name})
+            breaks.pop()
+            return d  # the body may run zero times
+        if isinstance(s, ir.While):
+            check(s.cond, d)
+            breaks.append([])
+            block(s.body, set(d))
+            exits = breaks.pop()
+            if isinstance(s.cond, ir.Lit) and s.cond.value:  # while True: left only by break
+                out: set[str] | None = None
+                for b in exits:
+                    out = meet(out, b)
+                return out
+            return d
+        if isinstance(s, ir.MatrixOp):
+            read, written = _fragment_uses(s)
+            for f in read:
+                if f"fragment {f.name}" not in d and not f.temp:
+                    raise KernelTypeError(
+                        f"fragment {f.name!r} may be read by {s.WHAT} before it is set: not every path to "
+                        "here loads, fills or computes it (its registers would hold garbage)",
+                        s.loc,
+                        f"fill it first (gk.fill_fragment({f.name}, 0.0)) or load it (gk.load_matrix)",
+                    )
+            for child in ir.children(s):
+                check(child, d)
+            return d | {f"fragment {f.name}" for f in written}
+        if isinstance(s, ir.Break):
+            if breaks:
+                breaks[-1].append(set(d))
+            return None
+        if isinstance(s, (ir.Continue, ir.Return)):
+            if isinstance(s, ir.Return) and s.value is not None:
+                check(s.value, d)
+            return None
+        for child in ir.children(s):
+            check(child, d)
+        return d
+
+    block(fd.body, set(params))
+
+
+# ---------------------------------------------------------------- collective operations
+
+_THREAD = {"thread_idx", "global_id", "lane_id"}
+
+
+def contains_barrier(node: ir.Node) -> bool:
+    """Whether a statement or expression holds a barrier, or calls a function that does."""
+    return any(isinstance(n, ir.Barrier) or isinstance(n, ir.Call) and has_barrier(n.func) for n in ir.walk(node))
+
+
+def has_barrier(fd: ir.FuncDef) -> bool:
+    """Whether a function (or one it calls) contains a barrier."""
+    return any(contains_barrier(s) for s in fd.body)
+
+
+def _varies(n: ir.Node) -> bool:
+    """Whether a node's value may differ between threads whatever its operands: a thread index, a
+    value read from memory (``Node.accesses``: other threads may have written it), a lane of a
+    vector load, a warp op's result."""
+    return (
+        isinstance(n, ir.Special)
+        and n.name in _THREAD
+        or isinstance(n, (ir.Lane, ir.WarpOp))
+        or any(a.read for a in n.accesses())
+    )
+
+
+def _reads_thread_state(fd: ir.FuncDef) -> bool:
+    """Whether a function's result may differ between threads for the same arguments."""
+    for n in ir.walk_body(fd.body):
+        if _varies(n):
+            return True
+        if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+            return True
+    return False
+
+
+class _Uniformity:
+    """Which values may differ between the threads of a block ('varying')."""
+
+    def __init__(self, fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()):
+        self.varying: set[str] = set(varying_params)
+        self.varying_loops: set[int] = set()
+        while True:  # to a fixpoint: loops carry values around
+            before = (set(self.varying), set(self.varying_loops))
+            self.block(fd.body, False)
+            if (self.varying, self.varying_loops) == before:
+                break
+
+    def expr(self, e: ir.Node) -> bool:
+        for n in ir.walk(e):
+            if _varies(n):
+                return True
+            if isinstance(n, ir.Var) and n.name in self.varying:
+                return True
+            if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+                return True
+        return False
+
+    def block(self, stmts: list[ir.Stmt], ctx: bool) -> None:
+        for s in stmts:
+            self.stmt(s, ctx)
+
+    def stmt(self, s: ir.Stmt, ctx: bool) -> None:
+        if isinstance(s, ir.Assign):
+            if ctx or self.expr(s.value):
+                self.varying.add(s.target.name)
+        elif isinstance(s, ir.If):
+            inner = ctx or self.expr(s.cond)
+            self.block(s.then, inner)
+            self.block(s.orelse, inner)
+        elif isinstance(s, (ir.For, ir.While)):
+            if isinstance(s, ir.For):
+                inner = ctx or any(self.expr(e) for e in (s.start, s.stop, s.step))
+                if inner:
+                    self.varying.add(s.var.name)
+            else:
+                inner = ctx or self.expr(s.cond)
+            if id(s) in self.varying_loops:
+                inner = True
+            if not inner and self.exits_early(s.body):
+                self.varying_loops.add(id(s))
+                inner = True
+                if isinstance(s, ir.For):
+                    self.varying.add(s.var.name)
+            self.block(s.body, inner)
+
+    def divergent(self, s: ir.Stmt) -> bool:
+        """Whether the threads that reach an if or a loop may go different ways through it: its
+        condition or bounds depend on the thread, or it is a loop that some threads leave early."""
+        if isinstance(s, ir.If):
+            return self.expr(s.cond)
+        if isinstance(s, ir.For):
+            return id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
+        if isinstance(s, ir.While):
+            return id(s) in self.varying_loops or self.expr(s.cond)
+        return False
+
+    def exits_early(self, body: list[ir.Stmt]) -> bool:
+        """A break or continue (of this loop) under thread-dependent control."""
+
+        def scan(stmts: list[ir.Stmt], ctx: bool) -> bool:
+            for s in stmts:
+                if isinstance(s, (ir.Break, ir.Continue)) and ctx:
+                    return True
+                if isinstance(s, ir.If) and scan(s.then + s.orelse, ctx or self.expr(s.cond)):
+                    return True
+            return False
+
+        return scan(body, False)
+
+
+class _Site(NamedTuple):
+    """A statement or expression node, and why not every thread that runs the function may reach it."""
+
+    stmt: ir.Stmt  # the node itself, or the statement the expression is part of
+    node: ir.Node
+    reasons: tuple[ir.Node, ...]  # none: every thread that runs the function reaches it
+
+
+def _collective_sites(fd: ir.FuncDef, u: _Uniformity) -> Iterator[_Site]:
+    """Every node of ``fd``'s body, in program order (a statement, its expressions, the statements
+    it holds), with the reasons that not every thread of the block may reach it (none: every
+    thread that runs the function does), in the order errors prefer them:
+
+    - the outermost if or loop around it that threads may go through different ways;
+    - a return under such control that some threads took before it;
+    - a thread-dependent ``a if c else b`` or and/or it is an operand of (evaluated in some threads);
+    - the thread-dependent while whose condition it is in (evaluated again by the threads still
+      looping);
+    - a return under such control later in a loop around it (taken in an earlier iteration).
+
+    The one account that the checks of barriers, fragment operations and warp ops share, so
+    that what one refuses the others refuse too.  Barriers pass over the returns:
+    ``passes.structure_early_returns`` keeps the threads that took one arriving at them."""
+    walk = list(_statements(fd.body, None, (), u))
+    returns: dict[int, ir.Return] = {}  # a loop's first return that only some threads take
+    for s, why, loops in walk:
+        if isinstance(s, ir.Return) and why is not None:
+            for loop in loops:
+                returns.setdefault(id(loop), s)
+    left: ir.Return | None = None
+    for s, why, loops in walk:
+        if isinstance(s, ir.Return) and why is not None and left is None:
+            left = s
+        before = _present(why, left)
+        again = _present(*(returns.get(id(loop)) for loop in reversed(loops)))
+        yield _Site(s, s, before + again)
+        for e in ir.children(s):
+            if isinstance(e, ir.Stmt):
+                continue
+            after = again
+            if isinstance(s, ir.While):  # the condition: evaluated again after each iteration
+                after = _present(s if u.divergent(s) else None, returns.get(id(s))) + again
+            stack: list[tuple[ir.Node, tuple[ir.Node, ...]]] = [(e, ())]
+            while stack:  # the expression's nodes, parents first, in order
+                n, inside = stack.pop()
+                yield _Site(s, n, before + inside + after)
+                some = _conditional_operands(n, u)
+                for c in reversed(list(ir.children(n))):
+                    stack.append((c, (*inside, n) if any(c is o for o in some) else inside))
+
+
+def _statements(
+    stmts: list[ir.Stmt], why: ir.Node | None, loops: tuple[ir.Stmt, ...], u: _Uniformity
+) -> Iterator[tuple[ir.Stmt, ir.Node | None, tuple[ir.Stmt, ...]]]:
+    """Every statement in ``stmts`` and nested in them, with the outermost if or loop around it
+    that threads may go through different ways (``why``), and the loops around it."""
+    for s in stmts:
+        yield s, why, loops
+        inner = why or (s if u.divergent(s) else None)
+        around = (*loops, s) if isinstance(s, (ir.For, ir.While)) else loops
+        for body in ir.child_blocks(s):
+            yield from _statements(body, inner, around, u)
+
+
+def _conditional_operands(e: ir.Node, u: _Uniformity) -> list[ir.Node]:
+    """The operands of an expression that only some threads evaluate: those of ``a if c else b``
+    and the right side of and/or, whose condition depends on the thread."""
+    if isinstance(e, ir.Select) and u.expr(e.cond):
+        return [e.a, e.b]
+    if isinstance(e, ir.Logic) and u.expr(e.left):
+        return [e.right]
+    return []
+
+
+def _present(*nodes: ir.Node | None) -> tuple[ir.Node, ...]:
+    """The nodes that are there."""
+    return tuple(n for n in nodes if n is not None)
+
+
+_KINDS = {
+    ir.If: "an if",
+    ir.For: "a for loop",
+    ir.While: "a while loop",
+    ir.Select: "a conditional expression",
+    ir.Logic: "an and/or",
+}
+
+
+def describe_divergence(why: ir.Node) -> str:
+    """Where an operation is that not every thread reaches, as errors say it: ``why`` is a reason
+    ``_collective_sites`` gives."""
+    line = why.loc.lineno if why.loc else "?"
+    if isinstance(why, ir.Return):
+        return f"after a return (line {line}) that only some threads take"
+    return f"inside {_KINDS[type(why)]} (line {line}) whose condition depends on the thread"
+
+
+def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()) -> None:
+    """Reject a barrier (or a call of a function with one) that not every thread of the block
+    reaches: some threads would wait at it forever, or pass different barriers.
+
+    A ``@func`` is checked on its own with its parameters taken as the same in every thread,
+    and again at each call that passes a thread-dependent value (``varying_params``).  A kernel's
+    barriers pass over its returns (``passes.structure_early_returns`` keeps the threads that took
+    one arriving at them, and out of the rest); a ``@func``'s are not restructured so, and a call
+    of a function with a barrier is not either: after a return only some threads take, those
+    divide the threads as a branch does."""
+    if not has_barrier(fd):
+        return
+    u = _Uniformity(fd, varying_params)
+    for site in _collective_sites(fd, u):
+        n = site.node
+        why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
+        if isinstance(n, ir.Barrier) and why is not None:
+            raise _divergence(n, why, "this barrier() is")
+        if isinstance(n, ir.Call) and has_barrier(n.func):
+            # a call passes over no return: the restructuring keeps the threads that returned out
+            # of a statement's effects only where it holds no barrier, so they would run the callee
+            called = next(iter(site.reasons), None)
+            if called is not None:
+                raise _divergence(n, called, f"{n.func.name}() contains a barrier and is called")
+            _check_call(n, u)
+
+
+def check_matrix_ops(fd: ir.FuncDef) -> None:
+    """Reject a fragment operation (warp-collective: every lane of the warp executes it with the
+    same operands) that not every thread may reach: under control flow whose condition depends on
+    the thread, or after a ``return`` that only some threads take.  Conservative as the barrier
+    check is: a branch the same in the whole warp but not the whole block (``if thread_idx.x //
+    32 == 0``) is refused too."""
+    if not has_matrix_op(fd):
+        return
+    for site in _collective_sites(fd, _Uniformity(fd)):
+        what = _matrix_op_of(site.node)
+        if what is not None and site.reasons:
+            raise KernelTypeError(
+                f"{what} {describe_divergence(site.reasons[0])}: fragment operations are warp-collective, every lane "
+                "of the warp must execute them together",
+                site.stmt.loc,
+                "keep fragment operations out of thread-dependent branches: guard the loads that stage "
+                "the tiles instead (zero-padding), and the copies of the results",
+            )
+
+
+def has_matrix_op(fd: ir.FuncDef) -> bool:
+    """Whether a function (or one it calls) has a fragment operation."""
+    return any(_matrix_op_of(n) is not None for n in ir.walk_body(fd.body))
+
+
+def _matrix_op_of(n: ir.Node) -> str | None:
+    """The fragment operation a node performs, as messages name it: a statement's own, or a call's
+    of a function that has one (None: none; a declaration performs none)."""
+    if isinstance(n, ir.MatrixOp):
+        return None if isinstance(n, ir.DeclFragment) else n.WHAT
+    if isinstance(n, ir.Call) and has_matrix_op(n.func):
+        return f"{n.func.name}() (which has fragment operations)"
+    return None
+
+
+def warp_divergence(fd: ir.FuncDef) -> tuple[ir.WarpOp, ir.Node] | None:
+    """The first warp op that not every thread of the block may reach, and why (a reason of
+    ``_collective_sites``).  For a dialect that emulates warp ops with work-group barriers."""
+    for site in _collective_sites(fd, _Uniformity(fd)):
+        if isinstance(site.node, ir.WarpOp) and site.reasons:
+            return site.node, site.reasons[0]
+    return None
+
+
+def mark_uniform_addresses(program: ir.Program) -> None:
+    """Set ``Atomic.uniform_address`` where the code makes the index the same in every thread
+    (ptxas makes such a warp's integer atomics one; the profiler counts them so).  An atomic in
+    a ``@func`` is uniform when it is at every call."""
+    if not any(isinstance(n, ir.Atomic) for fd in [program.kernel, *program.funcs] for n in ir.walk_body(fd.body)):
+        return
+    uniform: dict[int, tuple[ir.Atomic, bool]] = {}
+    done: set[tuple[int, frozenset[str]]] = set()
+    pending = [(program.kernel, frozenset[str]())]
+    while pending:
+        fd, varying = pending.pop()
+        if (id(fd), varying) in done:
+            continue
+        done.add((id(fd), varying))
+        u = _Uniformity(fd, varying)
+        for n in ir.walk_body(fd.body):
+            if isinstance(n, ir.Atomic):
+                same = not any(u.expr(i) for i in n.indices)
+                uniform[id(n)] = (n, same and uniform.get(id(n), (n, True))[1])
+            elif isinstance(n, ir.Call):
+                passed = frozenset(
+                    p.name
+                    for p, a in zip(n.func.params, n.args)
+                    if isinstance(p, ir.Var) and isinstance(a, ir.Expr) and u.expr(a)
+                )
+                pending.append((n.func, passed))
+    for atomic, same in uniform.values():
+        atomic.uniform_address = same
+
+
+def _check_call(c: ir.Call, u: _Uniformity) -> None:
+    """A call of a function with a barrier, passing thread-dependent values to some parameters."""
+    varying = frozenset(
+        p.name for p, a in zip(c.func.params, c.args) if isinstance(p, ir.Var) and isinstance(a, ir.Expr) and u.expr(a)
+    )
+    if not varying:
+        return
+    try:
+        check_barriers(c.func, varying)
+    except BarrierDivergenceError as e:
+        names = ", ".join(sorted(varying))
+        raise BarrierDivergenceError(
+            f"{c.func.name}() is called with thread-dependent values for {names}, and then {e.message}",
+            c.loc,
+            "pass values that are the same in every thread of the block, or move the barrier out of the function",
+        ) from None
+
+
+def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:
+    return BarrierDivergenceError(
+        f"{what} {describe_divergence(why)} "
+        "(thread_idx, global_id, a value loaded from memory, or something computed from them), "
+        "so some threads of a block would not reach it",
+        at.loc,
+        "move the barrier out of the branch or loop so that every thread of the block reaches it",
+    )

@@ -1,0 +1,119 @@
+"""Getting a decorated function's Python AST with true file positions."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import KernelSyntaxError, Loc
+
+
+@dataclass
+class ParsedFunction:
+    """A kernel or device function's AST and the namespace its names resolve in."""
+
+    fn: Any
+    name: str
+    tree: ast.FunctionDef
+    filename: str
+    globals: dict[str, Any]
+    closure: dict[str, Any]
+
+    def loc(self, node: ast.AST) -> Loc:
+        return Loc(self.filename, getattr(node, "lineno", self.tree.lineno), getattr(node, "col_offset", 0))
+
+    def resolve_global(self, name: str) -> tuple[bool, Any]:
+        """Look ``name`` up as Python would from the function body (closure, module, builtins)."""
+        for scope in (self.closure, self.globals, vars(builtins)):
+            if name in scope:
+                return True, scope[name]
+        return False, None
+
+
+def _definition_lines(fn: Any, filename: str) -> tuple[list[str], int] | None:
+    """The lines of ``fn``'s definition (decorators first) and the number of the first, found fast.
+
+    ``inspect.getsourcelines`` tokenizes its way to the end of the block, most of a small
+    kernel's compile time; this takes the lines up to the first one back at the definition's
+    indentation (closing brackets aside).  A string or bracket whose lines start further left
+    cuts the definition short, which then does not parse: the caller asks ``inspect``."""
+    first = fn.__code__.co_firstlineno
+    every = linecache.getlines(filename, fn.__globals__)
+    if not 0 < first <= len(every):
+        return None
+    head = every[first - 1]
+    indent = len(head) - len(head.lstrip())
+    end, body = first, False
+    while end < len(every):
+        line = every[end]
+        text = line.lstrip()
+        if body and text and not text.startswith("#") and len(line) - len(text) <= indent and text[0] not in ")]}":
+            break
+        body = body or text.startswith(("def ", "async def "))
+        end += 1
+    return every[first - 1 : end], first
+
+
+def _parse_in_place(lines: list[str], first: int) -> ast.Module:
+    """Parse a definition on its own file positions (see ``parse_function``)."""
+    text = "".join(lines)
+    if text[:1] in (" ", "\t"):  # indented (so not on line 1): under an `if` at column 0, keeping its columns
+        module = ast.parse("\n" * (first - 2) + "if 1:\n" + text)
+        module.body = module.body[0].body  # type: ignore[attr-defined]
+        return module
+    return ast.parse("\n" * (first - 1) + text)
+
+
+def parse_function(fn: Any) -> ParsedFunction:
+    """Parse ``fn``'s source; line and column numbers point into the real file."""
+    filename = inspect.getsourcefile(fn) or "<unknown>"
+    if fn.__name__ == "<lambda>":
+        line = fn.__code__.co_firstlineno
+        col = max(linecache.getline(filename, line).find("lambda"), 0)
+        raise KernelSyntaxError(
+            "a kernel or device function must be a def function, not a lambda", Loc(filename, line, col)
+        )
+    # Parsed in place: blank lines put it on its own line numbers, and an indented one (a method,
+    # a nested function) is parsed under an ``if`` at column 0, keeping its columns; no pass over
+    # the tree to shift positions, and no dedent (which a string's lines defeat).
+    found = _definition_lines(fn, filename)
+    try:
+        if found is None:
+            raise SyntaxError("not found")
+        lines, first = found
+        module = _parse_in_place(lines, first)
+    except SyntaxError:
+        try:
+            lines, first = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as e:
+            raise KernelSyntaxError(
+                f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}",
+                hint="kernels must be defined in a file, not typed at an interactive prompt",
+            ) from None
+        try:
+            module = _parse_in_place(lines, first)
+        except SyntaxError as e:  # e.g. a lambda inside a larger expression: its lines alone do not parse
+            raise KernelSyntaxError(
+                f"cannot parse the source of {getattr(fn, '__name__', fn)!r} on its own: {e.msg}",
+                Loc(filename, first, 0),
+                "define kernels and device functions with def at the top level of a module or function",
+            ) from None
+    tree = module.body[0]
+    if not isinstance(tree, ast.FunctionDef):
+        what = "an async function" if isinstance(tree, ast.AsyncFunctionDef) else "not a plain function definition"
+        raise KernelSyntaxError(
+            f"{getattr(fn, '__name__', fn)!r} is {what}; kernels are plain def functions",
+            Loc(filename, getattr(tree, "lineno", first), getattr(tree, "col_offset", 0)),
+        )
+    closure = {}
+    if fn.__closure__:
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                closure[var] = cell.cell_contents
+            except ValueError:  # cell not yet filled
+                pass
+    return ParsedFunction(fn, fn.__name__, tree, filename, fn.__globals__, closure)

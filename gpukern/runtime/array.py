@@ -1,0 +1,170 @@
+"""Device arrays: data that stays on a device between launches."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InteropError, LaunchError
+
+_KINDS: dict[tuple[Any, np.dtype, int], tuple[Any, np.dtype, int]] = {}
+
+
+def array_kind(backend: Any, dtype: np.dtype, ndim: int) -> tuple[Any, np.dtype, int]:
+    """The one object standing for (backend, dtype, rank): a launch plan tests a device array with
+    one identity comparison (``a.kind is kind``) instead of three attribute tests."""
+    key = (backend, np.dtype(dtype), ndim)
+    return _KINDS.setdefault(key, key)
+
+
+def stream_handle(stream: Any, backend: Any, what: str) -> Any:
+    """The runtime's handle of ``stream`` (a ``gpukern.Stream``, checked to belong to ``backend``,
+    or a stream of another library that the backend takes; None is the default stream)."""
+    if stream is None:
+        return None
+    owner = getattr(stream, "backend", None)
+    if owner is None or not hasattr(stream, "handle"):
+        try:
+            return backend.foreign_stream(stream)
+        except LaunchError as e:
+            raise LaunchError(
+                f"{what}: stream must be a gpukern.Stream or None, or a stream this backend takes: {e}"
+            ) from None
+    if owner is not backend:
+        raise LaunchError(f"{what}: the stream belongs to backend {owner.name!r}, not {backend.name!r}")
+    return stream.handle
+
+
+class DeviceArray:
+    """A C-contiguous array in one backend's device memory.
+
+    Launches use it in place (no copies); ``get()`` copies it back to a NumPy array.  Its backend,
+    shape and dtype are fixed when it is made (``kind`` holds them for launch plans).
+    """
+
+    def __init__(self, backend: Any, handle: Any, shape: tuple[int, ...], dtype: np.dtype, owner: Any = None):
+        self._backend = backend
+        self.owner = owner  # what keeps memory this array does not own alive (an imported DLPack tensor)
+        self.handle = handle
+        self._shape = tuple(int(s) for s in shape)
+        self._dtype = np.dtype(dtype)
+        self.kind = array_kind(backend, self._dtype, len(self._shape))
+
+    @property
+    def backend(self) -> Any:
+        return self._backend
+
+    @property
+    def device(self) -> Any:
+        """The ``gk.Device`` the array lives on."""
+        return self._backend.gk_device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def get(self, stream: Any = None) -> np.ndarray:
+        """Copy to a new NumPy array, after the work queued on ``stream`` (None: the default
+        stream) so far; returns when the copy is done."""
+        if stream is None:
+            return self.backend.download(self)
+        out = np.empty(self.shape, self.dtype)
+        self.backend.copy_to_host(out, self, stream_handle(stream, self.backend, "get()"), True)
+        return out
+
+    def get_async(self, host: np.ndarray | None = None, stream: Any = None) -> np.ndarray:
+        """Queue a copy into ``host`` (a new pinned array if None) on ``stream`` and return it at
+        once: read it after ``stream.synchronize()`` (or an event recorded after the copy)."""
+        handle = stream_handle(stream, self.backend, "get_async()")
+        if host is None:
+            host = self.backend.pinned_empty(self.shape, self.dtype)
+        else:
+            self._check_host(host, "get_async()", writes=True)
+        self.backend.copy_to_host(host, self, handle, False)
+        return host
+
+    def set(self, host: Any, stream: Any = None) -> None:
+        """Copy ``host`` (same shape and dtype) into this array, in order on ``stream``; returns
+        when the copy is done."""
+        handle = stream_handle(stream, self.backend, "set()")
+        self.backend.copy_to_device(self, self._check_host(host, "set()"), handle, True)
+
+    def set_async(self, host: np.ndarray, stream: Any = None) -> None:
+        """Queue a copy of ``host`` into this array on ``stream`` and return at once; ``host`` must
+        not change until the stream has done it (use pinned memory for copies that overlap)."""
+        handle = stream_handle(stream, self.backend, "set_async()")
+        self.backend.copy_to_device(self, self._check_host(host, "set_async()", exact=True), handle, False)
+
+    def copy_to(self, dst: DeviceArray, stream: Any = None) -> None:
+        """Queue a copy of this array into ``dst`` (same backend, shape and dtype) on ``stream``."""
+        if not isinstance(dst, DeviceArray) or dst.backend is not self.backend:
+            raise LaunchError(f"copy_to(): the destination must be a device array of backend {self.backend.name!r}")
+        if dst.shape != self.shape or dst.dtype != self.dtype:
+            raise LaunchError(
+                f"copy_to(): destination is {dst.dtype}{list(dst.shape)}, this array {self.dtype}{list(self.shape)}"
+            )
+        self.backend.copy_on_device(dst, self, stream_handle(stream, self.backend, "copy_to()"))
+
+    def _check_host(self, host: Any, what: str, writes: bool = False, exact: bool = False) -> np.ndarray:
+        """``host`` as a C-contiguous NumPy array of this array's shape and dtype.  A copy that
+        reads or writes it later (``exact``, ``writes``) needs exactly that: a converted copy could
+        be freed before the device reads it."""
+        if not isinstance(host, np.ndarray):
+            if writes or exact:
+                raise LaunchError(f"{what} needs a NumPy array, not {type(host).__name__}")
+            host = np.asarray(host, dtype=self.dtype)
+        if host.shape != self.shape or host.dtype != self.dtype:
+            raise LaunchError(
+                f"{what}: the host array is {host.dtype}{list(host.shape)}, the device array "
+                f"{self.dtype}{list(self.shape)}"
+            )
+        if not host.flags.c_contiguous:
+            if writes or exact:
+                raise LaunchError(f"{what}: the host array must be C-contiguous")
+            host = np.ascontiguousarray(host)
+        if writes and not host.flags.writeable:
+            raise LaunchError(f"{what}: the host array is read-only")
+        return host
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """DLPack's (device type, device id) of this array's memory."""
+        return self.backend.dlpack_device()
+
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
+    ) -> Any:
+        """A DLPack capsule of this array, shared without a copy (``torch.from_dlpack(a)``,
+        ``cupy.from_dlpack(a)``); work gpukern queued on it is ordered before the consumer's
+        ``stream``."""
+        if copy:
+            raise InteropError("gpukern exports its device arrays without copying them (copy=True was asked)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise InteropError(f"this array is on DLPack device {self.__dlpack_device__()}, not {tuple(dl_device)}")
+        return self.backend.dlpack_export(self, stream, max_version)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.get()
+        return out if dtype is None else out.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, backend={self.backend.name})"

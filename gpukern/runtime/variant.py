@@ -1,0 +1,115 @@
+"""A kernel variant: one specialisation's typed IR, and its C source per dialect.
+
+Below the kernel layer and the runtimes alike: a backend compiles a ``Variant`` and
+keeps the binary in ``compiled``; ``gpukern.kernel`` makes variants.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..codegen import lines
+from ..codegen.dialects import dialect
+from ..codegen.emitter import Emitter
+from ..ir import nodes as ir
+from ..semantics import mma as mma_ops
+from .compile_options import CompileOptions
+
+
+@dataclass(eq=False)
+class Variant:
+    """One specialisation of a kernel: its IR, and its source per C dialect."""
+
+    kernel: Any  # the gpukern.kernel.Kernel it specialises
+    key: tuple[Any, ...]
+    program: ir.Program
+    arg_types: tuple[Any, ...]  # per parameter: ArrayType, ScalarType, or ('const', value)
+    sources: dict[str, str] = field(default_factory=dict)  # per dialect: the C as compiled (with #line)
+    # per dialect: the language extensions its source enables, each with the first node needing it
+    extensions: dict[str, dict[str, ir.Node]] = field(default_factory=dict)
+    # per backend key: its loaded binary (a CUDA function, an OpenCL kernel), and what lives as long
+    # as that does under (key, what): (key, "lock") the lock of an OpenCL kernel's argument slots
+    compiled: dict[Any, Any] = field(default_factory=dict)
+    # per (backend key, grid, block, dynamic shared bytes): the backend's launcher (``Backend.launcher``)
+    launchers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with
+
+    @property
+    def kernel_params(self) -> list[ir.KernelParam]:
+        return self.program.kernel.kernel_params
+
+    @property
+    def written(self) -> set[str]:
+        return self.program.kernel.written
+
+    @functools.cached_property
+    def shared_bytes(self) -> int:
+        """Static shared memory per block, in bytes."""
+        return sum(
+            int(np.prod(s.array.type.shape)) * s.array.type.elem.itemsize
+            for s in self.program.kernel.body
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared" and s.array.type.shape is not None
+        )
+
+    @functools.cached_property
+    def dynamic_shared(self) -> tuple[ir.ArrayRef, ...]:
+        """The kernel's dynamic_shared() arrays (each from byte 0 of the launch's dynamic shared memory)."""
+        return tuple(
+            s.array
+            for s in self.program.kernel.body
+            if isinstance(s, ir.DeclArray) and s.array.type.space == "shared" and s.array.type.shape is None
+        )
+
+    @functools.cached_property
+    def uses_warp_ops(self) -> bool:
+        """Whether the kernel or a function it calls uses a warp intrinsic (``ir.WarpOp``)."""
+        fds = [self.program.kernel, *self.program.funcs]
+        return any(isinstance(n, ir.WarpOp) for fd in fds for n in ir.walk_body(fd.body))
+
+    @functools.cached_property
+    def matrix_capability(self) -> mma_ops.Capability | None:
+        """The least CUDA compute capability the kernel's fragments and warpgroup statements need
+        (a wgmma commit or wait without a fragment too: sm_90a, exactly) and why
+        (``semantics.mma.capability``), or None."""
+        fds = [self.program.kernel, *self.program.funcs]
+        nodes = [n for fd in fds for n in ir.walk_body(fd.body)]
+        warpgroup = any(isinstance(n, ir.WarpgroupOp) for n in nodes)  # (a commit or wait alone too)
+        types = [n.fragment.type for n in nodes if isinstance(n, ir.DeclFragment)]
+        return mma_ops.capability(types, warpgroup) if types or warpgroup else None
+
+    @functools.cached_property
+    def vector_alignment(self) -> dict[str, int]:
+        """Per array parameter accessed more than an element at a time (vectors, copies, fragment
+        tiles), the byte alignment its data must have."""
+        return _vector_alignment(self.program.kernel)
+
+    def source(self, backend: str, line_directives: bool = False) -> str:
+        """The C of ``backend``'s dialect: as compiled, with ``#line`` directives naming the Python
+        lines (``line_directives``), else as shown to people, without them."""
+        if backend not in self.sources:
+            emitter = Emitter(dialect(backend))
+            with ir.deep_recursion():
+                self.sources[backend] = emitter.program(self.program)
+            self.extensions[backend] = emitter.extensions
+        return self.sources[backend] if line_directives else lines.strip(self.sources[backend])
+
+
+def _vector_alignment(fd: ir.FuncDef) -> dict[str, int]:
+    """Per global array of ``fd``, the widest alignment its accesses need beyond the element's
+    (``ir.MemoryAccess.overaligned``: vectors, asynchronous copies' sources, fragment tiles; through its
+    callees too)."""
+    out: dict[str, int] = {}
+    for n in ir.walk_body(fd.body):
+        for a in n.accesses():
+            if a.overaligned and a.array.type.space == "global":
+                out[a.array.name] = max(out.get(a.array.name, 0), a.aligned_bytes)
+        if isinstance(n, ir.Call):
+            inner = _vector_alignment(n.func)
+            for param, arg in zip(n.func.params, n.args):
+                if isinstance(arg, ir.ArrayRef) and param.name in inner:
+                    out[arg.name] = max(out.get(arg.name, 0), inner[param.name])
+    return out

@@ -1,0 +1,205 @@
+"""What the operations on complex numbers compute: NumPy forms and C helper bodies side by side.
+
+``gpukern.semantics.ops`` holds the entries (``+``, ``abs``, ``exp``...); an entry defined on complex
+operands names its NumPy form and its C body here.  A complex value is a (re, im) pair of
+floats, in C a ``float2``/``double2`` (``.x`` the real part, ``.y`` the imaginary one), the
+layout of NumPy's complex64/complex128.
+
+Each NumPy form computes on the parts, with the algorithm its C body uses, so the simulator,
+the constant folder and the devices agree bit for bit where the parts are computed exactly:
+
+- ``*`` is the plain formula ``(ar*br - ai*bi, ar*bi + ai*br)`` with each product rounded on
+  its own: NumPy's complex scalars and its generic loops.  (NumPy's AVX-512 loop for arrays
+  fuses one product into an fma, so ``a * b`` of two NumPy arrays can differ in the last bit
+  on such a CPU; its scalars do not.)  C must not fuse either: the bodies multiply through
+  the dialect's ``mul_rn`` (CUDA ``__fmul_rn``) and OpenCL helpers turn contraction off.
+- ``/`` is NumPy's variant of Smith's algorithm (the larger part of the divisor divides the
+  smaller; a zero divisor divides each part by +0, giving NumPy's infinities and NaNs).
+- ``abs`` is ``hypot`` of the parts and ``exp`` is C99's ``cexp`` (Annex G special cases),
+  from the device's library as the other math functions are (a few ulps on finite values;
+  NaN, infinities and signed zeros in NumPy's places).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..types import ScalarType, complex_of, component
+
+
+# ---------------------------------------------------------------- NumPy forms
+def make(re: Any, im: Any, dt: np.dtype) -> np.ndarray:
+    """The complex numbers of dtype ``dt`` with these parts (not ``re + 1j * im``, which turns
+    ``inf * 1j`` into a NaN real part)."""
+    re, im = np.broadcast_arrays(np.asarray(re), np.asarray(im))
+    out = np.empty(re.shape, dt)
+    out.real = re
+    out.imag = im
+    return out
+
+
+def _parts(a: Any, dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    a = np.asarray(a).astype(dt, copy=False)
+    return a.real, a.imag
+
+
+def mul(a: Any, b: Any, dt: np.dtype) -> np.ndarray:
+    (ar, ai), (br, bi) = _parts(a, dt), _parts(b, dt)
+    return make(ar * br - ai * bi, ar * bi + ai * br, dt)
+
+
+def div(a: Any, b: Any, dt: np.dtype) -> np.ndarray:
+    (ar, ai), (br, bi) = _parts(a, dt), _parts(b, dt)
+    one = component_dtype(dt).type(1)
+    abr, abi = np.abs(br), np.abs(bi)
+    real_larger = abr >= abi  # False where a part is NaN: the second branch, as in NumPy
+    zero = (abr == 0) & (abi == 0)
+    rat = np.where(real_larger, bi / br, br / bi)
+    scl = one / np.where(real_larger, br + bi * rat, bi + br * rat)
+    re = np.where(real_larger, (ar + ai * rat) * scl, (ar * rat + ai) * scl)
+    im = np.where(real_larger, (ai - ar * rat) * scl, (ai * rat - ar) * scl)
+    return make(np.where(zero, ar / abr, re), np.where(zero, ai / abr, im), dt)
+
+
+def component_dtype(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
+
+
+def real(a: Any) -> Any:
+    return np.real(a)
+
+
+def imag(a: Any) -> Any:
+    return np.imag(a)
+
+
+def conj(a: Any) -> Any:
+    return np.conjugate(a)
+
+
+def construct(re: Any, im: Any) -> np.ndarray:
+    """``complex64(re, im)``: parts of one float type (the entry's operand type)."""
+    re = np.asarray(re)
+    return make(re, im, np.dtype(np.complex128 if re.dtype == np.float64 else np.complex64))
+
+
+# ---------------------------------------------------------------- C helper bodies
+# ``c`` is the emitter's ``ops.CText``; a body's parameters are ``a`` (and ``b``) of type ``t``.
+def _spell(t: ScalarType, c: Any) -> tuple[str, Any, Any]:
+    f = component(t)
+    return c.type(f), (lambda x, y: c.make_complex(t, x, y)), (lambda x, y: c.math_text("mul_rn", f, [x, y]))
+
+
+def c_add(t: ScalarType, c: Any) -> str:
+    return f"    return {c.make_complex(t, 'a.x + b.x', 'a.y + b.y')};"
+
+
+def c_sub(t: ScalarType, c: Any) -> str:
+    return f"    return {c.make_complex(t, 'a.x - b.x', 'a.y - b.y')};"
+
+
+def c_mul(t: ScalarType, c: Any) -> str:
+    _, make_, m = _spell(t, c)
+    re = f"{m('a.x', 'b.x')} - {m('a.y', 'b.y')}"
+    im = f"{m('a.x', 'b.y')} + {m('a.y', 'b.x')}"
+    return f"    return {make_(re, im)};"
+
+
+def c_div(t: ScalarType, c: Any) -> str:
+    F, make_, m = _spell(t, c)
+    f = component(t)
+    return (
+        f"    {F} abr = {c.math_text('fabs', f, ['b.x'])}, abi = {c.math_text('fabs', f, ['b.y'])};\n"
+        "    if (abr >= abi) {\n"
+        f"        if (abr == 0 && abi == 0) return {make_('a.x / abr', 'a.y / abr')};\n"
+        f"        {F} rat = b.y / b.x;\n"
+        f"        {F} scl = ({F})1 / (b.x + {m('b.y', 'rat')});\n"
+        f"        return {make_(m('a.x + ' + m('a.y', 'rat'), 'scl'), m('a.y - ' + m('a.x', 'rat'), 'scl'))};\n"
+        "    }\n"
+        f"    {F} rat = b.x / b.y;\n"
+        f"    {F} scl = ({F})1 / (b.y + {m('b.x', 'rat')});\n"
+        f"    return {make_(m(m('a.x', 'rat') + ' + a.y', 'scl'), m(m('a.y', 'rat') + ' - a.x', 'scl'))};"
+    )
+
+
+def c_neg(t: ScalarType, c: Any) -> str:
+    return f"    return {c.make_complex(t, '-a.x', '-a.y')};"
+
+
+def c_eq(t: ScalarType, c: Any) -> str:
+    return "    return a.x == b.x && a.y == b.y;"
+
+
+def c_ne(t: ScalarType, c: Any) -> str:
+    return "    return a.x != b.x || a.y != b.y;"
+
+
+def c_abs(t: ScalarType, c: Any) -> str:
+    return f"    return {c.math_text('hypot', component(t), ['a.x', 'a.y'])};"
+
+
+def c_real(t: ScalarType, c: Any) -> str:
+    return "    return a.x;"
+
+
+def c_imag(t: ScalarType, c: Any) -> str:
+    return "    return a.y;"
+
+
+def c_conj(t: ScalarType, c: Any) -> str:
+    return f"    return {c.make_complex(t, 'a.x', '-a.y')};"
+
+
+def c_construct(t: ScalarType, c: Any) -> str:
+    """``complex64(re, im)``: ``t`` is the parts' float type."""
+    return f"    return {c.make_complex(complex_of(t), 'a', 'b')};"
+
+
+def c_cast(to: ScalarType) -> Any:
+    """The body converting ``a`` (a real or complex number) to complex type ``to``."""
+
+    def body(t: ScalarType, c: Any) -> str:
+        F = c.type(component(to))
+        if t.is_complex:
+            return f"    return {c.make_complex(to, f'({F})a.x', f'({F})a.y')};"
+        return f"    return {c.make_complex(to, f'({F})a', f'({F})0')};"
+
+    return body
+
+
+def c_exp(t: ScalarType, c: Any) -> str:
+    """C99's cexp with its Annex G special cases; where exp(re) alone overflows but the result
+    need not, exp(re / 2) is applied twice."""
+    F, make_, _ = _spell(t, c)
+    f = component(t)
+
+    def fn(name: str, *args: str) -> str:
+        return c.math_text(name, f, list(args))
+
+    half = math.floor(math.log(float(np.finfo(f.dtype).max)))  # above it exp(x) overflows
+    zero = f"({F})0"
+    return (
+        f"    {F} x = a.x, y = a.y;\n"
+        f"    if ({fn('isfinite', 'x')}) {{\n"
+        f"        if (!{fn('isfinite', 'y')}) return {make_('y - y', 'y - y')};\n"
+        f"        if (y == 0) return {make_(fn('exp', 'x'), 'y')};\n"
+        f"        {F} s = {fn('sin', 'y')}, co = {fn('cos', 'y')};\n"
+        f"        if (x > ({F}){half}) {{\n"
+        f"            {F} e = {fn('exp', 'x / 2')};\n"
+        f"            return {make_('co * e * e', 's * e * e')};\n"
+        "        }\n"
+        f"        {F} e = {fn('exp', 'x')};\n"
+        f"        return {make_('e * co', 'e * s')};\n"
+        "    }\n"
+        f"    if ({fn('isnan', 'x')}) return {make_('x', 'y == 0 ? y : x')};\n"
+        f"    if ({fn('isfinite', 'y')}) {{\n"
+        f"        {F} v = x > 0 ? x : {zero};\n"
+        f"        if (y == 0) return {make_('v', 'y')};\n"
+        f"        return {make_(fn('copysign', 'v', fn('cos', 'y')), fn('copysign', 'v', fn('sin', 'y')))};\n"
+        "    }\n"
+        f"    if (x > 0) return {make_('x', 'y - y')};\n"
+        f"    return {make_(zero, fn('copysign', zero, 'y'))};"
+    )

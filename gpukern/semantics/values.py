@@ -1,0 +1,150 @@
+"""What a Python expression in a kernel lowers to, and the conversions between them.
+
+An expression is either a compile-time value (``Static``: a number, a module, an
+intrinsic, a ``@func``...), a run-time IR expression, an array (``ir.ArrayRef``), or one
+of the in-between forms below.  The conversions follow NumPy 2: literals are weak and
+take the type they meet; stores use 'same_kind' casting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import KernelTypeError, Loc
+from ..ir import nodes as ir
+from ..types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, ScalarType, Type, WeakType, bool_, from_dtype, materialize
+
+
+@dataclass(frozen=True)
+class Static:
+    """A value known at compile time."""
+
+    value: Any
+
+
+@dataclass(frozen=True)
+class ShapeOf:
+    """``arr.shape`` before it is subscripted."""
+
+    array: ir.ArrayRef
+
+
+@dataclass(frozen=True)
+class Partial:
+    """``arr[i]`` of a multi-dimensional array, waiting for its remaining indices."""
+
+    array: ir.ArrayRef
+    indices: tuple[ir.Expr, ...]
+
+
+@dataclass(frozen=True)
+class RecordElement:
+    """``a[i]`` of a record array: only its fields can be read or written (``a[i].x``, ``a[i]["x"]``)."""
+
+    array: ir.ArrayRef
+    indices: tuple[ir.Expr, ...]
+
+
+Value = Any  # Static | ir.Expr | ir.ArrayRef | ShapeOf | Partial | RecordElement | tuple
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, Static) and isinstance(v.value, (bool, int, float, complex, np.bool_, np.number))
+
+
+def static_type(value: Any) -> Type:
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, int):
+        return WEAK_INT
+    if isinstance(value, float):
+        return WEAK_FLOAT
+    if isinstance(value, complex):
+        return WEAK_COMPLEX
+    return from_dtype(value.dtype)
+
+
+def describe(v: Value) -> str:
+    """A user-facing description of a front-end value, for error messages."""
+    if isinstance(v, Static):
+        return f"the Python object {v.value!r}"
+    if isinstance(v, ir.ArrayRef) and v.temp:  # a shared()/local() not yet bound: its name is the compiler's
+        return f"a new {v.type!r} array"
+    if isinstance(v, ir.ArrayRef):
+        return f"array {v.name!r} ({v.type!r})"
+    if isinstance(v, ir.Expr):
+        return f"a {v.type.name} value"
+    if isinstance(v, ShapeOf):
+        return f"{v.array.name}.shape"
+    if isinstance(v, Partial):
+        return f"a partly indexed array {v.array.name!r}"
+    if isinstance(v, RecordElement):
+        first = v.array.type.elem.fields[0].name
+        return f"a record of {v.array.name!r} ({v.array.type.elem!r}: use one field, as {v.array.name}[i].{first})"
+    return type(v).__name__
+
+
+def scalar(loc: Loc, v: Value, what: str = "operand") -> Value:
+    """``v`` if it is a number (static or run-time), else a type error saying what it is."""
+    if is_number(v) or isinstance(v, ir.Expr):
+        return v
+    raise KernelTypeError(f"{what} must be a number, not {describe(v)}", loc)
+
+
+def literal(loc: Loc, value: Any, t: ScalarType) -> ir.Lit:
+    """A constant as a literal of type ``t``; a value that does not fit is a type error."""
+    if t == bool_:
+        return ir.Lit(bool(value), t, loc=loc)
+    if t.is_complex:
+        return ir.Lit(complex(t.dtype.type(value)), t, loc=loc)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise KernelTypeError(f"the complex number {value!r} cannot become {t.name}", loc, "take .real or .imag")
+    if t.is_int:
+        if isinstance(value, (float, np.floating)):
+            if not np.isfinite(value) or not float(value).is_integer():
+                raise KernelTypeError(f"the float {value!r} cannot become {t.name} without a cast", loc)
+        iv = int(value)
+        info = np.iinfo(t.dtype)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            if not info.min <= iv <= info.max:
+                raise KernelTypeError(f"the integer {iv} does not fit in {t.name}", loc)
+        return ir.Lit(int(np.array(iv).astype(t.dtype)), t, loc=loc)
+    try:
+        return ir.Lit(float(t.dtype.type(value)), t, loc=loc)
+    except OverflowError:  # a Python int beyond every float
+        raise KernelTypeError(f"the integer {value} is too large for {t.name}", loc) from None
+
+
+def coerce(loc: Loc, v: Value, t: ScalarType) -> ir.Expr:
+    """``v`` as an IR expression of type ``t`` (literal conversion or a cast)."""
+    if isinstance(v, Static):
+        return literal(loc, v.value, t)
+    if v.type == t:
+        return v
+    return ir.Cast(v, t, loc=loc)
+
+
+def materialized(loc: Loc, v: Value) -> ir.Expr:
+    """A number as an IR expression: a weak literal gets the width a register would have."""
+    v = scalar(loc, v)
+    if isinstance(v, Static):
+        return literal(loc, v.value, materialize(static_type(v.value), v.value))
+    return v
+
+
+def check_store_cast(loc: Loc, src: Type, dst: ScalarType, what: str) -> None:
+    """Stores follow NumPy's 'same_kind' casting: a float never silently becomes an int."""
+    if isinstance(src, WeakType):
+        ok = not (src.is_float and not dst.is_float and not dst.is_complex) and not (dst == bool_)
+        ok = ok and (dst.is_complex or not src.is_complex)
+    else:
+        ok = bool(np.can_cast(src.dtype, dst.dtype, casting="same_kind"))
+    if not ok:
+        raise KernelTypeError(
+            f"cannot store a {src!r} value into {what} of type {dst.name}",
+            loc,
+            f"convert explicitly, e.g. {dst.name}(value)",
+        )

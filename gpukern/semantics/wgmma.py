@@ -1,0 +1,109 @@
+"""What the warpgroup matrix multiply-accumulate means (``gk.wgmma``, sm_90's ``wgmma.mma_async``),
+once, for the front end (shapes, operands), the simulator (which shared elements it reads, where
+each warp's accumulator rows are) and the CUDA emitter (descriptors, capability).
+
+A *warpgroup* is four consecutive warps of a block (threads ``128 g`` to ``128 g + 127``); together
+they hold a 64 x N float32 accumulator (``gk.fragment("accumulator", 64, N, K, float32)``), warp
+``w`` of the group its rows ``16 w`` to ``16 w + 15``, each lane (g, t) = (lane // 4, lane % 4) its
+rows g and g + 8 at columns ``8 j + 2 t`` and ``8 j + 2 t + 1`` (``mma``'s accumulator layout,
+repeated along n).  ``wgmma`` multiplies A (64 x K) and B (K x N) that it reads itself from shared
+memory, asynchronously: the reads and the accumulation happen between the instruction and the
+``wgmma_wait`` that covers its commit group.
+
+Operands lie in shared memory in 128-byte *swizzled atoms*: 8 rows of 128 bytes, the 16-byte chunk
+``c`` of row ``r`` stored at chunk ``c ^ (r % 8)`` (``swizzled``, on byte addresses, as the
+hardware applies it; every atom 1024-byte aligned).  A is K-major: its rows along k, a tile one
+atom wide (64 halves, 32 floats a row), row r of the operand 128 bytes after row r - 1, atoms of 8
+rows 1024 bytes apart; the operand starts anywhere in an atom's first row (k steps within it).
+B is either the same (stored transposed, n x k: ``b_width=None``; TF32 allows only this) or, for
+16-bit inputs, row-major k x n in a tile ``b_width`` elements wide: atoms of 8 k rows x 128 bytes
+side by side along n, the next 8 k rows ``b_width / atom width`` atoms on.  ``gk.swizzle128`` (``language/mma.py``)
+is the index of a tile's element in these layouts, for the copies that fill them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.nodes import OPERAND_ALIGNMENT
+from ..types import FragmentType
+
+LOWERING = "wgmma"  # the CUDA dialect's matrix table for these (``semantics.mma.lowering``)
+ROWS = 64  # an accumulator of 64 rows is a warpgroup's
+WARPS = 4
+THREADS = WARPS * 32
+WARP_ROWS = ROWS // WARPS
+N_SIZES = tuple(range(8, 257, 8))
+K = {"float16": 16, "bfloat16": 16, "float32": 8}  # each input type's k (float32: TF32)
+ROW_BYTES = 128  # a swizzled atom's row
+ATOM_ROWS = 8
+ATOM_BYTES = ROW_BYTES * ATOM_ROWS
+
+
+def is_warpgroup(t: FragmentType) -> bool:
+    """Whether fragments of ``t`` are a warpgroup's (wgmma's accumulators)."""
+    return t.use == "accumulator" and t.m == ROWS
+
+
+def shapes() -> set[tuple[int, int, int]]:
+    """Every (m, n, k) of a warpgroup accumulator."""
+    return {(ROWS, n, k) for n in N_SIZES for k in set(K.values())}
+
+
+def swizzled(byte: np.ndarray) -> np.ndarray:
+    """Where the hardware puts byte ``byte`` of an unswizzled layout: chunk bits 4-6 XOR row bits 7-9."""
+    return byte ^ (((byte >> 7) & 7) << 4)
+
+
+def row_major_stride(width: int, itemsize: int) -> int:
+    """The bytes from one 8-row band of atoms of a tile ``width`` elements wide to the next (the atoms
+    across it, each 1024 bytes): a row-major B's descriptor's stride byte offset."""
+    return width * itemsize // ROW_BYTES * ATOM_BYTES
+
+
+def tile(start: int, itemsize: int, rows: int, cols: int, width: int) -> np.ndarray:
+    """The element indices (rows x cols) of an operand read from a tile ``width`` elements wide in
+    swizzled atoms, its element (0, 0) at element ``start``, as the hardware addresses it: a K-major
+    operand's tile is one atom wide (its k along the atom's rows); a row-major B's, ``width``."""
+    per_row = ROW_BYTES // itemsize
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    byte = (
+        start * itemsize
+        + (r // ATOM_ROWS) * row_major_stride(width, itemsize)
+        + (c // per_row) * ATOM_BYTES
+        + (r % ATOM_ROWS) * ROW_BYTES
+        + (c % per_row) * itemsize
+    )
+    return swizzled(byte) // itemsize
+
+
+def operands(t: FragmentType, itemsize: int, a: int, b: int, width: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The element indices of A (64 x k) and B (k x n) that a wgmma into ``t`` reads, its operands
+    starting at elements ``a`` and ``b`` (``width``: B row-major in a tile that wide, else K-major)."""
+    atom = ROW_BYTES // itemsize
+    aa = tile(a, itemsize, ROWS, t.k, atom)
+    bb = tile(b, itemsize, t.n, t.k, atom).T if width is None else tile(b, itemsize, t.k, t.n, width)
+    return aa, bb
+
+
+def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool) -> str | None:
+    """Why an operand starting at element ``start`` does not lie as wgmma reads one, or None (a
+    row-major B's tile width, a multiple of the atom width, the front end checks)."""
+    at = start * itemsize % ATOM_BYTES
+    if k_major_operand:
+        if at % OPERAND_ALIGNMENT or at + k * itemsize > ROW_BYTES:
+            return (
+                f"a K-major operand starts in the first 128-byte row of a 1024-byte aligned atom, at a multiple "
+                f"of {OPERAND_ALIGNMENT} bytes, and its {k} elements of k fit in that row; this one starts {at} "
+                "bytes into its atom"
+            )
+        return None
+    if at:
+        return f"a row-major B starts at a 1024-byte aligned atom; this one starts {at} bytes into its atom"
+    return None
+
+
+def warp_rows(t: FragmentType) -> int:
+    """The rows of a fragment each warp holds on the simulator (a warpgroup accumulator: 16 of 64)."""
+    return WARP_ROWS if is_warpgroup(t) else t.rows

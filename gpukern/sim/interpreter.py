@@ -1,0 +1,698 @@
+"""A CPU simulator that runs the typed IR with NumPy and finds kernel bugs.
+
+Every thread of the grid is one *lane* of a NumPy array, and all lanes advance
+together through the kernel, statement by statement; divergent control flow
+runs a statement under a mask of the lanes that take it.  So a kernel costs a
+few NumPy operations per executed statement, not a Python loop per thread.
+Lanes are ordered block by block (lane = block * threads_per_block + thread).
+
+With checking on (the default; ``check=False`` or ``GPUKERN_SIM_CHECK=0`` turns it
+off) the simulator raises, at the statement that does it:
+
+- ``OutOfBoundsError``: an index outside a global, shared or local array
+  (``MisalignedAccessError``: a vector access not aligned to its width);
+- ``DataRaceError``: two threads of a block touching one shared-memory element
+  between two barriers, at least one writing or both not atomic;
+- ``BarrierDivergenceError``: a barrier reached by some live threads of a block
+  but not all.
+
+Every memory access goes through one path (``sim.memory``): bounds check, race tracking
+(``sim.races``), the profiler; this module only evaluates indices and values.
+
+Arithmetic keeps the kernel's types (float32 stays float32), so results match
+the GPU backends within float rounding, and exactly for integer kernels.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import Backend
+from ..errors import BackendError, BarrierDivergenceError, IndexOverflowError, LaunchError
+from ..ir import nodes as ir
+from ..runtime.array import DeviceArray
+from ..runtime.plan import convert_scalar
+from ..semantics import formats, ops
+from ..semantics.warp import BLOCK_VOTES, WARP_SIZE
+from ..types import StorageType, TupleType
+from .access import Memory
+from .limits import memory_guard
+from .memory import MemoryPath
+from .mma import Fragments
+from .overflow import OverflowCheck
+from .warp import Warps
+
+# What _Run keeps per lane before any variable: int64 lane, block and six coordinates (and one
+# temporary), int16 thread in block, ten int32 specials (lane_id too), two bool masks (``all``, ``returned``).
+_LANE_BYTES = 9 * 8 + 2 + 10 * 4 + 2
+
+
+class _Frame:
+    """A function activation: its variables and which lanes have returned."""
+
+    def __init__(self, lanes: int):
+        self.vars: dict[str, np.ndarray] = {}
+        self.arrays: dict[str, Memory] = {}
+        self.fragments: dict[str, np.ndarray] = {}  # per fragment, one tile per warp (sim_mma)
+        self.returned = np.zeros(lanes, bool)
+        self.ret: np.ndarray | None = None
+
+
+class _Run:
+    """One launch: the lanes, the memories, and the statement interpreter."""
+
+    def __init__(
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        check: bool,
+        faults: list[Exception] | None = None,
+        dynamic_bytes: int = 0,
+    ):
+        self.variant = variant
+        self.dynamic_bytes = dynamic_bytes  # the launch's dynamic shared memory per block
+        self.kname = variant.kernel.__name__
+        self.check = check
+        self.faults = faults  # collect faults here instead of raising the first (None: raise)
+        self.fault_keys: set[tuple[type, int | None]] = set()
+        self.overflow = OverflowCheck()
+        self.grid, self.block = grid, block
+        self.tpb = block[0] * block[1] * block[2]
+        self.nblocks = grid[0] * grid[1] * grid[2]
+        self.lanes = self.tpb * self.nblocks
+        need = self.lanes * _LANE_BYTES
+        with memory_guard(need, f"in kernel {self.kname}: a grid of {self.lanes:,} threads (before any variable)"):
+            lane = np.arange(self.lanes, dtype=np.int64)
+            self.block_of = lane // self.tpb
+            t = lane % self.tpb
+            b = self.block_of
+            self.tid = (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+            self.bid = (b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]))
+            self.thread_in_block = t.astype(np.int16)
+            self.specials = {
+                "thread_idx": [x.astype(np.int32) for x in self.tid],
+                "block_idx": [x.astype(np.int32) for x in self.bid],
+                "block_dim": [np.int32(n) for n in block],
+                "grid_dim": [np.int32(n) for n in grid],
+            }
+            self.specials["global_id"] = [(self.bid[d] * block[d] + self.tid[d]).astype(np.int32) for d in range(3)]
+            self.specials["lane_id"] = [(t % WARP_SIZE).astype(np.int32)]
+            self.all = np.ones(self.lanes, bool)
+        self.lane_ids = lane
+        self.frames: list[_Frame] = []
+        self.mem = MemoryPath(self, check)
+        self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
+            ref.name: self.mem.table(ref, data) for ref, data in variant.program.tables
+        }
+        self.breaks: list[np.ndarray] = []
+        self.continues: list[np.ndarray] = []
+        self._warps: Warps | None = None  # made at the first warp op or fragment (warps)
+        self._fragments: Fragments | None = None  # made at the first fragment
+
+    @property
+    def prof(self) -> Any:
+        """The gpukern.tools.profile.Profiler counting this launch, or None."""
+        return self.mem.profiler
+
+    @prof.setter
+    def prof(self, profiler: Any) -> None:
+        self.mem.set_profiler(profiler)
+
+    # ------------------------------------------------------------ errors
+    def place(self, lane: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """A lane's (block, thread) indices."""
+        return tuple(int(x[lane]) for x in self.bid), tuple(int(x[lane]) for x in self.tid)
+
+    def who(self, lane: int) -> str:
+        b, t = self.place(lane)
+        return f"block {b}, thread {t}"
+
+    def fault(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> Exception:
+        threads = tuple(self.place(k) for k in lanes)
+        return cls(f"in kernel {self.kname}: {message}", node.loc, kernel=self.kname, threads=threads)
+
+    def report(self, cls: type, message: str, node: ir.Node, lanes: tuple[int, ...] = ()) -> None:
+        """A fault found: raised, or, while ``faults`` collects them (``gk.sanitize``), kept (the
+        first of each class and line) and the run goes on."""
+        if self.faults is None:
+            raise self.fault(cls, message, node, lanes)
+        key = (cls, node.loc.lineno if node.loc is not None else None)
+        if key not in self.fault_keys:
+            self.fault_keys.add(key)
+            self.faults.append(self.fault(cls, message, node, lanes))
+
+    # ------------------------------------------------------------ memory
+    def memory_for_param(self, ref: ir.ArrayRef, data: np.ndarray, unwritten: np.ndarray | None) -> Memory:
+        return self.mem.param(ref, data, ref.name in self.variant.program.kernel.written, unwritten)
+
+    def lanes_of(self, m: np.ndarray) -> np.ndarray:
+        return self.lane_ids if m.all() else np.nonzero(m)[0]
+
+    # ------------------------------------------------------------ statements
+    @property
+    def frame(self) -> _Frame:
+        return self.frames[-1]
+
+    def active(self, mask: np.ndarray) -> np.ndarray:
+        m = mask & ~self.frame.returned
+        if self.breaks:
+            m &= ~self.breaks[-1] & ~self.continues[-1]
+        return m
+
+    def run_block(self, stmts: list[ir.Stmt], mask: np.ndarray) -> None:
+        for s in stmts:
+            m = self.active(mask)
+            if not m.any():
+                return
+            getattr(self, f"s_{type(s).__name__}")(s, m)
+
+    def s_DeclArray(self, s: ir.DeclArray, m: np.ndarray) -> None:
+        if s.array.name not in self.frame.arrays:
+            self.frame.arrays[s.array.name] = self.mem.declare(s.array, s)
+
+    # ------------------------------------------------------------ fragments (sim_mma)
+    @property
+    def fragments(self) -> Fragments:
+        if self._fragments is None:
+            self._fragments = Fragments(self)
+        return self._fragments
+
+    def s_DeclFragment(self, s: ir.DeclFragment, m: np.ndarray) -> None:
+        if s.fragment.name not in self.frame.fragments:
+            self.fragments.declare(self.frame, s.fragment)
+
+    def s_FillFragment(self, s: ir.FillFragment, m: np.ndarray) -> None:
+        self.fragments.fill(self.frame, s, m, self.eval(s.value, m))
+
+    def s_LoadMatrix(self, s: ir.LoadMatrix, m: np.ndarray) -> None:
+        self.fragments.load(self.frame, s, m)
+
+    def s_StoreMatrix(self, s: ir.StoreMatrix, m: np.ndarray) -> None:
+        self.fragments.store(self.frame, s, m)
+
+    def s_Mma(self, s: ir.Mma, m: np.ndarray) -> None:
+        self.fragments.mma(self.frame, s, m)
+
+    def s_WarpgroupMma(self, s: ir.WarpgroupMma, m: np.ndarray) -> None:
+        self.fragments.wgmma(self.frame, s, m)
+
+    def s_WgmmaCommit(self, s: ir.WgmmaCommit, m: np.ndarray) -> None:
+        self.fragments.wgmma_commit(s, m)
+
+    def s_WgmmaWait(self, s: ir.WgmmaWait, m: np.ndarray) -> None:
+        self.fragments.wgmma_wait(s, m)
+
+    def assign(self, var: ir.Var, value: Any, m: np.ndarray) -> None:
+        self.assign_name(var.name, var.type.dtype, value, m)
+
+    def assign_name(self, name: str, dtype: np.dtype, value: Any, m: np.ndarray) -> None:
+        """Variables are whole-grid arrays, never changed in place (so sharing one is safe)."""
+        value = np.broadcast_to(np.asarray(value).astype(dtype, copy=False), (self.lanes,))
+        old = self.frame.vars.get(name)
+        if m.all():
+            self.frame.vars[name] = value
+        else:
+            self.frame.vars[name] = np.where(m, value, np.zeros(1, value.dtype) if old is None else old)
+
+    def s_Assign(self, s: ir.Assign, m: np.ndarray) -> None:
+        if isinstance(s.target.type, TupleType):
+            return self.assign_tuple(s.target, self.eval(s.value, m), m)
+        self.assign(s.target, self.eval(s.value, m), m)
+
+    def assign_tuple(self, var: ir.Var, values: Any, m: np.ndarray) -> None:
+        """A tuple variable holds one whole-grid array per item (a Python tuple of them)."""
+        old = self.frame.vars.get(var.name)
+        items = []
+        for k, t in enumerate(var.type.items):
+            v = np.broadcast_to(np.asarray(values[k]).astype(t.dtype, copy=False), (self.lanes,))
+            items.append(v if m.all() else np.where(m, v, np.zeros(1, t.dtype) if old is None else old[k]))
+        self.frame.vars[var.name] = tuple(items)
+
+    def e_Item(self, e: ir.Item, m: np.ndarray) -> Any:
+        return self.frame.vars[e.tuple.name][e.index]
+
+    def e_MakeTuple(self, e: ir.MakeTuple, m: np.ndarray) -> Any:
+        return tuple(np.broadcast_to(self.eval(i, m), (self.lanes,)) for i in e.items)
+
+    def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
+        idx = [self.eval(i, m) for i in s.indices]
+        value, elem = self.eval(s.value, m), s.array.type.elem
+        if isinstance(elem, StorageType):  # bfloat16: the float32 value rounded, as bits
+            value = elem.from_value(np.broadcast_to(value, (self.lanes,)))
+        self.mem.store(self.memory(s.array), idx, [value], m, s)
+
+    def s_VecLoad(self, s: ir.VecLoad, m: np.ndarray) -> None:
+        idx = [self.eval(i, m) for i in s.indices]
+        dtype = s.array.type.elem.dtype
+        for k, values in enumerate(self.mem.load(self.memory(s.array), idx, m, s, s.width)):
+            self.assign_name(f"{s.name}[{k}]", dtype, values, m)
+
+    def s_VecStore(self, s: ir.VecStore, m: np.ndarray) -> None:
+        idx = [self.eval(i, m) for i in s.indices]
+        values = [self.eval(v, m) for v in s.values]  # all read before any is written
+        self.mem.store(self.memory(s.array), idx, values, m, s)
+
+    def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
+        self.eval(s.value, m)
+
+    def s_If(self, s: ir.If, m: np.ndarray) -> None:
+        c = np.broadcast_to(self.eval(s.cond, m), (self.lanes,)).astype(bool)
+        self.run_block(s.then, m & c)
+        if s.orelse:
+            self.run_block(s.orelse, m & ~c)
+
+    def loop(self, body: list[ir.Stmt], m: np.ndarray, cond: Any, step: Any = None) -> None:
+        self.breaks.append(np.zeros(self.lanes, bool))
+        self.continues.append(np.zeros(self.lanes, bool))
+        try:
+            while True:
+                live = m & ~self.breaks[-1] & ~self.frame.returned
+                c = live & cond(live)
+                if not c.any():
+                    return
+                self.continues[-1][:] = False
+                self.run_block(body, c)
+                if step is not None:
+                    step(c & ~self.breaks[-1] & ~self.frame.returned)
+        finally:
+            self.breaks.pop()
+            self.continues.pop()
+
+    def s_For(self, s: ir.For, m: np.ndarray) -> None:
+        start = self.eval(s.start, m)
+        stop = np.broadcast_to(self.eval(s.stop, m), (self.lanes,))
+        step = np.broadcast_to(self.eval(s.step, m), (self.lanes,))
+        self.assign(s.var, start, m)
+        var = s.var.name
+
+        def cond(live: np.ndarray) -> np.ndarray:
+            v = self.frame.vars[var]
+            if s.step_sign > 0:
+                return v < stop
+            if s.step_sign < 0:
+                return v > stop
+            return np.where(step > 0, v < stop, v > stop)
+
+        def advance(lanes: np.ndarray) -> None:
+            v = self.frame.vars[var]
+            with np.errstate(all="ignore"):
+                self.frame.vars[var] = np.where(lanes, v + step.astype(v.dtype), v)
+
+        self.loop(s.body, m, cond, advance)
+
+    def s_While(self, s: ir.While, m: np.ndarray) -> None:
+        self.loop(s.body, m, lambda live: np.broadcast_to(self.eval(s.cond, live), (self.lanes,)).astype(bool))
+
+    def s_Break(self, s: ir.Break, m: np.ndarray) -> None:
+        self.breaks[-1] |= m
+
+    def s_Continue(self, s: ir.Continue, m: np.ndarray) -> None:
+        self.continues[-1] |= m
+
+    def s_Return(self, s: ir.Return, m: np.ndarray) -> None:
+        f = self.frame
+        if isinstance(s.value, ir.MakeTuple):  # a tuple: one array per item
+            items = self.eval(s.value, m)
+            f.ret = tuple(v.copy() if f.ret is None else np.where(m, v, f.ret[k]) for k, v in enumerate(items))
+        elif s.value is not None:
+            v = np.broadcast_to(self.eval(s.value, m), (self.lanes,))
+            f.ret = v.copy() if f.ret is None else np.where(m, v, f.ret)
+        f.returned |= m
+
+    def s_Print(self, s: ir.Print, m: np.ndarray) -> None:
+        """The lanes that run it print, in lane order (block by block, threads in order within
+        a block), each value formatted by the rule the C emitter's printf follows."""
+        values = [np.broadcast_to(self.eval(v, m), (self.lanes,)) for v in s.values]
+        lines = []
+        for k in self.lanes_of(m):
+            parts = [s.texts[0]]
+            for v, x, text in zip(s.values, values, s.texts[1:]):
+                parts += [formats.python_text(v.type, x[k]), text]
+            lines.append("".join(parts))
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
+
+    def s_Fence(self, s: ir.Fence, m: np.ndarray) -> None:
+        """Nothing to do: the simulator's lanes see memory in program order, so every fence holds.
+        Nor is it a barrier to the race checks: a fence orders one thread's accesses, it does not
+        make another thread wait for them."""
+
+    def s_AsyncCopy(self, s: ir.AsyncCopy, m: np.ndarray) -> None:
+        """The copy moves its data now; with checks on, ``sim.asynchronous`` keeps it in flight until it lands."""
+        dst_idx = [self.eval(i, m) for i in s.dst_indices]
+        src_idx = [self.eval(i, m) for i in s.src_indices]
+        self.mem.async_copy(self.memory(s.dst), dst_idx, self.memory(s.src), src_idx, m, s)
+
+    def s_AsyncCommit(self, s: ir.AsyncCommit, m: np.ndarray) -> None:
+        self.mem.async_commit(m)
+
+    def s_AsyncWait(self, s: ir.AsyncWait, m: np.ndarray) -> None:
+        self.mem.async_wait(m, s.pending)
+
+    def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
+        """Every live thread of the block must arrive; a vote (``semantics.warp.BLOCK_VOTES``) reduces
+        the predicate of the threads that do, each evaluated before it waits."""
+        pred = None if s.pred is None else np.broadcast_to(self.eval(s.pred, m), (self.lanes,)).astype(bool)
+        if self.prof is not None:
+            self.prof.barrier(s.loc, self.lanes_of(m))
+        arrived = np.bincount(self.block_of[m], minlength=self.nblocks)
+        if self.check:
+            live = np.bincount(self.block_of[~self.frames[0].returned], minlength=self.nblocks)
+            bad = (arrived > 0) & (arrived < live)
+            if bad.any():
+                b = int(np.argmax(bad))
+                in_block = self.block_of == b
+                missing = np.nonzero(in_block & ~m & ~self.frames[0].returned)[0]
+                here = np.nonzero(in_block & m)[0]
+                self.report(
+                    BarrierDivergenceError,
+                    f"barrier reached by {int(arrived[b])} of the {int(live[b])} live threads of block "
+                    f"{self.place(int(here[0]))[0]}: thread {self.place(int(here[0]))[1]} arrived, "
+                    f"thread {self.place(int(missing[0]))[1]} did not",
+                    s,
+                    (int(here[0]), int(missing[0])),
+                )
+            self.mem.barrier(np.nonzero(arrived > 0)[0])
+        if s.vote is not None and s.result is not None and pred is not None:
+            counts = np.bincount(self.block_of[m & pred], minlength=self.nblocks)
+            self.assign(s.result, BLOCK_VOTES[s.vote].numpy(counts, arrived)[self.block_of], m)
+
+    # ------------------------------------------------------------ expressions
+    def memory(self, ref: ir.ArrayRef) -> Memory:
+        found = self.frame.arrays.get(ref.name) or self.tables.get(ref.name)  # a function's own, or a table
+        if ref.record_field is not None:  # a["x"], a[i].x: the field's view of the record array
+            return self.mem.field(found, ref.record_field)
+        return found
+
+    def eval(self, e: ir.Expr, m: np.ndarray) -> Any:
+        return getattr(self, f"e_{type(e).__name__}")(e, m)
+
+    def e_Lit(self, e: ir.Lit, m: np.ndarray) -> Any:
+        return e.type.dtype.type(e.value)
+
+    def e_Var(self, e: ir.Var, m: np.ndarray) -> Any:
+        return self.frame.vars[e.name]
+
+    def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
+        values = self.mem.load(self.memory(e.array), [self.eval(i, m) for i in e.indices], m, e)[0]
+        elem = e.array.type.elem
+        return elem.to_value(values) if isinstance(elem, StorageType) else values  # bfloat16 bits: floats
+
+    def e_Lane(self, e: ir.Lane, m: np.ndarray) -> Any:
+        return self.frame.vars[f"{e.vector}[{e.lane}]"]
+
+    def e_BinOp(self, e: ir.BinOp, m: np.ndarray) -> Any:
+        op = ops.BINARY[e.op]
+        a, b = self.eval(e.left, m), self.eval(e.right, m)
+        if self.prof is not None and op.flop and (e.type.is_float or e.type.is_complex):
+            self.prof.flops(e.loc, int(np.count_nonzero(m)) * (op.complex_flops if e.type.is_complex else 1))
+        with np.errstate(all="ignore"):
+            out = op.numpy(a, b, e.type.dtype)
+        if e.feeds_index and self.check:
+            self.check_overflow(e, [a, b], out, m)
+        return out
+
+    def check_overflow(self, e: ir.BinOp | ir.Unary, operands: list[Any], out: Any, m: np.ndarray) -> None:
+        """``out``, 32-bit arithmetic that feeds an index, must not have wrapped (``sim.overflow``)."""
+        found = self.overflow.wrapped(e.op, operands, out, e.type.dtype, m)
+        if found is not None:
+            k, value = found
+            self.report(
+                IndexOverflowError,
+                f"{e.type.name} arithmetic that feeds an array index overflows: its value is "
+                f"{value:,}, which {e.type.name} cannot hold (it wraps to "
+                f"{int(np.broadcast_to(out, (self.lanes,))[k]):,}), in {self.who(k)}; "
+                "compute the index in int64 (int64(row) * n + col)",
+                e,
+                (k,),
+            )
+
+    def e_Compare(self, e: ir.Compare, m: np.ndarray) -> Any:
+        return ops.COMPARE[e.op].numpy(self.eval(e.left, m), self.eval(e.right, m))
+
+    def e_Logic(self, e: ir.Logic, m: np.ndarray) -> Any:
+        left = np.broadcast_to(self.eval(e.left, m), (self.lanes,))
+        if e.op == "and":
+            return left & np.broadcast_to(self.eval(e.right, m & left), (self.lanes,))
+        return left | np.broadcast_to(self.eval(e.right, m & ~left), (self.lanes,))
+
+    def e_Unary(self, e: ir.Unary, m: np.ndarray) -> Any:
+        v = self.eval(e.operand, m)
+        with np.errstate(all="ignore"):
+            out = ops.UNARY[e.op].numpy(v, e.type.dtype)
+        if e.feeds_index and self.check:
+            self.check_overflow(e, [v], out, m)
+        return out
+
+    def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:
+        v = np.asarray(self.eval(e.value, m))
+        if e.type.dtype == np.bool_:
+            return v != 0
+        with np.errstate(all="ignore"):
+            return v.astype(e.type.dtype)
+
+    def e_Select(self, e: ir.Select, m: np.ndarray) -> Any:
+        c = np.broadcast_to(self.eval(e.cond, m), (self.lanes,)).astype(bool)
+        a = self.eval(e.a, m & c)
+        b = self.eval(e.b, m & ~c)
+        return np.where(c, a, b).astype(e.type.dtype, copy=False)
+
+    def e_MathCall(self, e: ir.MathCall, m: np.ndarray) -> Any:
+        args = [self.eval(a, m) for a in e.args]
+        fn = ops.function(e.name)
+        if self.prof is not None and fn.flop:
+            results = e.type.items if isinstance(e.type, TupleType) else (e.type,)
+            if any(t.is_float or t.is_complex for t in results):
+                self.prof.flops(e.loc, int(np.count_nonzero(m)))  # one operation, of one result or several
+        return fn.evaluate(args, e.args[0].type)
+
+    def e_Special(self, e: ir.Special, m: np.ndarray) -> Any:
+        return self.specials[e.name][e.dim]
+
+    def e_Shape(self, e: ir.Shape, m: np.ndarray) -> Any:
+        return np.int64(self.memory(e.array).shape[e.dim])
+
+    def e_Atomic(self, e: ir.Atomic, m: np.ndarray) -> Any:
+        idx = [self.eval(i, m) for i in e.indices]
+        operands = [np.broadcast_to(self.eval(o, m), (self.lanes,)) for o in e.operands]
+        return self.mem.atomic(self.memory(e.array), e.op, idx, operands, m, e)
+
+    def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
+        """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
+        mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
+        args = [self.eval(a, m) for a in e.args]
+        return self.warps.run_op(e, m, mask, args)
+
+    @property
+    def warps(self) -> Warps:
+        """The launch's warps (``sim.warp``), made at the first warp op or fragment."""
+        if self._warps is None:
+            self._warps = Warps(self)
+        return self._warps
+
+    def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
+        frame = _Frame(self.lanes)
+        for p, a in zip(e.func.params, e.args):
+            if isinstance(a, ir.ArrayRef):
+                frame.arrays[p.name] = self.memory(a)
+            else:
+                frame.vars[p.name] = np.broadcast_to(np.asarray(self.eval(a, m), p.type.dtype), (self.lanes,)).copy()
+        frame.returned = ~m
+        self.frames.append(frame)
+        saved = self.breaks, self.continues
+        self.breaks, self.continues = [], []
+        try:
+            self.run_block(e.func.body, m)
+        finally:
+            self.frames.pop()
+            self.breaks, self.continues = saved
+        if e.type is None:
+            return None
+        if frame.ret is None and isinstance(e.type, TupleType):
+            return tuple(np.zeros(self.lanes, t.dtype) for t in e.type.items)
+        return frame.ret if frame.ret is not None else np.zeros(self.lanes, e.type.dtype)
+
+
+class SimBackend(Backend):
+    """Runs kernels on the CPU with NumPy, checking for races, divergent barriers and bad indices."""
+
+    name = "sim"
+    dialect = None  # type: ignore[assignment]
+    max_group = 1024
+    max_items = (1024, 1024, 64)
+    max_shared = 48 * 1024
+    max_shared_optin = 227 * 1024  # a block's shared memory with dynamic bytes, as an sm_90 GPU's opt-in
+
+    def __init__(self, index: int | None = None) -> None:
+        """Simulated device ``index``: ``GPUKERN_SIM_DEVICES`` (default 1) devices, each its own
+        memory, so programs for several GPUs can be tried without them."""
+        names = self.device_names()
+        self.index = 0 if index is None else index
+        if not 0 <= self.index < len(names):
+            raise BackendError(
+                f"simulated device {self.index} does not exist "
+                f"(there are {len(names)}; GPUKERN_SIM_DEVICES sets how many)"
+            )
+        self.device_label = names[self.index]  # as made (GPUKERN_SIM_DEVICES may change later)
+        self.check = os.environ.get("GPUKERN_SIM_CHECK", "1") not in ("0", "false", "no")
+        # per array from empty() not yet wholly written: which elements have been (sim_init)
+        self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
+
+    def device_name(self) -> str:
+        return self.device_label + ("" if self.check else ", checks off")
+
+    @staticmethod
+    def device_names() -> list[str]:
+        try:
+            count = int(os.environ.get("GPUKERN_SIM_DEVICES", "1"))
+        except ValueError:
+            count = 0
+        if count < 1:
+            raise BackendError(f"GPUKERN_SIM_DEVICES={os.environ['GPUKERN_SIM_DEVICES']!r} is not a positive number")
+        return [f"gpukern simulator{'' if count == 1 else f' {i}'} (CPU, NumPy)" for i in range(count)]
+
+    def launch(
+        self,
+        variant: Any,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        args: tuple[Any, ...],
+        check: bool | None = None,
+        profiler: Any = None,
+        faults: list[Exception] | None = None,
+        shared: int | None = None,
+        stream: Any = None,
+    ) -> None:
+        """Run ``variant`` on the CPU.  Every thread is a lane of NumPy arrays, so a launch whose
+        lanes and arrays would not fit in this machine's memory is a ``LaunchError`` (``sim.memory``).
+        With ``faults`` (a list; checks on), faults are put there and the run goes on.  ``stream`` is
+        accepted and needs nothing: every launch has finished when this returns."""
+        self.check_limits(variant, grid, block, shared)
+        self.check_arrays(variant, args)
+        checked = faults is not None or (self.check if check is None else check)
+        run = _Run(variant, grid, block, checked, faults, shared or 0)
+        if profiler is not None:
+            run.prof = profiler
+            profiler.start(run)
+        frame = _Frame(run.lanes)
+        run.frames.append(frame)
+        fd = variant.program.kernel
+        position = {spec.name: i for i, spec in enumerate(variant.kernel.params)}
+        copy_back: list[tuple[np.ndarray, np.ndarray]] = []
+        for p in fd.params:
+            a = args[position[p.name]]
+            if isinstance(p, ir.ArrayRef):
+                data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
+                if isinstance(p.type.elem, StorageType):  # bfloat16 (ml_dtypes or uint16): the bits
+                    data = data.view(p.type.elem.dtype)
+                flags = self.unwritten.get(a) if isinstance(a, DeviceArray) else None
+                if flags is not None and not checked and p.name in fd.written:
+                    del self.unwritten[a]  # written unseen: which elements is not known any more
+                    flags = None
+                frame.arrays[p.name] = run.memory_for_param(p, data, flags)
+            else:
+                v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
+                frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
+        try:
+            with np.errstate(all="ignore"), ir.deep_recursion():
+                run.run_block(fd.body, run.all)
+        finally:
+            for a in args:
+                if isinstance(a, DeviceArray) and a in self.unwritten and self.unwritten[a].all():
+                    del self.unwritten[a]
+        for host, data in copy_back:
+            host[...] = data
+
+    def host_view(self, a: Any, name: str, copy_back: list | None) -> np.ndarray:
+        if isinstance(a, DeviceArray):
+            self._own(a, name)
+            return a.handle
+        if isinstance(a, np.ndarray):
+            data = a.copy()  # the kernel works on a copy, as on a device; written arrays come back
+            if copy_back is not None:
+                copy_back.append((a, data))
+            return data
+        raise LaunchError(f"argument {name!r}: the simulator takes NumPy or its own device arrays")
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        return DeviceArray(self, array.copy(), array.shape, array.dtype)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        """Zeros, but reads before writes are ``UninitializedReadError`` with checks on."""
+        a = DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
+        if a.size:  # a record array: a flag per field of each record (sim_memory.MemoryPath.field)
+            fields = len(np.dtype(dtype).names or ())
+            self.unwritten[a] = np.zeros((a.size, fields) if fields else a.size, bool)
+        return a
+
+    def download(self, array: DeviceArray) -> np.ndarray:
+        return array.handle.copy()
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        return end - start
+
+    # Streams: every launch and copy runs to completion when it is made, so each stream is already
+    # in order with every other and an event is the moment it was recorded.
+    def new_stream(self) -> Any:
+        return object()
+
+    def stream_synchronize(self, stream: Any) -> None:
+        pass
+
+    def stream_wait(self, stream: Any, event: Any) -> None:
+        pass
+
+    def record(self, stream: Any) -> Any:
+        return time.perf_counter()
+
+    def event_synchronize(self, event: Any) -> None:
+        pass
+
+    def event_done(self, event: Any) -> bool:
+        return True
+
+    # DLPack: the simulator's device memory is host memory (DLPack's CPU device), NumPy's own.
+    def dlpack_device(self) -> tuple[int, int]:
+        return (1, 0)
+
+    def dlpack_export(self, array: DeviceArray, stream: Any, max_version: Any) -> Any:
+        self.unwritten.pop(array, None)  # the consumer may write it unseen
+        if max_version is None:
+            return array.handle.__dlpack__()
+        return array.handle.__dlpack__(max_version=max_version)
+
+    def dlpack_import(self, x: Any) -> DeviceArray:
+        if x.__dlpack_device__()[0] != 1:
+            raise LaunchError(
+                f"gk.from_dlpack(): the simulator takes host (CPU) memory; this {type(x).__name__} lives on "
+                f"DLPack device {tuple(x.__dlpack_device__())}"
+            )
+        view = np.from_dlpack(x)
+        if not view.flags.c_contiguous:
+            raise LaunchError("gk.from_dlpack(): the array is not C-contiguous; pass a contiguous copy")
+        return DeviceArray(self, view, view.shape, view.dtype)
+
+    def copy_to_device(self, dst: DeviceArray, src: np.ndarray, stream: Any, wait: bool) -> None:
+        dst.handle[...] = src
+        self.unwritten.pop(dst, None)
+
+    def copy_to_host(self, dst: np.ndarray, src: DeviceArray, stream: Any, wait: bool) -> None:
+        dst[...] = src.handle
+
+    def copy_on_device(self, dst: DeviceArray, src: DeviceArray, stream: Any) -> None:
+        dst.handle[...] = src.handle
+        flags = self.unwritten.get(src)
+        if flags is None:
+            self.unwritten.pop(dst, None)
+        else:
+            self.unwritten[dst] = flags.copy()  # what was not yet written in src is not in dst either
