@@ -120,7 +120,7 @@ def test_definitions_are_found_whole_whatever_their_lines_look_like():
     and positions point into the real file either way (indented, multi-line header, column-0 string)."""
     import inspect
 
-    from gpukern.ir.nodes.source import parse_function
+    from gpukern.ir.source import parse_function
 
     def nested(
         out: gk.Array[gk.float32],

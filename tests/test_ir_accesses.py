@@ -15,7 +15,7 @@ import numpy as np
 
 import gpukern as gk
 from gpukern import Array, atomic_add, barrier, float32, int32, kernel, shared, thread_idx, vload, vstore
-from gpukern.ir.nodes import nodes as ir
+from gpukern.ir import nodes as ir
 
 
 @kernel

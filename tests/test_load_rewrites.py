@@ -24,7 +24,7 @@ from gpukern import (
     shared,
     thread_idx,
 )
-from gpukern.ir.nodes import nodes as ir
+from gpukern.ir import nodes as ir
 
 
 def _kernel_ir(k: gk.Kernel, *args: object) -> ir.FuncDef:

@@ -144,7 +144,7 @@ def sync_upper_half(x, i):
 def _divergent_at_run_time(monkeypatch):
     """A kernel whose barrier only some threads reach, past the static check that refuses it (the
     simulator's run-time check stands behind that one, for what a static check cannot see)."""
-    from gpukern.frontend.compiler import compiler as frontend
+    from gpukern.frontend import compiler as frontend
 
     monkeypatch.setattr(frontend, "check_barriers", lambda fd, varying=frozenset(): None)
 
