@@ -55,7 +55,11 @@ def test_every_folder_and_top_level_module_is_in_a_layer():
     ("module", "statement", "chain"),
     [
         # a meaning module reaching up to the tools, inside a function (imports there count too)
-        ("semantics/ops.py", "def _late():\n    from ..tools import cli\n", "gpukern.semantics.ops -> gpukern.tools.cli"),
+        (
+            "semantics/ops.py",
+            "def _late():\n    from ..tools import cli\n",
+            "gpukern.semantics.ops -> gpukern.tools.cli",
+        ),
         # the front end reaching for a runtime's compiler
         ("frontend/views.py", "from ..backends import nvrtc\n", "gpukern.frontend.views -> gpukern.backends.nvrtc"),
         # the simulator reaching for the CUDA runtime

@@ -10,10 +10,11 @@ its own fragment structs use (no ``type:``, ``layout:``, ``pointer:`` ones; ``va
 
 from __future__ import annotations
 
-_TF32_HELPERS = r"""// gpukern's TF32 fragments (16 x 16 x 8; gpukern/semantics/mma.py, tf32_lanes): lane (g, t) = (lane / 4,
-// lane % 4) holds of a x[i] = (g + 8 (i % 2), t + 4 (i / 2)); of b x[2h + j] = (t + 4j, 2g + h); of the
-// accumulator x[4h + 2i + e] = (g + 8i, 4t + 2e + h): mma.m16n8k8 on half h takes b's x[2h], x[2h + 1]
-// and the accumulator's x[4h..4h + 3], its column c being the tile's column 2c + h
+_TF32_HELPERS = r"""// gpukern's TF32 fragments (16 x 16 x 8; gpukern/semantics/mma.py, tf32_lanes):
+// lane (g, t) = (lane / 4, lane % 4) holds of a x[i] = (g + 8 (i % 2), t + 4 (i / 2)); of b
+// x[2h + j] = (t + 4j, 2g + h); of the accumulator x[4h + 2i + e] = (g + 8i, 4t + 2e + h):
+// mma.m16n8k8 on half h takes b's x[2h], x[2h + 1] and the accumulator's x[4h..4h + 3],
+// its column c being the tile's column 2c + h
 struct gk_tf32_a { unsigned x[4]; };
 struct gk_tf32_b { unsigned x[4]; };
 struct gk_tf32_acc { float x[8]; };

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ..semantics import wgmma as wgmma_ops
 
-_HELPERS = r"""// gpukern's warpgroup accumulators (gpukern/semantics/wgmma.py): warp w of the 4 holds rows 16w..16w + 15 of
-// the 64; lane (g, t) = (lane / 4, lane % 4) holds x[4j + 2h + e] = (16w + g + 8h, 8j + 2t + e)
+_HELPERS = r"""// gpukern's warpgroup accumulators (gpukern/semantics/wgmma.py): warp w of the 4 holds
+// rows 16w..16w + 15 of the 64; lane (g, t) = (lane / 4, lane % 4) holds x[4j + 2h + e] = (16w + g + 8h, 8j + 2t + e)
 template <int N> struct gk_wg_acc { float x[N / 2]; };
 __device__ __forceinline__ unsigned gk_wg_thread() { return @THREAD@; }
 template <int N> __device__ __forceinline__ void gk_wg_fill(gk_wg_acc<N>& f, float v) {
