@@ -112,7 +112,7 @@ RECORDED = [  # written down beside the comparison: which atomic instruction ran
 
 # Counts the simulator does not reproduce (case label prefix, counter): why, and how far: ncu may count
 # more by at most ``share`` of the simulator's count plus ``extra``, never less.  compare() sets a
-# difference within that apart; tests/test_profile.py checks that nothing else differs.
+# difference within that apart; tests/tools/test_profile.py checks that nothing else differs.
 class Unmodelled(NamedTuple):
     why: str
     share: float = 0.0

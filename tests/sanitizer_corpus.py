@@ -1,6 +1,6 @@
 """The sanitizer corpus: buggy kernels the simulator must flag, and correct ones it must not.
 
-Used by ``tests/test_sanitizer_corpus.py`` (the simulator's side) and
+Used by ``tests/sim/test_sanitizer_corpus.py`` (the simulator's side) and
 ``benchmarks/sanitizer_vs_sim.py`` (the same kernels under NVIDIA's compute-sanitizer).
 
 Every buggy kernel marks the line its fault must be reported at with a comment (``# BUG``

@@ -4,7 +4,7 @@ An entry says what the operation computes -- a NumPy function over operands of t
 operation's type, which the simulator runs and the constant folder calls on typed
 constants -- and how C writes it: C's own operator where C means the same thing, or a
 small helper function whose body is written here, in dialect-neutral C, next to the
-NumPy form it must agree with.  ``tests/test_ops.py`` walks these tables and checks every
+NumPy form it must agree with.  ``tests/semantics/test_ops.py`` walks these tables and checks every
 backend against the NumPy form on edge values (zero divisors, INT_MIN, NaN, inf,
 shift counts out of range).
 

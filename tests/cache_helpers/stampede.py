@@ -1,4 +1,4 @@
-"""Subprocess for tests/test_cache.py: rounds of processes that build one kernel at the same moment.
+"""Subprocess for tests/runtime/test_cache.py: rounds of processes that build one kernel at the same moment.
 
     python stampede.py opencl|cubin PROCESSES ROUNDS WORKDIR
 

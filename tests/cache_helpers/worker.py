@@ -1,4 +1,4 @@
-"""Subprocess for tests/test_cache.py: compile one kernel through the process cache, print a JSON report.
+"""Subprocess for tests/runtime/test_cache.py: compile one kernel through the process cache, print a JSON report.
 
     python worker.py opencl|cubin [GO_FILE READY_FILE]
 

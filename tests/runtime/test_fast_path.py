@@ -1,6 +1,6 @@
 """The fast path a launch plan writes for itself (gpukern.runtime.fast_path, plan._fast_path), run without a
 GPU: foreign arrays through a stand-in library's reader, the way CuPy's and PyTorch's are read on
-CUDA (tests/test_interop_gpu.py runs the real ones there)."""
+CUDA (tests/backends/test_interop_gpu.py runs the real ones there)."""
 
 from __future__ import annotations
 

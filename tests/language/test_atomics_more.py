@@ -1,6 +1,6 @@
 """The atomics beyond add/sub/min/max/exch/cas, 64-bit atomics, and the memory fences.
 
-``tests/test_ops.py`` checks every entry of ``ops.ATOMIC`` on every type it is defined on,
+``tests/semantics/test_ops.py`` checks every entry of ``ops.ATOMIC`` on every type it is defined on,
 one update per element; here: many threads updating one element of a 2-D global and of a
 2-D shared array (``atomic_or(a, (i, j), v)``), ``atomic_inc``/``atomic_dec`` at their
 wrap-around edges, what the front end refuses, and the fences.

@@ -19,7 +19,7 @@ import pytest
 
 from gpukern.tools import cli
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 KERNELS = textwrap.dedent(
     """\

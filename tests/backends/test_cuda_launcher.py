@@ -1,7 +1,7 @@
 """The CUDA driver layer's launcher (``cuda_driver.Launcher``) and the CUDA backend's spreading of
 complex and shared-size arguments (``cuda._Spread``), run without a GPU: a stand-in driver library
 and a stand-in for CuPy's ``launchKernel`` record what would reach the driver, called directly and
-through the lines a plan's fast path is written with (tests/test_interop_gpu.py and the rest of
+through the lines a plan's fast path is written with (tests/backends/test_interop_gpu.py and the rest of
 the suite launch through the real ones on the GPU machine)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 On the simulator the device memory is host memory, so NumPy is the other library here; the
 same code paths (the capsule built and read with ctypes) carry CUDA memory to and from PyTorch
-and CuPy on the GPU machine (tests/test_interop_gpu.py).
+and CuPy on the GPU machine (tests/backends/test_interop_gpu.py).
 """
 
 from __future__ import annotations

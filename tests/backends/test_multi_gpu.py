@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "multi_gpu_matmul.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "multi_gpu_matmul.py"
 
 
 @pytest.mark.parametrize("backend_name", ["sim", "opencl"])

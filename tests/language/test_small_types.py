@@ -1,6 +1,6 @@
 """8- and 16-bit integers and uint64 against NumPy 2, on every backend (docs/language.md, "Types").
 
-Each operator on edge values of each type is tests/test_ops.py's (it walks the tables over
+Each operator on edge values of each type is tests/semantics/test_ops.py's (it walks the tables over
 every type); here: promotion of mixed operands and of literals (NEP 50), wrap-around through
 whole expressions (C computes narrow integers in int), scalar parameters and their ranges,
 shared and local arrays, casts, math typing (NumPy's loops: int8 in float16, int16 in float32),
@@ -269,7 +269,7 @@ def test_math_functions_compute_in_numpys_float(backend, t, x):
 
 def test_bit_functions_on_the_values_width():
     """popc/clz/ffs/brev count on the type's own width, like CUDA's on 32 and 64 bits (every
-    backend against these host forms: tests/test_ops.py::test_math)."""
+    backend against these host forms: tests/semantics/test_ops.py::test_math)."""
     assert gk.popc(np.int8(-1)) == 8 and gk.popc(np.uint16(0xFFFF)) == 16 and gk.popc(np.uint64(2**64 - 1)) == 64
     assert gk.clz(np.uint8(1)) == 7 and gk.clz(np.int16(1)) == 15 and gk.clz(np.uint64(1)) == 63
     assert gk.ffs(np.int8(-128)) == 8 and gk.ffs(np.uint16(0x8000)) == 16 and gk.ffs(np.uint64(2**63)) == 64

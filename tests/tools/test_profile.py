@@ -34,7 +34,7 @@ from gpukern import (
 N = 1024
 
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _load_profile_vs_ncu():

@@ -23,7 +23,7 @@ from gpukern import Array, complex64, float16, float32, int32, uint32
 from gpukern.backends import compile_errors, cuda_compile, nvrtc
 from gpukern.tools.cli import main as cli_main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARCH = "sm_90"  # the H100's; NVRTC 12 and 13 both know it
 
 

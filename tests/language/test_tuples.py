@@ -89,7 +89,7 @@ def tuple_math(a: Array[float32], m: Array[float32], e: Array[int32], fr: Array[
 
 
 def test_frexp_modf_sincos_against_numpy(backend):
-    """The full walk over edge values is tests/test_ops.py; here: ordinary values, read as a user would."""
+    """The full walk over edge values is tests/semantics/test_ops.py; here: ordinary values, read as a user would."""
     a = np.array([0.0, -0.0, 1.0, -1.5, 3.75, 1e-40, 1e30, np.inf, -np.inf, np.nan, 0.1, 1000.0], np.float32)
     outs = [np.zeros_like(a), np.zeros(len(a), np.int32)] + [np.zeros_like(a) for _ in range(4)]
     tuple_math[1, 16](a, *outs)

@@ -38,9 +38,9 @@ from gpukern.backends.opencl import OpenCLBackend
 from gpukern.runtime import cache
 from gpukern.runtime.cache import BinaryCache, CacheWarning, make_key
 
-ROOT = Path(__file__).resolve().parent.parent
-WORKER = Path(__file__).resolve().parent / "cache_helpers" / "worker.py"
-STAMPEDE = Path(__file__).resolve().parent / "cache_helpers" / "stampede.py"
+ROOT = Path(__file__).resolve().parents[2]
+WORKER = Path(__file__).resolve().parents[1] / "cache_helpers" / "worker.py"
+STAMPEDE = Path(__file__).resolve().parents[1] / "cache_helpers" / "stampede.py"
 HEADER = struct.Struct("<8s32s32sQ")  # magic, key, sha256 of the payload, payload length
 MAGIC = b"GPUKERN2"
 HAVE_NVCC = cuda_mod.find_nvcc() is not None
