@@ -29,7 +29,7 @@ def contract() -> dict:
 
 def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
     """``lint-imports`` on the package found first on the path from ``cwd``."""
-    env = {**os.environ, "PYTHONPATH": str(cwd)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(cwd), os.environ.get("PYTHONPATH"))))}
     code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
     return subprocess.run(
         [sys.executable, "-c", code, "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
