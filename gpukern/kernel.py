@@ -35,7 +35,7 @@ from .types import (
     _ArrayAnnotation,
     _ConstAnnotation,
     from_dtype,
-    python_type,
+    type_named,
 )
 
 _all_kernels: weakref.WeakSet[Kernel] = weakref.WeakSet()
@@ -192,8 +192,8 @@ class Kernel(lang.KernelObject):
             return ArrayParam(name, "array", ann)
         if ann is _ArrayAnnotation:
             return ArrayParam(name, "infer_array")
-        if isinstance(ann, ScalarType) or python_type(ann) is not None:
-            return ScalarParam(name, "scalar", ann if isinstance(ann, ScalarType) else python_type(ann))
+        if type_named(ann) is not None:
+            return ScalarParam(name, "scalar", type_named(ann))
         if isinstance(ann, ConstType):
             return ConstParam(name, "const", ann)
         if ann is _ConstAnnotation:

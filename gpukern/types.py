@@ -181,6 +181,24 @@ def python_type(obj: Any) -> ScalarType | None:
     return {int: int32, float: float32, bool: bool_, complex: complex64}.get(obj)
 
 
+def type_named(obj: Any) -> ScalarType | None:
+    """The scalar type a name stands for where a kernel uses it as a type (a cast ``T(x)``, an
+    annotation, an element type), or None: gpukern's own types; Python's ``int``/``float``/``bool``/
+    ``complex`` (GPU widths: ``python_type``); NumPy's scalar classes and dtypes (``np.float32``,
+    ``np.dtype("int64")``, ``np.intp``: their own widths), as Numba and CuPy kernels write them."""
+    if isinstance(obj, ScalarType):
+        return obj
+    t = python_type(obj)
+    if t is not None:
+        return t
+    if isinstance(obj, np.dtype) or isinstance(obj, type) and issubclass(obj, np.generic):
+        try:
+            return from_dtype(obj)
+        except KernelTypeError:
+            return None
+    return None
+
+
 def component(t: ScalarType) -> ScalarType:
     """The real type of a complex type's parts (float32 for complex64); ``t`` itself otherwise."""
     return {complex64: float32, complex128: float64}.get(t, t)

@@ -33,7 +33,7 @@ from ..types import (
     materialize,
     math_float,
     promote,
-    python_type,
+    type_named,
 )
 from . import views
 from .reductions import reduce_call, reduction_of
@@ -57,13 +57,15 @@ def lower_call(x: Any, node: ast.Call) -> Value:
             raise KernelSyntaxError(f"{name}() takes {what} in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
         return fn.lower(x, node)
+    if fn is np.dtype:  # np.dtype(t).type(v), as CuPy kernels write a cast: the dtype now, at compile time
+        return dtype_call(x, node)
     args = [x.visit(a) for a in node.args]
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
     if fn is builtins.round:
         return round_call(x, node, args)
-    if isinstance(fn, ScalarType) or python_type(fn) is not None:
-        return cast(x, node, fn if isinstance(fn, ScalarType) else python_type(fn), args)
+    if type_named(fn) is not None:
+        return cast(x, node, type_named(fn), args)
     reduction = reduction_of(fn)
     if reduction is not None:
         return reduce_call(x, node, reduction, args)
@@ -129,6 +131,28 @@ def tuple_items(x: Any, node: ast.AST, value: ir.Expr) -> tuple[ir.Item, ...]:
         ir.Item(ir.Var(holder.name, t, temp=True, loc=loc), k, item, loc=loc)  # type: ignore[arg-type]
         for k, item in enumerate(t.items)
     )
+
+
+def dtype_call(x: Any, node: ast.Call) -> Value:
+    """``np.dtype(t)`` of a type known at compile time (a type, a ``Const``, a string literal): the
+    dtype, whose ``.type`` casts."""
+    x.nargs(node, 1, "np.dtype")
+    arg = node.args[0]
+    given = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else x.visit(arg)
+    try:
+        t = type_named(np.dtype(given)) if isinstance(given, str) else None
+    except TypeError:
+        t = None
+    if isinstance(given, Static):
+        t = type_named(given.value)
+    if t is None:
+        what = repr(given) if isinstance(given, str) else describe(given)
+        raise KernelTypeError(
+            f"np.dtype() in a kernel takes a scalar type known at compile time, not {what}",
+            x.loc(node),
+            "name the type (np.dtype(np.float32)) or pass it as a Const parameter",
+        )
+    return Static(t.dtype)
 
 
 def cast(x: Any, node: ast.Call, t: ScalarType, args: list[Value]) -> Value:

@@ -35,7 +35,7 @@ from ..types import (
     bool_,
     join,
     materialize,
-    python_type,
+    type_named,
     value_type,
 )
 from . import views
@@ -360,7 +360,7 @@ class FunctionLowering(ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             raise self.syntax_error(node, "only a plain name can be annotated")
         ann = self.x.static_value(node.annotation)
-        t = ann if isinstance(ann, ScalarType) else python_type(ann)
+        t = type_named(ann)
         if t is None:
             raise self.type_error(node.annotation, f"{ast.unparse(node.annotation)} is not a scalar type")
         name = node.target.id

@@ -22,7 +22,7 @@ from ..ir import nodes as ir
 from ..ir.source import ParsedFunction, parse_function
 from ..semantics import ops
 from ..semantics.values import Static, Value, check_store_cast, coerce, describe, scalar
-from ..types import ArrayType, ScalarType, StorageType, Type, bool_, from_dtype, int32, python_type
+from ..types import ArrayType, ScalarType, StorageType, Type, bool_, int32, type_named
 
 
 class Lowering(Protocol):
@@ -204,7 +204,7 @@ class _ArrayDecl(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         space = self.space
         cx.nargs(node, 2, space)
-        elem = _element_type(cx.static_value(node.args[0], default=None))
+        elem = type_named(cx.static_value(node.args[0], default=None))
         if elem is None:
             raise KernelTypeError(
                 f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}",
@@ -240,7 +240,7 @@ class _DynamicShared(Intrinsic):
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 1, self.name)
-        elem = _element_type(cx.static_value(node.args[0], default=None))
+        elem = type_named(cx.static_value(node.args[0], default=None))
         if elem is None:
             raise KernelTypeError(
                 f"dynamic_shared() needs an element type such as float32, not {ast.unparse(node.args[0])}",
@@ -254,18 +254,6 @@ def _dynamic_array(cx: Lowering, node: ast.Call, elem: ScalarType) -> ir.ArrayRe
     launch's dynamic shared memory (CUDA's ``extern __shared__``)."""
     ref = ir.ArrayRef(cx.fresh("shared"), ArrayType(elem, 1, "shared", None), loc=cx.loc(node), temp=True)
     return cx.declare(ref, node)
-
-
-def _element_type(dtype: Any) -> ScalarType | None:
-    if isinstance(dtype, ScalarType):
-        return dtype
-    elem = python_type(dtype)
-    if elem is None and (isinstance(dtype, np.dtype) or isinstance(dtype, type) and issubclass(dtype, np.generic)):
-        try:
-            elem = from_dtype(dtype)
-        except KernelTypeError:
-            return None
-    return elem
 
 
 class _Vector(Intrinsic):

@@ -19,8 +19,8 @@ from ..ir import nodes as ir
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.mma import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
 from ..semantics.values import Static, Value, coerce, describe, scalar
-from ..types import FragmentType, bool_, float32, int32, int64
-from .core import GroupWait, Intrinsic, Lowering, Statement, _element_type, func
+from ..types import FragmentType, bool_, float32, int32, int64, type_named
+from .core import GroupWait, Intrinsic, Lowering, Statement, func
 
 _USE_ALIASES = {"a": "a", "matrix_a": "a", "b": "b", "matrix_b": "b", "accumulator": "accumulator", "c": "accumulator"}
 
@@ -60,7 +60,7 @@ class _Fragment(Intrinsic):
                 f"fragment() kind must be one of {', '.join(map(repr, USES))}, not {ast.unparse(use_)}", cx.loc(use_)
             )
         shape = tuple(cx.static_value(a, default=None) for a in (m_, n_, k_))  # type: ignore[arg-type]
-        elem = _element_type(cx.static_value(elem_, default=None))  # type: ignore[arg-type]
+        elem = type_named(cx.static_value(elem_, default=None))  # type: ignore[arg-type]
         layout = None if layout_ is None else _word(cx, layout_, "layout")  # type: ignore[arg-type]
         if use == "accumulator":
             if elem != ACCUMULATOR:
