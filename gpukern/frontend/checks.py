@@ -39,7 +39,8 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
     ``store_matrix`` reads must be loaded, filled or computed first (its registers would be garbage
     on a GPU, NaN on the simulator).  Fragments are tracked under keys no local can have."""
     params = {p.name for p in fd.params}
-    breaks: list[list[set[str]]] = []
+    breaks: list[list[set[str]]] = []  # per enclosing loop: what is assigned at each break
+    continues: list[list[set[str]]] = []  # ... and at each continue
 
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
@@ -75,13 +76,21 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
             for e in (s.start, s.stop, s.step):
                 check(e, d)
             breaks.append([])
-            block(s.body, d | {s.var.name})
-            breaks.pop()
-            return d  # the body may run zero times
+            continues.append([])
+            end = block(s.body, d | {s.var.name})
+            exits = breaks.pop() + continues.pop()
+            if not _runs_at_least_once(s):
+                return d  # the body may run zero times
+            out = end  # the first pass ran: what it assigns on every way out of it, as Python's flow
+            for e in exits:
+                out = meet(out, e)
+            return out
         if isinstance(s, ir.While):
             check(s.cond, d)
             breaks.append([])
+            continues.append([])
             block(s.body, set(d))
+            continues.pop()
             exits = breaks.pop()
             if isinstance(s.cond, ir.Lit) and s.cond.value:  # while True: left only by break
                 out: set[str] | None = None
@@ -106,7 +115,11 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
             if breaks:
                 breaks[-1].append(set(d))
             return None
-        if isinstance(s, (ir.Continue, ir.Return)):
+        if isinstance(s, ir.Continue):
+            if continues:
+                continues[-1].append(set(d))
+            return None
+        if isinstance(s, ir.Return):
             if isinstance(s, ir.Return) and s.value is not None:
                 check(s.value, d)
             return None
@@ -115,6 +128,16 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
         return d
 
     block(fd.body, set(params))
+
+
+def _runs_at_least_once(s: ir.For) -> bool:
+    """Whether a loop's body surely runs: bounds and step known at compile time, the range not empty
+    (``for i in range(4)``; Python then leaves ``i`` and whatever the body assigns defined)."""
+    bounds = (s.start, s.stop, s.step)
+    if not all(isinstance(e, ir.Lit) for e in bounds):
+        return False
+    start, stop, step = (e.value for e in bounds)  # type: ignore[union-attr]
+    return len(range(int(start), int(stop), int(step))) > 0 if step else False
 
 
 # ---------------------------------------------------------------- collective operations

@@ -149,6 +149,54 @@ def test_assigned_on_every_path_compiles_and_runs(backend):
     np.testing.assert_array_equal(out, np.full(4, 1 + 3 - 1))
 
 
+@kernel
+def after_loops_that_surely_run(out: Array[int32]):
+    for i in range(4):  # the body surely runs: i and s are Python's after it (Numba-CUDA's tests read them)
+        s = i * 10
+    out[0] = i
+    out[1] = s
+    for j in range(9, 2, -3):  # a negative step, three passes
+        t = j
+        if j == 6:
+            continue
+        t = 0
+    out[2] = j
+    out[3] = t  # assigned before the continue too
+
+
+@kernel
+def after_a_loop_whose_pass_may_continue(out: Array[int32], n: int32):
+    for j in range(3):
+        if j == n:
+            continue
+        w = j
+    out[0] = w  # D3: a pass that continues skips it, and it may be the only one that runs first
+
+
+@kernel
+def after_a_constant_empty_loop(out: Array[int32]):
+    for j in range(5, 5):
+        pass
+    out[0] = j  # D4
+
+
+def test_a_loop_that_surely_runs_leaves_its_names_assigned(backend):
+    out = np.zeros(4, np.int32)
+    after_loops_that_surely_run[1, 1](out)
+    assert out.tolist() == [3, 30, 3, 0]
+
+
+@pytest.mark.parametrize(
+    ("k", "mark", "name"),
+    [(after_a_loop_whose_pass_may_continue, "# D3", "'w'"), (after_a_constant_empty_loop, "# D4", "'j'")],
+)
+def test_a_loop_that_may_not_assign_still_refuses_the_read(k, mark, name):
+    types = [Array[int32]] + ([int32] if len(k.params) > 1 else [])
+    e = compile_error(k, *types)
+    assert isinstance(e, gk.KernelTypeError)
+    assert e.lineno == line_of(k, mark) and name in str(e) and "before it is assigned" in str(e)
+
+
 # ---------------------------------------------------------------- barriers in @func under the caller's values
 @gk.func
 def _halving(buf, t, n):
