@@ -12,7 +12,6 @@ import gpukern as gk
 from gpukern import Array, kernel
 from gpukern.types import type_named
 
-
 SCALE_TYPE = np.float32  # a module's global, as CuPy's tests pass a dtype
 
 
