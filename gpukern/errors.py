@@ -55,6 +55,26 @@ class LocatedError(GpukernError):
         return text
 
 
+class KernelWarning(UserWarning):
+    """Legal kernel code whose meaning may surprise (``a + b`` of two bools is a bool, as in NumPy,
+    not 2 as in Python and Numba): reported at the Python line, printed like a compiler's warning.
+    Filter it as any warning (``warnings.simplefilter("error", gk.KernelWarning)`` makes it an error)."""
+
+
+_WARNED: dict = {}  # the registry of kernel warnings shown, so the "default" filter shows each once
+
+
+def warn_at(message: str, loc: Loc | None, hint: str | None = None) -> None:
+    """Issue a ``KernelWarning`` that points at the kernel's own line (not at gpukern's)."""
+    import warnings
+
+    text = message + (f" (hint: {hint})" if hint else "")
+    if loc is None:
+        warnings.warn(text, KernelWarning, stacklevel=2)
+    else:
+        warnings.warn_explicit(f"{loc}: {text}", KernelWarning, loc.filename, loc.lineno, registry=_WARNED)
+
+
 class CompileError(LocatedError):
     """A kernel that cannot be compiled; knows where in the Python source."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CompileError, KernelSyntaxError, KernelTypeError, Loc
+from ..errors import CompileError, KernelSyntaxError, KernelTypeError, Loc, warn_at
 from ..ir import nodes as ir
 from ..language import core as lang
 from ..semantics import ops
@@ -349,11 +349,18 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"the {op} operator is not defined on two bools", loc, "convert one to int32 first")
         # two run-time values of literal-only locals compute at their materialised width; bools shift as int64
         t = materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
+        literals = all(isinstance(v, Static) and _is_python(v.value) for v in (left, right))  # Python's meaning
+        if t == bool_ and op in ("+", "*") and not literals:
+            warn_at(
+                f"{op} of two bools is a bool here, as in NumPy ({'True + True is True' if op == '+' else 'an and'}), "
+                "not an integer as in Python and Numba",
+                loc,
+                f"to count, convert first: int(a) {op} int(b)",
+            )
         if op in ("<<", ">>") and t == bool_:
             t = int64
         if isinstance(left, Static) and isinstance(right, Static):
-            python = _is_python(left.value) and _is_python(right.value)  # two literals: Python's meaning
-            return self.fold(node, definition.fold, left.value, right.value, None if python else t)
+            return self.fold(node, definition.fold, left.value, right.value, None if literals else t)
         if op == "**" and isinstance(right, Static):
             if t.is_int and right.value < 0:
                 raise KernelTypeError("integers cannot be raised to a negative power", loc)

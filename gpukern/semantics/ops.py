@@ -42,7 +42,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..ir import nodes as ir
-from ..types import ScalarType, complex_of, component, compute_type, int32
+from ..types import ScalarType, bool_, complex_of, component, compute_type, int32
 from . import complex as cx
 
 
@@ -144,6 +144,11 @@ def _c_floordiv(t: ScalarType, c: CText) -> str:
         f"    {c.type(t)} q = a / b;\n"
         f"    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;\n    return q;"
     )
+
+
+def _c_bool_add(t: ScalarType, c: CText) -> str:
+    """NumPy's ``+`` of two bools, an or (C's promotes them to int: true + true would be 2)."""
+    return "    return a || b;"
 
 
 def _c_mod(t: ScalarType, c: CText) -> str:
@@ -249,6 +254,7 @@ BINARY: dict[str, BinaryOp] = {
             "add",
             _ufunc(np.add),
             operator.add,
+            helper=lambda t: _c_bool_add if t == bool_ else None,  # C's + of two bools is an int (2)
             flop=True,
             complex_flops=2,
             overflow_undefined=True,
