@@ -106,7 +106,14 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
                 x.loc(a),
                 f"pass the record array {v.name!r} itself and take the field in the @func",
             )
-    call_args = [materialized(x.loc(a), v) if is_number(v) else v for a, v in zip(node.args, args)]
+    # a number becomes the parameter's run-time value, but where the function needs it at compile time
+    # (a shared array's shape): there the function is specialised on it
+    names = [a.arg for a in fn.parsed.tree.args.args]
+    constant = {k for k, name in enumerate(names) if name in fn.compile_time_params}
+    call_args = [
+        materialized(x.loc(a), v) if is_number(v) and not (k in constant and isinstance(v, Static)) else v
+        for k, (a, v) in enumerate(zip(node.args, args))
+    ]
     fd = x.compiler.device_function(fn, call_args, loc)
     call_args = [p for a in call_args if not isinstance(a, Static) for p in _passed(a)]
     call = ir.Call(fd, call_args, fd.ret, loc=loc)

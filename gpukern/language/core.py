@@ -12,6 +12,7 @@ inside a kernel rather than doing something wrong quietly.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -55,6 +56,9 @@ class Intrinsic:
     """A function that exists only inside kernels; subclasses lower its calls."""
 
     keywords: tuple[str, ...] = ()  # keyword arguments its ``lower`` reads (``width=``); others are refused
+    # the positions of the arguments it needs at compile time (a type, a shape): a @func parameter
+    # passed there is specialised on the caller's constant (``DeviceFunction.compile_time_params``)
+    compile_time: tuple[int, ...] = ()
 
     def __init__(self, name: str, doc: str):
         self.name = name
@@ -126,6 +130,7 @@ class DeviceFunction:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
+        self._compile_time: frozenset[str] | None = None
 
     @property
     def parsed(self) -> ParsedFunction:
@@ -138,6 +143,56 @@ class DeviceFunction:
 
     def __repr__(self) -> str:
         return f"<gpukern func {self.__name__}>"
+
+    @property
+    def compile_time_params(self) -> frozenset[str]:
+        """The parameters this function uses where a compile-time value is needed (the type or shape
+        of ``shared``/``local``, directly or through another @func): a call passes its constant there
+        as a constant, and the function is specialised on it, as Numba does (``cuda.shared.array(n,
+        dtype)`` in a device function).  Found once, from the source, resolving names as the module
+        and closure bind them."""
+        if self._compile_time is None:
+            self._compile_time = frozenset()  # a recursive call sees none while this is worked out
+            self._compile_time = _compile_time_params(self)
+        return self._compile_time
+
+
+def _resolve(fn: Any, node: ast.expr) -> Any:
+    """What a callee expression (``shared``, ``gk.shared``, ``cuda.shared.array``) names in ``fn``'s
+    module and closure, or None where that is not known from the source alone."""
+    if isinstance(node, ast.Attribute):
+        base = _resolve(fn, node.value)
+        return getattr(base, node.attr, None) if base is not None else None
+    if not isinstance(node, ast.Name):
+        return None
+    code = fn.__code__
+    if node.id in code.co_freevars and fn.__closure__:
+        try:
+            return fn.__closure__[code.co_freevars.index(node.id)].cell_contents
+        except ValueError:
+            return None
+    return fn.__globals__.get(node.id, getattr(builtins, node.id, None))
+
+
+def _compile_time_params(df: DeviceFunction) -> frozenset[str]:
+    fn = df.fn
+    params = {a.arg for a in df.parsed.tree.args.args}
+    found: set[str] = set()
+    for node in ast.walk(df.parsed.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = _resolve(fn, node.func)
+        if isinstance(callee, Intrinsic):
+            positions = callee.compile_time
+        elif isinstance(callee, DeviceFunction):
+            inner = [a.arg for a in callee.parsed.tree.args.args]
+            positions = tuple(k for k, name in enumerate(inner) if name in callee.compile_time_params)
+        else:
+            continue
+        for k in positions:
+            if k < len(node.args):
+                found |= {n.id for n in ast.walk(node.args[k]) if isinstance(n, ast.Name) and n.id in params}
+    return frozenset(found)
 
 
 def func(fn: Any) -> DeviceFunction:
@@ -196,6 +251,7 @@ class _ArrayDecl(Intrinsic):
     """``shared(dtype, shape)`` / ``local(dtype, shape)``: a static-shape array in one space."""
 
     MAX_ELEMENTS = 2**31 - 1
+    compile_time = (0, 1)  # the type and the shape
 
     def __init__(self, name: str, doc: str, space: str):
         super().__init__(name, doc)
@@ -237,6 +293,8 @@ class _ArrayDecl(Intrinsic):
 
 class _DynamicShared(Intrinsic):
     """``dynamic_shared(dtype)``: the block's shared memory sized at launch, as a 1-D array."""
+
+    compile_time = (0,)
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 1, self.name)

@@ -291,3 +291,69 @@ def test_refusals_say_what_to_write(kernel, dtype, words):
     with pytest.raises(gk.KernelTypeError, match=words) as e:
         kernel.source(np.zeros(8, dtype), backend="cuda")
     assert not re.search(r"\bshared_\d", str(e.value))  # never the compiler's own name for the array
+
+
+# ---------------------------------------------------------------- sizes and types passed to a @func
+# Numba-CUDA programs write ``cuda.shared.array(n, dtype)`` in a device function whose n and dtype the
+# caller passes as constants (issue 32: "shared() needs a compile-time shape"); the function is then
+# specialised on them, through as many @funcs as pass them on.
+
+
+@gk.func
+def _block_sum(x, n, dtype):
+    s = shared(dtype, n)
+    t = thread_idx.x
+    s[t] = x[block_idx.x * n + t]
+    barrier()
+    stride = n // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        barrier()
+        stride //= 2
+    return s[0]
+
+
+@gk.func
+def _sum_of_float32(x, m):
+    return _block_sum(x, m, np.float32)  # m goes on to a shape: specialised here too
+
+
+@gk.kernel
+def k_sums_sized_by_caller(x: Array[float32], out: Array[float32]):
+    a = _sum_of_float32(x, 64)
+    b = _block_sum(x, 64, np.float64)  # a second type: a second specialisation, a second array
+    if thread_idx.x == 0:
+        out[block_idx.x] = a + b
+
+
+def test_a_funcs_shared_size_and_type_come_from_its_callers_constants(backend):
+    x = np.random.default_rng(5).integers(-50, 50, 128).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    k_sums_sized_by_caller[2, 64](x, out)
+    blocks = x.reshape(2, 64)
+    np.testing.assert_array_equal(out, 2 * blocks.sum(1))  # integers: exact in both types
+    assert _block_sum.compile_time_params == {"n", "dtype"} and _sum_of_float32.compile_time_params == {"m"}
+    source = k_sums_sized_by_caller.source(x, out)
+    assert source.count("_block_sum") >= 2 and "double" in source  # one function per type
+
+
+@gk.func
+def _sized_at_run_time(x, n):
+    s = shared(float32, n)  # RUNTIME
+    s[0] = x[0]
+    return s[0]
+
+
+@gk.kernel
+def k_size_from_an_argument(x: Array[float32], n: int32):
+    x[1] = _sized_at_run_time(x, n)
+
+
+def test_a_size_known_only_at_run_time_is_still_refused_at_the_line():
+    with pytest.raises(gk.KernelTypeError, match=r"shared\(\) needs a compile-time shape") as e:
+        k_size_from_an_argument.source(np.zeros(2, np.float32), 4)
+    import inspect
+
+    lines, first = inspect.getsourcelines(_sized_at_run_time.fn)
+    assert e.value.lineno == first + next(k for k, text in enumerate(lines) if "# RUNTIME" in text)
