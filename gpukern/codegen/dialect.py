@@ -48,6 +48,9 @@ class Dialect:
     vstore: str = ""  # the same and '{values}'; a whole statement
     # inf and nan where float_specials are not constant expressions (a constant table's values)
     constant_specials: dict[tuple[str, ScalarType], str] = field(default_factory=dict)
+    # specials read once at a function's top into a local, the local used after: PoCL 3.1 miscompiles
+    # a loop with a barrier whose condition calls get_local_size() (the tree reduction gave 0)
+    hoisted_specials: frozenset[str] = frozenset()
     align: str = ""  # '{n}': prefix aligning a shared/local array declaration to n bytes
     launch_bounds: str = ""  # '{args}': between kernel prefix and 'void'; empty where the language has none
     unroll_pragma: str = ""  # before a loop of a few constant iterations, where the compiler needs telling

@@ -462,6 +462,7 @@ OPENCL = Dialect(
         ("inf", float64): "(double)INFINITY",
         ("nan", float64): "(double)NAN",
     },
+    hoisted_specials=frozenset({"block_dim", "grid_dim"}),
     constant_specials={  # PoCL's NAN is not a constant expression; clang's builtin is
         ("nan", float32): '__builtin_nanf("")',
         ("nan", float64): '__builtin_nan("")',

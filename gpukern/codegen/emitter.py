@@ -142,6 +142,7 @@ class Emitter(TableEmitter, AtomicEmitter):
                     "call it in the kernel, or run on CUDA or the simulator",
                 )
             lines.append("    " + self.d.block_vote_scratch)
+        lines += [f"    {line}" for line in self.special_locals(fd)]
         for v in fd.locals:
             lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
         lines += self.block(fd.body, 1)

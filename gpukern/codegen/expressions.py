@@ -329,7 +329,25 @@ class ExpressionEmitter:
         return fmt.format(*args, name=name, args=", ".join(args))
 
     def expr_Special(self, e: ir.Special) -> tuple[str, int]:
-        return f"(int){self.d.specials[e.name].format(d=e.dim, c='xyz'[e.dim])}", UNARY
+        if e.name in self.d.hoisted_specials:  # read at the function's top (``special_locals``)
+            return self.special_local(e.name, e.dim), ATOM
+        return self.special_text(e.name, e.dim), UNARY
+
+    def special_text(self, name: str, dim: int) -> str:
+        return f"(int){self.d.specials[name].format(d=dim, c='xyz'[dim])}"
+
+    @staticmethod
+    def special_local(name: str, dim: int) -> str:
+        return f"gk_{name}_{'xyz'[dim]}"
+
+    def special_locals(self, fd: ir.FuncDef) -> list[str]:
+        """The declarations, at a function's top, of the specials the dialect reads once there."""
+        used = sorted({(n.name, n.dim) for n in ir.walk_body(fd.body) if isinstance(n, ir.Special)})
+        return [
+            f"const int {self.special_local(name, dim)} = {self.special_text(name, dim)};"
+            for name, dim in used
+            if name in self.d.hoisted_specials
+        ]
 
     def expr_Shape(self, e: ir.Shape) -> tuple[str, int]:
         if e.array.type.space == "shared":  # a dynamic_shared() array: its length is the launch's bytes

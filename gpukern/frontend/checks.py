@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from ..errors import BarrierDivergenceError, KernelTypeError
+from ..errors import BarrierDivergenceError, KernelTypeError, warn_at
 from ..ir import nodes as ir
 
 # ---------------------------------------------------------------- definite assignment
@@ -155,24 +155,25 @@ def has_barrier(fd: ir.FuncDef) -> bool:
     return any(contains_barrier(s) for s in fd.body)
 
 
-def _varies(n: ir.Node) -> bool:
-    """Whether a node's value may differ between threads whatever its operands: a thread index, a
-    value read from memory (``Node.accesses``: other threads may have written it), a lane of a
-    vector load, a warp op's result."""
+def _varies(n: ir.Node, indices: bool = True) -> bool:
+    """Whether a node's value may differ between threads whatever its operands: a thread index
+    (unless ``indices`` is False: then only what data makes differ), a value read from memory
+    (``Node.accesses``: other threads may have written it), a lane of a vector load, a warp op's result."""
     return (
-        isinstance(n, ir.Special)
+        indices
+        and isinstance(n, ir.Special)
         and n.name in _THREAD
         or isinstance(n, (ir.Lane, ir.WarpOp))
         or any(a.read for a in n.accesses())
     )
 
 
-def _reads_thread_state(fd: ir.FuncDef) -> bool:
+def _reads_thread_state(fd: ir.FuncDef, indices: bool = True) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
-        if _varies(n):
+        if _varies(n, indices):
             return True
-        if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+        if isinstance(n, ir.Call) and _reads_thread_state(n.func, indices):
             return True
     return False
 
@@ -180,7 +181,17 @@ def _reads_thread_state(fd: ir.FuncDef) -> bool:
 class _Uniformity:
     """Which values may differ between the threads of a block ('varying')."""
 
-    def __init__(self, fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        fd: ir.FuncDef,
+        varying_params: frozenset[str] = frozenset(),
+        indices: bool = True,
+        by_data: _Uniformity | None = None,
+    ):
+        self.indices = indices  # False: only values that data makes differ (memory, warp ops) count
+        # given (the same function's by data alone): an if on the thread's index against values known
+        # at launch is taken to be taken by every thread of the block (``_launch_bound``)
+        self.by_data = by_data
         self.varying: set[str] = set(varying_params)
         self.varying_loops: set[int] = set()
         while True:  # to a fixpoint: loops carry values around
@@ -191,11 +202,11 @@ class _Uniformity:
 
     def expr(self, e: ir.Node) -> bool:
         for n in ir.walk(e):
-            if _varies(n):
+            if _varies(n, self.indices):
                 return True
             if isinstance(n, ir.Var) and n.name in self.varying:
                 return True
-            if isinstance(n, ir.Call) and _reads_thread_state(n.func):
+            if isinstance(n, ir.Call) and _reads_thread_state(n.func, self.indices):
                 return True
         return False
 
@@ -208,7 +219,7 @@ class _Uniformity:
             if ctx or self.expr(s.value):
                 self.varying.add(s.target.name)
         elif isinstance(s, ir.If):
-            inner = ctx or self.expr(s.cond)
+            inner = ctx or self.branches(s.cond)
             self.block(s.then, inner)
             self.block(s.orelse, inner)
         elif isinstance(s, (ir.For, ir.While)):
@@ -227,11 +238,15 @@ class _Uniformity:
                     self.varying.add(s.var.name)
             self.block(s.body, inner)
 
+    def branches(self, cond: ir.Expr) -> bool:
+        """Whether threads may go different ways at an if on ``cond``."""
+        return self.expr(cond) and not (self.by_data is not None and _launch_bound(cond, self, self.by_data))
+
     def divergent(self, s: ir.Stmt) -> bool:
         """Whether the threads that reach an if or a loop may go different ways through it: its
         condition or bounds depend on the thread, or it is a loop that some threads leave early."""
         if isinstance(s, ir.If):
-            return self.expr(s.cond)
+            return self.branches(s.cond)
         if isinstance(s, ir.For):
             return id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
         if isinstance(s, ir.While):
@@ -362,10 +377,25 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     if not has_barrier(fd):
         return
     u = _Uniformity(fd, varying_params)
+    assumed: dict[int, tuple[ir.Node, ...]] | None = None  # the reasons left if launch-bound ifs are taken by all
     for site in _collective_sites(fd, u):
         n = site.node
         why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
         if isinstance(n, ir.Barrier) and why is not None:
+            if assumed is None:
+                at_launch = _Uniformity(fd, varying_params, by_data=_Uniformity(fd, varying_params, indices=False))
+                assumed = {id(t.node): t.reasons for t in _collective_sites(fd, at_launch)}
+            left = [r for r in assumed[id(n)] if not (fd.is_kernel and isinstance(r, ir.Return))]
+            if not left:
+                warn_at(
+                    f"this barrier() is {describe_divergence(why)} only through its index and values known "
+                    "at launch: accepted, since at a launch every thread of the block may take that branch. "
+                    "The simulator checks at run time that all do; on CUDA and OpenCL a block whose threads "
+                    "do not all take it would hang or misbehave",
+                    n.loc,
+                    "move the barrier out of the branch to be safe at every launch",
+                )
+                continue
             raise _divergence(n, why, "this barrier() is")
         if isinstance(n, ir.Call) and has_barrier(n.func):
             # a call passes over no return: the restructuring keeps the threads that returned out
@@ -374,6 +404,21 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
             if called is not None:
                 raise _divergence(n, called, f"{n.func.name}() contains a barrier and is called")
             _check_call(n, u)
+
+
+def _launch_bound(cond: ir.Expr, u: _Uniformity, by_data: _Uniformity) -> bool:
+    """Whether an if's condition depends on the thread only through its index compared with values
+    known at launch (a parameter, a shape, ``block_dim``): ``if tid < n:`` around a whole reduction,
+    which every thread of a block takes at the launches it is written for.  A condition on data
+    (memory, a warp op) or on the index against constants alone (``tid < 16``) is not."""
+    if by_data.expr(cond):
+        return False
+    return any(
+        isinstance(n, ir.Shape)
+        or (isinstance(n, ir.Var) and n.name not in u.varying)
+        or (isinstance(n, ir.Special) and n.name in ("block_dim", "grid_dim"))
+        for n in ir.walk(cond)
+    )
 
 
 def check_matrix_ops(fd: ir.FuncDef) -> None:

@@ -100,6 +100,68 @@ def test_uniform_conditions_accept_barriers(backend):
     np.testing.assert_array_equal(x, np.full(128, 4.0, np.float32))
 
 
+# ------------------------------------------------------ barriers under a branch every thread takes at a launch
+# ``if tid < size:`` around a whole reduction (a classic exercise; issue 32): the condition depends on
+# the thread only through its index against a value known at launch, so every thread of a block may
+# take it.  Accepted with a gk.KernelWarning at the barrier; the simulator checks each launch.
+
+
+@kernel
+def reduction_under_size(x: Array[float32], out: Array[float32], size: int32):
+    s = shared(float32, 64)
+    tid = thread_idx.x
+    if tid < size:
+        s[tid] = x[block_idx.x * size + tid]
+        barrier()  # L1
+        stride = size // 2
+        while stride > 0:
+            if tid < stride:
+                s[tid] += s[tid + stride]
+            barrier()  # L2
+            stride //= 2
+        if tid == 0:
+            out[block_idx.x] = s[0]
+
+
+@kernel
+def barrier_under_index_against_a_constant(x: Array[float32]):
+    if thread_idx.x < 16:
+        barrier()  # B6
+
+
+@kernel
+def data_branch_inside_a_launch_bound_one(x: Array[float32], n: int32):
+    if thread_idx.x < n:
+        if x[thread_idx.x] > 0.0:
+            barrier()  # B7
+
+
+def test_a_barrier_under_an_index_bound_by_a_launch_value_is_accepted_with_a_warning(backend):
+    x = np.random.default_rng(3).integers(-9, 9, 128).astype(np.float32)
+    out = np.zeros(2, np.float32)
+    reduction_under_size.variants.clear()
+    with pytest.warns(gk.KernelWarning, match="only through its index and values known at launch") as caught:
+        reduction_under_size[2, 64](x, out, 64)
+    assert sorted({w.lineno for w in caught}) == [line_of(reduction_under_size, m) for m in ("# L1", "# L2")]
+    np.testing.assert_array_equal(out, x.reshape(2, 64).sum(1))
+
+
+def test_the_simulator_finds_the_launch_where_not_every_thread_takes_it(on_simulator):
+    with pytest.warns(gk.KernelWarning), pytest.raises(gk.BarrierDivergenceError) as info:
+        reduction_under_size.variants.clear()
+        reduction_under_size[2, 64](np.zeros(128, np.float32), np.zeros(2, np.float32), 32)
+    assert info.value.lineno == line_of(reduction_under_size, "# L1") and "32 of the 64" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("k", "mark"), [(barrier_under_index_against_a_constant, "# B6"), (data_branch_inside_a_launch_bound_one, "# B7")]
+)
+def test_an_index_against_constants_or_data_under_it_is_still_refused(k, mark):
+    types = [Array[float32]] + ([int32] if len(k.params) > 1 else [])
+    e = compile_error(k, *types)
+    assert isinstance(e, gk.BarrierDivergenceError) and e.lineno == line_of(k, mark)
+
+
 # ---------------------------------------------------------------- definite assignment
 @kernel
 def maybe_unassigned(out: Array[int32]):

@@ -14,8 +14,6 @@ import pytest
 import gpukern as gk
 from gpukern import barrier, block_dim, global_id, int32, shared, thread_idx
 
-from .support import gap
-
 nelem = 256  # 1024 in the source
 
 
@@ -43,10 +41,6 @@ def array_sum(data):
             data[tid] = shr[tid]
 
 
-@gap(
-    "barrier() under a thread-dependent condition (`if tid < size:`) is refused by the divergence check "
-    "even when every thread of the block takes it; and shared() bound below the top level"
-)
 def test_ex_reduction(backend):
     a = np.arange(nelem, dtype=np.int64)
     expected = int(a.sum())

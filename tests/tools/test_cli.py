@@ -67,7 +67,7 @@ BROKEN = textwrap.dedent(
     @gk.kernel
     def divergent(a: Array[float32], n: int32):
         i = gk.global_id(0)
-        if i < n:
+        if a[i] < n:
             gk.barrier()
     """
 )
