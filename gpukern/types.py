@@ -55,6 +55,16 @@ class ScalarType(Type):
         """Outside kernels, ``float32(x)`` converts like NumPy does."""
         return self.dtype.type(value)
 
+    def __getitem__(self, dims: Any) -> ArrayType:
+        """``float32[:]``, ``float32[:, ::1]``: an array of this type with one dimension per slice,
+        as Numba's signatures write it (the same as ``Array[float32, 2]``)."""
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if not all(isinstance(d, slice) and d.start is None and d.stop is None and d.step in (None, 1) for d in dims):
+            raise KernelTypeError(
+                f"an array type is written {self.name}[:] or {self.name}[:, :], not {self.name}[{dims}]"
+            )
+        return ArrayType(self, len(dims))
+
     def __repr__(self) -> str:
         return self.name
 

@@ -158,6 +158,8 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"name {name!r} is not defined", self.loc(node))
         if isinstance(value, np.ndarray):
             return self.compiler.constant_table(name, value, self.loc(node))
+        if isinstance(value, lang.Property):
+            return value.read(self, node)
         return Static(value)
 
     def visit_Tuple(self, node: ast.Tuple) -> Value:
@@ -191,7 +193,8 @@ class ExpressionLowering(ast.NodeVisitor):
                 return obj.lower_attribute(self, node)
             if not hasattr(obj, attr):
                 raise KernelTypeError(f"{ast.unparse(node.value)} has no attribute {attr!r}", self.loc(node))
-            return Static(getattr(obj, attr))
+            value = getattr(obj, attr)
+            return value.read(self, node) if isinstance(value, lang.Property) else Static(value)
         if isinstance(base, ir.ArrayRef):
             if attr == "shape":
                 return ShapeOf(base)

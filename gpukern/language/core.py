@@ -116,6 +116,21 @@ class Dim3:
         return ir.Special(self.name, "xyz".index(node.attr), int32, loc=cx.loc(node))
 
 
+class Property:
+    """An intrinsic read as a name instead of called (Numba's ``cuda.laneid``, ``cuda.warpsize``):
+    reading it lowers the argument-less call of ``of``, the one definition."""
+
+    def __init__(self, name: str, of: Intrinsic):
+        self.name, self.of = name, of
+        self.__doc__ = f"{name}: {of.name}(), read as a name"
+
+    def __repr__(self) -> str:
+        return f"<gpukern {self.name}>"
+
+    def read(self, cx: Lowering, node: ast.expr) -> Value:
+        return self.of.lower(cx, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))
+
+
 class KernelObject:
     """Base of ``@kernel`` objects: device code can tell it was handed a kernel (which it may
     not call) without the front end importing the kernel layer above it."""

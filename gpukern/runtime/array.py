@@ -112,6 +112,21 @@ class DeviceArray:
         handle = stream_handle(stream, self.backend, "set_async()")
         self.backend.copy_to_device(self, self._check_host(host, "set_async()", exact=True), handle, False)
 
+    def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = None) -> np.ndarray:
+        """Numba's name: ``get()`` into a new array, or into ``ary`` (same shape and dtype), returned."""
+        if ary is None:
+            return self.get(stream)
+        self._check_host(ary, "copy_to_host()", writes=True)
+        ary[...] = self.get(stream)
+        return ary
+
+    def copy_to_device(self, ary: Any, stream: Any = None) -> None:
+        """Numba's name for ``set()`` (a device array is copied with ``copy_to``)."""
+        if isinstance(ary, DeviceArray):
+            ary.copy_to(self, stream)
+        else:
+            self.set(ary, stream)
+
     def copy_to(self, dst: DeviceArray, stream: Any = None) -> None:
         """Queue a copy of this array into ``dst`` (same backend, shape and dtype) on ``stream``."""
         if not isinstance(dst, DeviceArray) or dst.backend is not self.backend:

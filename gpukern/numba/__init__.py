@@ -1,0 +1,96 @@
+"""Numba-CUDA programs on gpukern: change ``from numba import cuda`` to ``from gpukern.numba import cuda``.
+
+The layer is names only: each Numba name is an entry that points at gpukern's one definition of the
+intrinsic, type or host call (``cuda.syncthreads`` is ``gk.barrier``, ``cuda.atomic.add`` is
+``gk.atomic_add``, ``numba.float32`` is ``gk.float32``), or a small class that reorders arguments
+onto it (``cuda.shared.array(shape, dtype)``).  A kernel compiled through it is a ``gk.Kernel``: it
+runs on CUDA, OpenCL and the simulator, whose checks (races, uninitialised reads, out-of-bounds
+accesses, divergent barriers) are the sanitizer Numba's simulator never had.  What differs from Numba
+is listed in docs/numba.md.
+
+Layer: with ``tools``, the top; it imports the face and the layers below, and nothing imports it.
+"""
+
+from __future__ import annotations
+
+from . import cuda, types
+from .types import (
+    b1,
+    bool_,
+    boolean,
+    complex64,
+    complex128,
+    f4,
+    f8,
+    float16,
+    float32,
+    float64,
+    i1,
+    i2,
+    i4,
+    i8,
+    int8,
+    int16,
+    int32,
+    int64,
+    intp,
+    u1,
+    u2,
+    u4,
+    u8,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    uintp,
+    void,
+)
+
+
+def jit(fn=None, **options):  # noqa: ANN001, ANN201 - Numba's signature
+    """``numba.jit`` / ``numba.njit``: a function a kernel calls is a device function, as in Numba;
+    called from the host it is the Python function itself."""
+    from ..language.core import func
+
+    if fn is None or isinstance(fn, (str, tuple, list)):
+        return lambda f: func(f)
+    return func(fn)
+
+
+njit = jit
+
+__all__ = [
+    "cuda",
+    "jit",
+    "njit",
+    "types",
+    "b1",
+    "boolean",
+    "bool_",
+    "complex64",
+    "complex128",
+    "f4",
+    "f8",
+    "float16",
+    "float32",
+    "float64",
+    "i1",
+    "i2",
+    "i4",
+    "i8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "intp",
+    "u1",
+    "u2",
+    "u4",
+    "u8",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintp",
+    "void",
+]

@@ -1,0 +1,194 @@
+"""``numba.cuda`` on gpukern: ``from gpukern.numba import cuda`` in place of ``from numba import cuda``.
+
+Inside kernels every name is an entry pointing at gpukern's one definition (``syncthreads`` is
+``gk.barrier``, ``atomic.add`` is ``gk.atomic_add``, ``threadIdx`` is ``gk.thread_idx``, ``laneid`` is
+``gk.lane_id()`` read as a name); ``intrinsics`` holds the few that reorder arguments or build a tuple.
+On the host, ``jit`` makes a ``gk.Kernel`` (or a ``@gk.func`` with ``device=True``) and the array and
+stream calls are gpukern's.  docs/numba.md lists every name: supported, how, or why not.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ... import streams as _streams
+from ... import timing as _timing
+from ...backends import available_backends as _available_backends
+from ...backends import current_device as _current_device
+from ...backends import devices as _devices
+from ...backends import empty as _empty
+from ...backends import get_backend as _get_backend
+from ...backends import to_device as _to_device
+from ...errors import BackendError as _BackendError
+from ...kernel import kernel as _kernel
+from ...language import core as _lang
+from ...language import warp as _warp
+from ...language.core import func as _func
+from ...runtime.array import DeviceArray as _DeviceArray
+from .intrinsics import ArrayIn, ArrayLike, Grid, GridSize, Namespace, Select
+
+# ---------------------------------------------------------------- inside kernels
+threadIdx = _lang.thread_idx
+blockIdx = _lang.block_idx
+blockDim = _lang.block_dim
+gridDim = _lang.grid_dim
+laneid = _lang.Property("laneid", _warp.lane_id)
+warpsize = _lang.Property("warpsize", _warp.warp_size)
+grid = Grid("grid", "cuda.grid(ndim): the thread's absolute position")
+gridsize = GridSize("gridsize", "cuda.gridsize(ndim): the grid's threads along each dimension")
+
+shared = Namespace("shared", array=ArrayIn("shared.array", _lang.shared))
+local = Namespace("local", array=ArrayIn("local.array", _lang.local))
+const = Namespace("const", array_like=ArrayLike("const.array_like", "a module's array as a constant table"))
+
+syncthreads = _lang.barrier
+syncthreads_count = _warp.syncthreads_count
+syncthreads_and = _warp.syncthreads_and
+syncthreads_or = _warp.syncthreads_or
+threadfence = _lang.threadfence
+threadfence_block = _lang.threadfence_block
+threadfence_system = _lang.threadfence_system
+
+syncwarp = _warp.syncwarp
+shfl_sync = _warp.shfl_sync
+shfl_up_sync = _warp.shfl_up_sync
+shfl_down_sync = _warp.shfl_down_sync
+shfl_xor_sync = _warp.shfl_xor_sync
+all_sync = _warp.vote_all
+any_sync = _warp.vote_any
+eq_sync = _warp.eq_sync
+ballot_sync = _warp.ballot
+activemask = _warp.activemask
+lanemask_lt = _warp.lanemask_lt
+match_any_sync = _warp.match_any
+match_all_sync = _warp.match_all
+
+atomic = Namespace(
+    "atomic",
+    add=_lang.atomic_add,
+    sub=_lang.atomic_sub,
+    and_=_lang.atomic_and,
+    or_=_lang.atomic_or,
+    xor=_lang.atomic_xor,
+    exch=_lang.atomic_exch,
+    inc=_lang.atomic_inc,
+    dec=_lang.atomic_dec,
+    max=_lang.atomic_max,
+    min=_lang.atomic_min,
+    nanmax=_lang.atomic_nanmax,
+    nanmin=_lang.atomic_nanmin,
+    cas=_lang.atomic_cas,
+    compare_and_swap=_lang.atomic_compare_and_swap,
+)
+
+popc = _lang.popc
+brev = _lang.brev
+clz = _lang.clz
+ffs = _lang.ffs
+fma = _lang.fma
+cbrt = math.cbrt if hasattr(math, "cbrt") else np.cbrt
+selp = Select("selp", "cuda.selp(cond, a, b): a if cond else b")
+
+
+# ---------------------------------------------------------------- on the host
+def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
+    """``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``,
+    ``@cuda.jit(sig, fastmath=True)``: a ``gk.Kernel`` specialised at each launch on its arguments'
+    types (a signature is accepted and not needed), or a ``@gk.func`` for ``device=True``.  Of
+    Numba's options, ``fastmath`` and ``lineinfo`` are gpukern's compile options; ``debug``,
+    ``opt``, ``cache``, ``inline`` and ``link`` change nothing here (``link`` of PTX is refused)."""
+    if options.get("link"):
+        raise _BackendError("cuda.jit(link=...): linking PTX or CUDA C files is not supported by gpukern")
+    kept = {k: options[k] for k in ("fastmath", "lineinfo") if options.get(k) is not None}
+
+    def make(fn: Any) -> Any:
+        if device:
+            return _func(fn)
+        return _kernel(**kept)(fn)
+
+    if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
+        return make(func_or_sig)
+    return make
+
+
+def to_device_array(ary: Any, stream: Any = None, copy: bool = True, to: _DeviceArray | None = None) -> _DeviceArray:
+    """``cuda.to_device(ary, stream=0, copy=True, to=None)``: ``gk.to_device``; with ``to``, a copy into it."""
+    stream = stream or None
+    if to is not None:
+        to.copy_to_device(ary, stream)
+        return to
+    return _to_device(ary, stream=stream)
+
+
+def device_array(
+    shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = None
+) -> _DeviceArray:
+    """``cuda.device_array``: ``gk.empty`` (C order only)."""
+    if order != "C" or strides is not None:
+        raise _BackendError("cuda.device_array(): gpukern's device arrays are C-contiguous (order='C', no strides)")
+    return _empty(shape, dtype)
+
+
+def device_array_like(ary: Any, stream: Any = None) -> _DeviceArray:
+    return _empty(np.shape(ary), ary.dtype)
+
+
+def pinned_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C") -> np.ndarray:
+    """``cuda.pinned_array``: ``gk.pinned_empty``."""
+    if order != "C" or strides is not None:
+        raise _BackendError("cuda.pinned_array(): C order only")
+    return _streams.pinned_empty(shape, dtype)
+
+
+def pinned_array_like(ary: Any) -> np.ndarray:
+    return _streams.pinned_empty(np.shape(ary), ary.dtype)
+
+
+def synchronize() -> None:
+    """``cuda.synchronize()``: ``gk.synchronize()``."""
+    _timing.synchronize()
+
+
+def stream() -> _streams.Stream:
+    """``cuda.stream()``: a ``gk.Stream``."""
+    return _streams.Stream()
+
+
+def default_stream() -> _streams.Stream:
+    return _streams.default_stream()
+
+
+def event(timing: bool = True) -> _streams.Event:
+    """``cuda.event()``: a ``gk.Event``."""
+    return _streams.Event()
+
+
+def is_available() -> bool:
+    """Whether a backend runs kernels here: always, since the simulator does (``gk.available_backends``)."""
+    return bool(_available_backends())
+
+
+def select_device(index: int) -> Any:
+    """``cuda.select_device(i)``: device ``i`` of the current backend, made current."""
+    d = _devices()[index]
+    d.__enter__()
+    return d
+
+
+def get_current_device() -> Any:
+    return _current_device()
+
+
+def close() -> None:
+    """``cuda.close()``: nothing to release that gpukern does not release itself."""
+
+
+def current_backend() -> str:
+    """Which gpukern backend the kernels of this module run on (``gk.get_backend().name``)."""
+    return _get_backend().name
+
+
+to_device = to_device_array  # Numba's name for the call above

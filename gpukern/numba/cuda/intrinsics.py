@@ -1,0 +1,104 @@
+"""The few Numba names that are not gpukern's under another name: small classes that lower onto
+gpukern's own intrinsics and IR (``cuda.grid``, ``cuda.gridsize``, ``cuda.shared.array`` with
+Numba's argument order, ``cuda.const.array_like``, ``cuda.selp``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ...errors import KernelTypeError
+from ...ir import nodes as ir
+from ...language import core as lang
+from ...semantics.values import Value
+from ...types import int32
+
+
+def _ndim(cx: lang.Lowering, node: ast.Call, name: str) -> int:
+    cx.nargs(node, 1, name)
+    n = cx.static_value(node.args[0], default=None)
+    if n not in (1, 2, 3) or isinstance(n, bool):
+        raise KernelTypeError(f"cuda.{name}() takes 1, 2 or 3, a constant", cx.loc(node))
+    return int(n)
+
+
+class Grid(lang.Intrinsic):
+    """``cuda.grid(ndim)``: the thread's absolute position, an int for 1, a tuple for 2 or 3
+    (``gk.global_id`` along each dimension)."""
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        n = _ndim(cx, node, "grid")
+        ids = tuple(ir.Special("global_id", d, int32, loc=cx.loc(node)) for d in range(n))
+        return ids[0] if n == 1 else ids
+
+
+class GridSize(lang.Intrinsic):
+    """``cuda.gridsize(ndim)``: the threads of the whole grid along each dimension
+    (``block_dim * grid_dim``), an int for 1, a tuple for 2 or 3."""
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        n = _ndim(cx, node, "gridsize")
+        loc = cx.loc(node)
+        sizes = tuple(
+            ir.BinOp(
+                "*",
+                ir.Special("block_dim", d, int32, loc=loc),
+                ir.Special("grid_dim", d, int32, loc=loc),
+                int32,
+                loc=loc,
+            )
+            for d in range(n)
+        )
+        return sizes[0] if n == 1 else sizes
+
+
+class ArrayIn(lang.Intrinsic):
+    """``cuda.shared.array(shape, dtype)`` / ``cuda.local.array(shape, dtype)``: gpukern's
+    ``shared(dtype, shape)`` / ``local(dtype, shape)`` with Numba's order and keywords."""
+
+    keywords = ("shape", "dtype")
+    compile_time = (0, 1)
+
+    def __init__(self, name: str, of: lang.Intrinsic):
+        super().__init__(name, f"cuda.{name}(shape, dtype): {of.name}(dtype, shape)")
+        self.of = of
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        shape, dtype = self.arguments(cx, node, ("shape", "dtype"), 2)
+        call = ast.copy_location(ast.Call(func=node.func, args=[dtype, shape], keywords=[]), node)
+        return self.of.lower(cx, call)
+
+
+class ArrayLike(lang.Intrinsic):
+    """``cuda.const.array_like(table)``: a NumPy array of the module read as a constant table,
+    which gpukern makes of any module array a kernel reads."""
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 1, "const.array_like")
+        table = cx.visit(node.args[0])
+        if not isinstance(table, ir.ArrayRef) or table.type.space != "constant":
+            raise KernelTypeError(
+                "cuda.const.array_like() takes a NumPy array of the kernel's module (a constant table)",
+                cx.loc(node),
+            )
+        return table
+
+
+class Select(lang.Intrinsic):
+    """``cuda.selp(cond, a, b)``: ``a if cond else b`` (both evaluated, as a select instruction)."""
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, "selp")
+        expr = ast.copy_location(ast.IfExp(test=node.args[0], body=node.args[1], orelse=node.args[2]), node)
+        return cx.visit(expr)
+
+
+class Namespace:
+    """``cuda.shared``, ``cuda.atomic``...: a group of names a kernel reaches as attributes."""
+
+    def __init__(self, name: str, **names: Any):
+        self._name = name
+        self.__dict__.update(names)
+
+    def __repr__(self) -> str:
+        return f"<gpukern.numba cuda.{self._name}>"

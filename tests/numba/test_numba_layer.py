@@ -1,0 +1,158 @@
+"""``from gpukern.numba import cuda``: Numba-CUDA programs with only the import line changed run on
+every backend (issue 32).  The kernels here are written for these tests in Numba's spelling; each
+checks itself against NumPy, and one shows the simulator finding a race Numba would not report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+import gpukern.numba as numba
+from gpukern.numba import cuda, float32, int32, void
+
+TABLE = np.array([3, 1, 4, 1, 5, 9, 2, 6], np.int32)
+
+
+@cuda.jit
+def axpy(r, a, x, y):
+    i = cuda.grid(1)
+    if i < r.size:
+        r[i] = a * x[i] + y[i]
+
+
+@cuda.jit(device=True)
+def clamp(v, lo, hi):
+    return max(lo, min(v, hi))
+
+
+@numba.jit
+def twice(v):
+    return v * 2
+
+
+@cuda.jit("void(float32[:], float32[:])")
+def block_sums(x, out):
+    s = cuda.shared.array(64, dtype=np.float32)
+    t = cuda.threadIdx.x
+    s[t] = x[cuda.blockIdx.x * cuda.blockDim.x + t]
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, clamp(s[0], -1e9, 1e9))
+    if cuda.blockIdx.x == 0 and cuda.laneid == 0 and t < cuda.warpsize:
+        out[1] = twice(cuda.warpsize)
+
+
+@cuda.jit(void(float32[:, :], float32[:, :]))
+def scale_2d(a, b):
+    x, y = cuda.grid(2)
+    w, h = cuda.gridsize(2)
+    if x < a.shape[0] and y < a.shape[1]:
+        b[x, y] = a[x, y] * 2 + float32(w * h * 0)
+
+
+@cuda.jit
+def table_and_locals(out):
+    tab = cuda.const.array_like(TABLE)
+    acc = cuda.local.array(shape=4, dtype=int32)
+    i = cuda.grid(1)
+    for k in range(4):
+        acc[k] = tab[(i + k) % 8]
+    out[i] = cuda.selp(i % 2 == 0, acc[0] + acc[3], acc[1] - acc[2])
+
+
+@cuda.jit
+def warp_sum(x, out):
+    v = x[cuda.grid(1)]
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    if cuda.laneid == 0:
+        out[cuda.grid(1) // 32] = v
+    if cuda.all_sync(0xFFFFFFFF, v == v):
+        cuda.syncwarp(0xFFFFFFFF)
+
+
+def test_a_numba_program_runs_on_every_backend(backend):
+    rng = np.random.default_rng(7)
+    n = 1000
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    r = np.zeros_like(x)
+    axpy[(n + 127) // 128, 128](r, np.float32(2.0), x, y)
+    np.testing.assert_allclose(r, 2 * x + y, rtol=1e-6)
+
+    d_x = cuda.to_device(x)
+    d_out = cuda.device_array(2, np.float32)
+    d_out.copy_to_device(np.zeros(2, np.float32))
+    block_sums[8, 64](d_x, d_out)
+    out = d_out.copy_to_host()
+    assert np.isclose(out[0], x[:512].sum(dtype=np.float64), rtol=1e-5) and out[1] == 64
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.zeros_like(a)
+    scale_2d[(1, 1), (4, 4)](a, b)
+    np.testing.assert_array_equal(b, 2 * a)
+
+    got = np.zeros(16, np.int32)
+    table_and_locals[2, 8](got)
+    i = np.arange(16)
+    acc = [TABLE[(i + k) % 8] for k in range(4)]
+    np.testing.assert_array_equal(got, np.where(i % 2 == 0, acc[0] + acc[3], acc[1] - acc[2]))
+
+
+def test_warp_names_on_the_simulator():
+    gk.set_backend("sim")
+    try:
+        x = np.arange(64, dtype=np.int32)
+        out = np.zeros(2, np.int32)
+        warp_sum[1, 64](x, out)
+        assert out.tolist() == [x[:32].sum(), x[32:].sum()]
+    finally:
+        gk.set_backend(None)
+
+
+def test_numba_names_are_gpukerns_own_definitions():
+    assert cuda.syncthreads is gk.barrier and cuda.atomic.add is gk.atomic_add and cuda.threadIdx is gk.thread_idx
+    assert cuda.shfl_down_sync is gk.shfl_down_sync and cuda.ballot_sync is gk.ballot and cuda.popc is gk.popc
+    assert numba.float32 is gk.float32 and numba.types.int64 is gk.int64 and float32[:, :] == gk.Array[gk.float32, 2]
+    assert isinstance(axpy, gk.Kernel) and isinstance(clamp, gk.DeviceFunction) and isinstance(twice, gk.DeviceFunction)
+    assert cuda.is_available() and twice(21) == 42  # a numba.jit function still runs on the host
+
+
+@cuda.jit
+def racy_histogram(data, bins):
+    i = cuda.grid(1)
+    if i < data.size:
+        bins[data[i]] += 1  # RACE: Numba runs it; threads lose each other's counts
+
+
+def test_the_simulator_reports_what_numba_would_run_silently():
+    gk.set_backend("sim")
+    try:
+        data = np.array([0, 1, 1, 1, 2, 0, 1, 1], np.int32)
+        with pytest.raises(gk.DataRaceError, match="data race on global array 'bins'") as e:
+            racy_histogram[1, 8](data, np.zeros(3, np.int32))
+        assert "RACE" in e.value.loc.source_line()
+    finally:
+        gk.set_backend(None)
+
+
+def test_refusals_say_what_to_write():
+    with pytest.raises(gk.GpukernError, match="C-contiguous"):
+        cuda.device_array(4, np.float32, order="F")
+    with pytest.raises(gk.GpukernError, match="link"):
+        cuda.jit(link=["kernel.ptx"])
+    with pytest.raises(gk.KernelTypeError, match="cuda.grid\\(\\) takes 1, 2 or 3"):
+
+        @cuda.jit
+        def bad(out):
+            out[0] = cuda.grid(4)
+
+        bad.source(np.zeros(1, np.int32))
