@@ -304,6 +304,21 @@ class Kernel(lang.KernelObject):
                 pass
         return launch
 
+    def forall(self, n: int, tpb: int = 0, stream: Any = None, sharedmem: int = 0) -> Launch:
+        """``k.forall(n)(args)``: a 1-D launch of at least ``n`` threads, ``tpb`` a block (0: 128),
+        as Numba's ``forall``; the kernel checks ``i < n`` itself."""
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise LaunchError(f"{self.__name__}.forall() takes a count of threads, 0 or more, not {n!r}")
+        if not isinstance(tpb, (int, np.integer)) or isinstance(tpb, bool) or tpb < 0:
+            raise LaunchError(
+                f"{self.__name__}.forall(): tpb must be a positive number of threads a block, not {tpb!r}"
+            )
+        tpb = int(tpb) or 128
+        blocks = max(1, -(-int(n) // tpb))
+        if stream is None and not sharedmem:
+            return self[blocks, tpb]
+        return self[blocks, tpb, stream, sharedmem]
+
     def launch(
         self,
         grid: tuple[int, int, int],

@@ -26,9 +26,9 @@ from ...errors import BackendError as _BackendError
 from ...kernel import kernel as _kernel
 from ...language import core as _lang
 from ...language import warp as _warp
+from ...language.compat import ArrayIn, ArrayLike, Grid, GridSize, Namespace, Select
 from ...language.core import func as _func
 from ...runtime.array import DeviceArray as _DeviceArray
-from .intrinsics import ArrayIn, ArrayLike, Grid, GridSize, Namespace, Select
 
 # ---------------------------------------------------------------- inside kernels
 threadIdx = _lang.thread_idx

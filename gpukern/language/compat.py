@@ -1,17 +1,20 @@
-"""The few Numba names that are not gpukern's under another name: small classes that lower onto
-gpukern's own intrinsics and IR (``cuda.grid``, ``cuda.gridsize``, ``cuda.shared.array`` with
-Numba's argument order, ``cuda.const.array_like``, ``cuda.selp``)."""
+"""Other languages' names that are not gpukern's under another name (Numba-CUDA's, CuPy-JIT's): small
+classes that lower onto gpukern's own intrinsics and IR, for ``gpukern.numba`` and ``gpukern.cupy``
+(``grid(ndim)``, ``gridsize(ndim)``, ``shared.array(shape, dtype)`` with Numba's argument order,
+``const.array_like``, ``selp``, CuPy's ``shared_memory(dtype, size)``), and the namespaces that group
+names (``cuda.atomic``).  Nothing here defines an operation: each lowers to what ``core`` and
+``warp`` define."""
 
 from __future__ import annotations
 
 import ast
 from typing import Any
 
-from ...errors import KernelTypeError
-from ...ir import nodes as ir
-from ...language import core as lang
-from ...semantics.values import Value
-from ...types import int32
+from ..errors import KernelTypeError
+from ..ir import nodes as ir
+from ..semantics.values import Value
+from ..types import int32
+from . import core as lang
 
 
 def _ndim(cx: lang.Lowering, node: ast.Call, name: str) -> int:
@@ -102,3 +105,18 @@ class Namespace:
 
     def __repr__(self) -> str:
         return f"<gpukern.numba cuda.{self._name}>"
+
+
+class SharedMemory(lang.Intrinsic):
+    """``jit.shared_memory(dtype, size, alignment=None)``: ``gk.shared(dtype, size)``, or with
+    ``size=None`` the launch's dynamic shared memory (``gk.dynamic_shared(dtype)``)."""
+
+    keywords = ("dtype", "size", "alignment")
+    compile_time = (0, 1)
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        dtype, size, _alignment = self.arguments(cx, node, ("dtype", "size", "alignment"), 1)
+        if size is None or cx.static_value(size, default=0) is None:
+            call = ast.copy_location(ast.Call(func=node.func, args=[dtype], keywords=[]), node)
+            return lang.dynamic_shared.lower(cx, call)
+        return lang.shared.lower(cx, ast.copy_location(ast.Call(func=node.func, args=[dtype, size], keywords=[]), node))
