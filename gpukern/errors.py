@@ -126,6 +126,12 @@ class IndexOverflowError(KernelFault):
     undefined in the generated C; an unsigned wrap is almost surely not the index meant)."""
 
 
+class ConversionError(KernelFault):
+    """A store's implicit conversion changed a value (300 into uint8, -1.0 into uint32, 1e40 into
+    float32), under ``casting="unsafe"`` or from a wider float: reported by ``gk.sanitize`` only, as
+    Numba and CuPy convert so without a word."""
+
+
 class OutOfBoundsError(KernelFault):
     """An index outside a global, shared or local array."""
 

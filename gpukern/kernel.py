@@ -26,7 +26,7 @@ from .runtime.array import stream_handle
 from .runtime.compile_options import CompileOptions
 from .runtime.plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
 from .runtime.variant import Variant
-from .semantics.values import Static
+from .semantics.values import Rules, Static
 from .types import (
     ANY_CONST,
     ArrayType,
@@ -236,7 +236,8 @@ class Kernel(lang.KernelObject):
                 bindings[spec.name] = Static(k[2])
                 consts.append(f"{spec.name}={k[2]!r}")
         description = ", ".join([self.__name__] + consts)
-        program = Compiler().lower_kernel(self.parsed, bindings, description)
+        rules = Rules(casting=self.options["casting"], bools=self.options["bools"])
+        program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():
             program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
         return Variant(self, key, program, key, options=self.options)

@@ -22,7 +22,18 @@ from ..ir import nodes as ir
 from ..ir.source import ParsedFunction
 from ..language import core as lang
 from ..semantics import records
-from ..semantics.values import Partial, Static, Value, check_store_cast, coerce, describe, is_number, scalar
+from ..semantics.values import (
+    NUMPY_RULES,
+    Partial,
+    Rules,
+    Static,
+    Value,
+    coerce,
+    describe,
+    is_number,
+    scalar,
+    store_value,
+)
 from ..types import (
     ArrayType,
     RecordType,
@@ -60,7 +71,8 @@ CONSTANT_BYTES = 64 * 1024  # constant memory every CUDA device has, and OpenCL'
 class Compiler:
     """Lowers one kernel specialisation and the device functions it reaches."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Rules = NUMPY_RULES) -> None:
+        self.rules = rules  # what stores convert and what bool arithmetic gives (semantics.values.Rules)
         self.funcs: dict[tuple[Any, ...], ir.FuncDef] = {}
         self.in_progress: set[tuple[Any, ...]] = set()
         self.tables: dict[int, tuple[ir.ArrayRef, np.ndarray]] = {}  # by the id of the module's array
@@ -467,14 +479,15 @@ class FunctionLowering(ast.NodeVisitor):
         new_t = self.x.type_of(value)
         if name in self.pinned:
             t = self.pinned[name]
-            check_store_cast(self.loc(node), new_t, t, f"variable {name!r}")
+            stored = store_value(self.loc(node), scalar(self.loc(node), value), t, f"variable {name!r}", self.x.rules)
         else:
             t_join = join(self.var_types.get(name), new_t)
             self.set_type(name, t_join)
             t = materialize(t_join)
+            stored = coerce(self.loc(node), value, t)
         var = ir.Var(name, t, loc=self.loc(target))
         self.env[name] = var
-        self.emit(ir.Assign(var, coerce(self.loc(node), value, t), loc=self.loc(node)))
+        self.emit(ir.Assign(var, stored, loc=self.loc(node)))
 
     def assign_tuple(self, target: ast.Name, items: tuple[Value, ...], node: ast.AST) -> None:
         """``t = (a, b)``: a tuple local is one variable per item (``t_0``, ``t_1``: their types the join
@@ -588,8 +601,8 @@ class FunctionLowering(ast.NodeVisitor):
     def store_element(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
         value = scalar(self.loc(node), value, "stored value")
         elem = value_type(array.type.elem)  # a bfloat16 array stores float32 values, rounded
-        check_store_cast(self.loc(node), self.x.type_of(value), elem, f"array {array.name!r}")
-        self.emit(ir.Store(array, indices, coerce(self.loc(node), value, elem), loc=self.loc(node)))
+        stored = store_value(self.loc(node), value, elem, f"array {array.name!r}", self.x.rules)
+        self.emit(ir.Store(array, indices, stored, loc=self.loc(node)))
 
     def visit_If(self, node: ast.If) -> None:
         cond = self.x.condition(node.test)

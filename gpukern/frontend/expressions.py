@@ -64,6 +64,7 @@ class ExpressionLowering(ast.NodeVisitor):
     def __init__(self, f: Any):
         self.f = f
         self.compiler = f.compiler
+        self.rules = f.compiler.rules
         self.is_kernel = f.is_kernel
         self.loc = f.loc
         self.emit = f.emit
@@ -348,6 +349,9 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"the {op} operator needs integers or bools, not {lt!r} and {rt!r}", loc)
         if (lt.is_complex or rt.is_complex) and definition.complex_helper is None:
             raise KernelTypeError(f"the {op} operator is not defined on complex numbers ({lt!r} and {rt!r})", loc)
+        if self.rules.bools == "python" and lt == bool_ and rt == bool_ and op in ("+", "-", "*", "//", "%", "**"):
+            lt = rt = int64  # Python's and Numba's: bools count (True + True == 2)
+            left, right = coerce(loc, left, int64), coerce(loc, right, int64)
         if op in ("-", "//", "%", "**") and lt == bool_ and rt == bool_:  # NumPy refuses - (and leaves bools then)
             raise KernelTypeError(f"the {op} operator is not defined on two bools", loc, "convert one to int32 first")
         # two run-time values of literal-only locals compute at their materialised width; bools shift as int64

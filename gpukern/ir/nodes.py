@@ -215,12 +215,16 @@ class Unary(Expr):
 
 @dataclass(eq=False)
 class Cast(Expr):
-    """Conversion of ``value`` to ``type`` (C conversion; bool means ``!= 0``)."""
+    """Conversion of ``value`` to ``type`` (C conversion; bool means ``!= 0``).  ``implicit``: made by
+    a store without a cast written, from a type whose values ``type`` may not hold
+    (``semantics.values.store_value``): the simulator reports one that changes a value under
+    ``gk.sanitize``."""
 
     CHILDREN = ("value",)
     value: Expr
     type: ScalarType
     loc: Loc | None = _loc()
+    implicit: bool = field(default=False, kw_only=True)
 
 
 @dataclass(eq=False)

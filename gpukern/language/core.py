@@ -22,7 +22,7 @@ from ..errors import GpukernError, KernelSyntaxError, KernelTypeError, Loc
 from ..ir import nodes as ir
 from ..ir.source import ParsedFunction, parse_function
 from ..semantics import ops
-from ..semantics.values import Static, Value, check_store_cast, coerce, describe, scalar
+from ..semantics.values import Rules, Static, Value, describe, scalar, store_value
 from ..types import ArrayType, ScalarType, StorageType, Type, bool_, int32, type_named
 
 
@@ -30,6 +30,7 @@ class Lowering(Protocol):
     """What an intrinsic's ``lower`` may use of the front end (``gpukern.frontend.expressions``)."""
 
     is_kernel: bool
+    rules: Rules  # what stores convert, what bool arithmetic gives: the kernel's
 
     def loc(self, node: ast.AST) -> Loc: ...
 
@@ -385,8 +386,7 @@ class _VStore(_Vector):
         out = []
         for v in values:
             v = scalar(loc, v, "stored value")
-            check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
-            out.append(coerce(loc, v, elem))
+            out.append(store_value(loc, v, elem, f"array {array.name!r}", cx.rules))
         cx.check_writable(node, array)
         cx.emit(ir.VecStore(array, indices, out, loc=cx.loc(node)))
         return Static(None)
@@ -529,8 +529,7 @@ class _Atomic(Intrinsic):
         for a in operand_nodes:
             loc = cx.loc(a)
             v = scalar(loc, cx.visit(a), f"{self.name}() operand")
-            check_store_cast(loc, cx.type_of(v), elem, f"array {array.name!r}")
-            operands.append(coerce(loc, v, elem))
+            operands.append(store_value(loc, v, elem, f"array {array.name!r}", cx.rules))
         return ir.Atomic(self.op.name, array, indices, operands, elem, loc=cx.loc(node))
 
 

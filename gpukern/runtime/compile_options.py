@@ -41,13 +41,14 @@ class Option:
     """One compile option: its type, default, meaning, and its flags per backend."""
 
     name: str
-    kind: str  # "bool", "int" (positive) or "flags" (a tuple of strings)
+    kind: str  # "bool", "int" (positive), "flags" (a tuple of strings) or "choice" (one of ``choices``)
     default: Any
     doc: str  # what it does (in the message of a wrong value)
     cuda: Spelling  # NVRTC and nvcc alike (both take these long forms)
     opencl: Spelling
     sim: str  # what the simulator does with it
     inexact: Callable[[Any], bool] = lambda v: False  # whether the value makes results differ from the simulator's
+    choices: tuple[str, ...] = ()  # a "choice" option's values
 
 
 OPTIONS: dict[str, Option] = {
@@ -88,6 +89,23 @@ OPTIONS: dict[str, Option] = {
             "(it changes no code)",
             _switch(("--generate-line-info",)), _ignored,
             "not needed: the simulator's errors name the Python line",
+        ),
+        Option(
+            "casting", "choice", "same_kind",
+            "what a store, an atomic or a typed local takes: 'same_kind' (NumPy's: a float never silently "
+            "becomes an int) or 'unsafe' (every real number converts, as Numba and CuPy do; gk.sanitize "
+            "reports a conversion that changes the value)",
+            _ignored, _ignored,
+            "the same conversions (semantics.values.Rules)",
+            choices=("same_kind", "unsafe"),
+        ),
+        Option(
+            "bools", "choice", "numpy",
+            "+ - * of two bools: 'numpy' (a bool, True + True is True, with a warning) or 'python' (an "
+            "int, True + True is 2, as Python and Numba)",
+            _ignored, _ignored,
+            "the same arithmetic (semantics.values.Rules)",
+            choices=("numpy", "python"),
         ),
         Option(
             "cuda_options", "flags", (),
@@ -154,5 +172,12 @@ def _checked(where: str, option: Option, value: Any) -> Any:
         return value
     if option.kind == "flags" and isinstance(value, (tuple, list)) and all(isinstance(f, str) for f in value):
         return tuple(value)
-    wanted = {"bool": "True or False", "int": "a positive int", "flags": "a tuple of strings"}[option.kind]
+    if option.kind == "choice" and value in option.choices:
+        return value
+    wanted = {
+        "bool": "True or False",
+        "int": "a positive int",
+        "flags": "a tuple of strings",
+        "choice": " or ".join(map(repr, option.choices)),
+    }[option.kind]
     raise KernelTypeError(f"{where}: compile option {option.name}= ({option.doc}) must be {wanted}, not {value!r}")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import KernelTypeError, Loc
+from ..errors import KernelTypeError, Loc, warn_at
 from ..ir import nodes as ir
 from ..types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, ScalarType, Type, WeakType, bool_, from_dtype, materialize
 
@@ -135,9 +135,61 @@ def materialized(loc: Loc, v: Value) -> ir.Expr:
     return v
 
 
-def check_store_cast(loc: Loc, src: Type, dst: ScalarType, what: str) -> None:
-    """Stores follow NumPy's 'same_kind' casting: a float never silently becomes an int."""
-    if isinstance(src, WeakType):
+@dataclass(frozen=True)
+class Rules:
+    """The two places where kernel languages give one value different meanings, chosen per kernel
+    (compile options ``casting=`` and ``bools=``; the Numba and CuPy layers choose theirs).
+
+    ``casting``: what a store, an atomic or a typed local takes: ``"same_kind"`` (gpukern's default,
+    NumPy's ``same_kind``: a float never silently becomes an int, a signed int never a smaller
+    unsigned one) or ``"unsafe"`` (every real number converts, as NumPy's ``a[i] = v`` of a NumPy
+    scalar, Numba and CuPy do; ``gk.sanitize`` reports a conversion that changes the value).
+    ``bools``: ``+ - * // % **`` of two bools: ``"numpy"`` (a bool: ``True + True`` is ``True``, with
+    a warning) or ``"python"`` (an int64, as in Python and Numba: ``True + True`` is 2)."""
+
+    casting: str = "same_kind"
+    bools: str = "numpy"
+
+
+NUMPY_RULES = Rules()
+
+
+def lossy(src: Type, dst: ScalarType) -> bool:
+    """Whether converting a ``src`` value to ``dst`` may change it beyond a float's rounding: a wrap,
+    a lost fraction, an overflow to inf, a number other than 0 and 1 becoming a bool."""
+    if isinstance(src, WeakType) or src == dst:
+        return False
+    if dst.is_float and (src.is_float or src.is_complex):  # rounding is not a change; overflow is
+        return src.itemsize > dst.itemsize
+    return not np.can_cast(src.dtype, dst.dtype, casting="safe")
+
+
+def store_value(loc: Loc, v: Value, dst: ScalarType, what: str, rules: Rules = NUMPY_RULES) -> ir.Expr:
+    """``v`` converted for a store into ``what`` of type ``dst`` (an array element, an atomic's
+    operand, a typed local), under ``rules.casting``; a run-time conversion that may change the
+    value is marked ``implicit`` for the simulator's check under ``gk.sanitize``."""
+    src = v.type if isinstance(v, ir.Expr) else static_type(v.value)
+    check_store_cast(loc, src, dst, what, rules.casting)
+    if isinstance(v, Static) and rules.casting == "unsafe":
+        try:
+            return literal(loc, v.value, dst)
+        except KernelTypeError:  # a constant that does not fit: converted as NumPy converts, and said
+            with np.errstate(all="ignore"):
+                converted = np.array(v.value).astype(dst.dtype)[()]
+            warn_at(f"the constant {v.value!r} stored into {what} of type {dst.name} becomes {converted.item()!r}", loc)
+            return ir.Lit(converted.item(), dst, loc=loc)
+    out = coerce(loc, v, dst)
+    if isinstance(out, ir.Cast) and lossy(src, dst):
+        out.implicit = True
+    return out
+
+
+def check_store_cast(loc: Loc, src: Type, dst: ScalarType, what: str, casting: str = "same_kind") -> None:
+    """Stores follow NumPy's 'same_kind' casting (a float never silently becomes an int), or with
+    ``casting="unsafe"`` take every real number (a complex one never becomes real)."""
+    if casting == "unsafe":
+        ok = dst.is_complex or not src.is_complex
+    elif isinstance(src, WeakType):
         ok = not (src.is_float and not dst.is_float and not dst.is_complex) and not (dst == bool_)
         ok = ok and (dst.is_complex or not src.is_complex)
     else:

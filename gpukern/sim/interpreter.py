@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import BackendError, BarrierDivergenceError, IndexOverflowError, LaunchError
+from ..errors import BackendError, BarrierDivergenceError, ConversionError, IndexOverflowError, LaunchError
 from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
 from ..runtime.plan import convert_scalar
@@ -454,9 +454,35 @@ class _Run:
     def e_Cast(self, e: ir.Cast, m: np.ndarray) -> Any:
         v = np.asarray(self.eval(e.value, m))
         if e.type.dtype == np.bool_:
-            return v != 0
+            out = v != 0
+        else:
+            with np.errstate(all="ignore"):
+                out = v.astype(e.type.dtype)
+        if e.implicit and self.faults is not None:  # gk.sanitize: a store's conversion that changed a value
+            self.check_conversion(e, v, out, m)
+        return out
+
+    def check_conversion(self, e: ir.Cast, v: np.ndarray, out: np.ndarray, m: np.ndarray) -> None:
+        src, dst = e.value.type, e.type
+        v, out = np.broadcast_to(v, (self.lanes,)), np.broadcast_to(out, (self.lanes,))
         with np.errstate(all="ignore"):
-            return v.astype(e.type.dtype)
+            if dst.dtype == np.bool_:
+                changed = (v != 0) & (v != 1)
+            elif dst.is_float:  # rounding is not a change; an overflow to inf is
+                changed = np.isinf(out) & np.isfinite(v)
+            else:
+                changed = out.astype(src.dtype) != v
+        changed = changed & np.broadcast_to(m, (self.lanes,))
+        if changed.any():
+            lanes = np.nonzero(changed)[0]
+            k = int(lanes[0])
+            self.report(
+                ConversionError,
+                f"the {src.name} value {v[k].item()!r} stored as {dst.name} becomes {out[k].item()!r} "
+                f"({lanes.size} thread(s)); convert it yourself where that is meant",
+                e,
+                (k,),
+            )
 
     def e_Select(self, e: ir.Select, m: np.ndarray) -> Any:
         c = np.broadcast_to(self.eval(e.cond, m), (self.lanes,)).astype(bool)

@@ -156,3 +156,29 @@ def test_refusals_say_what_to_write():
             out[0] = cuda.grid(4)
 
         bad.source(np.zeros(1, np.int32))
+
+
+@cuda.jit
+def live_neighbours(world, count, image):
+    i, j = cuda.grid(2)
+    h, w = world.shape
+    if 0 < i < h - 1 and 0 < j < w - 1:
+        n = world[i - 1, j] + world[i + 1, j] + world[i, j - 1] + world[i, j + 1]  # bools count, as in Numba
+        count[i, j] = n
+        image[i, j] = n * 100  # an int64 stored into uint8 converts, as in Numba
+
+
+def test_numba_meaning_where_it_differs_from_numpys(backend):
+    world = np.random.default_rng(4).random((6, 6)) < 0.5
+    count, image = np.zeros((6, 6), np.int32), np.zeros((6, 6), np.uint8)
+    live_neighbours[(1, 1), (8, 8)](world, count, image)
+    w = world.astype(np.int64)
+    want = w[:-2, 1:-1] + w[2:, 1:-1] + w[1:-1, :-2] + w[1:-1, 2:]
+    np.testing.assert_array_equal(count[1:-1, 1:-1], want)
+    np.testing.assert_array_equal(image[1:-1, 1:-1], (want * 100).astype(np.uint8))
+
+
+def test_sanitize_tells_what_numba_wraps_silently():
+    world = np.ones((4, 4), bool)  # four neighbours: 400 does not fit in uint8
+    faults = gk.sanitize(live_neighbours[(1, 1), (4, 4)], world, np.zeros((4, 4), np.int32), np.zeros((4, 4), np.uint8))
+    assert [type(f) for f in faults] == [gk.ConversionError] and "400 stored as uint8 becomes 144" in str(faults[0])

@@ -94,15 +94,22 @@ selp = Select("selp", "cuda.selp(cond, a, b): a if cond else b")
 
 
 # ---------------------------------------------------------------- on the host
+# Numba's meaning where it differs from NumPy's (docs/numba.md): a store converts any real number
+# (gk.sanitize reports one that changes the value), and bools count (True + True == 2)
+NUMBA_RULES = {"casting": "unsafe", "bools": "python"}
+
+
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     """``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``,
     ``@cuda.jit(sig, fastmath=True)``: a ``gk.Kernel`` specialised at each launch on its arguments'
-    types (a signature is accepted and not needed), or a ``@gk.func`` for ``device=True``.  Of
+    types (a signature is accepted and not needed), with Numba's rules for stores and bools
+    (``NUMBA_RULES``), or a ``@gk.func`` for ``device=True``.  Of
     Numba's options, ``fastmath`` and ``lineinfo`` are gpukern's compile options; ``debug``,
     ``opt``, ``cache``, ``inline`` and ``link`` change nothing here (``link`` of PTX is refused)."""
     if options.get("link"):
         raise _BackendError("cuda.jit(link=...): linking PTX or CUDA C files is not supported by gpukern")
     kept = {k: options[k] for k in ("fastmath", "lineinfo") if options.get(k) is not None}
+    kept.update(NUMBA_RULES)
 
     def make(fn: Any) -> Any:
         if device:
