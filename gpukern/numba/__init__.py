@@ -13,7 +13,10 @@ Layer: with ``tools``, the top; it imports the face and the layers below, and no
 
 from __future__ import annotations
 
-from . import cuda, types
+import sys
+
+from . import api as cuda
+from . import types
 from .types import (
     b1,
     bool_,
@@ -45,6 +48,11 @@ from .types import (
     uintp,
     void,
 )
+
+# ``gpukern.numba.cuda`` is a name, not a file: numba-cuda's import redirector (installed with it)
+# takes every module name containing "numba.cuda" for its own and recurses on ours; a module found
+# in sys.modules is never looked for
+sys.modules[f"{__name__}.cuda"] = cuda
 
 
 def jit(fn=None, **options):  # noqa: ANN001, ANN201 - Numba's signature

@@ -182,3 +182,27 @@ def test_sanitize_tells_what_numba_wraps_silently():
     world = np.ones((4, 4), bool)  # four neighbours: 400 does not fit in uint8
     faults = gk.sanitize(live_neighbours[(1, 1), (4, 4)], world, np.zeros((4, 4), np.int32), np.zeros((4, 4), np.uint8))
     assert [type(f) for f in faults] == [gk.ConversionError] and "400 stored as uint8 becomes 144" in str(faults[0])
+
+
+def test_the_layer_imports_beside_numba_cudas_import_redirector(tmp_path):
+    """numba-cuda installs a finder that takes every module name containing "numba.cuda" and
+    recursed without end on gpukern's (seen on the GPU machine); one that refuses such names
+    stands in for it here: ``gpukern.numba.cuda`` must never be looked for."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import importlib.abc, sys\n"
+        "class Refuse(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if 'numba.cuda' in name:\n"
+        "            raise RecursionError(name)\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "import gpukern.numba.cuda as cuda\n"
+        "from gpukern.numba.cuda import jit, grid\n"
+        "from gpukern.numba import cuda as same\n"
+        "assert cuda is same and jit is cuda.jit\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr

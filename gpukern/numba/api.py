@@ -1,5 +1,9 @@
 """``numba.cuda`` on gpukern: ``from gpukern.numba import cuda`` in place of ``from numba import cuda``.
 
+This module is ``gpukern.numba.cuda`` (``gpukern/numba/__init__.py`` registers it under that name):
+numba-cuda's import redirector takes over every module whose name contains "numba.cuda", and
+recurses without end on one that is not Numba's, so no file of gpukern may be named so.
+
 Inside kernels every name is an entry pointing at gpukern's one definition (``syncthreads`` is
 ``gk.barrier``, ``atomic.add`` is ``gk.atomic_add``, ``threadIdx`` is ``gk.thread_idx``, ``laneid`` is
 ``gk.lane_id()`` read as a name); ``intrinsics`` holds the few that reorder arguments or build a tuple.
@@ -14,21 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from ... import streams as _streams
-from ... import timing as _timing
-from ...backends import available_backends as _available_backends
-from ...backends import current_device as _current_device
-from ...backends import devices as _devices
-from ...backends import empty as _empty
-from ...backends import get_backend as _get_backend
-from ...backends import to_device as _to_device
-from ...errors import BackendError as _BackendError
-from ...kernel import kernel as _kernel
-from ...language import core as _lang
-from ...language import warp as _warp
-from ...language.compat import ArrayIn, ArrayLike, Grid, GridSize, Namespace, Select
-from ...language.core import func as _func
-from ...runtime.array import DeviceArray as _DeviceArray
+from .. import streams as _streams
+from .. import timing as _timing
+from ..backends import available_backends as _available_backends
+from ..backends import current_device as _current_device
+from ..backends import devices as _devices
+from ..backends import empty as _empty
+from ..backends import get_backend as _get_backend
+from ..backends import to_device as _to_device
+from ..errors import BackendError as _BackendError
+from ..kernel import kernel as _kernel
+from ..language import core as _lang
+from ..language import warp as _warp
+from ..language.compat import ArrayIn, ArrayLike, Grid, GridSize, Namespace, Select
+from ..language.core import func as _func
+from ..runtime.array import DeviceArray as _DeviceArray
 
 # ---------------------------------------------------------------- inside kernels
 threadIdx = _lang.thread_idx
