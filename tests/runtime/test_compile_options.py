@@ -212,6 +212,7 @@ def test_a_flag_nvrtc_refuses_is_a_compile_error_with_its_log():
             k.source(*SIG, line_directives=True), ARCH, k.options.flags("cuda")
         )
     assert isinstance(e.value, gk.CompileError) and "--no-such-flag" in e.value.log
+    k.variants.clear()  # not for conftest's check of every variant's C: its flag is refused on purpose
 
 
 # ---------------------------------------------------------------- OpenCL
