@@ -44,7 +44,12 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     callee = x.visit(node.func)
     if not isinstance(callee, Static):
         raise KernelTypeError(f"cannot call {describe(callee)}", x.loc(node))
-    fn = callee.value
+    return call_of(x, callee.value, node)
+
+
+def call_of(x: Any, fn: Any, node: ast.Call) -> Value:
+    """The call ``node`` of ``fn`` (what its callee names, or what an intrinsic stands for:
+    ``Lowering.call``), its arguments ``node``'s."""
     if any(isinstance(a, ast.Starred) for a in node.args):
         raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))

@@ -34,7 +34,7 @@ from ..semantics.values import (
 )
 from ..types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
 from . import views
-from .calls import complex_attribute, int_attribute, lower_call
+from .calls import call_of, complex_attribute, int_attribute, lower_call
 from .reductions import REDUCTIONS
 
 _REDUCTION_NAMES = {r.name for r in REDUCTIONS.values()}  # np.sum(a) etc.; arrays have no such methods
@@ -503,6 +503,11 @@ class ExpressionLowering(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> Value:
         return lower_call(self, node)
+
+    def call(self, fn: Any, node: ast.Call) -> Value:
+        """``node``'s arguments passed to ``fn`` (an intrinsic, a math function, a type) in place of
+        what its callee names: for an intrinsic that stands for another (``calls.call_of``)."""
+        return call_of(self, fn, node)
 
 
 def is_pure(e: ir.Expr) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
 from ..semantics.values import Value
-from ..types import int32
+from ..types import float16, int32
 from . import core as lang
 
 
@@ -120,3 +120,62 @@ class SharedMemory(lang.Intrinsic):
             call = ast.copy_location(ast.Call(func=node.func, args=[dtype], keywords=[]), node)
             return lang.dynamic_shared.lower(cx, call)
         return lang.shared.lower(cx, ast.copy_location(ast.Call(func=node.func, args=[dtype, size], keywords=[]), node))
+
+
+class Half(lang.Intrinsic):
+    """One of Numba's ``cuda.fp16`` functions (``hadd(a, b)``, ``hsqrt(a)``...): the operator or
+    function it names, on float16 operands only, its result float16 (as NumPy's float16 math)."""
+
+    def __init__(self, name: str, nargs: int, build: Any):
+        super().__init__(name, f"cuda.fp16.{name}: float16 only")
+        self.nargs, self.build = nargs, build
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, self.nargs, f"fp16.{self.name}")
+        for a in node.args:
+            if cx.type_of(cx.visit(a)) != float16:
+                raise KernelTypeError(
+                    f"cuda.fp16.{self.name}() takes float16 values, not {cx.type_of(cx.visit(a))!r}",
+                    cx.loc(a),
+                    "convert it first: numba.float16(x)",
+                )
+        return self.build(cx, node)
+
+
+def _operator(op: ast.operator) -> Any:
+    return lambda cx, node: cx.visit(ast.copy_location(ast.BinOp(node.args[0], op, node.args[1]), node))
+
+
+def _comparison(op: ast.cmpop) -> Any:
+    return lambda cx, node: cx.visit(ast.copy_location(ast.Compare(node.args[0], [op], [node.args[1]]), node))
+
+
+def _function(fn: Any) -> Any:
+    return lambda cx, node: cx.call(fn, node)
+
+
+def fp16_names(math: dict[str, Any]) -> dict[str, Half]:
+    """Numba's ``cuda.fp16`` namespace: ``math`` gives the functions by gpukern's names
+    (``ops.MATH``'s entries: ``sqrt``, ``fma``...), so each name means the one definition."""
+    binary = {"hadd": ast.Add(), "hsub": ast.Sub(), "hmul": ast.Mult(), "hdiv": ast.Div()}
+    compare = {
+        "heq": ast.Eq(),
+        "hne": ast.NotEq(),
+        "hge": ast.GtE(),
+        "hgt": ast.Gt(),
+        "hle": ast.LtE(),
+        "hlt": ast.Lt(),
+    }
+    unary = {"hsqrt": "sqrt", "hrsqrt": "rsqrt", "hexp": "exp", "hexp2": "exp2", "hexp10": "exp10", "hlog": "log",
+             "hlog2": "log2", "hlog10": "log10", "hsin": "sin", "hcos": "cos", "hceil": "ceil", "hfloor": "floor",
+             "hrint": "rint", "htrunc": "trunc", "habs": "abs"}  # fmt: skip
+    names = {n: Half(n, 2, _operator(op)) for n, op in binary.items()}
+    names |= {n: Half(n, 2, _comparison(op)) for n, op in compare.items()}
+    names |= {n: Half(n, 1, _function(math[f])) for n, f in unary.items()}
+    names["hneg"] = Half(
+        "hneg", 1, lambda cx, node: cx.visit(ast.copy_location(ast.UnaryOp(ast.USub(), node.args[0]), node))
+    )
+    names["hfma"] = Half("hfma", 3, _function(math["fma"]))
+    names["hmax"] = Half("hmax", 2, _function(math["max"]))
+    names["hmin"] = Half("hmin", 2, _function(math["min"]))
+    return names

@@ -52,6 +52,8 @@ class Lowering(Protocol):
 
     def set_launch_bounds(self, node: ast.AST, bounds: tuple[int, ...]) -> None: ...
 
+    def call(self, fn: Any, node: ast.Call) -> Value: ...
+
 
 class Intrinsic:
     """A function that exists only inside kernels; subclasses lower its calls."""

@@ -206,3 +206,35 @@ def test_the_layer_imports_beside_numba_cudas_import_redirector(tmp_path):
     )
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
+
+
+@cuda.jit
+def half_math(a, b, out, less):
+    i = cuda.grid(1)
+    if i < a.size:
+        x, y = a[i], b[i]
+        r = cuda.fp16.hmul(cuda.fp16.hadd(x, y), cuda.fp16.hsqrt(cuda.fp16.habs(y)))
+        r = cuda.fp16.hfma(r, x, cuda.fp16.hneg(y))
+        out[i] = cuda.fp16.hmax(r, cuda.fp16.hmin(x, y))
+        less[i] = cuda.fp16.hlt(x, y)
+
+
+def test_fp16_names_are_float16_arithmetic_on_every_backend(backend):
+    a = np.array([1.5, -2, 3.25, 0.5], np.float16)
+    b = np.array([0.25, 4, -1, 2], np.float16)
+    out, less = np.zeros(4, np.float16), np.zeros(4, bool)
+    half_math[1, 4](a, b, out, less)
+    r = (a + b) * np.sqrt(np.abs(b))  # NumPy's float16: each operation rounded to half
+    r = (r.astype(np.float32) * a + (-b)).astype(np.float16)  # fma: one rounding
+    np.testing.assert_array_equal(out, np.maximum(r, np.minimum(a, b)))
+    np.testing.assert_array_equal(less, a < b)
+
+
+@cuda.jit
+def half_of_a_float(a, out):
+    out[0] = cuda.fp16.hadd(a[0], a[1])  # FLOAT32
+
+
+def test_fp16_names_take_float16_only():
+    with pytest.raises(gk.KernelTypeError, match=r"cuda\.fp16\.hadd\(\) takes float16 values, not float32"):
+        half_of_a_float.source(np.zeros(2, np.float32), np.zeros(1, np.float16))
