@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 from typing import Any
 
 import numpy as np
@@ -95,8 +96,31 @@ def call_of(x: Any, fn: Any, node: ast.Call) -> Value:
         raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
     if fn is range:
         raise KernelSyntaxError("range() can only be used as the iterable of a for loop", x.loc(node))
+    if inspect.isfunction(fn) and all(isinstance(a, Static) for a in args):
+        return factory_call(x, node, fn, name, args)
     raise KernelTypeError(
         f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
+        x.loc(node),
+        "decorate helpers with @gk.func",
+    )
+
+
+def factory_call(x: Any, node: ast.Call, fn: Any, name: str, args: list[Value]) -> Value:
+    """A plain Python function called with constants only, that makes a device function
+    (``make_op(10)(x, y)``, as Numba programs write): called now, at compile time; what it returns
+    must be a ``@func`` or an intrinsic."""
+    try:
+        made = fn(*(a.value for a in args))
+    except Exception as e:  # the user's own function failed: say so at the call
+        raise KernelTypeError(
+            f"{name}() called at compile time (its arguments are constants) raised {type(e).__name__}: {e}",
+            x.loc(node),
+        ) from None
+    if isinstance(made, (lang.DeviceFunction, lang.Intrinsic)):
+        return Static(made)
+    raise KernelTypeError(
+        f"cannot call {ast.unparse(node.func)} in a kernel: called at compile time it gives "
+        f"{type(made).__name__}, not a @func (a Python function may only make device functions there)",
         x.loc(node),
         "decorate helpers with @gk.func",
     )

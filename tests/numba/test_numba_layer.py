@@ -238,3 +238,60 @@ def half_of_a_float(a, out):
 def test_fp16_names_take_float16_only():
     with pytest.raises(gk.KernelTypeError, match=r"cuda\.fp16\.hadd\(\) takes float16 values, not float32"):
         half_of_a_float.source(np.zeros(2, np.float32), np.zeros(1, np.float16))
+
+
+@cuda.jit(device=True)
+def put_index(a, i):
+    if i >= a.size:
+        return  # a procedure that returns nothing on some paths
+    a[i] = i
+
+
+def make_affine(k):
+    @cuda.jit(device=True)
+    def affine(x, y):
+        return x * k + y
+
+    return affine
+
+
+def make_kernel_with_a_closure():
+    @cuda.jit(device=True)
+    def plus_five(x):
+        return x + 5
+
+    @cuda.jit
+    def closure_kernel(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = plus_five(i) + make_affine(3)(i, 1)  # a device function made at compile time
+
+    return closure_kernel
+
+
+@cuda.jit
+def procedure_kernel(a):
+    put_index(a, cuda.grid(1))
+
+
+@cuda.jit
+def factory_of_a_number(a):
+    a[0] = len_of(a.size)  # NUMBER
+
+
+def len_of(n):
+    return n
+
+
+def test_device_functions_as_numba_programs_make_them(backend):
+    a = np.zeros(4, np.int64)
+    procedure_kernel[1, 8](a)
+    np.testing.assert_array_equal(a, np.arange(4))
+    make_kernel_with_a_closure()[1, 8](a)
+    i = np.arange(4)
+    np.testing.assert_array_equal(a, i + 5 + 3 * i + 1)
+
+
+def test_a_python_function_must_make_a_device_function():
+    with pytest.raises(gk.KernelTypeError, match=r"cannot call len_of in a kernel|it gives"):
+        factory_of_a_number.source(np.zeros(2, np.int64))
