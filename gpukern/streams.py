@@ -15,6 +15,7 @@ import numpy as np
 from .backends import get_backend
 from .errors import LaunchError
 from .runtime.array import stream_handle
+from .types import array_element
 
 
 class Stream:
@@ -66,6 +67,8 @@ class Stream:
 
     def record(self, event: Event | None = None) -> Event:
         """Record ``event`` (a new one if None) at this point of the stream, and return it."""
+        if event is not None and not isinstance(event, Event):
+            raise LaunchError(f"Stream.record() takes a gpukern.Event or None, not {event!r}")
         return (event or Event(self.backend.name)).record(self)
 
     def wait_event(self, event: Event) -> None:
@@ -76,6 +79,8 @@ class Stream:
 
     def wait_stream(self, other: Stream) -> None:
         """Work queued on this stream from now on starts after what is queued on ``other`` now."""
+        if not isinstance(other, Stream):
+            raise LaunchError(f"wait_stream() takes a gpukern.Stream, not {other!r}")
         self.wait_event(other.record())
 
     def __repr__(self) -> str:
@@ -119,6 +124,8 @@ class Event:
 
     def elapsed_time(self, end: Event) -> float:
         """Milliseconds of device time from this event to ``end`` (waits for ``end``)."""
+        if not isinstance(end, Event):
+            raise LaunchError(f"Event.elapsed_time() takes the end gpukern.Event, not {end!r}")
         start = self.recorded("Event.elapsed_time()", self.backend)
         return self.backend.elapsed(start, end.recorded("Event.elapsed_time()", self.backend)) * 1e3
 
@@ -139,4 +146,5 @@ def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend:
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise LaunchError(f"negative dimension in shape {shape}")
+    array_element(np.dtype(dtype), " for a pinned array")  # what gk.empty takes, refused alike
     return get_backend(backend).pinned_empty(shape, np.dtype(dtype))

@@ -105,6 +105,18 @@ def test_wrong_use_is_a_clear_error(backend):
         a.copy_to(np.zeros(4, np.float32))
     with pytest.raises(gk.LaunchError, match="destination is"):
         a.copy_to(gk.empty(5, np.float32))
+    # issue 33: these met AttributeError, and pinned_empty took a dtype gk.empty refuses
+    with pytest.raises(gk.LaunchError, match="wait_stream\\(\\) takes a gpukern.Stream"):
+        gk.Stream().wait_stream("x")
+    with pytest.raises(gk.LaunchError, match="record\\(\\) takes a gpukern.Event or None"):
+        gk.Stream().record("x")
+    e = gk.Event().record()
+    with pytest.raises(gk.LaunchError, match="elapsed_time\\(\\) takes the end gpukern.Event"):
+        e.elapsed_time("x")
+    with pytest.raises(gk.KernelTypeError, match="unsupported element type .* for a pinned array"):
+        gk.pinned_empty(4, object)
+    with pytest.raises(gk.KernelTypeError, match="for a device array"):
+        gk.empty(4, object)
 
 
 @pytest.mark.skipif(len(gk.available_backends()) < 2, reason="needs a second backend")
