@@ -125,7 +125,7 @@ def _bf16_floats(bits: Any) -> np.ndarray:
 def _bf16_bits(x: Any) -> np.ndarray:
     """float32 values rounded to bfloat16, to nearest even, as bit patterns; a NaN stays a NaN
     of its sign (made quiet), as ``__float2bfloat16_rn`` and ml_dtypes do."""
-    x = np.ascontiguousarray(x, np.float32)
+    x = np.asarray(x, np.float32, order="C")  # a 0-d value stays 0-d
     u = x.view(np.uint32)
     rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
     quiet = ((u >> np.uint32(16)) | np.uint32(0x40)).astype(np.uint16)

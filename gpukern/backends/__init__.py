@@ -218,7 +218,7 @@ def to_device(array: Any, backend: str | None = None, stream: Any = None) -> Dev
     """Copy a NumPy array (or anything ``numpy.asarray`` takes) to the device; with ``stream``,
     the copy is queued on it and may still run on return when ``array`` is a C-contiguous NumPy
     array (which must then stay unchanged until the stream has copied it)."""
-    a = np.ascontiguousarray(array)
+    a = np.asarray(array, order="C")  # C-contiguous, and 0-d stays 0-d (ascontiguousarray makes it 1-d)
     array_element(a.dtype, " for a device array")
     b = get_backend(backend)
     if stream is None:

@@ -409,3 +409,19 @@ def test_record_table_refusals_name_the_line(tmp_path, body, message):
         "@kernel\ndef k(out: Array[float64]):\n" + body
     )
     _refused(source, gk.KernelTypeError, message, 10, tmp_path, np.zeros(1))
+
+
+@kernel
+def doubled_scalar(x: Array[gk.float64, 0], y: Array[gk.float64, 0]):
+    y[()] = x[()] * 2
+
+
+def test_zero_dimensional_device_arrays_stay_zero_dimensional(backend):
+    """issue 33: ``gk.to_device(np.array(1.5))`` and ``gk.zeros(())`` came back with shape (1,), so
+    an ``Array[T, 0]`` parameter could not take them; ``gk.bfloat16(1.5)`` gave an array."""
+    x, y = gk.to_device(np.array(1.5)), gk.zeros((), np.float64)
+    assert x.shape == () and y.shape == () and gk.empty(()).shape == ()
+    doubled_scalar[1, 1](x, y)
+    assert y.get().shape == () and y.get()[()] == 3.0
+    assert isinstance(gk.bfloat16(1.5), np.float32) and gk.bfloat16(1.5) == 1.5
+    assert gk.bfloat16.bits(np.float32(1.5)).shape == ()
