@@ -147,4 +147,7 @@ def pinned_empty(shape: int | tuple[int, ...], dtype: Any = np.float32, backend:
     if any(s < 0 for s in shape):
         raise LaunchError(f"negative dimension in shape {shape}")
     array_element(np.dtype(dtype), " for a pinned array")  # what gk.empty takes, refused alike
-    return get_backend(backend).pinned_empty(shape, np.dtype(dtype))
+    b = get_backend(backend)
+    if 0 in shape:  # no memory to pin (OpenCL cannot map an empty buffer)
+        return np.empty(shape, dtype)
+    return b.pinned_empty(shape, np.dtype(dtype))

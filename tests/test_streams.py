@@ -117,6 +117,10 @@ def test_wrong_use_is_a_clear_error(backend):
         gk.pinned_empty(4, object)
     with pytest.raises(gk.KernelTypeError, match="for a device array"):
         gk.empty(4, object)
+    assert gk.pinned_empty(0, np.float32).shape == (0,) and gk.pinned_empty((3, 0), np.int8).shape == (3, 0)
+    b = gk.to_device(np.arange(4, dtype=np.float32))
+    b.copy_to(b)  # onto itself: nothing to do (OpenCL raised MEM_COPY_OVERLAP)
+    assert b.get().tolist() == [0, 1, 2, 3]
 
 
 @pytest.mark.skipif(len(gk.available_backends()) < 2, reason="needs a second backend")

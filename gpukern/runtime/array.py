@@ -135,7 +135,10 @@ class DeviceArray:
             raise LaunchError(
                 f"copy_to(): destination is {dst.dtype}{list(dst.shape)}, this array {self.dtype}{list(self.shape)}"
             )
-        self.backend.copy_on_device(dst, self, stream_handle(stream, self.backend, "copy_to()"))
+        handle = stream_handle(stream, self.backend, "copy_to()")
+        if dst is self:  # onto itself: nothing changes (OpenCL refuses the overlapping copy)
+            return
+        self.backend.copy_on_device(dst, self, handle)
 
     def _check_host(self, host: Any, what: str, writes: bool = False, exact: bool = False) -> np.ndarray:
         """``host`` as a C-contiguous NumPy array of this array's shape and dtype.  A copy that
