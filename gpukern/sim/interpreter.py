@@ -616,6 +616,11 @@ class SimBackend(Backend):
             a = args[position[p.name]]
             if isinstance(p, ir.ArrayRef):
                 data = self.host_view(a, p.name, copy_back if p.name in fd.written else None)
+                if p.name in fd.written and not data.flags.writeable:  # a read-only array taken by from_dlpack
+                    raise LaunchError(
+                        f"{variant.kernel.__name__}: argument {p.name!r} is a read-only device array (taken with "
+                        "gk.from_dlpack of a read-only one) but the kernel writes it; pass a writable array"
+                    )
                 if isinstance(p.type.elem, StorageType):  # bfloat16 (ml_dtypes or uint16): the bits
                     data = data.view(p.type.elem.dtype)
                 flags = self.unwritten.get(a) if isinstance(a, DeviceArray) else None

@@ -94,6 +94,20 @@ def test_from_dlpack_refuses_what_it_cannot_use(on_simulator):
         gk.to_device(np.ones(3, np.float32)).__dlpack__(copy=True)
 
 
+@gk.kernel
+def _ones(a: gk.Array[gk.float32]):
+    a[gk.global_id(0)] = 1.0
+
+
+def test_a_kernel_writing_a_read_only_imported_array_is_a_launch_error(on_simulator):
+    """issue 33: the simulator raised NumPy's ValueError from inside its store."""
+    ro = np.zeros(4, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(gk.LaunchError, match="argument 'a' is a read-only device array"):
+        _ones[1, 4](gk.from_dlpack(ro))
+    assert not ro.any()
+
+
 @needs_opencl
 def test_opencl_arrays_say_they_cannot_use_dlpack():
     a = gk.to_device(np.ones(3, np.float32), backend="opencl")
