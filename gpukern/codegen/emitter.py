@@ -23,7 +23,7 @@ from ..semantics import formats, ops
 from ..semantics import mma as mma_ops
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.warp import BLOCK_VOTES
-from ..types import ArrayType, FragmentType, RecordType, ScalarType, int64
+from ..types import ArrayType, FragmentType, RecordType, ScalarType, component, int64
 from . import lines as line_directives
 from . import wgmma
 from .atomics import AtomicEmitter
@@ -386,8 +386,9 @@ class Emitter(TableEmitter, AtomicEmitter):
         fmt, args = [formats.c_string(s.texts[0])], []
         for v, text in zip(s.values, s.texts[1:]):
             f = formats.print_format(v.type)
-            spec = f.spec[:-1] + self.d.print_lengths.get(v.type.kind, "") + f.spec[-1] if f.wide else f.spec
-            fmt.append(f"%{spec}{formats.c_string(text)}")
+            length = self.d.print_lengths.get(component(v.type).kind, "")  # a complex number's: its parts'
+            spec = f.spec[:-1] + length + f.spec[-1] if f.wide else f.spec
+            fmt.append(f"{f.template.format(spec=spec)}{formats.c_string(text)}")
             value = ir.Cast(v, f.cast, loc=v.loc) if f.cast is not None and f.cast != v.type else v
             args.append(f.c_arg.format(self.expr(value, TERNARY + 1)))
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]

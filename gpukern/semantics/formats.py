@@ -6,7 +6,9 @@ the simulator both follow, so every backend prints the same text.
 - floats: ``%.9g`` up to 32 bits (float32 and smaller, converted to float32) and ``%.17g`` for
   float64 -- enough digits to read the value back exactly, not Python's shortest ``repr``
   (``0.1`` in float32 prints as ``0.100000001``); infinities print ``inf`` / ``-inf`` and NaN
-  ``nan``, or ``-nan`` when its sign bit is set, as CUDA's and glibc's printf do.
+  ``nan``, or ``-nan`` when its sign bit is set, as CUDA's and glibc's printf do;
+- complex numbers: ``(re+imj)`` as Python writes them, each part in its float's format, the
+  imaginary part with its sign (``(1.5-2.25j)``, ``(0+nanj)``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..types import ScalarType, bool_, float32, int32, uint32
+from ..types import ScalarType, bool_, component, float32, int32, uint32
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,8 @@ class Format:
     spec: str
     wide: bool
     cast: ScalarType | None
-    c_arg: str = "{0}"  # the argument printf gets, from the value's C expression
+    c_arg: str = "{0}"  # the argument(s) printf gets, from the value's C expression
+    template: str = "%{spec}"  # the conversion(s) in printf's format: a complex number's are two
 
 
 _BOOL = Format("s", False, None, '{0} ? "True" : "False"')
@@ -39,6 +42,9 @@ def print_format(t: ScalarType) -> Format:
     """How a value of type ``t`` is printed; bools are written by ``%s`` of ``True``/``False``."""
     if t == bool_:
         return _BOOL
+    if t.is_complex:  # its parts, as the component float prints (complex64: float2's .x and .y)
+        part = print_format(component(t))
+        return Format(part.spec, part.wide, None, "{0}.x, {0}.y", "(%{spec}%+{spec}j)")
     if t.is_float:
         return Format(".17g", True, None) if t.itemsize == 8 else Format(".9g", False, float32)
     signed = t.kind == "i"
@@ -53,6 +59,10 @@ def python_text(t: ScalarType, value: Any) -> str:
         return "True" if value else "False"
     if t.is_int:
         return str(int(value))
+    if t.is_complex:
+        z = complex(np.asarray(value).astype(t.dtype)[()])
+        re, im = python_text(component(t), z.real), python_text(component(t), z.imag)
+        return f"({re}{im if im.startswith('-') else '+' + im}j)"
     f = print_format(t)
     x = float(np.asarray(value).astype(f.cast.dtype if f.cast is not None else t.dtype))
     if math.isnan(x):
