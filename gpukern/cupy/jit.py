@@ -9,7 +9,7 @@ from ..kernel import Kernel
 from ..kernel import kernel as _kernel
 from ..language import core as _lang
 from ..language import warp as _warp
-from ..language.compat import Grid, GridSize, SharedMemory
+from ..language.compat import Grid, GridSize, RangeLike, SharedMemory
 
 threadIdx = _lang.thread_idx
 blockIdx = _lang.block_idx
@@ -20,6 +20,7 @@ gridsize = GridSize("gridsize", "jit.gridsize(ndim): the grid's threads along ea
 laneid = _warp.lane_id
 warpsize = _lang.Property("warpsize", _warp.warp_size)
 
+range = RangeLike("jit.range")  # noqa: A001 - CuPy's name
 syncthreads = _lang.barrier
 syncwarp = _warp.syncwarp
 shfl_sync = _warp.shfl_sync

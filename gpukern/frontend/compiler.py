@@ -21,6 +21,7 @@ from ..errors import KernelFault, KernelSyntaxError, KernelTypeError, Loc
 from ..ir import nodes as ir
 from ..ir.source import ParsedFunction
 from ..language import core as lang
+from ..language.compat import RangeLike
 from ..semantics import records
 from ..semantics.values import (
     NUMPY_RULES,
@@ -634,9 +635,11 @@ class FunctionLowering(ast.NodeVisitor):
             if len(it.args) != 1 or it.keywords:
                 raise self.syntax_error(it, "unroll() takes one range(...)", "write: for i in unroll(range(n))")
             it = it.args[0]
-        if not (isinstance(it, ast.Call) and self.x.static_value(it.func, default=None) is range):
+        looped = self.x.static_value(it.func, default=None) if isinstance(it, ast.Call) else None
+        if not (looped is range or isinstance(looped, RangeLike)):
             raise self.syntax_error(it, "a kernel can only loop over range(...) or unroll(range(...))")
-        if it.keywords or not 1 <= len(it.args) <= 3:
+        allowed = RangeLike.keywords if isinstance(looped, RangeLike) else ()
+        if any(k.arg not in allowed for k in it.keywords) or not 1 <= len(it.args) <= 3:
             raise self.syntax_error(it, "range() takes 1 to 3 positional arguments")
         if not isinstance(node.target, ast.Name):
             raise self.syntax_error(node.target, "the loop variable must be a single name")

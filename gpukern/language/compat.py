@@ -179,3 +179,17 @@ def fp16_names(math: dict[str, Any]) -> dict[str, Half]:
     names["hmax"] = Half("hmax", 2, _function(math["max"]))
     names["hmin"] = Half("hmin", 2, _function(math["min"]))
     return names
+
+
+class RangeLike:
+    """A loop's range under another name (CuPy's ``jit.range(start, stop, step, unroll=None)``):
+    the front end loops over it as over ``range``; ``unroll=`` is a hint to the C compiler, which
+    unrolls what it judges worth it, and so changes nothing here."""
+
+    keywords = ("unroll",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<gpukern {self.name}>"

@@ -91,3 +91,19 @@ def test_forall_covers_n_threads(backend):
     fill_index.forall(5, tpb=64)(out, 5)
     with pytest.raises(gk.LaunchError, match="forall"):
         fill_index.forall(-1)
+
+
+@jit.rawkernel()
+def strided_sum(x, out, n):
+    tid = jit.grid(1)
+    acc = 0.0
+    for i in jit.range(tid, n, jit.gridsize(1), unroll=4):  # unroll: a hint to the C compiler
+        acc += x[i]
+    out[tid] = acc
+
+
+def test_jit_range_loops_as_range(backend):
+    x = np.arange(100, dtype=np.float64)
+    out = np.zeros(32, np.float64)
+    strided_sum((1,), (32,), (x, out, np.int32(100)))
+    np.testing.assert_array_equal(out, [x[t::32].sum() for t in range(32)])
