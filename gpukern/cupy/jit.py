@@ -9,7 +9,7 @@ from ..kernel import Kernel
 from ..kernel import kernel as _kernel
 from ..language import core as _lang
 from ..language import warp as _warp
-from ..language.compat import Grid, GridSize, RangeLike, SharedMemory
+from ..language.compat import Grid, GridSize, Group, Namespace, RangeLike, SharedMemory
 
 threadIdx = _lang.thread_idx
 blockIdx = _lang.block_idx
@@ -21,6 +21,7 @@ laneid = _warp.lane_id
 warpsize = _lang.Property("warpsize", _warp.warp_size)
 
 range = RangeLike("jit.range")  # noqa: A001 - CuPy's name
+cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=Group("this_thread_block", grid=False))
 syncthreads = _lang.barrier
 syncwarp = _warp.syncwarp
 shfl_sync = _warp.shfl_sync

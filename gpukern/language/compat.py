@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
-from ..semantics.values import Value
+from ..semantics.values import Static, Value
 from ..types import float16, int32
 from . import core as lang
 
@@ -193,3 +193,31 @@ class RangeLike:
 
     def __repr__(self) -> str:
         return f"<gpukern {self.name}>"
+
+
+class Group(lang.Intrinsic):
+    """``cg.this_thread_block()`` / ``cg.this_grid()`` (Numba's and CuPy's cooperative groups): a
+    group whose ``.sync()`` is the block's barrier, or for the grid, refused: a grid-wide barrier
+    needs a cooperative launch, which gpukern does not make yet."""
+
+    def __init__(self, name: str, grid: bool):
+        super().__init__(name, f"cg.{name}(): a group of threads with .sync()")
+        self.grid = grid
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, f"cg.{self.name}")
+        if self.grid:
+            raise KernelTypeError(
+                "a grid-wide sync (cg.this_grid().sync(): a cooperative launch) is not supported by gpukern yet",
+                cx.loc(node),
+                "end the kernel there and launch a second kernel for the rest (a launch boundary syncs the grid)",
+            )
+        return Static(_GroupValue(self.name))
+
+
+class _GroupValue:
+    """The group a ``cg`` call gives; a kernel reaches its ``sync`` as an attribute."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.sync = lang.barrier

@@ -295,3 +295,27 @@ def test_device_functions_as_numba_programs_make_them(backend):
 def test_a_python_function_must_make_a_device_function():
     with pytest.raises(gk.KernelTypeError, match=r"cannot call len_of in a kernel|it gives"):
         factory_of_a_number.source(np.zeros(2, np.int64))
+
+
+@cuda.jit
+def reversed_through_a_group_sync(a, out):
+    s = cuda.shared.array(32, np.float32)
+    t = cuda.threadIdx.x
+    s[t] = a[t]
+    block = cuda.cg.this_thread_block()
+    block.sync()  # the block's barrier
+    out[t] = s[31 - t]
+
+
+@cuda.jit
+def grid_sync(a):
+    cuda.cg.this_grid().sync()  # GRID
+
+
+def test_cooperative_groups_of_a_block_sync_and_of_the_grid_are_refused_with_what_to_write(backend):
+    a, out = np.arange(32, dtype=np.float32), np.zeros(32, np.float32)
+    reversed_through_a_group_sync[1, 32](a, out)
+    np.testing.assert_array_equal(out, a[::-1])
+    with pytest.raises(gk.KernelTypeError, match="grid-wide sync") as e:
+        grid_sync.source(a)
+    assert "# GRID" in e.value.loc.source_line() and "second kernel" in str(e.value)
