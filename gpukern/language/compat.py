@@ -21,7 +21,7 @@ def _ndim(cx: lang.Lowering, node: ast.Call, name: str) -> int:
     cx.nargs(node, 1, name)
     n = cx.static_value(node.args[0], default=None)
     if n not in (1, 2, 3) or isinstance(n, bool):
-        raise KernelTypeError(f"cuda.{name}() takes 1, 2 or 3, a constant", cx.loc(node))
+        raise KernelTypeError(f"{name}() takes 1, 2 or 3 (a constant): the dimensions to give", cx.loc(node))
     return int(n)
 
 

@@ -14,7 +14,9 @@ Layer: with ``tools``, the top; it imports the face and the layers below, and no
 from __future__ import annotations
 
 import sys
+from typing import Any
 
+from ..language.core import func
 from . import api as cuda
 from . import types
 from .types import (
@@ -55,11 +57,9 @@ from .types import (
 sys.modules[f"{__name__}.cuda"] = cuda
 
 
-def jit(fn=None, **options):  # noqa: ANN001, ANN201 - Numba's signature
+def jit(fn: Any = None, **options: Any) -> Any:
     """``numba.jit`` / ``numba.njit``: a function a kernel calls is a device function, as in Numba;
-    called from the host it is the Python function itself."""
-    from ..language.core import func
-
+    called from the host it is the Python function itself (options and signatures change nothing)."""
     if fn is None or isinstance(fn, (str, tuple, list)):
         return lambda f: func(f)
     return func(fn)

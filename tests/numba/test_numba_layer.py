@@ -149,7 +149,7 @@ def test_refusals_say_what_to_write():
         cuda.device_array(4, np.float32, order="F")
     with pytest.raises(gk.GpukernError, match="link"):
         cuda.jit(link=["kernel.ptx"])
-    with pytest.raises(gk.KernelTypeError, match="cuda.grid\\(\\) takes 1, 2 or 3"):
+    with pytest.raises(gk.KernelTypeError, match="grid\\(\\) takes 1, 2 or 3"):
 
         @cuda.jit
         def bad(out):
