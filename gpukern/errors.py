@@ -8,6 +8,8 @@ kernel author needs to find the construct at fault.
 from __future__ import annotations
 
 import linecache
+import os
+import types
 from dataclasses import dataclass
 
 
@@ -28,6 +30,34 @@ class Loc:
 
 class GpukernError(Exception):
     """Base of every error gpukern raises on purpose."""
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_frames(e: BaseException) -> BaseException:
+    """``e`` with gpukern's own frames taken out of its traceback, and out of those of the exceptions
+    it was raised from: a user sees where their code called gpukern and the message, not 12 to 86
+    lines of the compiler and the simulator (as JAX and Numba filter theirs).  With the environment
+    variable ``GPUKERN_TRACEBACK=full`` every frame stays."""
+    if os.environ.get("GPUKERN_TRACEBACK", "").lower() == "full":
+        return e
+    seen: set[int] = set()
+    x: BaseException | None = e
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        kept = []
+        tb = x.__traceback__
+        while tb is not None:
+            if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+                kept.append(tb)
+            tb = tb.tb_next
+        new = None
+        for t in reversed(kept):
+            new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+        x.__traceback__ = new
+        x = x.__cause__ or (None if x.__suppress_context__ else x.__context__)
+    return e
 
 
 class LocatedError(GpukernError):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .backends import get_backend, selection
-from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError
+from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, user_frames
 from .frontend.compiler import Compiler
 from .ir import nodes as ir
 from .ir.source import ParsedFunction, parse_function
@@ -102,8 +102,14 @@ class Launch:
 
     def __call__(self, *args: Any, **options: Any) -> None:
         """Launch; ``backend=`` overrides the current one, ``check=`` the simulator's checking."""
-        if not options and self.fast(args):  # (the fewest steps to the plan: options are rare)
-            return
+        try:
+            if not options and self.fast(args):  # (the fewest steps to the plan: options are rare)
+                return
+            self._launch(args, options)
+        except GpukernError as e:  # the user's frames and the message (errors.user_frames)
+            raise user_frames(e) from e.__cause__
+
+    def _launch(self, args: tuple[Any, ...], options: dict[str, Any]) -> None:
         spelt = bool(options)  # (else the fast path refused the call above)
         backend: str | None = options.pop("backend", None)
         check: bool | None = options.pop("check", None)
@@ -351,8 +357,11 @@ class Kernel(lang.KernelObject):
         an ``Array[...]``/scalar type stands for an argument of that type.  ``line_directives``:
         the text as compiled, with the ``#line`` directives that name the Python lines.
         """
-        variant = self.variant(self.signature_of(tuple(_example(a) for a in args)))
-        return variant.source(backend, line_directives)
+        try:
+            variant = self.variant(self.signature_of(tuple(_example(a) for a in args)))
+            return variant.source(backend, line_directives)
+        except GpukernError as e:  # the user's frames and the message (errors.user_frames)
+            raise user_frames(e) from e.__cause__
 
 
 def _example(a: Any) -> Any:

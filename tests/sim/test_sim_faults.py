@@ -324,3 +324,33 @@ def test_early_return_before_barriers_on_every_backend(backend):
     want[7] = 0.0
     np.testing.assert_array_equal(out, want)
     assert "return;" not in exchange_after_early_return.source(x, out, n, backend="opencl")
+
+
+def test_a_fault_shows_the_users_frames_and_the_message(tmp_path):
+    """issue 33: a launch's error printed after 12 to 86 lines of gpukern's own traceback; now the
+    user's frames and one line of gpukern (the call that raised), and everything with
+    GPUKERN_TRACEBACK=full."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "user_program.py"
+    script.write_text(
+        "import numpy as np\nimport gpukern as gk\n\ngk.set_backend('sim')\n\n\n@gk.kernel\n"
+        "def oob(a: gk.Array[gk.float32]):\n    a[gk.global_id(0) + 1] = 1.0\n\n\n"
+        "def main():\n    oob[1, 4](np.zeros(4, np.float32))\n\n\nmain()\n"
+    )
+    package = os.path.dirname(gk.__file__)
+
+    def run(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
+        )
+        assert done.returncode == 1
+        return done.stderr
+
+    short = run()
+    assert "OutOfBoundsError" in short and "index (4,) is out of bounds" in short
+    assert f'"{script}", line 13, in main' in short and f'"{script}", line 16' in short
+    assert short.count(package) == 1, short  # the one call into gpukern that raised
+    assert run(GPUKERN_TRACEBACK="full").count(package) > 3
