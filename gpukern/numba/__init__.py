@@ -18,6 +18,7 @@ from typing import Any
 
 from ..language.core import func
 from . import api as cuda
+from . import random as _random
 from . import types
 from .types import (
     b1,
@@ -55,6 +56,7 @@ from .types import (
 # takes every module name containing "numba.cuda" for its own and recurses on ours; a module found
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
+sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
 
 
 def jit(fn: Any = None, **options: Any) -> Any:
