@@ -291,11 +291,17 @@ def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
     loc = x.loc(node)
     v = scalar(loc, args[0], "round() argument")
     whole = len(args) == 1 or isinstance(args[1], Static) and args[1].value is None
-    if not whole and not (isinstance(args[1], Static) and type(args[1].value) is int and args[1].value == 0):
-        raise KernelTypeError(
-            "round() in a kernel takes no ndigits or ndigits 0", loc, "scale it yourself: round(x * 100) / 100"
-        )
     t = x.type_of(v)
+    if not whole:
+        nd = scalar(loc, args[1], "round()'s ndigits")
+        nt = x.type_of(nd)
+        if not nt.is_int or nt == bool_:
+            raise KernelTypeError(f"round()'s ndigits must be an integer, not {nt!r}", loc)
+        zero = isinstance(nd, Static) and nd.value == 0
+        if t.is_float and not zero:
+            return round_digits(x, node, v, nd)
+        if not t.is_float and not zero:
+            raise KernelTypeError("round(n, ndigits) of an integer in a kernel takes ndigits 0", loc)
     if not t.is_float:  # an integer rounds to itself (Python's round of a bool is an int)
         return coerce(loc, v, int64) if t == bool_ else v
     if isinstance(v, Static):
@@ -303,6 +309,50 @@ def round_call(x: Any, node: ast.Call, args: list[Value]) -> Value:
     ft = materialize(t)
     near = ir.MathCall("rint", [coerce(loc, v, ft)], ft, loc=loc)
     return ir.Cast(near, int64, loc=loc) if whole else near
+
+
+_POWERS_OF_TEN = np.array([10.0**k for k in range(23)])  # exact in float64: 10**22 is the last
+
+
+def round_digits(x: Any, node: ast.Call, v: Value, digits: Value) -> Value:
+    """``round(x, ndigits)`` of a float, as Numba computes it, in float64: scaled by ten to the
+    ``ndigits`` (two factors past 1e22; the powers up to 1e22 from a table of exact ones, further
+    ones by ``pow``), rounded half to even, scaled back; a scaled value that overflows leaves ``x``
+    as it is; a negative ``ndigits`` divides first.  The result has ``x``'s type.  (Python's own
+    ``round`` is correctly rounded in decimal and may differ in the last digit: ``round(2.675, 2)``
+    is 2.67 there, 2.68 here and in Numba.)"""
+    loc = x.loc(node)
+    t = x.type_of(v)
+    t = float64 if isinstance(t, WeakType) else t  # a literal is Python's float, as Numba reads it
+    n = coerce(loc, digits, int64)
+    f = coerce(loc, v, float64)
+    lit = lambda value: ir.Lit(value, float64, loc=loc)  # noqa: E731
+    mul = lambda a, b: ir.BinOp("*", a, b, float64, loc=loc)  # noqa: E731
+    div = lambda a, b: ir.BinOp("/", a, b, float64, loc=loc)  # noqa: E731
+    size = ir.MathCall("abs", [n], int64, loc=loc)
+    small = ir.Compare("<=", size, ir.Lit(22, int64, loc=loc), bool_, loc=loc)
+    table = x.compiler.constant_table("gk_powers_of_ten", _POWERS_OF_TEN, loc)
+    exact = ir.Load(table, [ir.MathCall("min", [size, ir.Lit(22, int64, loc=loc)], int64, loc=loc)], float64, loc=loc)
+
+    def power(k: ir.Expr) -> ir.Expr:
+        return ir.MathCall("pow", [lit(10.0), ir.Cast(k, float64, loc=loc)], float64, loc=loc)
+
+    beyond = ir.BinOp("-", size, ir.Lit(22, int64, loc=loc), int64, loc=loc)
+    pow1 = ir.Select(small, exact, power(beyond), float64, loc=loc)
+    pow2 = ir.Select(small, lit(1.0), lit(1e22), float64, loc=loc)
+    y = mul(mul(f, pow1), pow2)
+    up = ir.Select(
+        ir.MathCall("isinf", [y], bool_, loc=loc),
+        f,
+        div(div(ir.MathCall("rint", [y], float64, loc=loc), pow2), pow1),
+        float64,
+        loc=loc,
+    )
+    whole_power = ir.Select(small, exact, power(size), float64, loc=loc)
+    down = mul(ir.MathCall("rint", [div(f, whole_power)], float64, loc=loc), whole_power)
+    negative = ir.Compare("<", n, ir.Lit(0, int64, loc=loc), bool_, loc=loc)
+    out = ir.Select(negative, down, up, float64, loc=loc)
+    return ir.Cast(out, t, loc=loc) if t != float64 else out
 
 
 def bits_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
