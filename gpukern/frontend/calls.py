@@ -48,9 +48,10 @@ def lower_call(x: Any, node: ast.Call) -> Value:
     return call_of(x, callee.value, node)
 
 
-def call_of(x: Any, fn: Any, node: ast.Call) -> Value:
+def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) -> Value:
     """The call ``node`` of ``fn`` (what its callee names, or what an intrinsic stands for:
-    ``Lowering.call``), its arguments ``node``'s."""
+    ``Lowering.call``), its arguments ``node``'s, or ``values`` already lowered (for a function,
+    a type or a math function; an intrinsic reads its argument nodes itself)."""
     if any(isinstance(a, ast.Starred) for a in node.args):
         raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
@@ -65,7 +66,7 @@ def call_of(x: Any, fn: Any, node: ast.Call) -> Value:
         return fn.lower(x, node)
     if fn is np.dtype:  # np.dtype(t).type(v), as CuPy kernels write a cast: the dtype now, at compile time
         return dtype_call(x, node)
-    args = [x.visit(a) for a in node.args]
+    args = values if values is not None else [x.visit(a) for a in node.args]
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
     if fn is builtins.round:

@@ -504,10 +504,11 @@ class ExpressionLowering(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> Value:
         return lower_call(self, node)
 
-    def call(self, fn: Any, node: ast.Call) -> Value:
-        """``node``'s arguments passed to ``fn`` (an intrinsic, a math function, a type) in place of
-        what its callee names: for an intrinsic that stands for another (``calls.call_of``)."""
-        return call_of(self, fn, node)
+    def call(self, fn: Any, node: ast.Call, values: list[Value] | None = None) -> Value:
+        """``node``'s arguments (or ``values``, already lowered) passed to ``fn`` (an intrinsic, a math
+        function, a type) in place of what its callee names: for an intrinsic that stands for
+        another (``calls.call_of``)."""
+        return call_of(self, fn, node, values)
 
 
 def is_pure(e: ir.Expr) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
 from ..semantics.values import Static, Value
-from ..types import float16, int32
+from ..types import float16, float32, float64, int32, int64
 from . import core as lang
 
 
@@ -221,3 +221,47 @@ class _GroupValue:
     def __init__(self, name: str):
         self.name = name
         self.sync = lang.barrier
+
+
+class Typed(lang.Intrinsic):
+    """A function of a C library under its typed name (libdevice's ``sqrtf``, ``sqrt``, ``popcll``):
+    its arguments converted to the one type it takes, then gpukern's own function of that name."""
+
+    def __init__(self, name: str, of: Any, t: Any, nargs: int):
+        super().__init__(name, f"{name}: {getattr(of, 'name', of)} of {t.name} values")
+        self.of, self.t, self.nargs = of, t, nargs
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, self.nargs, self.name)
+        values = [
+            cx.call(self.t, ast.copy_location(ast.Call(func=node.func, args=[a], keywords=[]), a)) for a in node.args
+        ]
+        return cx.call(self.of, node, values)
+
+
+def libdevice_names(math: dict[str, Any]) -> dict[str, Typed]:
+    """Numba's ``cuda.libdevice``: each function by its libdevice name (``sinf`` of float32, ``sin``
+    of float64; ``fast_sinf`` the same function, at least as accurate), the integer bit functions of
+    int32 and, with ``ll``, int64 values; ``math`` gives gpukern's functions by name."""
+    floats = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos",
+              "cosh", "erf", "erfc", "exp", "exp10", "exp2", "expm1", "fabs", "floor", "fma", "fmod", "hypot",
+              "lgamma", "log", "log10", "log1p", "log2", "nextafter", "pow", "remainder", "rint", "rsqrt", "sin",
+              "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc"]  # fmt: skip
+    names: dict[str, Typed] = {}
+    for f in floats:
+        n = math[f].nargs
+        names[f] = Typed(f, math[f], float64, n)
+        names[f + "f"] = Typed(f + "f", math[f], float32, n)
+    for fast in ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan", "pow"):
+        names[f"fast_{fast}f"] = Typed(f"fast_{fast}f", math[fast], float32, math[fast].nargs)
+    for short, of in (("fmax", "max"), ("fmin", "min")):
+        names[short] = Typed(short, math[of], float64, 2)
+        names[short + "f"] = Typed(short + "f", math[of], float32, 2)
+    for bits in ("popc", "clz", "ffs", "brev"):
+        names[bits] = Typed(bits, math[bits], int32, 1)
+        names[bits + "ll"] = Typed(bits + "ll", math[bits], int64, 1)
+    names["nearbyint"], names["nearbyintf"] = (
+        Typed("nearbyint", math["rint"], float64, 1),
+        Typed("nearbyintf", math["rint"], float32, 1),
+    )
+    return names

@@ -30,7 +30,17 @@ from ..errors import BackendError as _BackendError
 from ..kernel import kernel as _kernel
 from ..language import core as _lang
 from ..language import warp as _warp
-from ..language.compat import ArrayIn, ArrayLike, Grid, GridSize, Group, Namespace, Select, fp16_names
+from ..language.compat import (
+    ArrayIn,
+    ArrayLike,
+    Grid,
+    GridSize,
+    Group,
+    Namespace,
+    Select,
+    fp16_names,
+    libdevice_names,
+)
 from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
@@ -97,6 +107,7 @@ fma = _lang.fma
 cbrt = math.cbrt if hasattr(math, "cbrt") else np.cbrt
 selp = Select("selp", "cuda.selp(cond, a, b): a if cond else b")
 fp16 = Namespace("fp16", **fp16_names(_ops.MATH))
+libdevice = Namespace("libdevice", **libdevice_names(_ops.MATH))
 cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=Group("this_thread_block", grid=False))
 
 

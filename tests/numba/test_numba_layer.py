@@ -319,3 +319,25 @@ def test_cooperative_groups_of_a_block_sync_and_of_the_grid_are_refused_with_wha
     with pytest.raises(gk.KernelTypeError, match="grid-wide sync") as e:
         grid_sync.source(a)
     assert "# GRID" in e.value.loc.source_line() and "second kernel" in str(e.value)
+
+
+@cuda.jit
+def libdevice_calls(x, o32, o64, bits):
+    i = cuda.grid(1)
+    if i < x.size:
+        o32[i] = cuda.libdevice.sinf(x[i]) + cuda.libdevice.fast_expf(x[i]) * cuda.libdevice.powf(x[i], 2.0)
+        o64[i] = cuda.libdevice.sin(x[i]) + cuda.libdevice.fmax(x[i], 0.25) + cuda.libdevice.rsqrt(x[i] + 1.0)
+        bits[i] = cuda.libdevice.popcll(i * 12345) + cuda.libdevice.clz(i + 1)
+
+
+def test_libdevice_names_take_their_own_types(backend):
+    x = np.linspace(0.1, 2, 16)
+    o32, o64, bits = np.zeros(16, np.float32), np.zeros(16), np.zeros(16, np.int64)
+    libdevice_calls[1, 16](x, o32, o64, bits)
+    xf = x.astype(np.float32)  # sinf, expf, powf: float32 arguments, float32 results
+    np.testing.assert_allclose(o32, np.sin(xf) + np.exp(xf) * xf**2, rtol=1e-5)
+    np.testing.assert_allclose(o64, np.sin(x) + np.maximum(x, 0.25) + 1 / np.sqrt(x + 1), rtol=1e-12)
+    i = np.arange(16)
+    want = [bin(int(v) * 12345).count("1") + 32 - int(v + 1).bit_length() for v in i]
+    assert bits.tolist() == want
+    assert cuda.libdevice.sinf.of is cuda.libdevice.sin.of is gk.semantics.ops.MATH["sin"]  # one definition
