@@ -95,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     b = rng.standard_normal((n, n), dtype=np.float32)
     da, db = gk.to_device(a.ravel()), gk.to_device(b.ravel())
     dc = gk.empty(n * n, np.float32)
-    grid, block = ((n + tile - 1) // tile, (n + tile - 1) // tile), (tile, tile)
+    block = (tile, tile)
+    grid = gk.grid_for((n, n), block)  # blocks covering every element, the last ones past the edge
     flops = 2.0 * n**3
     ref = a.astype(np.float64) @ b.astype(np.float64)
 
@@ -133,7 +134,8 @@ def profile(n: int, tile: int, naive: bool) -> int:
     a = rng.standard_normal(n * n, dtype=np.float32)
     b = rng.standard_normal(n * n, dtype=np.float32)
     c = np.zeros(n * n, np.float32)
-    grid, block = ((n + tile - 1) // tile, (n + tile - 1) // tile), (tile, tile)
+    block = (tile, tile)
+    grid = gk.grid_for((n, n), block)  # blocks covering every element, the last ones past the edge
     tiled = gk.profile(matmul_tiled[grid, block], a, b, c, n, n, n, tile)
     print(tiled)
     print(tiled.source_view())

@@ -50,7 +50,7 @@ from .errors import (
     UninitializedReadError,
     WarpMaskError,
 )
-from .kernel import Kernel, kernel
+from .kernel import Kernel, grid_for, kernel
 from .language.core import (
     DeviceFunction,
     async_commit,
@@ -199,6 +199,7 @@ __all__ = [
     "Event",
     "GpukernError",
     "Kernel",
+    "grid_for",
     "KernelFault",
     "KernelSyntaxError",
     "KernelTypeError",

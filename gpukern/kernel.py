@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import numbers
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -364,6 +364,23 @@ class Kernel(lang.KernelObject):
             raise user_frames(e) from e.__cause__
 
 
+def grid_for(shape: int | Sequence[int], block: int | Sequence[int]) -> tuple[int, ...]:
+    """The smallest grid of ``block``-sized blocks covering ``shape``: ``k[gk.grid_for(n, 256), 256]``,
+    ``k[gk.grid_for((rows, cols), (16, 16)), (16, 16)]``.  ``shape`` is in NumPy order (rows first),
+    the grid in launch order (x first), since a kernel indexes ``a[row, col]`` with ``col`` from
+    dimension x so that neighbouring threads read neighbouring memory.  The kernel still checks
+    ``row < rows and col < cols``: the last blocks reach past the edge."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    blk = (block,) if isinstance(block, (int, np.integer)) else tuple(block)
+    if len(blk) != len(dims) or not 1 <= len(dims) <= 3:
+        raise LaunchError(f"grid_for(): block {blk} and shape {dims} must have the same 1 to 3 dimensions")
+    if any(not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0 for v in dims) or any(
+        not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b < 1 for b in blk
+    ):
+        raise LaunchError(f"grid_for(): the shape {dims} must be counts, 0 or more, and the block {blk} positive")
+    return tuple(max(1, -(-int(s) // int(b))) for s, b in zip(reversed(dims), blk))
+
+
 def _example(a: Any) -> Any:
     if isinstance(a, ArrayType):
         return np.empty((1,) * a.ndim, a.elem.dtype)
@@ -410,4 +427,4 @@ def iter_kernels() -> Iterator[Kernel]:
     return iter(list(_all_kernels))
 
 
-__all__ = ["Kernel", "Launch", "Variant", "iter_kernels", "kernel"]
+__all__ = ["Kernel", "Launch", "Variant", "grid_for", "iter_kernels", "kernel"]

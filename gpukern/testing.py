@@ -24,7 +24,7 @@ import numpy as np
 
 from . import backends as _backends
 from .errors import GpukernError
-from .kernel import Kernel, Launch
+from .kernel import Kernel, Launch, grid_for
 from .runtime.array import DeviceArray
 from .types import SCALARS
 
@@ -248,20 +248,6 @@ class LaunchConfig(NamedTuple):
     def covers(self, shape: Sequence[int]) -> bool:
         """Whether there is a thread for every element: dimension x covers the last axis."""
         return all(g * b >= s for g, b, s in zip(self.grid, self.block, reversed(tuple(shape))))
-
-
-def grid_for(shape: int | Sequence[int], block: int | Sequence[int]) -> tuple[int, ...]:
-    """The smallest grid of ``block``-sized blocks covering ``shape``.
-
-    ``shape`` is in NumPy order (rows first), the grid in launch order (x first), because a
-    kernel indexes ``a[row, col]`` with ``col`` from dimension x so that neighbouring threads
-    read neighbouring memory.
-    """
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    blk = (block,) if isinstance(block, int) else tuple(block)
-    if len(blk) != len(dims):
-        raise ValueError(f"block {blk} and shape {dims} must have the same number of dimensions")
-    return tuple(max(1, -(-s // b)) for s, b in zip(reversed(dims), blk))
 
 
 def device_limits(backends: str | Sequence[str] | None = None) -> tuple[int, tuple[int, int, int]]:

@@ -478,3 +478,25 @@ def test_threads_launching_one_plan_keep_their_arguments(backend):
     assert not errors
     for t, a in enumerate(arrays):
         np.testing.assert_array_equal(a.get(), np.full(64, 300 * (t + 1), np.int32))
+
+
+def test_grid_for_covers_any_shape_and_refuses_nonsense(backend):
+    """issue 33: the README's flagship launch left outputs at zero where n was not a multiple of 16;
+    ``gk.grid_for`` is the public helper it now uses."""
+    import gpukern as gk
+
+    assert gk.grid_for(100, 32) == (4,) and gk.grid_for((10, 33), (32, 4)) == (2, 3) and gk.grid_for(0, 8) == (1,)
+
+    @gk.kernel
+    def fill(out: gk.Array[gk.int32, 2]):
+        col = gk.block_idx.x * gk.block_dim.x + gk.thread_idx.x
+        row = gk.block_idx.y * gk.block_dim.y + gk.thread_idx.y
+        if row < out.shape[0] and col < out.shape[1]:
+            out[row, col] = row * 1000 + col
+
+    out = np.zeros((37, 101), np.int32)
+    fill[gk.grid_for(out.shape, (16, 16)), (16, 16)](out)
+    np.testing.assert_array_equal(out, np.arange(37)[:, None] * 1000 + np.arange(101))
+    for shape, block in [((4, 4), 16), (4, (0,)), (-1, 8), ((1, 2, 3, 4), (1, 1, 1, 1))]:
+        with pytest.raises(gk.LaunchError, match="grid_for"):
+            gk.grid_for(shape, block)
