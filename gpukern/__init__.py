@@ -49,6 +49,7 @@ from .errors import (
     OutOfBoundsError,
     UninitializedReadError,
     WarpMaskError,
+    ZeroDivisionFault,
 )
 from .kernel import Kernel, grid_for, kernel
 from .language.core import (
@@ -285,6 +286,7 @@ __all__ = [
     "float16",
     "bfloat16",
     "WarpMaskError",
+    "ZeroDivisionFault",
     "activemask",
     "all_sync",
     "any_sync",

@@ -162,6 +162,11 @@ class ConversionError(KernelFault):
     Numba and CuPy convert so without a word."""
 
 
+class ZeroDivisionFault(KernelFault):
+    """An integer ``//`` or ``%`` by zero: defined as 0 in gpukern (as NumPy gives it), and reported
+    by ``gk.sanitize`` only, since it is most often a bug (NumPy warns)."""
+
+
 class OutOfBoundsError(KernelFault):
     """An index outside a global, shared or local array."""
 

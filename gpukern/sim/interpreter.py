@@ -34,7 +34,14 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import Backend
-from ..errors import BackendError, BarrierDivergenceError, ConversionError, IndexOverflowError, LaunchError
+from ..errors import (
+    BackendError,
+    BarrierDivergenceError,
+    ConversionError,
+    IndexOverflowError,
+    LaunchError,
+    ZeroDivisionFault,
+)
 from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
 from ..runtime.plan import convert_scalar
@@ -417,6 +424,17 @@ class _Run:
             out = op.numpy(a, b, e.type.dtype)
         if e.feeds_index and self.check:
             self.check_overflow(e, [a, b], out, m)
+        if self.faults is not None and e.op in ("//", "%") and e.type.is_int:  # gk.sanitize: 0, not a trap
+            zero = (np.broadcast_to(b, (self.lanes,)) == 0) & np.broadcast_to(m, (self.lanes,))
+            if zero.any():
+                k = int(np.nonzero(zero)[0][0])
+                self.report(
+                    ZeroDivisionFault,
+                    f"integer {e.op} by zero gives 0 (as NumPy, where C would trap or be undefined), in "
+                    f"{self.who(k)} and {int(zero.sum()) - 1} other thread(s); test the divisor where 0 can occur",
+                    e,
+                    (k,),
+                )
         return out
 
     def check_overflow(self, e: ir.BinOp | ir.Unary, operands: list[Any], out: Any, m: np.ndarray) -> None:

@@ -21,7 +21,8 @@ def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
 
     The checks: out-of-bounds and misaligned accesses, data races in shared and global memory
     (atomics included), reads of memory nothing wrote, index arithmetic that wraps around, stores
-    whose implicit conversion changed a value (``gk.ConversionError``: reported here only), and
+    whose implicit conversion changed a value (``gk.ConversionError``) and integer division by zero
+    (``gk.ZeroDivisionFault``), both reported here only, and
     barriers that not every thread reaches (found before the run where the code shows it).
     Output arrays are written as by any launch.
     """

@@ -127,3 +127,25 @@ def test_sanitize_returns_every_fault_once_per_kind_and_line_and_goes_on():
     assert [type(f) for f in faults] == [gk.DataRaceError, gk.OutOfBoundsError]
     assert faults[0].threads[0][1] != faults[0].threads[1][1]  # the two threads of the race
     np.testing.assert_array_equal(b[:31], a[1:])  # the run went on past both faults
+
+
+@gk.kernel
+def _quotients(a: gk.Array[gk.int32], b: gk.Array[gk.int32], q: gk.Array[gk.int32], r: gk.Array[gk.int32]):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        q[i] = a[i] // b[i]  # DIVIDE
+        r[i] = a[i] % b[i]
+
+
+def test_integer_division_by_zero_is_reported_by_sanitize_and_zero_otherwise(on_simulator):
+    """issue 33: ``x // 0`` gives 0 silently, as documented (NumPy's value); under gk.sanitize it is a
+    finding with its line and threads, as NumPy at least warns."""
+    a, b = np.array([7, 8, 9, 10], np.int32), np.array([2, 0, 3, 0], np.int32)
+    q, r = np.zeros(4, np.int32), np.zeros(4, np.int32)
+    _quotients[1, 4](a, b, q, r)
+    assert q.tolist() == [3, 0, 3, 0] and r.tolist() == [1, 0, 0, 0]
+    faults = gk.sanitize(_quotients[1, 4], a, b, q, r)
+    assert [type(f) for f in faults] == [gk.ZeroDivisionFault, gk.ZeroDivisionFault]  # // and %: two lines
+    assert "# DIVIDE" in faults[0].loc.source_line() and "thread (1, 0, 0)" in str(faults[0])
+    assert "1 other thread(s)" in str(faults[0])
+    assert gk.sanitize(_quotients[1, 4], a, np.array([1, 2, 3, 4], np.int32), q, r) == []
