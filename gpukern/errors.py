@@ -60,6 +60,10 @@ def user_frames(e: BaseException) -> BaseException:
     return e
 
 
+class DependencyError(GpukernError):
+    """An optional package a feature needs is not installed; the message says how to install it."""
+
+
 class LocatedError(GpukernError):
     """An error at a place in the user's Python source, printed like a compiler's."""
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from . import backends as _backends
-from .errors import GpukernError
+from .errors import DependencyError, GpukernError
 from .kernel import Kernel, Launch, grid_for
 from .runtime.array import DeviceArray
 from .types import SCALARS
@@ -74,13 +74,27 @@ def _awkward(lo: int, hi: int, tile: int | None) -> list[int]:
     return sorted(v for v in out if lo <= v <= hi)
 
 
+def _hypothesis(part: str) -> Any:
+    """``hypothesis.<part>``, or a ``gk.DependencyError`` saying how to install it (the strategies
+    are the only part of gpukern that needs Hypothesis, so it is not a requirement of gpukern)."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"hypothesis.{part}")
+    except ImportError:
+        raise DependencyError(
+            "gpukern.testing's strategies need Hypothesis, which is not installed: "
+            "pip install 'gpukern[test]' (or pip install hypothesis)"
+        ) from None
+
+
 def sizes(min_value: int = 1, max_value: int = 1024, *, tile: int | None = None) -> SearchStrategy[int]:
     """One array extent in ``[min_value, max_value]``, biased toward awkward ones.
 
     Half the draws are 1, primes, or one off a multiple of ``tile`` (default: the usual
     tile sizes 8 … 256), because those are where guards and tail handling go wrong.
     """
-    from hypothesis import strategies as st
+    st = _hypothesis("strategies")
 
     if not 1 <= min_value <= max_value:
         raise ValueError(f"sizes needs 1 <= min_value <= max_value, got {min_value}, {max_value}")
@@ -97,7 +111,7 @@ def shapes(
 ) -> SearchStrategy[tuple[int, ...]]:
     """Array shapes of ``ndim`` dimensions whose sides come from ``sizes`` and whose total
     size stays within ``max_size`` (the simulator runs one lane per element; keep tests fast)."""
-    from hypothesis import strategies as st
+    st = _hypothesis("strategies")
 
     if not 1 <= ndim <= 3:
         raise ValueError(f"kernels take arrays of 1 to 3 dimensions, not {ndim}")
@@ -120,7 +134,7 @@ def shapes(
 
 def dtypes(kinds: str = "iuf") -> SearchStrategy[np.dtype]:
     """Element dtypes kernels support, by NumPy kind letter: b bool, i signed, u unsigned, f float, c complex."""
-    from hypothesis import strategies as st
+    st = _hypothesis("strategies")
 
     chosen = [t.dtype for t in SCALARS if t.dtype.kind in kinds]
     if not chosen:
@@ -210,8 +224,8 @@ def arrays(
     Floats are finite and never subnormal (GPUs may flush those to zero, NumPy does not);
     ``magnitude`` narrows the range further (e.g. 1e3 to keep relative errors meaningful).
     """
-    from hypothesis import strategies as st
-    from hypothesis.extra import numpy as hnp
+    st = _hypothesis("strategies")
+    hnp = _hypothesis("extra.numpy")
 
     dt = np.dtype(dtype)
     lo, hi = value_range(dt, op, terms=terms)
@@ -280,7 +294,7 @@ def launch_configs(
     powers of two (tree reductions need it); ``extra_blocks`` allows up to that many spare
     blocks per dimension, which exercises a kernel's bounds guard.
     """
-    from hypothesis import strategies as st
+    st = _hypothesis("strategies")
 
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     if not 1 <= len(dims) <= 3 or any(s < 1 for s in dims):

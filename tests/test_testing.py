@@ -305,3 +305,15 @@ def test_dtypes_by_kind():
     assert set(gkt.dtypes("c").example() for _ in range(20)) <= {np.dtype(np.complex64), np.dtype(np.complex128)}
     with pytest.raises(ValueError):
         gkt.dtypes("x")
+
+
+def test_strategies_without_hypothesis_say_how_to_install_it(monkeypatch):
+    """issue 33: ``gkt.sizes()`` without Hypothesis raised a bare ModuleNotFoundError."""
+    import sys
+
+    for name in [m for m in sys.modules if m == "hypothesis" or m.startswith("hypothesis.")]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if not installed: importing it fails
+    monkeypatch.setitem(sys.modules, "hypothesis", None)
+    for make in (lambda: gkt.sizes(), lambda: gkt.shapes(2), lambda: gkt.dtypes("f")):
+        with pytest.raises(gk.DependencyError, match=r"pip install 'gpukern\[test\]'"):
+            make()
