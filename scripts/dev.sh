@@ -43,4 +43,8 @@ fi
 if [ "$what" = example ]; then
   exec .venv/bin/python examples/matmul_tiled.py "$@"
 fi
-exec .venv/bin/python -m pytest "$@"
+# the suite on every core (pytest-xdist, from the test extra) unless the arguments choose: -n N, -p no:xdist
+case " $* " in
+  *" -n "*|*" -n"[0-9]*|*" -nauto "*|*" --numprocesses"*|*"no:xdist"*) exec .venv/bin/python -m pytest "$@" ;;
+esac
+exec .venv/bin/python -m pytest -n auto "$@"

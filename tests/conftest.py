@@ -8,8 +8,10 @@ dialect is checked with both compilers on machines without a GPU.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -20,8 +22,11 @@ from gpukern.backends import nvrtc
 from gpukern.backends.cuda_compile import cubin, kernel_arch
 from gpukern.kernel import iter_kernels
 
-# A fresh binary cache for the session, so tests neither use nor litter the user's.
-os.environ.setdefault("GPUKERN_CACHE_DIR", tempfile.mkdtemp(prefix="gpukern-test-cache-"))
+# A fresh binary cache for the session, so tests neither use nor litter the user's; removed when
+# the process that made it ends (xdist's workers and the tests' subprocesses inherit it)
+if "GPUKERN_CACHE_DIR" not in os.environ:
+    os.environ["GPUKERN_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpukern-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GPUKERN_CACHE_DIR"], ignore_errors=True)
 
 RUNTIME_BACKENDS = gk.available_backends()
 

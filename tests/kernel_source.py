@@ -3,15 +3,18 @@ the examples' own kernels (``load_example``)."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import inspect
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 _DIR = Path(tempfile.mkdtemp(prefix="gpukern-test-kernels-"))
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)  # nothing left behind in /tmp
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

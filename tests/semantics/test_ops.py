@@ -39,10 +39,12 @@ constant folder is checked by one kernel per type whose statements store
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import hashlib
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,6 +76,7 @@ ULPS = {float32: 4, float64: 2, float16: 1}  # float16: the float32 function's r
 WIDER_ULPS: dict[tuple[str, ScalarType], int] = {}
 
 _KERNEL_DIR = Path(tempfile.mkdtemp(prefix="gpukern-ops-"))
+atexit.register(shutil.rmtree, _KERNEL_DIR, ignore_errors=True)  # nothing left behind in /tmp
 _HEADER = """\
 import math
 import numpy as np
