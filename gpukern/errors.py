@@ -7,6 +7,7 @@ kernel author needs to find the construct at fault.
 
 from __future__ import annotations
 
+import ast
 import linecache
 import os
 import types
@@ -33,6 +34,7 @@ class GpukernError(Exception):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_AST = ast.__file__  # the standard library's node visitor, which the front end dispatches through
 
 
 def user_frames(e: BaseException) -> BaseException:
@@ -49,7 +51,8 @@ def user_frames(e: BaseException) -> BaseException:
         kept = []
         tb = x.__traceback__
         while tb is not None:
-            if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            name = tb.tb_frame.f_code.co_filename
+            if not name.startswith(_PACKAGE) and name != _AST:
                 kept.append(tb)
             tb = tb.tb_next
         new = None

@@ -124,7 +124,8 @@ class SharedMemory(lang.Intrinsic):
 
 class Half(lang.Intrinsic):
     """One of Numba's ``cuda.fp16`` functions (``hadd(a, b)``, ``hsqrt(a)``...): the operator or
-    function it names, on float16 operands only, its result float16 (as NumPy's float16 math)."""
+    function it names, on float16 operands only, its result float16 (as NumPy's float16 math).
+    ``build(cx, node, values)`` makes it of the arguments, each lowered once."""
 
     def __init__(self, name: str, nargs: int, build: Any):
         super().__init__(name, f"cuda.fp16.{name}: float16 only")
@@ -132,49 +133,47 @@ class Half(lang.Intrinsic):
 
     def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
         cx.nargs(node, self.nargs, f"fp16.{self.name}")
-        for a in node.args:
-            if cx.type_of(cx.visit(a)) != float16:
+        values = [cx.visit(a) for a in node.args]
+        for a, v in zip(node.args, values):
+            if cx.type_of(v) != float16:
                 raise KernelTypeError(
-                    f"cuda.fp16.{self.name}() takes float16 values, not {cx.type_of(cx.visit(a))!r}",
+                    f"cuda.fp16.{self.name}() takes float16 values, not {cx.type_of(v)!r}",
                     cx.loc(a),
                     "convert it first: numba.float16(x)",
                 )
-        return self.build(cx, node)
+        return self.build(cx, node, values)
 
 
-def _operator(op: ast.operator) -> Any:
-    return lambda cx, node: cx.visit(ast.copy_location(ast.BinOp(node.args[0], op, node.args[1]), node))
+def _operator(op: type) -> Any:
+    return lambda cx, node, values: cx.binop(node, op, *values)
 
 
-def _comparison(op: ast.cmpop) -> Any:
-    return lambda cx, node: cx.visit(ast.copy_location(ast.Compare(node.args[0], [op], [node.args[1]]), node))
+def _comparison(op: str) -> Any:
+    return lambda cx, node, values: cx.compare(node, op, *values)
+
+
+def _negate(cx: lang.Lowering, node: ast.Call, values: list[Value]) -> Value:
+    """``-x`` of a float16 value, the IR the front end makes of ``-x`` (``ops.UNARY['-']``)."""
+    (v,) = values
+    return Static(-v.value) if isinstance(v, Static) else ir.Unary("-", v, v.type, loc=cx.loc(node))
 
 
 def _function(fn: Any) -> Any:
-    return lambda cx, node: cx.call(fn, node)
+    return lambda cx, node, values: cx.call(fn, node, values)
 
 
 def fp16_names(math: dict[str, Any]) -> dict[str, Half]:
     """Numba's ``cuda.fp16`` namespace: ``math`` gives the functions by gpukern's names
     (``ops.MATH``'s entries: ``sqrt``, ``fma``...), so each name means the one definition."""
-    binary = {"hadd": ast.Add(), "hsub": ast.Sub(), "hmul": ast.Mult(), "hdiv": ast.Div()}
-    compare = {
-        "heq": ast.Eq(),
-        "hne": ast.NotEq(),
-        "hge": ast.GtE(),
-        "hgt": ast.Gt(),
-        "hle": ast.LtE(),
-        "hlt": ast.Lt(),
-    }
+    binary = {"hadd": ast.Add, "hsub": ast.Sub, "hmul": ast.Mult, "hdiv": ast.Div}
+    compare = {"heq": "==", "hne": "!=", "hge": ">=", "hgt": ">", "hle": "<=", "hlt": "<"}
     unary = {"hsqrt": "sqrt", "hrsqrt": "rsqrt", "hexp": "exp", "hexp2": "exp2", "hexp10": "exp10", "hlog": "log",
              "hlog2": "log2", "hlog10": "log10", "hsin": "sin", "hcos": "cos", "hceil": "ceil", "hfloor": "floor",
              "hrint": "rint", "htrunc": "trunc", "habs": "abs"}  # fmt: skip
     names = {n: Half(n, 2, _operator(op)) for n, op in binary.items()}
     names |= {n: Half(n, 2, _comparison(op)) for n, op in compare.items()}
     names |= {n: Half(n, 1, _function(math[f])) for n, f in unary.items()}
-    names["hneg"] = Half(
-        "hneg", 1, lambda cx, node: cx.visit(ast.copy_location(ast.UnaryOp(ast.USub(), node.args[0]), node))
-    )
+    names["hneg"] = Half("hneg", 1, _negate)
     names["hfma"] = Half("hfma", 3, _function(math["fma"]))
     names["hmax"] = Half("hmax", 2, _function(math["max"]))
     names["hmin"] = Half("hmin", 2, _function(math["min"]))

@@ -54,6 +54,10 @@ class Lowering(Protocol):
 
     def call(self, fn: Any, node: ast.Call, values: list[Value] | None = None) -> Value: ...
 
+    def binop(self, node: ast.AST, op_type: type, left: Value, right: Value) -> Value: ...
+
+    def compare(self, node: ast.AST, op: str, a: Value, b: Value) -> ir.Compare: ...
+
 
 class Intrinsic:
     """A function that exists only inside kernels; subclasses lower its calls."""

@@ -354,3 +354,7 @@ def test_a_fault_shows_the_users_frames_and_the_message(tmp_path):
     assert f'"{script}", line 13, in main' in short and f'"{script}", line 16' in short
     assert short.count(package) == 1, short  # the one call into gpukern that raised
     assert run(GPUKERN_TRACEBACK="full").count(package) > 3
+    script.write_text(script.read_text().replace("a[gk.global_id(0) + 1] = 1.0", "a[0] = a @ a"))
+    compile_error = run()  # raised through the front end's ast visitors: none of their frames either
+    assert "KernelSyntaxError" in compile_error and "ast.py" not in compile_error
+    assert compile_error.count(package) == 1, compile_error
