@@ -121,15 +121,15 @@ def _states(n: int, seed: int, subsequence_start: int) -> np.ndarray:
     if n == 0:
         return out
     z = _splitmix64(int(seed) & _MASK)
-    power = _jump(*_units())  # the jump's columns; squared below: jumps of 2, 4, 8... times 2**64
+    jump = _jump(*_units())  # the jump's 128 columns (its matrix); its powers by squaring below
     s0, s1 = np.array([z], np.uint64), np.array([z], np.uint64)
-    start = int(subsequence_start)
-    while start:
+    power, start = jump, int(subsequence_start)
+    while start:  # J**start: the powers J, J**2, J**4... where start has a bit
         if start & 1:
             s0, s1 = _apply(power, s0, s1)
         start >>= 1
         power = _apply(power, *power) if start else power
-    power = _jump(*_units())
+    power = jump
     while s0.size < n:  # the block of states so far, and the same jumped by its length
         t0, t1 = _apply(power, s0, s1)
         s0, s1 = np.concatenate([s0, t0]), np.concatenate([s1, t1])
