@@ -92,7 +92,7 @@ def parse_function(fn: Any) -> ParsedFunction:
         except (OSError, TypeError) as e:
             raise KernelSyntaxError(
                 f"cannot read the source of {getattr(fn, '__name__', fn)!r}: {e}",
-                hint="kernels must be defined in a file, not typed at an interactive prompt",
+                hint=_no_source_hint(fn.__code__.co_filename),
             ) from None
         try:
             module = _parse_in_place(lines, first)
@@ -117,3 +117,14 @@ def parse_function(fn: Any) -> ParsedFunction:
             except ValueError:  # cell not yet filled
                 pass
     return ParsedFunction(fn, fn.__name__, tree, filename, fn.__globals__, closure)
+
+
+def _no_source_hint(filename: str) -> str:
+    """What to write instead, for where the function came from: exec() of a string, or a prompt."""
+    if filename == "<string>":
+        return (
+            "it was made by exec() of a string, whose text Python does not keep: define it in a file, or "
+            "compile the string with a file name (exec(compile(text, 'kernels.py', 'exec'), ...)) after "
+            "putting the text in linecache.cache under that name"
+        )
+    return "kernels must be defined in a file, not typed at an interactive prompt"

@@ -57,6 +57,7 @@ from .types import (
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
+sys.modules[f"{__name__}.cuda.types"] = types  # numba.cuda.types: the same names as numba.types
 
 
 def jit(fn: Any = None, **options: Any) -> Any:

@@ -44,6 +44,9 @@ from ..language.compat import (
 from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
+from . import types  # noqa: F401 - numba.cuda.types
+from .reduce import Reduce, reduce  # noqa: F401 - cuda.reduce, and its class for isinstance
+from .types import *  # noqa: F403 - numba.cuda's scalar type names (``from numba.cuda import float32``)
 
 # ---------------------------------------------------------------- inside kernels
 threadIdx = _lang.thread_idx

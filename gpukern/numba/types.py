@@ -32,3 +32,9 @@ class _Void:
 
 
 void = none = _Void()
+
+__all__ = [
+    "float16", "float32", "f4", "float64", "f8", "double", "int8", "i1", "int16", "i2", "int32", "i4",
+    "int64", "i8", "intp", "uint8", "u1", "uint16", "u2", "uint32", "u4", "uint64", "u8", "uintp",
+    "boolean", "b1", "bool_", "complex64", "c8", "complex128", "c16", "void", "none",
+]
