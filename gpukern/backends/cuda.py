@@ -192,7 +192,7 @@ class CUDABackend(Backend):
         if shared > fn.gk_dynamic_ok:  # only ever raised: a launcher made for more stays good
             fn.set_max_dynamic_shared(shared)
             fn.gk_dynamic_ok = shared
-        run = self.driver.launcher(fn, grid, block, shared, fn.gk_struct)
+        run = self.driver.launcher(fn, grid, block, shared, fn.gk_struct, cooperative=variant.grid_sync)
         if fn.gk_split or variant.dynamic_shared:
             return _Spread(run, fn.gk_split, shared if variant.dynamic_shared else None)
         return run

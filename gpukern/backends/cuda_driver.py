@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BackendError
+from ..errors import BackendError, LaunchError
 
 _NOT_READY = 600  # CUDA_ERROR_NOT_READY: cuEventQuery / cuStreamQuery of unfinished work
 # cuLaunchKernel's ``extra``: the kernel's arguments as one packed buffer
@@ -324,10 +324,17 @@ class Driver:
         return Module(self, m.value)
 
     def launcher(
-        self, function: Function, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, layout: Any
+        self,
+        function: Function,
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        shared: int,
+        layout: Any,
+        cooperative: bool = False,
     ) -> Launcher:
-        """``launch(values, stream)`` of ``function`` (``Launcher``)."""
-        return Launcher(self, function, grid, block, shared, layout)
+        """``launch(values, stream)`` of ``function`` (``Launcher``); ``cooperative``: every block
+        resident at once, as a grid-wide barrier needs (``cuLaunchKernelEx``'s attribute)."""
+        return Launcher(self, function, grid, block, shared, layout, cooperative)
 
 
 @functools.cache
@@ -370,6 +377,7 @@ class Launcher:
         block: tuple[int, int, int],
         shared: int,
         layout: Any,
+        cooperative: bool = False,
     ) -> None:
         self.driver, self.name = driver, function.name
         self.function = function  # (kept: its module stays loaded while the launcher lives)
@@ -389,7 +397,16 @@ class Launcher:
         self.configs: dict[Any, Any] = {}  # stream handle -> its ctypes launch's fixed arguments
         self.ex = driver.launch_ex is not None  # cuLaunchKernelEx (driver 12.0+), else cuLaunchKernel
         self.call = driver.launch_ex if self.ex else driver.lib.cuLaunchKernel
-        native = native_launch()
+        self.attrs = None  # a cooperative launch's attribute (ctypes: CuPy's binding takes none)
+        if cooperative:
+            if not self.ex:
+                raise BackendError(
+                    f"{self.name} calls grid_sync(), which needs a cooperative launch: cuLaunchKernelEx, of CUDA "
+                    "drivers 12.0 and later; update the driver"
+                )
+            self.attrs = _LaunchAttribute(_LAUNCH_ATTRIBUTE_COOPERATIVE)
+            self.attrs.value[0] = 1
+        native = None if cooperative else native_launch()
         if native is None:
             self.native, self.failed = None, None
         else:  # the arguments before the stream, bound once; after it: no kernelParams, the buffer
@@ -405,7 +422,8 @@ class Launcher:
             if len(self.configs) > 64:  # handles of streams made and dropped elsewhere
                 self.configs.clear()
             if self.ex:  # (byref keeps the configuration alive)
-                made = (ctypes.byref(_LaunchConfig(*self.dims, stream, None, 0)), self.handle, None, self.extra)
+                attrs = (ctypes.addressof(self.attrs), 1) if self.attrs is not None else (None, 0)
+                made = (ctypes.byref(_LaunchConfig(*self.dims, stream, *attrs)), self.handle, None, self.extra)
             else:
                 dims = (ctypes.c_uint(v) for v in self.dims)
                 made = (self.handle, *dims, ctypes.c_void_p(stream), None, self.extra)
@@ -416,6 +434,13 @@ class Launcher:
         """After a launch that failed (the buffer still packed, the lock held): once more in the
         driver's context, through ctypes; a BackendError where that fails too."""
         rc = self.driver.in_context(self.call, *self._ctypes_args(stream))
+        if rc == _COOPERATIVE_LAUNCH_TOO_LARGE:
+            grid = self.dims[:3]
+            raise LaunchError(
+                f"{self.name} calls grid_sync(), so all of its {grid[0] * grid[1] * grid[2]} blocks must be resident "
+                "on the device at once, and they do not fit (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)",
+                hint="launch fewer blocks (a grid-stride loop covers the data) or smaller ones",
+            )
         if rc:
             raise BackendError(f"launch of {self.name} failed: {error_name(self.driver.lib, rc)}")
 
@@ -451,9 +476,22 @@ class Launcher:
         src.line(f"{src.const(self.retry, 'retry')}(on)", 3)
 
 
+_LAUNCH_ATTRIBUTE_COOPERATIVE = 2  # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+_COOPERATIVE_LAUNCH_TOO_LARGE = 720  # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+
+
+class _LaunchAttribute(ctypes.Structure):
+    """CUDA's ``CUlaunchAttribute``: an id, then the 64-byte union of values (8-byte aligned)."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_int), ("value", ctypes.c_int * 16)]
+
+    def __init__(self, attribute: int) -> None:
+        super().__init__(attribute, 0)
+
+
 class _LaunchConfig(ctypes.Structure):
     """CUDA's ``CUlaunchConfig``: the grid, block, dynamic shared bytes and stream of a
-    ``cuLaunchKernelEx``, with no launch attributes."""
+    ``cuLaunchKernelEx``, and its launch attributes (a cooperative launch has one)."""
 
     _fields_ = [
         *((n, ctypes.c_uint) for n in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared")),

@@ -37,6 +37,9 @@ class Dialect:
     bits: dict[ScalarType, tuple[str, str]]  # type -> (to-bits, from-bits) function names for CAS loops
     cas_bits: dict[int, str]  # width in bytes -> compare-and-swap of that unsigned integer, {p} {0} {1}
     fences: dict[str, str]  # scope ('block', 'device', 'system') -> the fence statement
+    # a grid-wide barrier's statement and the file-scope code it calls (empty: the language has none)
+    grid_sync: str = ""
+    grid_sync_preamble: str = ""
     # (op, width in bytes) -> the language extension its native instruction needs ('cas': the CAS loop too)
     atomic_extensions: dict[tuple[str, int], str] = field(default_factory=dict)
     # the unsigned integer a pointer converts to: an 8- or 16-bit atomic finds the aligned 32-bit word

@@ -221,6 +221,35 @@ _CUDA_WARP_HELPERS = {
 }
 
 
+# A grid-wide barrier (``grid_sync``): the kernel is launched cooperatively, so every block is resident
+# and may wait for the others.  Thread 0 of each block arrives for it after the block's barrier: it
+# notes the generation, counts in, and the last block to arrive resets the count and advances the
+# generation, which the others wait to see change; fences order each block's memory before and after.
+# The count returns to 0 at every sync, so the module's two words serve every launch that runs alone.
+_CUDA_GRID_SYNC = """__device__ unsigned int gk_grid_state[2];  // arrived blocks, generation
+
+static __device__ void gk_grid_sync(void)
+{
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        volatile unsigned int *generation = &gk_grid_state[1];
+        const unsigned int seen = *generation;
+        const unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
+        __threadfence();
+        if (atomicAdd(&gk_grid_state[0], 1u) == blocks - 1u) {
+            atomicExch(&gk_grid_state[0], 0u);
+            __threadfence();
+            atomicAdd(&gk_grid_state[1], 1u);
+        } else {
+            while (*generation == seen) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}"""
+
+
 CUDA = Dialect(
     name="cuda",
     generated_file="kernel.cu",
@@ -248,6 +277,8 @@ CUDA = Dialect(
     restrict="__restrict__ ",
     qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
     barrier="__syncthreads();",
+    grid_sync="gk_grid_sync();",
+    grid_sync_preamble=_CUDA_GRID_SYNC,
     specials={
         "thread_idx": "threadIdx.{c}",
         "block_idx": "blockIdx.{c}",

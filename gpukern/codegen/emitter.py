@@ -397,6 +397,16 @@ class Emitter(TableEmitter, AtomicEmitter):
         # shared writes ordered before wgmma's reads (a dialect without matrix units: refused at the
         # warpgroup statement itself, not here)
         fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma and self.d.matrix else ""
+        if s.scope == "grid":
+            if not self.d.grid_sync:
+                raise CompileError(
+                    f"grid_sync() cannot be compiled to {self.d.name}: it has no barrier across work-groups",
+                    s.loc,
+                    "end the kernel there and launch a second one for the rest (a launch boundary syncs the "
+                    "grid), or run on CUDA or the simulator",
+                )
+            self.preambles.setdefault(self.d.grid_sync_preamble)
+            return [self.line(depth, fence + self.d.grid_sync, s)]
         if s.vote is None or s.pred is None or s.result is None:
             return [self.line(depth, fence + self.d.barrier, s)]
         text = self.d.block_votes[s.vote].format(r=self.name(s.result.name), p=self.expr(s.pred))

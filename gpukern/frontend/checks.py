@@ -142,7 +142,8 @@ def _runs_at_least_once(s: ir.For) -> bool:
 
 # ---------------------------------------------------------------- collective operations
 
-_THREAD = {"thread_idx", "global_id", "lane_id"}
+_THREAD = frozenset({"thread_idx", "global_id", "lane_id"})  # what differs between a block's threads
+_GRID = _THREAD | {"block_idx"}  # ... and between the grid's (a grid_sync's reach)
 
 
 def contains_barrier(node: ir.Node) -> bool:
@@ -155,20 +156,19 @@ def has_barrier(fd: ir.FuncDef) -> bool:
     return any(contains_barrier(s) for s in fd.body)
 
 
-def _varies(n: ir.Node, indices: bool = True) -> bool:
-    """Whether a node's value may differ between threads whatever its operands: a thread index
-    (unless ``indices`` is False: then only what data makes differ), a value read from memory
+def _varies(n: ir.Node, indices: frozenset[str] = _THREAD) -> bool:
+    """Whether a node's value may differ between threads whatever its operands: an index of those
+    named in ``indices`` (none: only what data makes differ), a value read from memory
     (``Node.accesses``: other threads may have written it), a lane of a vector load, a warp op's result."""
     return (
-        indices
-        and isinstance(n, ir.Special)
-        and n.name in _THREAD
+        isinstance(n, ir.Special)
+        and n.name in indices
         or isinstance(n, (ir.Lane, ir.WarpOp))
         or any(a.read for a in n.accesses())
     )
 
 
-def _reads_thread_state(fd: ir.FuncDef, indices: bool = True) -> bool:
+def _reads_thread_state(fd: ir.FuncDef, indices: frozenset[str] = _THREAD) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
         if _varies(n, indices):
@@ -179,16 +179,17 @@ def _reads_thread_state(fd: ir.FuncDef, indices: bool = True) -> bool:
 
 
 class _Uniformity:
-    """Which values may differ between the threads of a block ('varying')."""
+    """Which values may differ between the threads of a block ('varying'), or of the grid (with
+    ``indices=_GRID``)."""
 
     def __init__(
         self,
         fd: ir.FuncDef,
         varying_params: frozenset[str] = frozenset(),
-        indices: bool = True,
+        indices: frozenset[str] = _THREAD,
         by_data: _Uniformity | None = None,
     ):
-        self.indices = indices  # False: only values that data makes differ (memory, warp ops) count
+        self.indices = indices  # none: only values that data makes differ (memory, warp ops) count
         # given (the same function's by data alone): an if on the thread's index against values known
         # at launch is taken to be taken by every thread of the block (``_launch_bound``)
         self.by_data = by_data
@@ -366,7 +367,8 @@ def describe_divergence(why: ir.Node) -> str:
 
 def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset()) -> None:
     """Reject a barrier (or a call of a function with one) that not every thread of the block
-    reaches: some threads would wait at it forever, or pass different barriers.
+    reaches: some threads would wait at it forever, or pass different barriers; and a
+    ``grid_sync()`` that not every thread of the grid reaches (a condition on ``block_idx`` too).
 
     A ``@func`` is checked on its own with its parameters taken as the same in every thread,
     and again at each call that passes a thread-dependent value (``varying_params``).  A kernel's
@@ -376,34 +378,41 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     divide the threads as a branch does."""
     if not has_barrier(fd):
         return
-    u = _Uniformity(fd, varying_params)
-    assumed: dict[int, tuple[ir.Node, ...]] | None = None  # the reasons left if launch-bound ifs are taken by all
-    for site in _collective_sites(fd, u):
-        n = site.node
-        why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
-        if isinstance(n, ir.Barrier) and why is not None:
-            if assumed is None:
-                at_launch = _Uniformity(fd, varying_params, by_data=_Uniformity(fd, varying_params, indices=False))
-                assumed = {id(t.node): t.reasons for t in _collective_sites(fd, at_launch)}
-            left = [r for r in assumed[id(n)] if not (fd.is_kernel and isinstance(r, ir.Return))]
-            if not left:
-                warn_at(
-                    f"this barrier() is {describe_divergence(why)} only through its index and values known "
-                    "at launch: accepted, since at a launch every thread of the block may take that branch. "
-                    "The simulator checks at run time that all do; on CUDA and OpenCL a block whose threads "
-                    "do not all take it would hang or misbehave",
-                    n.loc,
-                    "move the barrier out of the branch to be safe at every launch",
-                )
-                continue
-            raise _divergence(n, why, "this barrier() is")
-        if isinstance(n, ir.Call) and has_barrier(n.func):
-            # a call passes over no return: the restructuring keeps the threads that returned out
-            # of a statement's effects only where it holds no barrier, so they would run the callee
-            called = next(iter(site.reasons), None)
-            if called is not None:
-                raise _divergence(n, called, f"{n.func.name}() contains a barrier and is called")
-            _check_call(n, u)
+    grid = any(isinstance(n, ir.Barrier) and n.scope == "grid" for n in ir.walk_body(fd.body))
+    for indices in (_THREAD, _GRID) if grid else (_THREAD,):
+        u = _Uniformity(fd, varying_params, indices)
+        assumed: dict[int, tuple[ir.Node, ...]] | None = None  # the reasons left if launch-bound ifs are taken by all
+        for site in _collective_sites(fd, u):
+            n = site.node
+            why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
+            if isinstance(n, ir.Barrier) and why is not None and (indices is _THREAD or n.scope == "grid"):
+                what = "this grid_sync() is" if n.scope == "grid" else "this barrier() is"
+                if assumed is None:
+                    data = _Uniformity(fd, varying_params, frozenset())
+                    at_launch = _Uniformity(fd, varying_params, indices, by_data=data)
+                    assumed = {id(t.node): t.reasons for t in _collective_sites(fd, at_launch)}
+                left = [r for r in assumed[id(n)] if not (fd.is_kernel and isinstance(r, ir.Return))]
+                if not left:
+                    whose = "of the grid" if n.scope == "grid" else "of the block"
+                    warn_at(
+                        f"{what} {describe_divergence(why)} only through its index and values known "
+                        f"at launch: accepted, since at a launch every thread {whose} may take that branch. "
+                        f"The simulator checks at run time that all do; on CUDA and OpenCL a "
+                        f"{'grid' if n.scope == 'grid' else 'block'} whose threads do not all take it would "
+                        "hang or misbehave",
+                        n.loc,
+                        f"move the {'grid_sync' if n.scope == 'grid' else 'barrier'} out of the branch to be "
+                        "safe at every launch",
+                    )
+                    continue
+                raise _divergence(n, why, what)
+            if isinstance(n, ir.Call) and has_barrier(n.func) and indices is _THREAD:
+                # a call passes over no return: the restructuring keeps the threads that returned out
+                # of a statement's effects only where it holds no barrier, so they would run the callee
+                called = next(iter(site.reasons), None)
+                if called is not None:
+                    raise _divergence(n, called, f"{n.func.name}() contains a barrier and is called")
+                _check_call(n, u)
 
 
 def _launch_bound(cond: ir.Expr, u: _Uniformity, by_data: _Uniformity) -> bool:

@@ -210,6 +210,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.ret_type: Type | tuple[Type, ...] | None = None
         self.returns_value: bool | None = None
         self.static_names = _single_assignment_names(parsed.tree)
+        self.once_in_branch = _single_assignment_names(parsed.tree, in_branches=True)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
         self.tuple_locals: dict[str, list[str]] = {}  # a local holding a tuple: the variables of its items
         self.block_arrays: set[str] = set()  # names of arrays bound in an if or loop body, out of scope
@@ -441,6 +442,9 @@ class FunctionLowering(ast.NodeVisitor):
             )
         if name in self.bindings and isinstance(self.bindings[name], (ir.ArrayRef, Static)):
             raise self.type_error(target, f"cannot assign to parameter {name!r}, which is an array or a Const")
+        if name in self.once_in_branch and isinstance(value, Static) and not is_number(value):
+            self.env[name] = value  # ``g = cuda.cg.this_grid()`` under an if: one binding, as at the top level
+            return
         if name in self.static_names and not isinstance(value, ir.Expr) and not _changing_tuple(value):
             if isinstance(value, ir.ArrayRef) and value.temp:
                 value.name, value.temp = name, False  # a fresh shared()/local() array takes the user's name
@@ -810,14 +814,25 @@ def _check_signature(tree: ast.FunctionDef, loc: Loc) -> None:
         )
 
 
-def _single_assignment_names(tree: ast.FunctionDef) -> set[str]:
+def _single_assignment_names(tree: ast.FunctionDef, in_branches: bool = False) -> set[str]:
     """Locals bound exactly once, at the top level of the body: they may hold
-    compile-time values (constants, arrays, intrinsics) and fold like constants."""
+    compile-time values (constants, arrays, intrinsics) and fold like constants.  With
+    ``in_branches``: those bound exactly once inside the bodies of ifs (not of loops), which may
+    hold an intrinsic's or a group's compile-time value (not a number: a path without the binding
+    would read it unassigned)."""
     counts: dict[str, int] = {}
     for name, _ in _assigned_names(tree):
         counts[name] = counts.get(name, 0) + 1
     top: set[str] = set()
-    for stmt in tree.body:
+    stmts: list[ast.stmt] = list(tree.body)
+    if in_branches:
+        stmts = []
+        ifs = [s for s in tree.body if isinstance(s, ast.If)]
+        while ifs:
+            s = ifs.pop()
+            for inner in s.body + s.orelse:
+                (ifs if isinstance(inner, ast.If) else stmts).append(inner)
+    for stmt in stmts:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             top.add(stmt.targets[0].id)
     params = {a.arg for a in tree.args.args}

@@ -489,12 +489,14 @@ class Barrier(Stmt):
     """Block-wide barrier with memory fence (``__syncthreads`` / ``barrier``).  A block-wide vote
     (``__syncthreads_count`` ...) is a barrier too: ``vote`` names its entry of
     ``semantics.warp.BLOCK_VOTES``, ``pred`` is each thread's predicate (bool) and ``result`` the
-    variable that receives the block's answer, the same in every thread."""
+    variable that receives the block's answer, the same in every thread.  ``scope="grid"``: every
+    thread of the grid waits (``grid_sync``, a cooperative launch on CUDA); never with a vote."""
 
     CHILDREN = ("pred", "result")
     vote: str | None = None
     pred: Expr | None = None
     result: Var | None = None
+    scope: str = "block"
     loc: Loc | None = _loc()
 
 

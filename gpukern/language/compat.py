@@ -196,8 +196,7 @@ class RangeLike:
 
 class Group(lang.Intrinsic):
     """``cg.this_thread_block()`` / ``cg.this_grid()`` (Numba's and CuPy's cooperative groups): a
-    group whose ``.sync()`` is the block's barrier, or for the grid, refused: a grid-wide barrier
-    needs a cooperative launch, which gpukern does not make yet."""
+    group whose ``.sync()`` is the block's barrier, or the grid's (``grid_sync``)."""
 
     def __init__(self, name: str, grid: bool):
         super().__init__(name, f"cg.{name}(): a group of threads with .sync()")
@@ -205,21 +204,15 @@ class Group(lang.Intrinsic):
 
     def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, f"cg.{self.name}")
-        if self.grid:
-            raise KernelTypeError(
-                "a grid-wide sync (cg.this_grid().sync(): a cooperative launch) is not supported by gpukern yet",
-                cx.loc(node),
-                "end the kernel there and launch a second kernel for the rest (a launch boundary syncs the grid)",
-            )
-        return Static(_GroupValue(self.name))
+        return Static(_GroupValue(self.name, lang.grid_sync if self.grid else lang.barrier))
 
 
 class _GroupValue:
     """The group a ``cg`` call gives; a kernel reaches its ``sync`` as an attribute."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, sync: Any):
         self.name = name
-        self.sync = lang.barrier
+        self.sync = sync
 
 
 class Typed(lang.Intrinsic):

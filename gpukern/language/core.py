@@ -573,6 +573,13 @@ barrier = Statement(
     "barrier(): every thread of the block waits here; shared memory is then consistent.",
     lambda loc: ir.Barrier(loc=loc),
 )
+grid_sync = Statement(
+    "grid_sync",
+    "grid_sync(): every thread of the grid waits here; global memory is then consistent across blocks. "
+    "On CUDA the kernel is launched cooperatively (every block resident at once: a launch with more blocks "
+    "than the device holds is refused); OpenCL has no grid-wide barrier and refuses it.",
+    lambda loc: ir.Barrier(scope="grid", loc=loc),
+)
 threadfence = Statement(
     "threadfence",
     "threadfence(): this thread's writes before it are seen by every thread of the device before its "

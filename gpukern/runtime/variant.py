@@ -47,6 +47,15 @@ class Variant:
         return self.program.kernel.written
 
     @functools.cached_property
+    def grid_sync(self) -> bool:
+        """Whether the kernel (or a function it calls) has a ``grid_sync()``: a cooperative launch."""
+        return any(
+            isinstance(n, ir.Barrier) and n.scope == "grid"
+            for fd in [self.program.kernel, *self.program.funcs]
+            for n in ir.walk_body(fd.body)
+        )
+
+    @functools.cached_property
     def shared_bytes(self) -> int:
         """Static shared memory per block, in bytes."""
         return sum(

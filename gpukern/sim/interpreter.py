@@ -366,6 +366,9 @@ class _Run:
     def s_Barrier(self, s: ir.Barrier, m: np.ndarray) -> None:
         """Every live thread of the block must arrive; a vote (``semantics.warp.BLOCK_VOTES``) reduces
         the predicate of the threads that do, each evaluated before it waits."""
+        if s.scope == "grid":
+            self.grid_sync(s, m)
+            return
         pred = None if s.pred is None else np.broadcast_to(self.eval(s.pred, m), (self.lanes,)).astype(bool)
         if self.prof is not None:
             self.prof.barrier(s.loc, self.lanes_of(m))
@@ -390,6 +393,28 @@ class _Run:
         if s.vote is not None and s.result is not None and pred is not None:
             counts = np.bincount(self.block_of[m & pred], minlength=self.nblocks)
             self.assign(s.result, BLOCK_VOTES[s.vote].numpy(counts, arrived)[self.block_of], m)
+
+    def grid_sync(self, s: ir.Barrier, m: np.ndarray) -> None:
+        """``grid_sync()``: every live thread of the grid must arrive (a kernel's returns are
+        structured so that the threads that took one arrive too: ``passes.structure_early_returns``);
+        then every access before it is ordered before every access after it, in every block."""
+        if self.prof is not None:
+            self.prof.barrier(s.loc, self.lanes_of(m))
+        if not self.check:
+            return
+        returned = self.frames[0].returned
+        missing = np.nonzero(~m & ~returned)[0]
+        if len(missing) and m.any():
+            here, lane = int(np.argmax(m)), int(missing[0])
+            self.report(
+                BarrierDivergenceError,
+                f"grid_sync() reached by {int(m.sum())} of the {int((~returned).sum())} live threads of the "
+                f"grid: thread {self.place(here)[1]} of block {self.place(here)[0]} arrived, thread "
+                f"{self.place(lane)[1]} of block {self.place(lane)[0]} did not",
+                s,
+                (here, lane),
+            )
+        self.mem.grid_sync()
 
     # ------------------------------------------------------------ expressions
     def memory(self, ref: ir.ArrayRef) -> Memory:

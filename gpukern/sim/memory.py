@@ -143,6 +143,10 @@ class MemoryPath:
         if self.races is not None:
             self.races.barrier(blocks)
 
+    def grid_sync(self) -> None:
+        if self.races is not None:
+            self.races.grid_sync()
+
     def async_copy(
         self, dst: Memory, dst_idx: list[Any], src: Memory, src_idx: list[Any], m: np.ndarray, s: ir.AsyncCopy
     ) -> None:

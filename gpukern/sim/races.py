@@ -4,7 +4,8 @@ Two accesses of one element race when they are by different threads, at least on
 are not both atomics, and no barrier orders them.  A barrier orders only the threads of its block:
 each block counts the barriers it has passed (its *epoch*), and an access by thread t of block b
 is ordered after an earlier one by thread u when u is t, or u is of block b and made it in an
-earlier epoch.  Threads of different blocks are never ordered within a launch.  Shared memory is
+earlier epoch.  Threads of different blocks are ordered only by a ``grid_sync()``, which orders
+every access before it before every access after it (the records start afresh).  Shared memory is
 one copy per block, so only its own block's threads meet there; global memory is where blocks meet.
 
 Per element of a tracked array the tracker keeps the thread that last wrote it and its epoch; the
@@ -363,6 +364,14 @@ class Races:
         self.epoch[blocks] += 1
         self.same_epoch = self.same_epoch + 1 if everyone and self.same_epoch is not None else None
 
+    def grid_sync(self) -> None:
+        """A barrier of the whole grid: every access recorded so far, in any block and any memory,
+        is ordered before every access to come, so the records start afresh."""
+        for mem, rec in self.records.items():
+            self.records[mem] = _Records(rec.n, rec.shared, rec.synced)
+        self.epoch += 1
+        self.same_epoch = self.same_epoch + 1 if self.same_epoch is not None else None
+
     def syncwarp(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
         """A syncwarp() of the lanes ``active`` (rows: warps of grid lanes ``slots``; ``masks``: each
         lane's): their later accesses are ordered after the earlier ones of the lanes they sync with."""
@@ -382,7 +391,10 @@ class Races:
         loc, here = self.sites[site], a.loc
         at = f" at line {loc.lineno}" if loc is not None else ""
         if other != NONE and run.block_of[other] != run.block_of[lane]:
-            fix = "threads of different blocks are never ordered within a launch: make each element one block's"
+            fix = (
+                "threads of different blocks are ordered only by a grid_sync() (a cooperative launch): make "
+                "each element one block's, or put a grid_sync() between the two accesses"
+            )
         elif other != NONE and self.clocks is not None and self.clocks.warp[other] == self.clocks.warp[lane]:
             fix = "put a barrier() between the two accesses, or a syncwarp() whose mask has both lanes"
         else:
