@@ -196,7 +196,8 @@ class RangeLike:
 
 class Group(lang.Intrinsic):
     """``cg.this_thread_block()`` / ``cg.this_grid()`` (Numba's and CuPy's cooperative groups): a
-    group whose ``.sync()`` is the block's barrier, or the grid's (``grid_sync``)."""
+    group whose ``.sync()`` is the block's barrier, or the grid's (``grid_sync``), and whose methods
+    (``thread_rank()``, ``size()``, ``group_index()``...) are the thread geometry they name."""
 
     def __init__(self, name: str, grid: bool):
         super().__init__(name, f"cg.{name}(): a group of threads with .sync()")
@@ -204,15 +205,88 @@ class Group(lang.Intrinsic):
 
     def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, f"cg.{self.name}")
-        return Static(_GroupValue(self.name, lang.grid_sync if self.grid else lang.barrier))
+        return Static(_GRID_GROUP if self.grid else _BLOCK_GROUP)
+
+
+def _special(name: str, d: int, node: ast.AST, cx: lang.Lowering) -> ir.Expr:
+    return ir.Special(name, d, int32, loc=cx.loc(node))
+
+
+def _linear(cx: lang.Lowering, node: ast.AST, index: str, dims: str, t: Any = int32) -> Value:
+    """x + dx * (y + dy * z) of the index and the dimensions named (a rank), in type ``t``."""
+    x, y, z = (ir.Cast(_special(index, d, node, cx), t) for d in range(3))
+    dx, dy = (ir.Cast(_special(dims, d, node, cx), t) for d in range(2))
+    inner = cx.binop(node, ast.Add, y, cx.binop(node, ast.Mult, dy, z))
+    return cx.binop(node, ast.Add, x, cx.binop(node, ast.Mult, dx, inner))
+
+
+def _volume(cx: lang.Lowering, node: ast.AST, dims: str, t: Any = int32) -> Value:
+    x, y, z = (ir.Cast(_special(dims, d, node, cx), t) for d in range(3))
+    return cx.binop(node, ast.Mult, cx.binop(node, ast.Mult, x, y), z)
+
+
+class _Method(lang.Intrinsic):
+    """A group's method of no arguments: ``g.thread_rank()`` is ``value(cx, node)``."""
+
+    def __init__(self, name: str, doc: str, value: Any):
+        super().__init__(name, doc)
+        self.value = value
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        return self.value(cx, node)
+
+
+def _grid_rank(cx: lang.Lowering, node: ast.AST) -> Value:
+    block = _linear(cx, node, "block_idx", "grid_dim", int64)
+    return cx.binop(node, ast.Add, cx.binop(node, ast.Mult, block, _volume(cx, node, "block_dim", int64)),
+                    _linear(cx, node, "thread_idx", "block_dim", int64))  # fmt: skip
 
 
 class _GroupValue:
-    """The group a ``cg`` call gives; a kernel reaches its ``sync`` as an attribute."""
+    """The group a ``cg`` call gives; a kernel reaches its methods as attributes."""
 
-    def __init__(self, name: str, sync: Any):
+    def __init__(self, name: str, **methods: Any):
         self.name = name
-        self.sync = sync
+        for k, v in methods.items():
+            setattr(self, k, v)
+
+
+_BLOCK_SIZE = _Method("size", "the block's threads", lambda cx, n: _volume(cx, n, "block_dim"))
+_BLOCK_GROUP = _GroupValue(
+    "this_thread_block",
+    sync=lang.barrier,
+    thread_rank=_Method(
+        "thread_rank", "the thread's rank in its block", lambda cx, n: _linear(cx, n, "thread_idx", "block_dim")
+    ),
+    size=_BLOCK_SIZE,
+    num_threads=_BLOCK_SIZE,
+    group_index=_Method("group_index", "the block's index (block_idx)", lambda cx, n: Static(lang.block_idx)),
+    thread_index=_Method("thread_index", "the thread's index (thread_idx)", lambda cx, n: Static(lang.thread_idx)),
+    group_dim=_Method("group_dim", "the block's shape (block_dim)", lambda cx, n: Static(lang.block_dim)),
+    dim_threads=_Method("dim_threads", "the block's shape (block_dim)", lambda cx, n: Static(lang.block_dim)),
+)
+_GRID_SIZE = _Method(
+    "size", "the grid's threads",
+    lambda cx, n: cx.binop(n, ast.Mult, _volume(cx, n, "grid_dim", int64), _volume(cx, n, "block_dim", int64)),
+)  # fmt: skip
+_GRID_GROUP = _GroupValue(
+    "this_grid",
+    sync=lang.grid_sync,
+    thread_rank=_Method("thread_rank", "the thread's rank in the grid", _grid_rank),
+    size=_GRID_SIZE,
+    num_threads=_GRID_SIZE,
+    is_valid=_Method(
+        "is_valid", "whether the grid can sync: a launch with grid_sync() is cooperative", lambda cx, n: Static(True)
+    ),
+    group_dim=_Method("group_dim", "the grid's shape in blocks (grid_dim)", lambda cx, n: Static(lang.grid_dim)),
+    dim_blocks=_Method("dim_blocks", "the grid's shape in blocks (grid_dim)", lambda cx, n: Static(lang.grid_dim)),
+    block_rank=_Method(
+        "block_rank", "the block's rank in the grid", lambda cx, n: _linear(cx, n, "block_idx", "grid_dim")
+    ),
+    num_blocks=_Method("num_blocks", "the grid's blocks", lambda cx, n: _volume(cx, n, "grid_dim")),
+    block_index=_Method("block_index", "the block's index (block_idx)", lambda cx, n: Static(lang.block_idx)),
+)
 
 
 class Typed(lang.Intrinsic):

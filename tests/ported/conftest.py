@@ -7,6 +7,8 @@ or one case.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 STILL_FAILING = {
@@ -24,7 +26,10 @@ NOW_PASSING = {"test_shared_bool"}  # its bug mark was about a bool vector load 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
     for item in items:
+        if here not in Path(item.path).parents:  # (the hook sees every test of the session)
+            continue
         base, _, ids = item.name.partition("[")
         if base in NOW_PASSING:
             item.own_markers = [m for m in item.own_markers if m.name != "xfail"]

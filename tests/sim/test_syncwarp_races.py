@@ -161,5 +161,5 @@ def test_reads_before_a_barrier_are_ordered_by_it(on_simulator):
     g = np.arange(64, dtype=np.int32)
     rotate[1, 64](g)
     np.testing.assert_array_equal(g, np.roll(np.arange(64), -1))
-    with pytest.raises(gk.DataRaceError, match="threads of different blocks are never ordered"):
+    with pytest.raises(gk.DataRaceError, match="threads of different blocks are ordered only by a grid_sync"):
         rotate[2, 32](np.arange(64, dtype=np.int32))
