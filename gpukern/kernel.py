@@ -24,7 +24,18 @@ from .ir.source import ParsedFunction, parse_function
 from .language import core as lang
 from .runtime.array import stream_handle
 from .runtime.compile_options import CompileOptions
-from .runtime.plan import ArrayParam, ConstParam, InferredParam, Param, Plan, ScalarParam, make_plan, no_plan
+from .runtime.plan import (
+    ArrayParam,
+    ConstParam,
+    InferredParam,
+    Param,
+    Plan,
+    ScalarParam,
+    TupleKey,
+    flatten,
+    make_plan,
+    no_plan,
+)
 from .runtime.variant import Variant
 from .semantics.values import Rules, Static
 from .types import (
@@ -123,7 +134,7 @@ class Launch:
                 self.plan, self.fast = kept, kept.fast
                 return
         b, variant, handle = self.kernel.launch(self.grid, self.block, args, backend, check, self.shared, self.stream)
-        if backend is None and check is None:
+        if backend is None and check is None and not variant.tuples:  # (tuples: the checked path each time)
             self.plan = make_plan(variant, b, self.grid, self.block, args, selection, self.shared or 0, handle)
             self.fast = no_plan if self.plan is None else self.plan.fast
             if self.plan is not None:
@@ -232,12 +243,20 @@ class Kernel(lang.KernelObject):
 
     def _compile(self, key: tuple[Any, ...]) -> Variant:
         bindings: dict[str, Any] = {}
+        stems: dict[str, str] = {}  # a tuple parameter's -> its items' names' stem
         consts = []
         for spec, k in zip(self.params, key):
             if isinstance(k, ArrayType):
                 bindings[spec.name] = ir.ArrayRef(spec.name, k)
             elif isinstance(k, ScalarType):
                 bindings[spec.name] = ir.Var(spec.name, k)
+            elif isinstance(k, TupleKey):
+                taken = set(self.fn.__code__.co_varnames) | set(self.fn.__code__.co_names)
+                stem = spec.name
+                while any(f"{stem}_{j}" in taken for j in range(len(list(k.leaves())))):
+                    stem += "_"  # the items' names clash with none of the kernel's
+                stems[spec.name] = stem
+                bindings[spec.name] = _tuple_binding(stem, k, iter(range(len(list(k.leaves())))))
             else:
                 bindings[spec.name] = Static(k[2])
                 consts.append(f"{spec.name}={k[2]!r}")
@@ -245,7 +264,7 @@ class Kernel(lang.KernelObject):
         rules = Rules(casting=self.options["casting"], bools=self.options["bools"])
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():
-            program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key)
+            program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key, stems)
         return Variant(self, key, program, key, options=self.options)
 
     # ------------------------------------------------------------ user API
@@ -341,6 +360,8 @@ class Kernel(lang.KernelObject):
         not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))
+        if variant.tuples:  # each tuple's items are C parameters of their own
+            args = flatten(args, variant.key)
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
         if check is None:
             b.launch(variant, grid, block, args, shared=shared, stream=handle)
@@ -389,8 +410,31 @@ def _example(a: Any) -> Any:
     return a
 
 
-def _kernel_params(fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...]) -> list[ir.KernelParam]:
-    """The C parameters of a kernel: data pointers, the shapes the code needs, scalars."""
+def _tuple_binding(name: str, key: TupleKey, leaf: Iterator[int]) -> tuple[Any, ...]:
+    """What a tuple parameter names in the kernel: a tuple (a namedtuple of its class) of arrays and
+    variables named ``{name}_{k}`` for its k-th item in order, nested tuples opened (``flatten``)."""
+    items: list[Any] = []
+    for k in key.items:
+        if isinstance(k, TupleKey):
+            items.append(_tuple_binding(name, k, leaf))
+        elif isinstance(k, ArrayType):
+            items.append(ir.ArrayRef(f"{name}_{next(leaf)}", k))
+        else:
+            items.append(ir.Var(f"{name}_{next(leaf)}", k))
+    return key.cls._make(items) if hasattr(key.cls, "_fields") else tuple(items)
+
+
+def _kernel_params(
+    fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...], stems: dict[str, str]
+) -> list[ir.KernelParam]:
+    """The C parameters of a kernel: data pointers, the shapes the code needs, scalars; a tuple's
+    items each in turn (``arg_index`` counts the arguments with tuples opened: ``plan.flatten``)."""
+    flat: list[tuple[str, Any]] = []
+    for spec, k in zip(specs, key):
+        if isinstance(k, TupleKey):
+            flat += [(f"{stems[spec.name]}_{j}", leaf) for j, leaf in enumerate(k.leaves())]
+        else:
+            flat.append((spec.name, k))
     shapes_used: dict[str, set[int]] = {}
     for n in ir.walk_body(fd.body):
         if isinstance(n, ir.Shape):
@@ -400,13 +444,13 @@ def _kernel_params(fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...]) -> 
                 if isinstance(a, ir.ArrayRef) and a.type.space == "global":
                     shapes_used.setdefault(a.name, set()).update(range(a.type.ndim))
     out = []
-    for i, (spec, k) in enumerate(zip(specs, key)):
+    for i, (name, k) in enumerate(flat):
         if isinstance(k, ArrayType):
-            out.append(ir.KernelParam("array", spec.name, i, k))
-            dims = shapes_used.get(spec.name, set()) | set(range(1, k.ndim))
-            out += [ir.KernelParam("shape", spec.name, i, k, d) for d in sorted(dims)]
+            out.append(ir.KernelParam("array", name, i, k))
+            dims = shapes_used.get(name, set()) | set(range(1, k.ndim))
+            out += [ir.KernelParam("shape", name, i, k, d) for d in sorted(dims)]
         elif isinstance(k, ScalarType):
-            out.append(ir.KernelParam("scalar", spec.name, i, k))
+            out.append(ir.KernelParam("scalar", name, i, k))
     return out
 
 

@@ -172,6 +172,11 @@ class Compiler:
         return order
 
 
+def _leaves(t: tuple[Any, ...]) -> list[Any]:
+    """A tuple's items, nested tuples opened, in order."""
+    return [x for item in t for x in (_leaves(item) if isinstance(item, tuple) else [item])]
+
+
 def _hashable(v: Any) -> Any:
     try:
         hash(v)
@@ -243,6 +248,8 @@ class FunctionLowering(ast.NodeVisitor):
             b = self.bindings[a.arg]
             if isinstance(b, ir.ArrayRef) and b.view is not None:
                 params += views.params(b)  # a view: its base array, starts and lengths
+            elif isinstance(b, tuple):  # a kernel's tuple argument: its items, in order (kernel._tuple_binding)
+                params += _leaves(b)
             elif not isinstance(b, Static):
                 params.append(b)
         ret = None

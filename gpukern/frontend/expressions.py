@@ -138,7 +138,7 @@ class ExpressionLowering(ast.NodeVisitor):
         if name in f.env:
             v = f.env[name]
             if isinstance(v, tuple):  # a tuple local: each use reads its item variables anew
-                return tuple(ir.Var(i.name, i.type, loc=self.loc(node)) if isinstance(i, ir.Var) else i for i in v)
+                return _fresh_items(v, self.loc(node))
             return ir.Var(v.name, v.type, loc=self.loc(node), temp=v.temp) if isinstance(v, ir.Var) else v
         if name in f.var_types or name in f.bindings:
             raise KernelTypeError(f"{name!r} is used before it is assigned", self.loc(node))
@@ -188,6 +188,8 @@ class ExpressionLowering(ast.NodeVisitor):
             return complex_attribute(self, node, base)
         if attr == "bit_count" and (isinstance(base, ir.Expr) or is_number(base)):
             return int_attribute(self, node, base)
+        if isinstance(base, tuple) and attr in getattr(type(base), "_fields", ()):  # a namedtuple argument's field
+            return base[type(base)._fields.index(attr)]
         if isinstance(base, Static):
             obj = base.value
             if isinstance(obj, lang.Dim3):
@@ -574,3 +576,16 @@ def _compare_out_of_range(op: str, a: Value, b: Value) -> bool | None:
         x_above = const.value < info.min  # then x > const for every x of the type
         return {"==": False, "!=": True, ">": x_above, ">=": x_above, "<": not x_above, "<=": not x_above}[o]
     return None
+
+
+def _fresh_items(v: tuple[Any, ...], loc: Loc) -> tuple[Any, ...]:
+    """A tuple local's items as new nodes at ``loc`` (nested tuples too; a namedtuple keeps its class)."""
+    items = [
+        ir.Var(i.name, i.type, loc=loc)
+        if isinstance(i, ir.Var)
+        else _fresh_items(i, loc)
+        if isinstance(i, tuple)
+        else i
+        for i in v
+    ]
+    return type(v)._make(items) if hasattr(type(v), "_fields") else tuple(items)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -452,13 +452,55 @@ class ConstParam(Param):
         return EqualTest(index, type(a), key[2])
 
 
+@dataclass(frozen=True)
+class TupleKey:
+    """The key of a tuple argument (a namedtuple's class in ``cls``): its items' keys, each an
+    array's, a scalar's or a nested tuple's.  The kernel sees the tuple (``x[0]``, ``p.x``,
+    ``len(x)``); C sees its items as parameters of their own, in order (``flatten``)."""
+
+    cls: type
+    items: tuple[Any, ...]
+
+    def leaves(self) -> Iterator[Any]:
+        """The items' keys, nested tuples opened, in order."""
+        for k in self.items:
+            if isinstance(k, TupleKey):
+                yield from k.leaves()
+            else:
+                yield k
+
+
+def flatten(args: tuple[Any, ...], keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The arguments with each tuple argument replaced by its items, nested ones opened: one per
+    C parameter, as ``kernel._kernel_params`` numbers them."""
+    out: list[Any] = []
+
+    def add(a: Any, k: Any) -> None:
+        if isinstance(k, TupleKey):
+            for item, ik in zip(a, k.items):
+                add(item, ik)
+        else:
+            out.append(a)
+
+    for a, k in zip(args, keys):
+        add(a, k)
+    return tuple(out)
+
+
 class InferredParam(ArrayParam):
     """A parameter without annotation: an array as ``Array``, a scalar by its type (Python bool,
-    int, float: bool, int64, float64; a NumPy scalar: its own dtype)."""
+    int, float: bool, int64, float64; a NumPy scalar: its own dtype), a tuple or namedtuple of
+    these by its items (``TupleKey``)."""
 
     def key(self, a: Any) -> Any:
         if is_array(a):
             return super().key(a)
+        if isinstance(a, tuple):
+            if not a:
+                raise LaunchError(f"argument {self.name!r} is an empty tuple: pass at least one item")
+            fields = getattr(type(a), "_fields", None)
+            names = [f".{f}" for f in fields] if fields else [f"[{i}]" for i in range(len(a))]
+            return TupleKey(type(a), tuple(InferredParam(self.name + n, "infer").key(v) for n, v in zip(names, a)))
         if isinstance(a, (bool, np.bool_)):
             return bool_
         if isinstance(a, np.generic):
@@ -477,6 +519,8 @@ class InferredParam(ArrayParam):
     def test(self, index: int, a: Any, key: Any) -> Test | None:
         if isinstance(key, ArrayType):
             return super().test(index, a, key)
+        if isinstance(key, TupleKey):  # (tuples take the checked path each launch: no plan)
+            return None
         return _scalar_test(index, a, key)  # the type alone decides the key: the exact type is tested
 
 

@@ -18,6 +18,7 @@ from ..codegen.emitter import Emitter
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from .compile_options import CompileOptions
+from .plan import TupleKey
 
 
 @dataclass(eq=False)
@@ -45,6 +46,12 @@ class Variant:
     @property
     def written(self) -> set[str]:
         return self.program.kernel.written
+
+    @functools.cached_property
+    def tuples(self) -> bool:
+        """Whether an argument is a tuple: the arguments are then flattened for the backends
+        (``plan.flatten``), and launches take the checked path (no plan)."""
+        return any(isinstance(k, TupleKey) for k in self.key)
 
     @functools.cached_property
     def grid_sync(self) -> bool:

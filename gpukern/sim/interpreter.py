@@ -653,7 +653,7 @@ class SimBackend(Backend):
         frame = _Frame(run.lanes)
         run.frames.append(frame)
         fd = variant.program.kernel
-        position = {spec.name: i for i, spec in enumerate(variant.kernel.params)}
+        position = {p.name: p.arg_index for p in variant.kernel_params}  # (a tuple's items: flattened)
         copy_back: list[tuple[np.ndarray, np.ndarray]] = []
         for p in fd.params:
             a = args[position[p.name]]
