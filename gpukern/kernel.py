@@ -261,7 +261,11 @@ class Kernel(lang.KernelObject):
                 bindings[spec.name] = Static(k[2])
                 consts.append(f"{spec.name}={k[2]!r}")
         description = ", ".join([self.__name__] + consts)
-        rules = Rules(casting=self.options["casting"], bools=self.options["bools"])
+        rules = Rules(
+            casting=self.options["casting"],
+            bools=self.options["bools"],
+            negative_indices=self.options["negative_indices"],
+        )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():
             program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key, stems)

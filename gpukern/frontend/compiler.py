@@ -59,6 +59,7 @@ from .passes import (
     hoist_shared_declarations,
     mark_index_arithmetic,
     structure_early_returns,
+    wrap_indices,
     written_params,
 )
 
@@ -271,6 +272,7 @@ class FunctionLowering(ast.NodeVisitor):
         check_definite_assignment(fd)
         if self.returns_value is not None:  # the function has a return statement
             structure_early_returns(fd)
+        wrap_indices(fd)
         finish_declarations(fd, {p.name for p in params if isinstance(p, ir.Var)})
         rewrite_loads(fd, self.taken)
         fd.written = written_params(fd)
@@ -401,7 +403,7 @@ class FunctionLowering(ast.NodeVisitor):
         elif isinstance(node.target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(node.target)
             self.x.check_writable(node, array)
-            self.x.check_indices(node.target, array, indices)
+            indices = self.x.element_indices(node.target, array, indices)
             # a[f()] += v reads and writes one element, evaluating f() once
             indices = [i if is_pure(i) else self.hold(node, i, "index") for i in indices]
             array, indices = views.element(self.x, node.target, array, indices)
@@ -606,7 +608,7 @@ class FunctionLowering(ast.NodeVisitor):
 
     def store(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr], value: Value) -> None:
         self.x.check_writable(node, array)
-        self.x.check_indices(node, array, indices)
+        indices = self.x.element_indices(node, array, indices)
         array, indices = views.element(self.x, node, array, indices)
         self.store_element(node, array, indices, value)
 

@@ -251,7 +251,7 @@ class ExpressionLowering(ast.NodeVisitor):
             indices = prior + self.index_list(node.slice)
             if len(indices) < array.type.ndim:
                 return Partial(array, tuple(indices))
-            self.check_indices(node, array, indices)
+            indices = self.element_indices(node, array, indices)
             if is_record_array(array):
                 return RecordElement(array, tuple(indices))
             array, indices = views.element(self, node, array, indices)
@@ -291,8 +291,7 @@ class ExpressionLowering(ast.NodeVisitor):
         array = self.visit(node.args[0])
         if not isinstance(array, ir.ArrayRef):
             raise KernelTypeError(f"{what}() needs an array, not {describe(array)}", self.loc(node.args[0]))
-        indices = self.index_list(node.args[1])
-        self.check_indices(node, array, indices)
+        indices = self.element_indices(node, array, self.index_list(node.args[1]))
         not_a_record(self, node, array, f"{what}()")
         return views.element(self, node, array, indices, what)
 
@@ -304,6 +303,30 @@ class ExpressionLowering(ast.NodeVisitor):
                 self.loc(node),
                 "pass the array as an argument to write it",
             )
+
+    def element_indices(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> list[ir.Expr]:
+        """The indices of an element access, checked, and under ``negative_indices="wrap"`` each that
+        may be negative counting from the end (a constant at once, others by ``passes.wrap_indices``)."""
+        if self.rules.negative_indices == "wrap" and len(indices) == array.type.ndim:
+            indices = [self.wrapped(node, array, d, i) for d, i in enumerate(indices)]
+        self.check_indices(node, array, indices)
+        return indices
+
+    def wrapped(self, node: ast.AST, array: ir.ArrayRef, d: int, i: ir.Expr) -> ir.Expr:
+        if isinstance(i, ir.Lit):
+            if i.value >= 0:
+                return i
+            n = self.shape_entry(node, array, d)
+            if isinstance(n, Static):
+                return ir.Lit(int(n.value) + int(i.value), i.type, loc=i.loc)
+            return materialized(self.loc(node), self.binop(node, ast.Sub, n, Static(-int(i.value))))
+        if isinstance(i, (ir.Special, ir.Shape, ir.WrapIndex)) or i.type.kind in "ub":  # (a record's field: once)
+            return i
+        n = self.shape_entry(node, array, d)
+        extent = ir.Lit(int(n.value), int64) if isinstance(n, Static) else materialized(self.loc(node), n)
+        if not is_pure(i):  # (a call's result: the wrap reads it twice, the call must run once)
+            i = self.f.hold(node, i, "index")
+        return ir.WrapIndex(i, extent, i.type, loc=i.loc)
 
     def check_indices(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> None:
         if len(indices) != array.type.ndim:

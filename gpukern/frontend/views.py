@@ -111,9 +111,12 @@ def _parts(x: Any, node: ast.AST, ref: ir.ArrayRef) -> tuple[ir.ArrayRef, list[_
 
 
 def _value(e: ir.Expr) -> _Int:
-    """A view's start or length as it is used again: a literal's value, or a fresh copy of its variable."""
+    """A view's start or length as it is used again: a literal's value, or a fresh copy of its variable
+    or of the base's shape entry (a row's length)."""
     if isinstance(e, ir.Lit):
         return int(e.value)
+    if isinstance(e, ir.Shape):
+        return ir.Shape(e.array, e.dim, e.type, loc=e.loc)
     assert isinstance(e, ir.Var)
     return ir.Var(e.name, e.type, temp=e.temp)
 

@@ -240,6 +240,20 @@ class Select(Expr):
 
 
 @dataclass(eq=False)
+class WrapIndex(Expr):
+    """An index that counts from the end when negative (NumPy's and Numba's rule, under the compile
+    option ``negative_indices="wrap"``): ``index + extent`` if ``index < 0``.  The front end's pass
+    ``passes.wrap_indices`` replaces each by its index where that is never negative, else by that
+    ``Select``, so no backend sees one."""
+
+    CHILDREN = ("index", "extent")
+    index: Expr
+    extent: Expr
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class MathCall(Expr):
     """A math intrinsic by its generic name (``sqrt``, ``atan2``, ``isnan``...)."""
 

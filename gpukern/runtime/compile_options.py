@@ -108,6 +108,14 @@ OPTIONS: dict[str, Option] = {
             choices=("numpy", "python"),
         ),
         Option(
+            "negative_indices", "choice", "error",
+            "an array index below 0: 'error' (out of bounds, which the simulator reports) or 'wrap' (it "
+            "counts from the end, as NumPy and Numba; an index that can never be negative costs nothing)",
+            _ignored, _ignored,
+            "the same indices (semantics.values.Rules)",
+            choices=("error", "wrap"),
+        ),
+        Option(
             "cuda_options", "flags", (),
             "more flags for NVRTC and nvcc, verbatim",
             _verbatim, _ignored,

@@ -145,10 +145,13 @@ class Rules:
     unsigned one) or ``"unsafe"`` (every real number converts, as NumPy's ``a[i] = v`` of a NumPy
     scalar, Numba and CuPy do; ``gk.sanitize`` reports a conversion that changes the value).
     ``bools``: ``+ - * // % **`` of two bools: ``"numpy"`` (a bool: ``True + True`` is ``True``, with
-    a warning) or ``"python"`` (an int64, as in Python and Numba: ``True + True`` is 2)."""
+    a warning) or ``"python"`` (an int64, as in Python and Numba: ``True + True`` is 2).
+    ``negative_indices``: ``"error"`` (gpukern's default: an index below 0 is out of bounds, which
+    the simulator reports) or ``"wrap"`` (it counts from the end, as in NumPy and Numba)."""
 
     casting: str = "same_kind"
     bools: str = "numpy"
+    negative_indices: str = "error"
 
 
 NUMPY_RULES = Rules()
