@@ -20,7 +20,7 @@ from .backends import get_backend, selection
 from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, user_frames
 from .frontend.compiler import Compiler
 from .ir import nodes as ir
-from .ir.source import ParsedFunction, parse_function
+from .ir.source import ParsedFunction, lambda_loc, parse_function
 from .language import core as lang
 from .runtime.array import stream_handle
 from .runtime.compile_options import CompileOptions
@@ -180,6 +180,12 @@ class Kernel(lang.KernelObject):
     # ------------------------------------------------------------ declaration
     @property
     def parsed(self) -> ParsedFunction:
+        if self._parsed is None and getattr(self.fn, "__name__", "") == "<lambda>":
+            raise KernelSyntaxError(
+                "a kernel must be a def function, not a lambda",
+                lambda_loc(self.fn),
+                "define it with def (a device function, as cuda.reduce's, may be a one-line lambda)",
+            )
         if self._parsed is None:
             self._parsed = parse_function(self.fn)
         return self._parsed

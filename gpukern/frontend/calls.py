@@ -94,7 +94,10 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
             raise KernelTypeError(f"len() of the 0-dimensional array {args[0].name!r}, as in NumPy", x.loc(node))
         return x.shape_entry(node, args[0], 0)
     if isinstance(fn, lang.KernelObject):
-        raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
+        device = getattr(fn, "device_function", None)  # Numba's: a @cuda.jit function a kernel calls is one
+        if device is None:
+            raise KernelTypeError(f"kernel {name!r} cannot be called from device code", x.loc(node), "make it a @func")
+        return device_call(x, node, device, args)
     if fn is range:
         raise KernelSyntaxError("range() can only be used as the iterable of a for loop", x.loc(node))
     if inspect.isfunction(fn) and all(isinstance(a, Static) for a in args):
@@ -139,6 +142,11 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     # a number becomes the parameter's run-time value, but where the function needs it at compile time
     # (a shared array's shape): there the function is specialised on it
     names = [a.arg for a in fn.parsed.tree.args.args]
+    if fn.arg_types is not None and len(fn.arg_types) == len(args):  # a declared signature: its conversions first
+        args = [
+            v if t is None or not (is_number(v) or isinstance(v, ir.Expr)) else _cast(x.loc(a), v, t)
+            for a, v, t in zip(node.args, args, fn.arg_types)
+        ]
     constant = {k for k, name in enumerate(names) if name in fn.compile_time_params}
     call_args = [
         materialized(x.loc(a), v) if is_number(v) and not (k in constant and isinstance(v, Static)) else v
@@ -148,6 +156,12 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     call_args = [p for a in call_args if not isinstance(a, Static) for p in _passed(a)]
     call = ir.Call(fd, call_args, fd.ret, loc=loc)
     return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
+
+
+def _cast(loc: Any, v: Value, t: Any) -> ir.Expr:
+    """``v`` converted to ``t`` as an explicit cast would (a float's fraction dropped, as C does)."""
+    e = materialized(loc, v)
+    return e if e.type == t else ir.Cast(e, t, loc=loc)
 
 
 def _passed(arg: Any) -> list[Any]:

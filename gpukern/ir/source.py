@@ -72,11 +72,7 @@ def parse_function(fn: Any) -> ParsedFunction:
     """Parse ``fn``'s source; line and column numbers point into the real file."""
     filename = inspect.getsourcefile(fn) or "<unknown>"
     if fn.__name__ == "<lambda>":
-        line = fn.__code__.co_firstlineno
-        col = max(linecache.getline(filename, line).find("lambda"), 0)
-        raise KernelSyntaxError(
-            "a kernel or device function must be a def function, not a lambda", Loc(filename, line, col)
-        )
+        return _finish(fn, filename, _lambda_definition(fn, filename))
     # Parsed in place: blank lines put it on its own line numbers, and an indented one (a method,
     # a nested function) is parsed under an ``if`` at column 0, keeping its columns; no pass over
     # the tree to shift positions, and no dedent (which a string's lines defeat).
@@ -102,7 +98,11 @@ def parse_function(fn: Any) -> ParsedFunction:
                 Loc(filename, first, 0),
                 "define kernels and device functions with def at the top level of a module or function",
             ) from None
-    tree = module.body[0]
+    return _finish(fn, filename, module.body[0], first)
+
+
+def _finish(fn: Any, filename: str, tree: ast.stmt, first: int = 0) -> ParsedFunction:
+    """The parsed definition with the namespace its names resolve in."""
     if not isinstance(tree, ast.FunctionDef):
         what = "an async function" if isinstance(tree, ast.AsyncFunctionDef) else "not a plain function definition"
         raise KernelSyntaxError(
@@ -116,7 +116,48 @@ def parse_function(fn: Any) -> ParsedFunction:
                 closure[var] = cell.cell_contents
             except ValueError:  # cell not yet filled
                 pass
-    return ParsedFunction(fn, fn.__name__, tree, filename, fn.__globals__, closure)
+    name = "lambda" if fn.__name__ == "<lambda>" else fn.__name__  # (a C name)
+    return ParsedFunction(fn, name, tree, filename, fn.__globals__, closure)
+
+
+def lambda_loc(fn: Any) -> Loc:
+    """Where a lambda starts, for errors about it."""
+    filename = inspect.getsourcefile(fn) or "<unknown>"
+    line = fn.__code__.co_firstlineno
+    return Loc(filename, line, max(linecache.getline(filename, line).find("lambda"), 0))
+
+
+def _lambda_definition(fn: Any, filename: str) -> ast.FunctionDef:
+    """A lambda (``cuda.reduce(lambda a, b: a + b)``) as the def it stands for: found on its line by its
+    parameters, its body the ``return``; refused where its line holds several such lambdas."""
+    line = fn.__code__.co_firstlineno
+    code = fn.__code__
+    params = list(code.co_varnames[: code.co_argcount])
+    col = max(linecache.getline(filename, line).find("lambda"), 0)
+    found: list[ast.Lambda] = []
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        module = _parse_in_place(lines, first)
+        found = [
+            n
+            for n in ast.walk(module)
+            if isinstance(n, ast.Lambda) and n.lineno == line and [a.arg for a in n.args.args] == params
+        ]
+    except (OSError, TypeError, SyntaxError):
+        pass
+    if len(found) != 1 or found[0].args.vararg or found[0].args.kwarg or found[0].args.defaults:
+        raise KernelSyntaxError(
+            "this lambda's source could not be told apart on its line"
+            if len(found) > 1
+            else "a kernel or device function must be a def function or a one-line lambda",
+            Loc(filename, line, col),
+            "define it with def",
+        )
+    lam = found[0]
+    body = ast.Return(value=lam.body)
+    ast.copy_location(body, lam.body)
+    tree = ast.FunctionDef(name="lambda", args=lam.args, body=[body], decorator_list=[], returns=None)
+    return ast.copy_location(tree, lam)
 
 
 def _no_source_hint(filename: str) -> str:

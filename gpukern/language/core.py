@@ -153,6 +153,9 @@ class DeviceFunction:
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
         self._compile_time: frozenset[str] | None = None
+        # per parameter, the type a call's argument is converted to first (None: the argument's own),
+        # as a Numba device function's signature declares them (``cuda.jit("int32(int32)", device=True)``)
+        self.arg_types: tuple[Any, ...] | None = None
 
     @property
     def parsed(self) -> ParsedFunction:
@@ -282,7 +285,8 @@ class _ArrayDecl(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         space = self.space
         cx.nargs(node, 2, space)
-        elem = type_named(cx.static_value(node.args[0], default=None))
+        t = node.args[0]  # a type, or a dtype's name as a string literal ("int32", as Numba takes)
+        elem = type_named(t.value if isinstance(t, ast.Constant) else cx.static_value(t, default=None))
         if elem is None:
             raise KernelTypeError(
                 f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}",

@@ -135,12 +135,37 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
 
     def make(fn: Any) -> Any:
         if device:
-            return _func(fn)
-        return _kernel(**kept)(fn)
+            f = _func(fn)
+            f.arg_types = _signature_args(func_or_sig)
+            return f
+        k = _kernel(**kept)(fn)
+        k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
+        return k
 
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return make(func_or_sig)
     return make
+
+
+def _signature_args(sig: Any) -> tuple[Any, ...] | None:
+    """The parameter types of a device function's signature string (``"int32(int32, float32)"``),
+    which a call converts its arguments to, as Numba does; None where there is no such string (array
+    parameters take their arguments as they are)."""
+    if not isinstance(sig, str) or "(" not in sig:
+        return None
+    inner = sig[sig.index("(") + 1 : sig.rindex(")")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:  # commas inside [...] are an array type's
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    return tuple(None if "[" in p else getattr(types, p.strip(), None) for p in parts)
 
 
 def to_device_array(ary: Any, stream: Any = None, copy: bool = True, to: _DeviceArray | None = None) -> _DeviceArray:
