@@ -144,7 +144,8 @@ class Emitter(TableEmitter, AtomicEmitter):
             lines.append("    " + self.d.block_vote_scratch)
         lines += [f"    {line}" for line in self.special_locals(fd)]
         for v in fd.locals:
-            lines.append(f"    {self.type(v.type)} {self.name(v.name)};")
+            zero = " = 0" if v.name in fd.partial else ""  # (set on some paths only: read as a shuffle's value)
+            lines.append(f"    {self.type(v.type)} {self.name(v.name)}{zero};")
         lines += self.block(fd.body, 1)
         lines.append("}")
         return "\n".join(lines)

@@ -41,9 +41,16 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
     params = {p.name for p in fd.params}
     breaks: list[list[set[str]]] = []  # per enclosing loop: what is assigned at each break
     continues: list[list[set[str]]] = []  # ... and at each continue
+    # a shuffle's value operand: read in the source lane only, which the simulator checks set it
+    shuffled = {
+        id(n.args[0]) for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp) and n.op.startswith("shfl")
+    }
 
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
+            if v.name not in defined and not v.temp and id(v) in shuffled and _assigned_somewhere(fd, v.name):
+                fd.partial.add(v.name)
+                continue
             if v.name not in defined and not v.temp:
                 raise KernelTypeError(
                     f"{v.name!r} may be used before it is assigned: not every path to here assigns it",
@@ -128,6 +135,10 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
         return d
 
     block(fd.body, set(params))
+
+
+def _assigned_somewhere(fd: ir.FuncDef, name: str) -> bool:
+    return any(isinstance(n, ir.Assign) and n.target.name == name for n in ir.walk_body(fd.body))
 
 
 def _runs_at_least_once(s: ir.For) -> bool:

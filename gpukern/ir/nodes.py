@@ -755,6 +755,9 @@ class FuncDef:
     loc: Loc | None = None
     description: str = ""
     launch_bounds: tuple[int, ...] | None = None  # (max threads per block[, min blocks per SM])
+    # locals some paths leave unassigned that are only read as a shuffle's value (``if lane == 0:
+    # v = x`` then ``shfl_sync(mask, v, 0)``): C declares them 0; the simulator checks the source lane set it
+    partial: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)

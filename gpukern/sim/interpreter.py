@@ -69,6 +69,8 @@ class _Frame:
         self.fragments: dict[str, np.ndarray] = {}  # per fragment, one tile per warp (sim_mma)
         self.returned = np.zeros(lanes, bool)
         self.ret: np.ndarray | None = None
+        self.partial: set[str] = set()  # the function's locals that some paths leave unassigned (FuncDef.partial)
+        self.assigned: dict[str, np.ndarray] = {}  # ... and the lanes that assigned each
 
 
 class _Run:
@@ -222,6 +224,8 @@ class _Run:
     def assign_name(self, name: str, dtype: np.dtype, value: Any, m: np.ndarray) -> None:
         """Variables are whole-grid arrays, never changed in place (so sharing one is safe)."""
         value = np.broadcast_to(np.asarray(value).astype(dtype, copy=False), (self.lanes,))
+        if name in self.frame.partial:
+            self.frame.assigned[name] = self.frame.assigned.get(name, np.zeros(self.lanes, bool)) | m
         old = self.frame.vars.get(name)
         if m.all():
             self.frame.vars[name] = value
@@ -556,6 +560,12 @@ class _Run:
     def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
         mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
+        v = e.args[0] if e.args else None
+        if isinstance(v, ir.Var) and v.name in self.frame.partial:  # set on some lanes only
+            assigned = self.frame.assigned.get(v.name, np.zeros(self.lanes, bool))
+            args = [self.frame.vars.get(v.name, np.zeros(self.lanes, v.type.dtype))]
+            args += [self.eval(a, m) for a in e.args[1:]]
+            return self.warps.run_op(e, m, mask, args, assigned=(v.name, assigned))
         args = [self.eval(a, m) for a in e.args]
         return self.warps.run_op(e, m, mask, args)
 
@@ -568,6 +578,7 @@ class _Run:
 
     def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
         frame = _Frame(self.lanes)
+        frame.partial = e.func.partial
         for p, a in zip(e.func.params, e.args):
             if isinstance(a, ir.ArrayRef):
                 frame.arrays[p.name] = self.memory(a)
@@ -653,6 +664,7 @@ class SimBackend(Backend):
         frame = _Frame(run.lanes)
         run.frames.append(frame)
         fd = variant.program.kernel
+        frame.partial = fd.partial
         position = {p.name: p.arg_index for p in variant.kernel_params}  # (a tuple's items: flattened)
         copy_back: list[tuple[np.ndarray, np.ndarray]] = []
         for p in fd.params:

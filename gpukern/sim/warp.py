@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import WarpMaskError
+from ..errors import UninitializedReadError, WarpMaskError
 from ..ir import nodes as ir
 from ..semantics.warp import WARP_OPS, WARP_SIZE, lane_bits
 
@@ -37,8 +37,11 @@ class Warps:
         self.slots = np.where(self.exists, slots, 0)
         self.lane = np.arange(WARP_SIZE, dtype=np.int64)
 
-    def run_op(self, e: ir.WarpOp, m: np.ndarray, mask: Any, args: list[Any]) -> Any:
-        """The op's value in every lane (meaningful in the lanes of ``m``, those executing it)."""
+    def run_op(
+        self, e: ir.WarpOp, m: np.ndarray, mask: Any, args: list[Any], assigned: tuple[str, Any] | None = None
+    ) -> Any:
+        """The op's value in every lane (meaningful in the lanes of ``m``, those executing it);
+        ``assigned``: for a shuffle of a variable some lanes never set, its name and the lanes that did."""
         run, op = self.run, WARP_OPS[e.op]
         rows = np.unique(self.warp[m]) if not m.all() else slice(None)
         slots, exists = self.slots[rows], self.exists[rows]
@@ -48,7 +51,10 @@ class Warps:
             self.check_masks(e, slots, exists, active, masks)
         vals = [np.broadcast_to(np.asarray(a), (run.lanes,))[slots] for a in args]
         if op.shuffle is not None:
-            out = self.shuffle(e, slots, active, masks, vals[0], vals[1], self.widths(e, slots, active, vals[2]))
+            w = self.widths(e, slots, active, vals[2])
+            out = self.shuffle(e, slots, active, masks, vals[0], vals[1], w)
+            if assigned is not None and run.check:
+                self.check_source_set(e, slots, active, vals[1], w, assigned)
         else:
             out = op.numpy(vals, active, masks)
             if out is None:  # syncwarp: no value, but memory ordered among the lanes it syncs
@@ -102,6 +108,32 @@ class Warps:
                     (int(slots[r, k]),),
                 )
         return v[rows, j]
+
+    def check_source_set(
+        self,
+        e: ir.WarpOp,
+        slots: np.ndarray,
+        active: np.ndarray,
+        b: np.ndarray,
+        w: np.ndarray,
+        assigned: tuple[str, Any],
+    ) -> None:
+        """Each lane's source lane must have set the variable shuffled (it was set on some paths only)."""
+        name, lanes = assigned
+        lane = np.broadcast_to(self.lane, slots.shape)
+        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w)  # type: ignore[union-attr]
+        rows = np.arange(slots.shape[0])[:, None]
+        bad = active & ~lanes[slots[rows, j]]
+        if bad.any():
+            r, k = (int(x[0]) for x in np.nonzero(bad))
+            src = int(slots[r, j[r, k]])
+            self.run.report(
+                UninitializedReadError,
+                f"{WARP_OPS[e.op].name}(): lane {k} ({self.run.who(int(slots[r, k]))}) reads {name!r} from lane "
+                f"{int(j[r, k])} ({self.run.who(src)}), which never assigned it (it is set on some paths only)",
+                e,
+                (int(slots[r, k]), src),
+            )
 
     def check_masks(
         self, e: ir.WarpOp, slots: np.ndarray, exists: np.ndarray, active: np.ndarray, masks: np.ndarray

@@ -316,7 +316,6 @@ def test_raw_grid_block_interface(backend):
 DTYPES = [numpy.int32, numpy.uint32, numpy.int64, numpy.uint64, numpy.float32, numpy.float64]
 
 
-@pytest.mark.refused("'value' is assigned on lane 0 only, then shuffled: definite assignment refuses it")
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_shfl(backend, dtype):
     @jit.rawkernel()
