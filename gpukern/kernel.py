@@ -271,6 +271,7 @@ class Kernel(lang.KernelObject):
             casting=self.options["casting"],
             bools=self.options["bools"],
             negative_indices=self.options["negative_indices"],
+            unbound=self.options["unbound"],
         )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():

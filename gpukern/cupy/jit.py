@@ -72,12 +72,13 @@ class RawKernel:
 def rawkernel(*, mode: str = "cuda", device: bool = False) -> Any:
     """``@jit.rawkernel()``: a kernel specialised at each launch on its arguments' types, whose stores
     convert and whose bools count as CuPy's C++ does (compile options ``casting="unsafe"``,
-    ``bools="python"``; a negative index is out of bounds, as in CuPy's C++ arrays), or with
+    ``bools="python"``, ``unbound="check"``; a negative index is out of bounds, as in CuPy's C++
+    arrays), or with
     ``device=True`` a ``@gk.func``."""
     if mode != "cuda":
         raise KernelTypeError(f"jit.rawkernel(mode={mode!r}): gpukern compiles the 'cuda' mode's kernels only")
 
     def make(fn: Any) -> Any:
-        return _lang.func(fn) if device else RawKernel(_kernel(casting="unsafe", bools="python")(fn))
+        return _lang.func(fn) if device else RawKernel(_kernel(casting="unsafe", bools="python", unbound="check")(fn))
 
     return make

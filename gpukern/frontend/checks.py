@@ -33,11 +33,13 @@ def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]
     return [], []  # a declaration sets nothing: its registers hold whatever was there
 
 
-def check_definite_assignment(fd: ir.FuncDef) -> None:
+def check_definite_assignment(fd: ir.FuncDef, unbound: str = "error") -> None:
     """Every read of a local must follow an assignment on every path to it, as Python requires
     (Python raises UnboundLocalError; C would read garbage); and every fragment an ``mma`` or
     ``store_matrix`` reads must be loaded, filled or computed first (its registers would be garbage
-    on a GPU, NaN on the simulator).  Fragments are tracked under keys no local can have."""
+    on a GPU, NaN on the simulator).  Fragments are tracked under keys no local can have.  A read
+    some path leaves unassigned is refused, except a shuffle's value (read in the source lane only)
+    and, with ``unbound="check"``, any: those are ``fd.partial``, 0 in C and checked by the simulator."""
     params = {p.name for p in fd.params}
     breaks: list[list[set[str]]] = []  # per enclosing loop: what is assigned at each break
     continues: list[list[set[str]]] = []  # ... and at each continue
@@ -48,9 +50,10 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
 
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
-            if v.name not in defined and not v.temp and id(v) in shuffled and _assigned_somewhere(fd, v.name):
-                fd.partial.add(v.name)
-                continue
+            if v.name not in defined and not v.temp and _assigned_somewhere(fd, v.name):
+                if id(v) in shuffled or unbound == "check":  # checked when read, by the simulator
+                    fd.partial.add(v.name)
+                    continue
             if v.name not in defined and not v.temp:
                 raise KernelTypeError(
                     f"{v.name!r} may be used before it is assigned: not every path to here assigns it",
@@ -138,7 +141,10 @@ def check_definite_assignment(fd: ir.FuncDef) -> None:
 
 
 def _assigned_somewhere(fd: ir.FuncDef, name: str) -> bool:
-    return any(isinstance(n, ir.Assign) and n.target.name == name for n in ir.walk_body(fd.body))
+    return any(
+        isinstance(n, ir.Assign) and n.target.name == name or isinstance(n, ir.For) and n.var.name == name
+        for n in ir.walk_body(fd.body)
+    )
 
 
 def _runs_at_least_once(s: ir.For) -> bool:

@@ -269,7 +269,7 @@ class FunctionLowering(ast.NodeVisitor):
         )
         check_barriers(fd)
         check_matrix_ops(fd)  # before: a fragment set in a divergent branch is that branch's fault
-        check_definite_assignment(fd)
+        check_definite_assignment(fd, self.compiler.rules.unbound)
         if self.returns_value is not None:  # the function has a return statement
             structure_early_returns(fd)
         wrap_indices(fd)

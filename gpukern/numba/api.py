@@ -116,9 +116,10 @@ cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=
 
 # ---------------------------------------------------------------- on the host
 # Numba's meaning where it differs from NumPy's (docs/numba.md): a store converts any real number
-# (gk.sanitize reports one that changes the value), bools count (True + True == 2), and a negative
-# index counts from the end
-NUMBA_RULES = {"casting": "unsafe", "bools": "python", "negative_indices": "wrap"}
+# (gk.sanitize reports one that changes the value), bools count (True + True == 2), a negative
+# index counts from the end, and a variable some path leaves unassigned is checked when read (the
+# simulator), not refused
+NUMBA_RULES = {"casting": "unsafe", "bools": "python", "negative_indices": "wrap", "unbound": "check"}
 
 
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:

@@ -27,7 +27,7 @@ MAX_BLOCKS = 1024
 def _reducer(op: Any, dtype: Any) -> Any:
     """The kernel reducing ``src[:n]`` into ``out[block]`` with ``op`` on ``dtype`` values."""
 
-    @kernel(casting="unsafe", bools="python", negative_indices="wrap")
+    @kernel(casting="unsafe", bools="python", negative_indices="wrap", unbound="check")
     def reduce_blocks(src, n, out):
         vals = shared(dtype, THREADS)
         held = shared(np.int32, THREADS)

@@ -116,6 +116,15 @@ OPTIONS: dict[str, Option] = {
             choices=("error", "wrap"),
         ),
         Option(
+            "unbound", "choice", "error",
+            "a variable read where some path leaves it unassigned: 'error' (refused at compile time) or "
+            "'check' (compiled, 0 in C; the simulator reports a thread reading it unassigned, as Python's "
+            "UnboundLocalError; Numba's rule)",
+            _ignored, _ignored,
+            "the simulator checks the read (semantics.values.Rules)",
+            choices=("error", "check"),
+        ),
+        Option(
             "cuda_options", "flags", (),
             "more flags for NVRTC and nvcc, verbatim",
             _verbatim, _ignored,

@@ -147,11 +147,16 @@ class Rules:
     ``bools``: ``+ - * // % **`` of two bools: ``"numpy"`` (a bool: ``True + True`` is ``True``, with
     a warning) or ``"python"`` (an int64, as in Python and Numba: ``True + True`` is 2).
     ``negative_indices``: ``"error"`` (gpukern's default: an index below 0 is out of bounds, which
-    the simulator reports) or ``"wrap"`` (it counts from the end, as in NumPy and Numba)."""
+    the simulator reports) or ``"wrap"`` (it counts from the end, as in NumPy and Numba).
+    ``unbound``: a variable read where some path leaves it unassigned: ``"error"`` (gpukern's default:
+    refused at compile time) or ``"check"`` (compiled, starting at 0 in C; the simulator reports a
+    thread that reads it unassigned, as Python's UnboundLocalError would: Numba's programs rely on
+    paths the compiler cannot prove, ``if i % 4 == 0: ... elif i % 4 == 3: ...``)."""
 
     casting: str = "same_kind"
     bools: str = "numpy"
     negative_indices: str = "error"
+    unbound: str = "error"
 
 
 NUMPY_RULES = Rules()

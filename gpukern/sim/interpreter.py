@@ -40,6 +40,7 @@ from ..errors import (
     ConversionError,
     IndexOverflowError,
     LaunchError,
+    UninitializedReadError,
     ZeroDivisionFault,
 )
 from ..ir import nodes as ir
@@ -434,7 +435,18 @@ class _Run:
         return e.type.dtype.type(e.value)
 
     def e_Var(self, e: ir.Var, m: np.ndarray) -> Any:
-        return self.frame.vars[e.name]
+        if e.name in self.frame.partial and self.check:  # some paths leave it unassigned: did this one?
+            unset = m & ~self.frame.assigned.get(e.name, np.zeros(self.lanes, bool))
+            if unset.any():
+                lane = int(np.argmax(unset))
+                self.report(
+                    UninitializedReadError,
+                    f"{self.who(lane)} reads {e.name!r}, which no path it took assigned (Python raises "
+                    "UnboundLocalError here; CUDA and OpenCL read 0)",
+                    e,
+                    (lane,),
+                )
+        return self.frame.vars.get(e.name) if e.name in self.frame.vars else np.zeros(self.lanes, e.type.dtype)
 
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
         values = self.mem.load(self.memory(e.array), [self.eval(i, m) for i in e.indices], m, e)[0]

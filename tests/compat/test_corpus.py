@@ -23,11 +23,12 @@ def _is_jit(call: ast.expr) -> bool:
 
 
 def kernels(tree: ast.Module) -> set[str]:
-    """The kernels a file defines: decorated functions, and functions passed to ``cuda.jit(...)``."""
+    """The kernels a file defines: decorated functions (each definition: tests define their own ``f``),
+    and functions passed to ``cuda.jit(...)`` (each function once, however many tests jit it)."""
     found: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.FunctionDef) and any(_is_jit(d) for d in n.decorator_list):
-            found.add(n.name)
+            found.add(f"{n.name}@{n.lineno}")
         if isinstance(n, ast.Call) and _is_jit(n.func) and n.args and isinstance(n.args[0], ast.Name):
             found.add(n.args[0].id)  # cuda.jit(sig)(fn)
         if isinstance(n, ast.Call) and ast.unparse(n.func) == "cuda.jit" and n.args:
@@ -109,7 +110,7 @@ def test_counting_sees_refusals():
         ("test_b", "sim", "finds"), ("test_b", "opencl", "finds"),
         ("test_c", "sim", "pass"), ("test_c", "opencl", "pass"),
     ]  # fmt: skip
-    assert kernels(tree) == {"k", "g"}
+    assert kernels(tree) == {"k@5", "g"}
 
 
 if __name__ == "__main__":  # the numbers README.md states
