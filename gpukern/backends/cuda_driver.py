@@ -438,8 +438,8 @@ class Launcher:
             grid = self.dims[:3]
             raise LaunchError(
                 f"{self.name} calls grid_sync(), so all of its {grid[0] * grid[1] * grid[2]} blocks must be resident "
-                "on the device at once, and they do not fit (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)",
-                hint="launch fewer blocks (a grid-stride loop covers the data) or smaller ones",
+                "on the device at once, and they do not fit (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE): launch fewer "
+                "blocks (a grid-stride loop covers the data) or smaller ones"
             )
         if rc:
             raise BackendError(f"launch of {self.name} failed: {error_name(self.driver.lib, rc)}")
