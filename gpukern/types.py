@@ -195,18 +195,12 @@ def type_named(obj: Any) -> ScalarType | None:
     """The scalar type a name stands for where a kernel uses it as a type (a cast ``T(x)``, an
     annotation, an element type), or None: gpukern's own types; Python's ``int``/``float``/``bool``/
     ``complex`` (GPU widths: ``python_type``); NumPy's scalar classes and dtypes (``np.float32``,
-    ``np.dtype("int64")``, ``np.intp``: their own widths) and dtype names (``"int32"``), as Numba and
-    CuPy kernels write them."""
+    ``np.dtype("int64")``, ``np.intp``: their own widths), as Numba and CuPy kernels write them."""
     if isinstance(obj, ScalarType):
         return obj
     t = python_type(obj)
     if t is not None:
         return t
-    if isinstance(obj, str):  # a NumPy dtype's name ("int32", "f4"), as Numba takes for an element type
-        try:
-            obj = np.dtype(obj)
-        except TypeError:
-            return None
     if isinstance(obj, np.dtype) or isinstance(obj, type) and issubclass(obj, np.generic):
         try:
             return from_dtype(obj)

@@ -286,7 +286,7 @@ class _ArrayDecl(Intrinsic):
         space = self.space
         cx.nargs(node, 2, space)
         t = node.args[0]  # a type, or a dtype's name as a string literal ("int32", as Numba takes)
-        elem = type_named(t.value if isinstance(t, ast.Constant) else cx.static_value(t, default=None))
+        elem = type_named(_dtype_named(t.value) if isinstance(t, ast.Constant) else cx.static_value(t, default=None))
         if elem is None:
             raise KernelTypeError(
                 f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}",
@@ -696,3 +696,11 @@ atomic_nanmin = _Atomic(
 # themselves, so a kernel names them as ``gk.popc`` and the host can call them too.
 popc, clz, ffs, brev, fma, rsqrt, exp10 = (ops.MATH[n] for n in ("popc", "clz", "ffs", "brev", "fma", "rsqrt", "exp10"))
 sincos = ops.MATH["sincos"]  # (sin(x), cos(x)): a function of two results, unpacked like a @func's tuple
+
+
+def _dtype_named(name: Any) -> Any:
+    """The dtype a string names (``"int32"``), for an element type; None for anything else."""
+    try:
+        return np.dtype(name) if isinstance(name, str) else None
+    except TypeError:
+        return None
