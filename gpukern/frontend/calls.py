@@ -144,7 +144,7 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     names = [a.arg for a in fn.parsed.tree.args.args]
     if fn.arg_types is not None and len(fn.arg_types) == len(args):  # a declared signature: its conversions first
         args = [
-            v if t is None or not (is_number(v) or isinstance(v, ir.Expr)) else _cast(x.loc(a), v, t)
+            v if t is None or isinstance(v, ir.ArrayRef) else cast(x, _one_arg_call(node, a), t, [v])
             for a, v, t in zip(node.args, args, fn.arg_types)
         ]
     constant = {k for k, name in enumerate(names) if name in fn.compile_time_params}
@@ -158,10 +158,9 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
 
 
-def _cast(loc: Any, v: Value, t: Any) -> ir.Expr:
-    """``v`` converted to ``t`` as an explicit cast would (a float's fraction dropped, as C does)."""
-    e = materialized(loc, v)
-    return e if e.type == t else ir.Cast(e, t, loc=loc)
+def _one_arg_call(call: ast.Call, arg: ast.expr) -> ast.Call:
+    """A call of one argument at ``arg``'s place: a signature's conversion is ``T(arg)``, the cast."""
+    return ast.copy_location(ast.Call(func=call.func, args=[arg], keywords=[]), arg)
 
 
 def _passed(arg: Any) -> list[Any]:

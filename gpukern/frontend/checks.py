@@ -47,10 +47,15 @@ def check_definite_assignment(fd: ir.FuncDef, unbound: str = "error") -> None:
     shuffled = {
         id(n.args[0]) for n in ir.walk_body(fd.body) if isinstance(n, ir.WarpOp) and n.op.startswith("shfl")
     }
+    somewhere = {  # names some statement assigns (a read of another is refused in every mode)
+        n.target.name if isinstance(n, ir.Assign) else n.var.name
+        for n in ir.walk_body(fd.body)
+        if isinstance(n, (ir.Assign, ir.For))
+    }
 
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
-            if v.name not in defined and not v.temp and _assigned_somewhere(fd, v.name):
+            if v.name not in defined and not v.temp and v.name in somewhere:
                 if id(v) in shuffled or unbound == "check":  # checked when read, by the simulator
                     fd.partial.add(v.name)
                     continue
@@ -138,13 +143,6 @@ def check_definite_assignment(fd: ir.FuncDef, unbound: str = "error") -> None:
         return d
 
     block(fd.body, set(params))
-
-
-def _assigned_somewhere(fd: ir.FuncDef, name: str) -> bool:
-    return any(
-        isinstance(n, ir.Assign) and n.target.name == name or isinstance(n, ir.For) and n.var.name == name
-        for n in ir.walk_body(fd.body)
-    )
 
 
 def _runs_at_least_once(s: ir.For) -> bool:

@@ -435,8 +435,16 @@ class _Run:
         return e.type.dtype.type(e.value)
 
     def e_Var(self, e: ir.Var, m: np.ndarray) -> Any:
-        if e.name in self.frame.partial and self.check:  # some paths leave it unassigned: did this one?
-            unset = m & ~self.frame.assigned.get(e.name, np.zeros(self.lanes, bool))
+        if e.name in self.frame.partial:  # some paths leave it unassigned
+            return self.partial_var(e, m)
+        return self.frame.vars[e.name]
+
+    def partial_var(self, e: ir.Var, m: np.ndarray) -> Any:
+        """A variable some paths leave unassigned (``FuncDef.partial``): with checks on, a lane of ``m``
+        that never assigned it is reported; it reads 0 there, as C's declaration gives."""
+        assigned = self.frame.assigned.get(e.name)
+        if self.check:
+            unset = m if assigned is None else m & ~assigned
             if unset.any():
                 lane = int(np.argmax(unset))
                 self.report(
@@ -446,7 +454,7 @@ class _Run:
                     e,
                     (lane,),
                 )
-        return self.frame.vars.get(e.name) if e.name in self.frame.vars else np.zeros(self.lanes, e.type.dtype)
+        return self.frame.vars[e.name] if assigned is not None else np.zeros(self.lanes, e.type.dtype)
 
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
         values = self.mem.load(self.memory(e.array), [self.eval(i, m) for i in e.indices], m, e)[0]
@@ -573,10 +581,10 @@ class _Run:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
         mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
         v = e.args[0] if e.args else None
-        if isinstance(v, ir.Var) and v.name in self.frame.partial:  # set on some lanes only
+        if isinstance(v, ir.Var) and v.name in self.frame.partial:  # set on some lanes only: the source lane's counts
             assigned = self.frame.assigned.get(v.name, np.zeros(self.lanes, bool))
-            args = [self.frame.vars.get(v.name, np.zeros(self.lanes, v.type.dtype))]
-            args += [self.eval(a, m) for a in e.args[1:]]
+            value = self.frame.vars[v.name] if v.name in self.frame.assigned else np.zeros(self.lanes, v.type.dtype)
+            args = [value] + [self.eval(a, m) for a in e.args[1:]]
             return self.warps.run_op(e, m, mask, args, assigned=(v.name, assigned))
         args = [self.eval(a, m) for a in e.args]
         return self.warps.run_op(e, m, mask, args)

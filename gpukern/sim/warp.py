@@ -52,9 +52,7 @@ class Warps:
         vals = [np.broadcast_to(np.asarray(a), (run.lanes,))[slots] for a in args]
         if op.shuffle is not None:
             w = self.widths(e, slots, active, vals[2])
-            out = self.shuffle(e, slots, active, masks, vals[0], vals[1], w)
-            if assigned is not None and run.check:
-                self.check_source_set(e, slots, active, vals[1], w, assigned)
+            out = self.shuffle(e, slots, active, masks, vals[0], vals[1], w, assigned)
         else:
             out = op.numpy(vals, active, masks)
             if out is None:  # syncwarp: no value, but memory ordered among the lanes it syncs
@@ -89,8 +87,10 @@ class Warps:
         v: np.ndarray,
         b: np.ndarray,
         w: np.ndarray,
+        assigned: tuple[str, Any] | None = None,
     ) -> np.ndarray:
-        """Each lane reads its source lane's value (its own where the mode says so)."""
+        """Each lane reads its source lane's value (its own where the mode says so); ``assigned``: the
+        variable's name and the lanes that set it, where some did not (the source lane must have)."""
         lane = np.broadcast_to(self.lane, slots.shape)
         j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w)  # type: ignore[union-attr]
         rows = np.arange(slots.shape[0])[:, None]
@@ -107,33 +107,21 @@ class Warps:
                     "thread): CUDA leaves the value it gets undefined",
                     (int(slots[r, k]),),
                 )
+            if assigned is not None:
+                name, lanes = assigned
+                unset = active & ~lanes[slots[rows, j]]
+                if unset.any():
+                    r, k = (int(x[0]) for x in np.nonzero(unset))
+                    src = int(slots[r, j[r, k]])
+                    self.run.report(
+                        UninitializedReadError,
+                        f"{WARP_OPS[e.op].name}(): lane {k} ({self.run.who(int(slots[r, k]))}) reads {name!r} from "
+                        f"lane {int(j[r, k])} ({self.run.who(src)}), which never assigned it (it is set on some "
+                        "paths only)",
+                        e,
+                        (int(slots[r, k]), src),
+                    )
         return v[rows, j]
-
-    def check_source_set(
-        self,
-        e: ir.WarpOp,
-        slots: np.ndarray,
-        active: np.ndarray,
-        b: np.ndarray,
-        w: np.ndarray,
-        assigned: tuple[str, Any],
-    ) -> None:
-        """Each lane's source lane must have set the variable shuffled (it was set on some paths only)."""
-        name, lanes = assigned
-        lane = np.broadcast_to(self.lane, slots.shape)
-        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w)  # type: ignore[union-attr]
-        rows = np.arange(slots.shape[0])[:, None]
-        bad = active & ~lanes[slots[rows, j]]
-        if bad.any():
-            r, k = (int(x[0]) for x in np.nonzero(bad))
-            src = int(slots[r, j[r, k]])
-            self.run.report(
-                UninitializedReadError,
-                f"{WARP_OPS[e.op].name}(): lane {k} ({self.run.who(int(slots[r, k]))}) reads {name!r} from lane "
-                f"{int(j[r, k])} ({self.run.who(src)}), which never assigned it (it is set on some paths only)",
-                e,
-                (int(slots[r, k]), src),
-            )
 
     def check_masks(
         self, e: ir.WarpOp, slots: np.ndarray, exists: np.ndarray, active: np.ndarray, masks: np.ndarray
