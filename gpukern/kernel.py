@@ -249,7 +249,6 @@ class Kernel(lang.KernelObject):
 
     def _compile(self, key: tuple[Any, ...]) -> Variant:
         bindings: dict[str, Any] = {}
-        stems: dict[str, str] = {}  # a tuple parameter's -> its items' names' stem
         consts = []
         for spec, k in zip(self.params, key):
             if isinstance(k, ArrayType):
@@ -257,12 +256,12 @@ class Kernel(lang.KernelObject):
             elif isinstance(k, ScalarType):
                 bindings[spec.name] = ir.Var(spec.name, k)
             elif isinstance(k, TupleKey):
+                n = len(list(k.leaves()))
                 taken = set(self.fn.__code__.co_varnames) | set(self.fn.__code__.co_names)
                 stem = spec.name
-                while any(f"{stem}_{j}" in taken for j in range(len(list(k.leaves())))):
+                while any(f"{stem}_{j}" in taken for j in range(n)):
                     stem += "_"  # the items' names clash with none of the kernel's
-                stems[spec.name] = stem
-                bindings[spec.name] = _tuple_binding(stem, k, iter(range(len(list(k.leaves())))))
+                bindings[spec.name] = _tuple_binding(stem, k, iter(range(n)))
             else:
                 bindings[spec.name] = Static(k[2])
                 consts.append(f"{spec.name}={k[2]!r}")
@@ -275,7 +274,7 @@ class Kernel(lang.KernelObject):
         )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         with ir.deep_recursion():
-            program.kernel.kernel_params = _kernel_params(program.kernel, self.params, key, stems)
+            program.kernel.kernel_params = _kernel_params(program.kernel, key)
         return Variant(self, key, program, key, options=self.options)
 
     # ------------------------------------------------------------ user API
@@ -435,17 +434,13 @@ def _tuple_binding(name: str, key: TupleKey, leaf: Iterator[int]) -> tuple[Any, 
     return key.cls._make(items) if hasattr(key.cls, "_fields") else tuple(items)
 
 
-def _kernel_params(
-    fd: ir.FuncDef, specs: list[Param], key: tuple[Any, ...], stems: dict[str, str]
-) -> list[ir.KernelParam]:
+def _kernel_params(fd: ir.FuncDef, key: tuple[Any, ...]) -> list[ir.KernelParam]:
     """The C parameters of a kernel: data pointers, the shapes the code needs, scalars; a tuple's
-    items each in turn (``arg_index`` counts the arguments with tuples opened: ``plan.flatten``)."""
-    flat: list[tuple[str, Any]] = []
-    for spec, k in zip(specs, key):
-        if isinstance(k, TupleKey):
-            flat += [(f"{stems[spec.name]}_{j}", leaf) for j, leaf in enumerate(k.leaves())]
-        else:
-            flat.append((spec.name, k))
+    items each in turn (``arg_index`` counts the arguments with tuples opened: ``plan.flatten``).
+    Their names are the lowered function's parameters', which come in that order (a Const has none)."""
+    leaves = [leaf for k in key for leaf in (k.leaves() if isinstance(k, TupleKey) else [k])]
+    names = iter(p.name for p in fd.params)
+    flat = [(next(names) if isinstance(k, (ArrayType, ScalarType)) else "", k) for k in leaves]
     shapes_used: dict[str, set[int]] = {}
     for n in ir.walk_body(fd.body):
         if isinstance(n, ir.Shape):
