@@ -46,6 +46,7 @@ from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
 from . import types  # noqa: F401 - numba.cuda.types
 from .reduce import Reduce, reduce  # noqa: F401 - cuda.reduce, and its class for isinstance
+from .rules import NUMBA_RULES
 from .types import *  # noqa: F403 - numba.cuda's scalar type names (``from numba.cuda import float32``)
 
 # ---------------------------------------------------------------- inside kernels
@@ -115,11 +116,6 @@ cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=
 
 
 # ---------------------------------------------------------------- on the host
-# Numba's meaning where it differs from NumPy's (docs/numba.md): a store converts any real number
-# (gk.sanitize reports one that changes the value), bools count (True + True == 2), a negative
-# index counts from the end, and a variable some path leaves unassigned is checked when read (the
-# simulator), not refused
-NUMBA_RULES = {"casting": "unsafe", "bools": "python", "negative_indices": "wrap", "unbound": "check"}
 
 
 def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:

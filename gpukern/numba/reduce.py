@@ -19,6 +19,7 @@ from ..errors import LaunchError
 from ..kernel import kernel
 from ..language.core import barrier, block_dim, block_idx, func, grid_dim, shared, thread_idx
 from ..runtime.array import DeviceArray
+from .rules import NUMBA_RULES
 
 THREADS = 256
 MAX_BLOCKS = 1024
@@ -27,7 +28,7 @@ MAX_BLOCKS = 1024
 def _reducer(op: Any, dtype: Any) -> Any:
     """The kernel reducing ``src[:n]`` into ``out[block]`` with ``op`` on ``dtype`` values."""
 
-    @kernel(casting="unsafe", bools="python", negative_indices="wrap", unbound="check")
+    @kernel(**NUMBA_RULES)  # (the functor is the user's Numba code)
     def reduce_blocks(src, n, out):
         vals = shared(dtype, THREADS)
         held = shared(np.int32, THREADS)
