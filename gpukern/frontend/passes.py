@@ -3,9 +3,7 @@ which arrays are written; and over a whole program: a @func's shared arrays decl
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -224,12 +222,14 @@ def wrap_indices(fd: ir.FuncDef) -> None:
     """Each ``WrapIndex`` (an index that counts from the end when negative) becomes its index where
     that can never be negative (a thread index, a loop from 0...: ``nonnegative_vars``), else
     ``index + extent if index < 0 else index``."""
-    found = [n for n in ir.walk_body(fd.body) if any(isinstance(c, ir.WrapIndex) for c in _slots(n))]
+    found = [n for n in ir.walk_body(fd.body) if any(isinstance(c, ir.WrapIndex) for c in ir.children(n))]
     if not found:
         return
     nonneg = nonnegative_vars(fd)
 
-    def resolve(w: ir.WrapIndex) -> ir.Expr:
+    def resolve(w: Any) -> Any:
+        if not isinstance(w, ir.WrapIndex):
+            return w
         i = w.index
         if is_nonnegative(i, nonneg):
             return i
@@ -237,27 +237,13 @@ def wrap_indices(fd: ir.FuncDef) -> None:
         below = ir.Compare("<", i, ir.Lit(0, i.type), bool_, loc=w.loc)
         return ir.Select(below, ir.BinOp("+", i, ext, i.type, loc=w.loc), i, i.type, loc=w.loc)
 
-    for n in found:
-        for f in dataclasses.fields(n):
-            v = getattr(n, f.name)
-            if isinstance(v, ir.WrapIndex):
-                setattr(n, f.name, resolve(v))
-            elif isinstance(v, list):
-                v[:] = [resolve(x) if isinstance(x, ir.WrapIndex) else x for x in v]
-            elif isinstance(v, tuple):
-                setattr(n, f.name, tuple(resolve(x) if isinstance(x, ir.WrapIndex) else x for x in v))
-
-
-def _slots(n: Any) -> Iterator[Any]:
-    """A node's direct fields' values, lists opened."""
-    if not dataclasses.is_dataclass(n):
-        return
-    for f in dataclasses.fields(n):
-        v = getattr(n, f.name)
-        if isinstance(v, (list, tuple)):
-            yield from v
-        else:
-            yield v
+    for n in found:  # (the children a node names: ir.children's)
+        for name in n.CHILDREN:
+            v = getattr(n, name)
+            if isinstance(v, list):
+                v[:] = [resolve(x) for x in v]
+            else:
+                setattr(n, name, resolve(v))
 
 
 def structure_early_returns(fd: ir.FuncDef) -> None:
