@@ -96,9 +96,8 @@ def use_independent_scheduling(arr):
     arr[i] = ballot
 
 
-@pytest.mark.finds("thread 0 writes ary[0] while the other lanes read it after the syncwarp... and lane 0 "
-                   "writes ary[0] again (ary[i] = ary[0] for i = 0) while they read it: a race",
-                   error=gk.DataRaceError, on=("sim",))
+@pytest.mark.finds("after the syncwarp, `ary[i] = ary[0]` has lane 0 write ary[0] while the other lanes read "
+                   "it, nothing ordering them: a race", error=gk.DataRaceError, on=("sim",))
 def test_useful_syncwarp(backend):
     compiled = cuda.jit("void(int32[:])")(useful_syncwarp)
     nelem = 32
