@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..codegen.dialects import CUDA
-from ..codegen.names import c_identifier
+from ..codegen.names import global_identifier
 from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..runtime import dlpack
 from ..runtime.array import DeviceArray
@@ -167,7 +167,7 @@ class CUDABackend(Backend):
             (BackendError,),
             variant.kernel.__name__,
         )
-        fn = module.function(c_identifier(variant.program.kernel.name))
+        fn = module.function(global_identifier(variant.program.kernel.name))
         params = variant.kernel_params
         codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
         if variant.dynamic_shared:

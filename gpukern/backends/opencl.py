@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..codegen.dialects import OPENCL
-from ..codegen.names import c_identifier
+from ..codegen.names import global_identifier
 from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError
 from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
@@ -139,7 +139,7 @@ class OpenCLBackend(Backend):
                 (self.cl.Error,),
                 variant.kernel.__name__,
             )
-            knl = variant.compiled[self.key] = self.cl.Kernel(prg, c_identifier(variant.program.kernel.name))
+            knl = variant.compiled[self.key] = self.cl.Kernel(prg, global_identifier(variant.program.kernel.name))
         return knl
 
     def check_extensions(self, variant: Any) -> None:

@@ -29,7 +29,7 @@ from . import wgmma
 from .atomics import AtomicEmitter
 from .dialect import DYNAMIC_BUFFER, DYNAMIC_BYTES
 from .expressions import PREC, TERNARY
-from .names import c_identifier
+from .names import c_identifier, global_identifier
 from .tables import TableEmitter, record_names
 
 
@@ -83,16 +83,16 @@ class Emitter(TableEmitter, AtomicEmitter):
 
     def _function_names(self, prog: ir.Program) -> dict[int, str]:
         names: dict[int, str] = {}
-        used = {c_identifier(prog.kernel.name)}
+        used = {global_identifier(prog.kernel.name)}
         for fd in prog.funcs:
-            base = c_identifier(fd.name)
+            base = global_identifier(fd.name)
             cname, n = base, 1
             while cname in used:
                 n += 1
                 cname = f"{base}_{n}"
             used.add(cname)
             names[id(fd)] = cname
-        names[id(prog.kernel)] = c_identifier(prog.kernel.name)
+        names[id(prog.kernel)] = global_identifier(prog.kernel.name)
         return names
 
     # ------------------------------------------------------------ functions

@@ -3,12 +3,16 @@
 A user's name becomes the C name unless C, C++, CUDA or OpenCL C keep the word for themselves
 (a keyword, a header's macro, a built-in function); ``c_identifier`` then adds a ``_``.  The
 emitter names variables, functions, tables and record members with it, and the backends name
-the kernel they look up with it, so it stands apart from both.
+the kernel they look up with it, so it stands apart from both.  A name at file scope (a kernel,
+a device function, a table) must also miss every function the CUDA headers declare with C
+linkage (``div``, ``clock``, ``index``): ``global_identifier`` checks those too.
 """
 
 from __future__ import annotations
 
 import re
+
+from .c_library import C_LIBRARY
 
 # Words that a Python identifier must not become in C, C++, CUDA or OpenCL C.
 RESERVED = frozenset(
@@ -60,3 +64,9 @@ def c_identifier(name: str) -> str:
     if cname in RESERVED or _VECTOR.match(cname) or _MACRO.match(cname) or cname.startswith(("__", "gk_")):
         cname += "_"
     return cname
+
+
+def global_identifier(name: str) -> str:
+    """A Python name as a C identifier at file scope: ``c_identifier``, and clear of the C library."""
+    cname = c_identifier(name)
+    return cname + "_" if cname in C_LIBRARY else cname

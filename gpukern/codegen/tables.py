@@ -14,7 +14,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..types import RecordType, ScalarType, component
 from .expressions import ExpressionEmitter
-from .names import c_identifier
+from .names import c_identifier, global_identifier
 
 
 class TableEmitter(ExpressionEmitter):
@@ -27,7 +27,7 @@ class TableEmitter(ExpressionEmitter):
         """C names of the constant tables, at file scope beside the functions."""
         used, out = set(func_names.values()), {}
         for ref, _ in prog.tables:
-            cname = c_identifier(ref.name)
+            cname = global_identifier(ref.name)
             while cname in used:
                 cname += "_"
             used.add(cname)

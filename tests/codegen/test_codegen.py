@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from compilers import LIB, needs_nvrtc
+from compilers import LIB, needs_nvcc, needs_nvrtc
 
 import gpukern as gk
 from gpukern import Array, Const, barrier, float32, int32, kernel, shared, thread_idx
@@ -178,3 +178,63 @@ def test_written_arrays_load_after_the_barrier_in_ptx():
     """The same kernel's PTX (NVRTC's front end, as nvcc's): the load of a[0] follows bar.sync."""
     ptx = LIB.ptx(handed_over.source(Array[int32], backend="cuda"), "sm_90")
     assert ptx.index("bar.sync") < ptx.rindex("ld.global"), ptx
+
+
+# A kernel, a device function and a constant table named after functions the C library declares
+# with C linkage (div, clock, index): as written, nvcc refuses the kernel ("more than one instance
+# of overloaded function has C linkage"), so their C names take a "_".
+index = np.arange(8, dtype=np.int32) * 3
+
+
+@gk.func
+def clock(x: int32) -> int32:
+    return x + 1
+
+
+@kernel
+def div(out: Array[int32], n: int32):
+    i = gk.global_id(0)
+    if i < n:
+        out[i] = clock(index[i % 8])
+
+
+@pytest.mark.parametrize("dialect", ["cuda", "opencl"])
+def test_c_library_names_are_renamed_at_file_scope(dialect):
+    code = div.source(Array[int32], int32, backend=dialect)
+    assert re.search(r"\bvoid div_\(", code) and re.search(r"\bint clock_\(", code), code
+    assert re.search(r"\bindex_\[", code), code
+
+
+def test_c_library_names_run(backend):
+    out = np.zeros(20, np.int32)
+    div[1, 32](out, 20)
+    assert np.array_equal(out, (np.arange(20) % 8) * 3 + 1)
+
+
+@needs_nvcc
+def test_c_library_names_compile_with_nvcc():
+    from gpukern.backends.cuda_compile import nvcc_compile
+
+    assert nvcc_compile(div.source(Array[int32], int32, backend="cuda"), "sm_90")[:4] == b"\x7fELF"
+
+
+@needs_nvcc
+@pytest.mark.parametrize("form", ["kernel", "table"])
+def test_no_header_function_is_a_file_scope_name(tmp_path, form):
+    """Every name CUDA's headers write before a "(" becomes, through global_identifier, a name
+    nvcc takes for an extern "C" kernel and for a constant table (scripts/c_library_names.py
+    regenerates the list after a CUDA or C library upgrade)."""
+    import importlib.util
+    import pathlib
+
+    from gpukern.backends.cuda_compile import find_nvcc
+    from gpukern.codegen.names import global_identifier
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "c_library_names.py"
+    spec = importlib.util.spec_from_file_location("c_library_names", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    names = script.header_names(find_nvcc(), tmp_path)
+    assert len(names) > 1000  # the preprocessed headers were read
+    assert script.refused(find_nvcc(), tmp_path, names[:50], form)  # as written, C refuses some
+    assert script.refused(find_nvcc(), tmp_path, sorted({global_identifier(n) for n in names}), form) == set()
