@@ -422,6 +422,25 @@ class ExpressionEmitter:
         return self.d.tuple_value.format(T=self.type(e.type), items=items), UNARY
 
     # ------------------------------------------------------------ helpers
+    def helper(
+        self,
+        kind: str,
+        t: ScalarType,
+        nargs: int,
+        body: Callable[[ScalarType, Any], str],
+        ret: ScalarType | None = None,
+    ) -> str:
+        """The name of helper ``gk_<kind>_<type>`` of ``nargs`` operands returning ``ret`` (default
+        ``t``), defined with ``body`` on first use (after the helpers its body itself asks for)."""
+        name = f"gk_{kind}_{t.name}"
+        if name not in self.helpers:
+            T = self.type(t)
+            params = ", ".join(f"{T} {p}" for p in "abc"[:nargs])
+            R = self.type(ret or t)
+            text = body(t, self)
+            self.helpers[name] = f"{self.d.func_prefix}{R} {name}({params})\n{{\n{text}\n}}"
+        return name
+
     def helper_call(
         self,
         kind: str,
@@ -430,22 +449,22 @@ class ExpressionEmitter:
         body: Callable[[ScalarType, Any], str],
         ret: ScalarType | None = None,
     ) -> str:
-        """A call of ``gk_<kind>_<type>(a[, b, c])`` returning ``ret`` (default ``t``), defining the
-        helper (with ``body``) on first use."""
-        name = f"gk_{kind}_{t.name}"
-        if name not in self.helpers:
-            T = self.type(t)
-            params = ", ".join(f"{T} {p}" for p in "abc"[: len(args)])
-            R = self.type(ret or t)
-            self.helpers[name] = f"{self.d.func_prefix}{R} {name}({params})\n{{\n{body(t, self)}\n}}"
-        return f"{name}({', '.join(self.expr(a) for a in args)})"
+        """A call of ``gk_<kind>_<type>(a[, b, c])`` returning ``ret`` (default ``t``)."""
+        return f"{self.helper(kind, t, len(args), body, ret)}({', '.join(self.expr(a) for a in args)})"
+
+    def complex_helper(self, kind: str, t: ScalarType, nargs: int, body: Any, ret: ScalarType | None = None) -> str:
+        """The name of a helper of ``semantics.complex`` (``body``), in which the compiler may not fuse
+        a product into an fma (the dialect's ``no_contract`` line), as NumPy computes the parts."""
+        assert body is not None, f"no complex form of {kind}: the front end refuses it"
+        if self.d.no_contract:
+            return self.helper(kind, t, nargs, lambda t, c: f"{self.d.no_contract}\n{body(t, c)}", ret)
+        return self.helper(kind, t, nargs, body, ret)
 
     def complex_call(
         self, kind: str, t: ScalarType, args: list[ir.Expr], body: Any, ret: ScalarType | None = None
     ) -> str:
-        """A helper of ``semantics.complex`` (``body``), in which the compiler may not fuse a product
-        into an fma (the dialect's ``no_contract`` line), as NumPy computes the parts."""
-        assert body is not None, f"no complex form of {kind}: the front end refuses it"
-        if self.d.no_contract:
-            return self.helper_call(kind, t, args, lambda t, c: f"{self.d.no_contract}\n{body(t, c)}", ret)
-        return self.helper_call(kind, t, args, body, ret)
+        """A call of the ``semantics.complex`` helper ``body`` (see ``complex_helper``)."""
+        return f"{self.complex_helper(kind, t, len(args), body, ret)}({', '.join(self.expr(a) for a in args)})"
+
+    def nan(self, t: ScalarType) -> str:
+        return self.expr_Lit(ir.Lit(math.nan, t))[0]

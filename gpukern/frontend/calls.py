@@ -71,6 +71,11 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
         return device_call(x, node, fn, args)
     if fn is builtins.round:
         return round_call(x, node, args)
+    if fn is builtins.pow:  # Python's pow(a, b) is a ** b (ints stay ints; math.pow is the float function)
+        if len(args) == 3:
+            raise KernelTypeError("pow(a, b, mod) is not supported in kernels", x.loc(node), "write a ** b % mod")
+        x.nargs(node, 2, "pow")
+        return x.binop(node, ast.Pow, args[0], args[1])
     if type_named(fn) is not None:
         return cast(x, node, type_named(fn), args)
     reduction = reduction_of(fn)

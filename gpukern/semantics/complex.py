@@ -18,6 +18,15 @@ the constant folder and the devices agree bit for bit where the parts are comput
 - ``abs`` is ``hypot`` of the parts and ``exp`` is C99's ``cexp`` (Annex G special cases),
   from the device's library as the other math functions are (a few ulps on finite values;
   NaN, infinities and signed zeros in NumPy's places).
+- ``a ** b`` and ``pow(a, b)`` follow NumPy's ``npy_cpow``: ``b == 0`` gives 1, ``a == 0`` gives
+  0 where ``b``'s real part is positive and NaN otherwise, a whole real ``b`` below 100 in magnitude
+  multiplies by squaring (``*`` above; ``1 / r`` by ``/`` for a negative one), and any other
+  ``b`` is ``exp(b * log(a))`` where NumPy calls the C library's ``cpow``: ``log(a)`` is
+  ``(log(m) + log1p((n / m)**2) / 2, atan2(ai, ar))`` with ``m``, ``n`` the larger and the
+  smaller of ``|ar|``, ``|ai|``, which neither overflows nor loses a subnormal base's digits.
+  On finite operands the two agree to a relative error (the condition of ``b * log(a)`` times
+  a few ulps); with an infinite or NaN part ``*`` takes no Annex G shortcut, so NaN may stand
+  where the C library finds an infinity or a zero.
 """
 
 from __future__ import annotations
@@ -62,6 +71,32 @@ def div(a: Any, b: Any, dt: np.dtype) -> np.ndarray:
     re = np.where(real_larger, (ar + ai * rat) * scl, (ar * rat + ai) * scl)
     im = np.where(real_larger, (ai - ar * rat) * scl, (ai * rat - ar) * scl)
     return make(np.where(zero, ar / abr, re), np.where(zero, ai / abr, im), dt)
+
+
+def pow(a: Any, b: Any, dt: np.dtype) -> np.ndarray:  # noqa: A001 - the operation's name
+    (ar, ai), (br, bi) = _parts(a, dt), _parts(b, dt)
+    shape = np.broadcast_shapes(ar.shape, br.shape)
+    ar, ai, br, bi = (np.broadcast_to(x, shape) for x in (ar, ai, br, bi))
+    a, b = make(ar, ai, dt), make(br, bi, dt)
+    f = component_dtype(dt)
+    big, small = np.where(np.abs(ar) >= np.abs(ai), np.abs(ar), np.abs(ai)), np.minimum(np.abs(ar), np.abs(ai))
+    ratio = np.where(big == small, f.type(1), small / big)
+    log_abs = np.log(big) + np.log1p(ratio * ratio) / f.type(2)
+    out = np.exp(mul(b, make(log_abs, np.arctan2(ai, ar), dt), dt)).astype(dt)
+    whole = (bi == 0) & (np.trunc(br) == br) & (np.abs(br) < 100)
+    if whole.any():
+        n = np.where(whole, br, 0).astype(np.int64)
+        k, r, p = np.abs(n), make(np.ones(shape, f), np.zeros(shape, f), dt), a
+        for bit in (1 << j for j in range(7)):  # |n| < 100 < 2**7: squaring while a bit is left
+            r = np.where((k & bit) != 0, mul(r, p, dt), r)
+            p = mul(p, p, dt)
+        r = np.where(n < 0, div(np.ones(shape, dt), r, dt), r)
+        square = mul(a, a, dt)
+        r = np.where(n == 1, a, np.where(n == 2, square, np.where(n == 3, mul(square, a, dt), r)))
+        out = np.where(whole, r, out)
+    zero_a, zero_b = (ar == 0) & (ai == 0), (br == 0) & (bi == 0)
+    out = np.where(zero_a, np.where(br > 0, make(f.type(0), f.type(0), dt), make(np.nan, np.nan, dt)), out)
+    return np.where(zero_b, make(f.type(1), f.type(0), dt), out)
 
 
 def component_dtype(dt: np.dtype) -> np.dtype:
@@ -122,6 +157,44 @@ def c_div(t: ScalarType, c: Any) -> str:
         f"    {F} rat = b.x / b.y;\n"
         f"    {F} scl = ({F})1 / (b.y + {m('b.x', 'rat')});\n"
         f"    return {make_(m(m('a.x', 'rat') + ' + a.y', 'scl'), m(m('a.y', 'rat') + ' - a.x', 'scl'))};"
+    )
+
+
+def c_pow(t: ScalarType, c: Any) -> str:
+    """NumPy's ``npy_cpow`` (see the module's docstring) through the helpers of ``*``, ``/`` and
+    ``exp``, so each step rounds as they do."""
+    F, make_, _ = _spell(t, c)
+    f, T = component(t), c.type(t)
+    mul, div, exp = (
+        c.complex_helper(k, t, n, body) for k, n, body in (("mul", 2, c_mul), ("div", 2, c_div), ("exp", 1, c_exp))
+    )
+    one, nan = make_(f"({F})1", f"({F})0"), c.nan(f)
+
+    def fn(name: str, *args: str) -> str:
+        return c.math_text(name, f, list(args))
+
+    return (
+        f"    if (b.x == 0 && b.y == 0) return {one};\n"
+        f"    if (a.x == 0 && a.y == 0) return b.x > 0 ? {make_(f'({F})0', f'({F})0')} : {make_(nan, nan)};\n"
+        f"    if (b.y == 0 && {fn('trunc', 'b.x')} == b.x && {fn('fabs', 'b.x')} < 100) {{\n"
+        "        int n = (int)b.x, k = n < 0 ? -n : n, bit = 1;\n"
+        "        if (n == 1) return a;\n"
+        f"        if (n == 2) return {mul}(a, a);\n"
+        f"        if (n == 3) return {mul}({mul}(a, a), a);\n"
+        f"        {T} r = {one}, p = a;\n"
+        "        for (;;) {\n"
+        f"            if (k & bit) r = {mul}(r, p);\n"
+        "            bit <<= 1;\n"
+        "            if (k < bit) break;\n"
+        f"            p = {mul}(p, p);\n"
+        "        }\n"
+        f"        return n < 0 ? {div}({one}, r) : r;\n"
+        "    }\n"
+        f"    {F} ax = {fn('fabs', 'a.x')}, ay = {fn('fabs', 'a.y')};\n"
+        f"    {F} big = ax >= ay ? ax : ay, small = ax >= ay ? ay : ax;\n"
+        f"    {F} ratio = big == small ? ({F})1 : small / big;\n"
+        f"    {F} log_abs = {fn('log', 'big')} + {fn('log1p', 'ratio * ratio')} / ({F})2;\n"
+        f"    return {exp}({mul}(b, {make_('log_abs', fn('atan2', 'a.y', 'a.x'))}));"
     )
 
 

@@ -59,6 +59,13 @@ class CText(Protocol):
 
     def make_complex(self, t: ScalarType, re: str, im: str) -> str: ...
 
+    def nan(self, t: ScalarType) -> str: ...
+
+    def complex_helper(self, kind: str, t: ScalarType, nargs: int, body: Callable[[ScalarType, CText], str]) -> str:
+        """The name of helper ``kind`` on complex type ``t`` (defined with ``body`` on first use), for
+        a body that calls another one (``**`` calls ``*``)."""
+        ...
+
 
 def unsigned_of_dtype(dt: np.dtype) -> np.dtype:
     """The unsigned integer type of ``dt``'s width (shifts and wrapping negation are done in it)."""
@@ -105,9 +112,12 @@ def _remainder(a: Any, b: Any, dt: np.dtype) -> Any:
 
 
 def _pow(a: Any, b: Any, dtype: Any = None) -> Any:
-    """C's ``pow``.  NumPy computes a scalar (or broadcast) exponent 0.5 as ``sqrt``, which makes
-    ``(-inf) ** 0.5`` nan and ``(-0.0) ** 0.5`` -0.0 where ``pow`` gives inf and 0.0; with both
-    operands whole arrays it calls ``pow``."""
+    """C's ``pow`` (``semantics.complex.pow`` on complex operands).  NumPy computes a scalar (or
+    broadcast) exponent 0.5 as ``sqrt``, which makes ``(-inf) ** 0.5`` nan and ``(-0.0) ** 0.5``
+    -0.0 where ``pow`` gives inf and 0.0; with both operands whole arrays it calls ``pow``."""
+    dt = np.dtype(dtype) if dtype is not None else np.result_type(a, b)
+    if dt.kind == "c":
+        return cx.pow(a, b, dt)
     shape = np.broadcast_shapes(np.shape(a), np.shape(b))
     a, b = (np.array(np.broadcast_to(x, shape or (1,))) for x in (a, b))  # copies: no stride-0 operand
     return np.power(a, b, dtype=dtype).reshape(shape)
@@ -306,6 +316,7 @@ BINARY: dict[str, BinaryOp] = {
             operator.pow,
             helper=_int_helper(_c_ipow),
             float_math="pow",
+            complex_helper=cx.c_pow,
         ),
         BinaryOp("<<", "shl", _shift(True), operator.lshift, True, lambda t: _c_shift(True), _count_in_range),
         BinaryOp(">>", "shr", _shift(False), operator.rshift, True, lambda t: _c_shift(False), _count_in_range),
@@ -754,7 +765,7 @@ MATH: dict[str, MathFunc] = {
         _m("erf", _erf),
         _m("erfc", _erfc),
         _m("atan2", np.arctan2, 2),
-        _m("pow", _pow, 2),
+        _m("pow", _pow, 2, complex_helper=cx.c_pow),
         _m("fmod", np.fmod, 2),
         _m("copysign", np.copysign, 2),
         _m("hypot", np.hypot, 2),

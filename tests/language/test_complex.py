@@ -195,6 +195,81 @@ def test_exp_where_exp_of_the_real_part_alone_overflows(backend):
     assert_same(ex, want, "cmath.exp(z)", (a,), ULPS[np.float32])
 
 
+@gk.kernel
+def powers(a, b, p1, p2):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        p1[i] = a[i] ** b[i]
+        p2[i] = pow(a[i], b[i])
+
+
+def _exponents(dt: type) -> np.ndarray:
+    """Whole real exponents (the squaring path, both signs), 0, and others (exp(b log a))."""
+    whole = [0, 1, 2, 3, 4, 5, 7, 13, 64, 99, -1, -2, -3, -7, -99, 100, 0.5, -2.5, 1j, 2 + 1j, -1 - 0.5j]
+    return np.array(whole + [math.inf, math.nan, complex(2, math.nan)], dt)
+
+
+@pytest.mark.parametrize("dt", COMPLEX, ids=lambda d: d.__name__)
+def test_pow_on_edge_values(backend, dt):
+    """``a ** b`` and ``pow(a, b)``: NumPy's npy_cpow.  A zero base, a zero exponent and a whole real
+    one below 100 (squaring through ``*``, then ``1 / r`` through ``/``) are NumPy's bits on every
+    backend; other exponents go through the device's log, atan2 and exp, and NumPy through the C
+    library's cpow, so there finite parts agree to a relative error."""
+    v, e = edge_values(dt), _exponents(dt)
+    a, b = np.repeat(v, len(e)), np.tile(e, len(v))
+    n = len(a)
+    p1, p2 = np.zeros(n, dt), np.zeros(n, dt)
+    powers[(n + 127) // 128, 128](a, b, p1, p2)
+    want = scalar_reference(lambda x, y: x**y, a, b).astype(dt)
+    exact = (b == 0) | (a == 0) | ((b.imag == 0) & (np.trunc(b.real) == b.real) & (np.abs(b.real) < 100))
+    assert exact.sum() > len(v) * 14 and (~exact).sum() > len(v) * 5
+    for got, what in ((p1, "a ** b"), (p2, "pow(a, b)")):
+        assert_same(got[exact], want[exact], what, (a[exact], b[exact]))
+        g, w, ga, gb = got[~exact], want[~exact], a[~exact], b[~exact]
+        ops_finite = np.isfinite(ga) & np.isfinite(gb)
+        nan_g, nan_w = (np.isnan(x.real) | np.isnan(x.imag) for x in (g, w))
+        assert np.array_equal(nan_g[ops_finite], nan_w[ops_finite]), what
+        finite = ops_finite & np.isfinite(g) & np.isfinite(w) & (np.abs(w) > np.finfo(g.real.dtype).tiny)
+        assert finite.sum() > 20
+        # exp(b log a) carries log's and exp's rounding, times the size of b log a
+        eps = np.finfo(g.real.dtype).eps
+        with np.errstate(all="ignore"):
+            size = 1 + np.abs(gb[finite]) * (np.abs(np.log(np.abs(ga[finite]).astype(np.float64))) + math.pi)
+        rel = np.abs(g[finite] - w[finite]) / np.abs(w[finite])
+        assert (rel <= 8 * eps * size).all(), (
+            what,
+            ga[finite][np.argmax(rel / size)],
+            gb[finite][np.argmax(rel / size)],
+        )
+
+
+def test_pow_of_random_values_against_numpy(backend):
+    """Numba's own check (test_cpow, rtol 1e-7 for complex128): random operands."""
+    rng = np.random.default_rng(7)
+    a = (rng.uniform(-2, 2, 200) + 1j * rng.uniform(-2, 2, 200)).astype(np.complex128)
+    b = (rng.uniform(-3, 3, 200) + 1j * rng.uniform(-3, 3, 200)).astype(np.complex128)
+    p1, p2 = np.zeros(200, np.complex128), np.zeros(200, np.complex128)
+    powers[2, 128](a, b, p1, p2)
+    np.testing.assert_allclose(p1, a**b, rtol=1e-12)
+    np.testing.assert_array_equal(p1, p2)
+
+
+def test_pow_folds_to_the_run_time_value():
+    """Constant operands fold with the same definition (semantics.complex.pow) the simulator runs."""
+    k = load_kernel(
+        "import gpukern as gk\n\n@gk.kernel\ndef k(out: gk.Array[gk.complex128]):\n"
+        "    out[0] = gk.complex128(1.5 - 2j) ** gk.complex128(3)\n"
+        "    out[1] = gk.complex128(0.5 + 1j) ** gk.complex128(0.25 - 1j)\n",
+        "complex_pow_fold",
+    )
+    src = k.source(np.zeros(2, np.complex128), backend="opencl")
+    assert "gk_ipow" not in src and "gk_pow" not in src, src
+    out = np.zeros(2, np.complex128)
+    k[1, 1](out)
+    assert out[0] == (1.5 - 2j) * (1.5 - 2j) * (1.5 - 2j)
+    np.testing.assert_allclose(out[1], (0.5 + 1j) ** (0.25 - 1j), rtol=1e-14)
+
+
 # ---------------------------------------------------------------- construction and conversion
 @gk.kernel
 def construct(
@@ -399,7 +474,6 @@ REFUSED = {
     "a[i] >= 1": "not ordered",
     "a[i] // b[i]": "not defined on complex",
     "a[i] % b[i]": "not defined on complex",
-    "a[i] ** 2": "not defined on complex",
     "a[i] & b[i]": "needs integers",
     "~a[i]": "needs an integer",
     "gk.float32(a[i])": "cannot convert a complex number",
@@ -494,10 +568,10 @@ def test_property_edge_values_bit_for_bit(data):
 # ---------------------------------------------------------------- bookkeeping
 def test_every_entry_with_a_complex_form_is_tested_here():
     """A new entry of ``gpukern.semantics.ops`` defined on complex numbers fails this until a test above runs it."""
-    assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/"}
+    assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/", "**"}
     assert {s for s, op in ops.COMPARE.items() if op.complex_helper} == {"==", "!="}
     assert {s for s, op in ops.UNARY.items() if op.complex_helper} == {"-"}
-    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp"}
+    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp", "pow"}
     assert set(ops.COMPLEX) == {"real", "imag", "conj", "complex"}
 
 

@@ -425,3 +425,27 @@ def test_zero_dimensional_device_arrays_stay_zero_dimensional(backend):
     assert y.get().shape == () and y.get()[()] == 3.0
     assert isinstance(gk.bfloat16(1.5), np.float32) and gk.bfloat16(1.5) == 1.5
     assert gk.bfloat16.bits(np.float32(1.5)).shape == ()
+
+
+@kernel
+def builtin_pow(a: Array[int32], f: Array[np.float32], out: Array[int64], fout: Array[np.float32]):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        out[i] = pow(a[i], 3) + pow(2, 10)  # Python's pow: a ** b, an int for ints
+        fout[i] = pow(f[i], 2)
+
+
+def test_builtin_pow_is_the_power_operator(backend):
+    a = np.arange(-5, 6, dtype=np.int32)
+    f = np.linspace(-2, 2, 11).astype(np.float32)
+    out, fout = np.zeros(11, np.int64), np.zeros(11, np.float32)
+    builtin_pow[1, 32](a, f, out, fout)
+    assert np.array_equal(out, a.astype(np.int64) ** 3 + 1024)
+    np.testing.assert_allclose(fout, f.astype(np.float64) ** 2, rtol=1e-6)
+    with pytest.raises(gk.KernelTypeError, match=r"pow\(a, b, mod\)"):
+
+        @kernel
+        def modular(out: Array[int32]):
+            out[0] = pow(out[0], 3, 7)
+
+        modular.source(Array[int32])

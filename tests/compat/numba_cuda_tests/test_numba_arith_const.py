@@ -315,17 +315,14 @@ def _test_cpow(dtype, func, rtol=1.0e-7):
     np.testing.assert_allclose(r, x**y, rtol=rtol)
 
 
-@pytest.mark.refused("** and pow() of complex numbers are not supported by gpukern yet")
 def test_cpow_complex64_pow(backend):
     _test_cpow(np.complex64, vec_pow, rtol=3.0e-7)
 
 
-@pytest.mark.refused("** and pow() of complex numbers are not supported by gpukern yet")
 def test_cpow_complex128_binop(backend):
     _test_cpow(np.complex128, vec_pow_binop)
 
 
-@pytest.mark.refused("** and pow() of complex numbers are not supported by gpukern yet")
 def test_cpow_complex128_inplace_binop(backend):
     N = 32
     x = random_complex(N).astype(np.complex128)
