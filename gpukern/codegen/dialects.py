@@ -163,10 +163,10 @@ _OPENCL_WARP = "\n\n".join(
     return s[(me & ~31u) + j];
 }""",
         *(_opencl_shuffle(m) for m in _SHFL),
-        f"""uint gk_warp_ballot({_WARP_PARAMS}, uint mask, bool p)
+        f"""uint gk_warp_ballot({_WARP_PARAMS}, uint mask, bool p, uint live)
 {{
     __local ulong* s = {_WARP_BUFFER};
-    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    uint me = gk_warp_slot(), r = 0u;
     s[me] = p ? 1u : 0u;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = 0u; k < 32u; k++) {{
@@ -174,23 +174,27 @@ _OPENCL_WARP = "\n\n".join(
     }}
     return r & mask;
 }}""",
-        f"""bool gk_warp_all({_WARP_PARAMS}, uint mask, bool p)
+        f"""bool gk_warp_all({_WARP_PARAMS}, uint mask, bool p, uint live)
 {{
-    return gk_warp_ballot(s0, s1, turn, mask, p) == (mask & gk_warp_live());
+    return gk_warp_ballot(s0, s1, turn, mask, p, live) == (mask & live);
 }}""",
-        f"""bool gk_warp_any({_WARP_PARAMS}, uint mask, bool p)
+        f"""bool gk_warp_any({_WARP_PARAMS}, uint mask, bool p, uint live)
 {{
-    return gk_warp_ballot(s0, s1, turn, mask, p) != 0u;
+    return gk_warp_ballot(s0, s1, turn, mask, p, live) != 0u;
 }}""",
-        f"""bool gk_warp_uni({_WARP_PARAMS}, uint mask, bool p)
+        f"""bool gk_warp_uni({_WARP_PARAMS}, uint mask, bool p, uint live)
 {{
-    uint b = gk_warp_ballot(s0, s1, turn, mask, p);
-    return b == 0u || b == (mask & gk_warp_live());
+    uint b = gk_warp_ballot(s0, s1, turn, mask, p, live);
+    return b == 0u || b == (mask & live);
 }}""",
-        f"""uint gk_warp_match({_WARP_PARAMS}, uint mask, ulong v)
+        f"""uint gk_warp_active({_WARP_PARAMS}, bool p)
+{{
+    return gk_warp_ballot(s0, s1, turn, 0xFFFFFFFFu, p, gk_warp_live());
+}}""",
+        f"""uint gk_warp_match({_WARP_PARAMS}, uint mask, ulong v, uint live)
 {{
     __local ulong* s = {_WARP_BUFFER};
-    uint me = gk_warp_slot(), live = gk_warp_live(), r = 0u;
+    uint me = gk_warp_slot(), r = 0u;
     s[me] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k = 0u; k < 32u; k++) {{
@@ -198,10 +202,10 @@ _OPENCL_WARP = "\n\n".join(
     }}
     return r & mask;
 }}""",
-        f"""uint gk_warp_match_all({_WARP_PARAMS}, uint mask, ulong v)
+        f"""uint gk_warp_match_all({_WARP_PARAMS}, uint mask, ulong v, uint live)
 {{
-    uint r = gk_warp_match(s0, s1, turn, mask, v);
-    return r == (mask & gk_warp_live()) ? r : 0u;
+    uint r = gk_warp_match(s0, s1, turn, mask, v, live);
+    return r == (mask & live) ? r : 0u;
 }}""",
     ]
 )
@@ -607,14 +611,17 @@ OPENCL = Dialect(
             f"shfl_{m}": f"{{from}}(({{U}})gk_warp_shfl_{m}({_WARP_ARGS}, (ulong){{to}}({{0}}), {{1}}, {{2}}))"
             for m in _SHFL
         },
-        "all": f"gk_warp_all({_WARP_ARGS}, {{mask}}, {{0}})",
-        "any": f"gk_warp_any({_WARP_ARGS}, {{mask}}, {{0}})",
-        "uni": f"gk_warp_uni({_WARP_ARGS}, {{mask}}, {{0}})",
-        "ballot": f"gk_warp_ballot({_WARP_ARGS}, {{mask}}, {{0}})",
-        "activemask": "gk_warp_live()",
+        "all": f"gk_warp_all({_WARP_ARGS}, {{mask}}, {{0}}, {{live}})",
+        "any": f"gk_warp_any({_WARP_ARGS}, {{mask}}, {{0}}, {{live}})",
+        "uni": f"gk_warp_uni({_WARP_ARGS}, {{mask}}, {{0}}, {{live}})",
+        "ballot": f"gk_warp_ballot({_WARP_ARGS}, {{mask}}, {{0}}, {{live}})",
+        "activemask": "{live}",
         "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
-        "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
-        "match_all": f"gk_warp_match_all({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}))",
+        "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}), {{live}})",
+        "match_all": f"gk_warp_match_all({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}), {{live}})",
+        # the lanes taking part: those that exist, or (``WarpOp.active``, predicated) those whose flag holds
+        "live": "gk_warp_live()",
+        "active": f"gk_warp_active({_WARP_ARGS}, {{0}})",
     },
     # block-wide votes: every work-item adds its predicate to a __local count between barriers
     block_votes={

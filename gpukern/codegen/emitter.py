@@ -15,9 +15,11 @@ here are the program, its functions and their statements.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..errors import CompileError
 from ..frontend.passes import nonnegative_vars
+from ..frontend.predication import predicate_warp_ops
 from ..ir import nodes as ir
 from ..semantics import formats, ops
 from ..semantics import mma as mma_ops
@@ -55,6 +57,10 @@ class Emitter(TableEmitter, AtomicEmitter):
     def program(self, prog: ir.Program) -> str:
         """The C of ``prog`` as compiled: with ``#line`` directives to its Python lines
         (``codegen.lines.strip`` gives the text shown)."""
+        if self.d.warp_scratch:  # warps emulated: warp ops under divergent branches run predicated
+            predicated = predicate_warp_ops(prog.kernel)
+            if predicated is not None:
+                prog = replace(prog, kernel=predicated)
         func_names = self._function_names(prog)
         fds = prog.funcs + [prog.kernel]
         # an access needing more than its element's alignment (a vector, a copy; in the kernel or a

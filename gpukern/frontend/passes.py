@@ -10,7 +10,8 @@ from typing import Any
 from ..ir import nodes as ir
 from ..semantics.warp import BLOCK_VOTES
 from ..types import bool_, int64
-from .checks import contains_barrier, has_barrier
+from .checks import contains_barrier as barrier_in
+from .checks import has_barrier
 
 
 def _var_refs(node: ir.Node) -> Counter[str]:
@@ -246,7 +247,7 @@ def wrap_indices(fd: ir.FuncDef) -> None:
                 setattr(n, name, resolve(v))
 
 
-def structure_early_returns(fd: ir.FuncDef) -> None:
+def structure_early_returns(fd: ir.FuncDef, for_warps: bool = False) -> None:
     """Threads that return early from a kernel with barriers stop running, but still arrive
     at the barriers the others reach, so no barrier waits for a thread that left (the
     language's promise; OpenCL leaves a barrier after an early return undefined).
@@ -254,9 +255,19 @@ def structure_early_returns(fd: ir.FuncDef) -> None:
     Each ``return`` becomes ``returned = True`` (and ``break`` out of barrier-free loops);
     what follows it runs under ``if not returned``, except barriers and the loops and ifs that
     hold them, which every thread still reaches (the static check made their conditions
-    uniform)."""
-    if not fd.is_kernel or not has_barrier(fd) or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body)):
+    uniform).  ``for_warps``: also for warp ops that a dialect emulates with block barriers
+    (``frontend.predication``, which then predicates what the guard holds): a loop holding one
+    keeps going for the threads that returned, the statement holding one runs under the guard."""
+    if not fd.is_kernel or not any(isinstance(n, ir.Return) for n in ir.walk_body(fd.body)):
         return
+    warps = for_warps and any(isinstance(n, ir.WarpOp) for n in ir.walk_body(fd.body))
+    if not has_barrier(fd) and not warps:
+        return
+
+    def contains_barrier(n: ir.Node) -> bool:  # what every thread must still reach
+        if warps and isinstance(n, (ir.For, ir.While)) and any(isinstance(x, ir.WarpOp) for x in ir.walk(n)):
+            return True
+        return barrier_in(n)
     flag = ir.Var(ir.fresh_name("returned", ir.names_in(fd)), bool_, temp=True)
 
     def returned() -> ir.Var:

@@ -325,14 +325,17 @@ class WarpOp(Expr):
     ``mask`` is the uint32 of the lanes taking part (None for activemask); ``args`` the value (or
     predicate), then for a shuffle its lane operand (uint32) and its width (int32: the segment, a
     power of 2 up to 32, a literal or a run-time value).  ``type`` is None for syncwarp, which
-    returns nothing."""
+    returns nothing.  ``active`` (a bool, for the emitter of a dialect that emulates warps with
+    block barriers: ``frontend.predication``) says whether this thread takes part, where every
+    thread calls the op; None: every thread that reaches it does."""
 
-    CHILDREN = ("mask", "args")
+    CHILDREN = ("mask", "args", "active")
     op: str
     mask: Expr | None
     args: list[Expr]
     type: ScalarType | None
     loc: Loc | None = _loc()
+    active: Expr | None = None
 
 
 @dataclass(eq=False)

@@ -318,8 +318,9 @@ def half_warp(vals: Array[int32], out: Array[int32]):
         out[i] = int32(gk.activemask() >> 16)
 
 
-def test_divergent_mask_on_simulator(on_simulator):
-    """A shuffle among the lanes of a branch, with their mask; activemask in the other branch."""
+def test_divergent_mask(backend):
+    """A shuffle among the lanes of a branch, with their mask; activemask in the other branch
+    (OpenCL: every thread calls each op, those of the branch taking part: frontend.predication)."""
     n = 64
     vals = np.arange(n, dtype=np.int32) + 1
     out = np.zeros(n, np.int32)
@@ -542,23 +543,85 @@ def test_vote_in_a_loop_condition(on_simulator):
 @pytest.mark.parametrize(
     "k, args, text, line",
     [
-        (half_warp, 2, "inside an if \\(line {}\\) whose condition depends on the thread", "if lane < 16"),
         (in_func, 2, "in a @func", None),
-        (after_return, 3, "after a return \\(line {}\\) that only some threads take", "        return"),
-        (return_in_loop, 3, "after a return \\(line {}\\) that only some threads take", "            return"),
-        (inactive_named, 2, "inside an if", None),
         (vote_loop, 2, "inside a while loop \\(line {}\\)", "while gk.vote_any"),
         (in_select, 2, "inside a conditional expression \\(line {}\\)", "if gk.lane_id() < 16 else"),
     ],
 )
 def test_opencl_refuses_what_it_cannot_emulate(k, args, text, line):
-    """Without sub-groups, warp ops are work-group barriers: every thread must reach them."""
-    arrays = [np.zeros(64, np.float32 if k is not half_warp and k is not inactive_named else np.int32)] * 2
+    """Without sub-groups, warp ops are work-group barriers: every thread must call them, which
+    predication cannot arrange in a @func, a while loop of per-thread trips or a conditional
+    expression."""
+    arrays = [np.zeros(64, np.float32)] * 2
     text = text.format(line_of(k, line)) if line else text
     with pytest.raises(gk.CompileError, match=text) as e:
         k.source(*arrays, *([64] if args == 3 else []), backend="opencl")
     assert "sub-groups of 32" in e.value.message and e.value.loc is not None
     assert "_sync(" in k.source(*arrays, *([64] if args == 3 else []), backend="cuda")  # CUDA runs it
+
+
+@gk.kernel
+def branches(vals: Array[int32], out: Array[uint32], n: int32):
+    """Each quarter of a warp votes, shuffles and matches among itself in its own branch, with
+    nested ifs, a loop of a uniform count and an else; threads past n return first."""
+    i = gk.global_id(0)
+    if i >= n:
+        return
+    lane = gk.lane_id()
+    q = lane // 8
+    m = uint32(0xFF) << uint32(8 * q)
+    r = uint32(0)
+    if q == 0:
+        r = gk.ballot(m, vals[i] % 2 == 0)
+    elif q == 1:
+        for k in range(3):
+            if (lane % 8) // 2 <= k:  # pairs of lanes: each shuffles with its partner
+                r += uint32(gk.shfl_xor_sync(gk.activemask(), vals[i], 1)) << uint32(8 * k)
+    else:
+        x = vals[i] % 3
+        if q == 2:
+            r = gk.match_any_sync(m, x) | (uint32(gk.vote_all(m, x < 3)) << uint32(31))
+        else:
+            gk.syncwarp(m)
+            r = gk.activemask()
+    out[i] = r
+
+
+def test_warp_ops_under_thread_dependent_branches(backend):
+    """CUDA's independent thread scheduling lets part of a warp call a warp op; OpenCL's emulation
+    calls each op in every thread, predicated (frontend.predication): the simulator's results."""
+    rng = np.random.default_rng(5)
+    vals = rng.integers(0, 5, 128).astype(np.int32)
+    n = 120
+    out = np.zeros(128, np.uint32)
+    branches[1, 128](vals, out, n)
+    gk.set_backend("sim")
+    try:
+        want = np.zeros(128, np.uint32)
+        branches[1, 128](vals, want, n)
+    finally:
+        gk.set_backend(None)
+    np.testing.assert_array_equal(out, want)
+    lanes = np.arange(128) % 32
+    assert (want[(lanes >= 24) & (np.arange(128) < 96)] == 0xFF000000).all()  # activemask of the 4th quarter
+    assert (want[120:] == 0).all()  # returned
+    pairs = (lanes >= 8) & (lanes < 16) & (np.arange(128) < 96)
+    assert (want[pairs] & 0xFF == vals[np.arange(128) ^ 1][pairs] * ((lanes[pairs] % 8) // 2 <= 0)).all()
+
+
+def test_predicated_opencl_reads_as_c():
+    """The OpenCL C of the predicated kernel: a flag per branch, each op called by every thread."""
+    code = branches.source(Array[int32], Array[uint32], int32, backend="opencl")
+    assert "taking_part" in code and "gk_warp_active(" in code and "returned" in code
+    assert "_sync(" in branches.source(Array[int32], Array[uint32], int32, backend="cuda")  # CUDA: as written
+
+
+@pytest.mark.parametrize("k", [half_warp, inactive_named, after_return, return_in_loop])
+def test_kernels_once_refused_on_opencl_run_there(k):
+    """Warp ops under a branch or after a return only some threads take: OpenCL compiles them now."""
+    dt = np.float32 if k in (after_return, return_in_loop) else np.int32
+    args = [np.zeros(64, dt)] * 2 + ([64] if k in (after_return, return_in_loop) else [])
+    assert "gk_warp_" in k.source(*args, backend="opencl")
 
 
 def test_a_return_after_the_warp_ops_takes_no_thread_from_them(backend):

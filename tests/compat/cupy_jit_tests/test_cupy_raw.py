@@ -222,7 +222,6 @@ def test_syncwarp(backend):
     assert bool((x == y).all())
 
 
-@pytest.mark.refused("a syncwarp under a thread-dependent branch needs OpenCL sub-groups", on=("opencl",))
 @pytest.mark.finds("lanes 0..m-1 call syncwarp with mask m, which leaves out lane 0: undefined behaviour", error=gk.WarpMaskError, on=("sim",))
 def test_syncwarp_mask(backend):
     @jit.rawkernel()

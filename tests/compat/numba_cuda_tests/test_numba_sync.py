@@ -5,7 +5,6 @@ Kernels as written there; only the import line changed.  The unittest class beca
 run on every backend; the checks of the generated PTX (``inspect_asm``) are left out."""
 
 import numpy as np
-import pytest
 
 from gpukern.numba import cuda, int32, float32
 
@@ -136,7 +135,6 @@ def test_useless_syncwarp_with_mask(backend):
     _test_useless(useless_syncwarp_with_mask)
 
 
-@pytest.mark.refused("a syncwarp under a thread-dependent branch needs OpenCL sub-groups", on=("opencl",))
 def test_coop_syncwarp(backend):
     expected = 496
     compiled = cuda.jit("void(int32[::1])")(coop_syncwarp)

@@ -233,7 +233,6 @@ def test_match_all_sync(backend):
     assert np.all(ary_out == 0)
 
 
-@pytest.mark.refused("warp votes under thread-dependent branches need OpenCL sub-groups", on=("opencl",))
 def test_independent_scheduling(backend):
     compiled = cuda.jit("void(uint32[:])")(use_independent_scheduling)
     arr = np.empty(32, dtype=np.uint32)
@@ -242,7 +241,6 @@ def test_independent_scheduling(backend):
     assert np.all(arr == exp)
 
 
-@pytest.mark.refused("activemask() under thread-dependent branches needs OpenCL sub-groups", on=("opencl",))
 def test_activemask(backend):
     @cuda.jit
     def use_activemask(x):
