@@ -11,8 +11,11 @@ Contexts: the backend works in the device's *primary* context, the one CuPy, PyT
 the CUDA runtime share, so pointers and streams pass between them and gpukern.  A context is
 current per host thread, and the CUDA runtime takes the current context's device as the thread's
 current device: so every call runs in the backend's context and leaves the thread's own current
-after it (``Driver.in_context``; a launch pays for that only where it failed in the context it
-found), and CuPy and PyTorch on this thread see the device they had.
+after it (``Driver.in_context``), and CuPy and PyTorch on this thread see the device they had.
+One exception: where the thread had no context and ours is device 0's primary one, ours stays
+current, since the runtime would make that very context current at its first call anyway.  So a
+launch finds its context current and makes no call that fails: tools that report every failed
+driver call (compute-sanitizer) see none in a correct program.
 """
 
 from __future__ import annotations
@@ -179,6 +182,8 @@ class Driver:
             self._check(lib.cuDevicePrimaryCtxRetain(ctypes.byref(c), dev), "cuDevicePrimaryCtxRetain")
             self.device, self.context, self.retained = dev.value, c.value, True
         self.ordinal = self._ordinal()
+        # device 0's primary context: the one the CUDA runtime makes current on a thread that has none
+        self.default_context = self.ordinal == 0 and (self.retained or self.context == self._primary())
 
     # ------------------------------------------------------------ calls
     def _check(self, rc: int, what: str) -> None:
@@ -200,6 +205,8 @@ class Driver:
         rc = lib.cuCtxSetCurrent(self.context)
         if rc:  # returned, not raised: the frees in finalizers ignore it, ``call`` reports it
             return rc
+        if not prev.value and self.default_context:  # stays: what the runtime would make current
+            return fn(*args)
         try:
             return fn(*args)
         finally:
@@ -212,6 +219,12 @@ class Driver:
         self._check(self.in_context(getattr(self.lib, what), *args), what)
 
     # ------------------------------------------------------------ device
+    def _primary(self) -> int | None:
+        """The handle of this device's primary context (retained once more, never released: it lives
+        as long as the process)."""
+        c = ctypes.c_void_p()
+        return c.value if self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(c), self.device) == 0 else None
+
     def _ordinal(self) -> int:
         for i in range(device_count()):
             d = ctypes.c_int()
@@ -367,7 +380,9 @@ class Launcher:
     ``cuLaunchKernelEx`` (driver 12.0+) takes 4 arguments, each a ctypes object made here (a
     configuration per stream handle), against 11 for ``cuLaunchKernel`` (on the H100: 5.9 against
     7.4 us per launch).  A launch that fails in the context current on the thread (none, another
-    device's, another library's) is made once more in the driver's own (``Driver.in_context``)."""
+    device's, another library's) is made once more in the driver's own (``Driver.in_context``);
+    which is rare (``Driver.in_context`` leaves device 0's context current on a thread that had
+    none), except on another device, whose launches therefore switch contexts first, failing none."""
 
     def __init__(
         self,
@@ -406,7 +421,7 @@ class Launcher:
                 )
             self.attrs = _LaunchAttribute(_LAUNCH_ATTRIBUTE_COOPERATIVE)
             self.attrs.value[0] = 1
-        native = None if cooperative else native_launch()
+        native = None if cooperative or not driver.default_context else native_launch()
         if native is None:
             self.native, self.failed = None, None
         else:  # the arguments before the stream, bound once; after it: no kernelParams, the buffer
@@ -415,6 +430,8 @@ class Launcher:
         self.xp = ctypes.addressof(self.extra)
         # ``go(stream)``, the driver call (the buffer packed, the lock held): which one, decided once
         self.go = self._go_ctypes if self.native is None else self._go_native
+        if not driver.default_context:  # another device: its context made current first (no failed call)
+            self.go = self.retry
 
     def _ctypes_args(self, stream: Any) -> tuple[Any, ...]:
         made = self.configs.get(stream)
