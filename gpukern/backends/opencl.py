@@ -214,6 +214,9 @@ class OpenCLBackend(Backend):
         gsize = tuple(g * b for g, b in zip(grid, block))
         # a kernel object holds one set of arguments until it is enqueued: threads launching it take turns
         lock = variant.compiled.setdefault((self.key, "lock"), threading.Lock())  # lives as long as knl does
+        layout = variant.phase_layouts.get(self.name)
+        if layout is not None:  # grid_sync(): launched until no thread stops at a grid barrier
+            return self._phased_launcher(knl, lock, gsize, grid, block, layout)
         if variant.dynamic_shared:  # the bytes, then a __local buffer of them (OpenCL takes none of 0 bytes)
             tail = (np.int64(shared), self.cl.LocalMemory(max(shared, 1)))
 
@@ -228,6 +231,43 @@ class OpenCLBackend(Backend):
             with lock:
                 set_args(*cargs)
                 enqueue(default if stream is None else stream, knl, gsize, block)
+
+        return launch
+
+    def _phased_launcher(
+        self,
+        knl: Any,
+        lock: Any,
+        gsize: tuple[int, ...],
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        layout: Any,
+    ) -> Callable[[list[Any], Any], None]:
+        """A kernel with grid barriers, run in phases (``codegen.phases``): each launch runs every
+        thread to the next grid barrier, where it saves its values in ``saved`` (its group's shared
+        arrays in ``shared``) and thread 0 writes the barrier's number to ``phase[1]``; the next
+        launch resumes there (``phase[0]``).  The scratch is made once per launcher (one grid and
+        block), the launches taking turns under the kernel's lock."""
+        mf, cl = self.cl.mem_flags, self.cl
+        threads, groups = int(np.prod(gsize)), grid[0] * grid[1] * grid[2]
+        saved = cl.Buffer(self.ctx, mf.READ_WRITE, max(layout.thread_bytes * threads, 1))
+        shared = cl.Buffer(self.ctx, mf.READ_WRITE, max(layout.group_bytes * groups, 1))
+        phase = cl.Buffer(self.ctx, mf.READ_WRITE, 8)
+        where = np.zeros(2, np.int32)
+
+        def launch(cargs: list[Any], stream: Any) -> None:
+            queue = self.queue if stream is None else stream
+            with lock:
+                where[:] = 0
+                cl.enqueue_copy(queue, phase, where)
+                while True:
+                    knl.set_args(*cargs, saved, shared, phase)
+                    cl.enqueue_nd_range_kernel(queue, knl, gsize, block)
+                    cl.enqueue_copy(queue, where, phase)  # (blocking: the barrier it stopped at)
+                    if where[1] == 0:
+                        return
+                    where[:] = (where[1], 0)
+                    cl.enqueue_copy(queue, phase, where)
 
         return launch
 

@@ -40,6 +40,10 @@ class Dialect:
     # a grid-wide barrier's statement and the file-scope code it calls (empty: the language has none)
     grid_sync: str = ""
     grid_sync_preamble: str = ""
+    # without one, a kernel with grid barriers runs in phases (codegen.phases): the C that finds each
+    # thread's linear id (gk_me), its group's (gk_group), its place in it (gk_lid) and the group's size
+    # (gk_lsize); empty: such a kernel is refused
+    phase_ids: str = ""
     # (op, width in bytes) -> the language extension its native instruction needs ('cas': the CAS loop too)
     atomic_extensions: dict[tuple[str, int], str] = field(default_factory=dict)
     # the unsigned integer a pointer converts to: an 8- or 16-bit atomic finds the aligned 32-bit word

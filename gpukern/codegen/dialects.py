@@ -479,6 +479,13 @@ OPENCL = Dialect(
     restrict="restrict ",
     qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
     barrier="barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    phase_ids="const size_t gk_me = get_global_id(0) + get_global_size(0) * (get_global_id(1) "
+    "+ get_global_size(1) * get_global_id(2));\n"
+    "const size_t gk_group = get_group_id(0) + get_num_groups(0) * (get_group_id(1) "
+    "+ get_num_groups(1) * get_group_id(2));\n"
+    "const size_t gk_lid = get_local_id(0) + get_local_size(0) * (get_local_id(1) "
+    "+ get_local_size(1) * get_local_id(2));\n"
+    "const size_t gk_lsize = get_local_size(0) * get_local_size(1) * get_local_size(2);",
     specials={
         "thread_idx": "get_local_id({d})",
         "block_idx": "get_group_id({d})",

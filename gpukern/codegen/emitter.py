@@ -32,6 +32,8 @@ from .atomics import AtomicEmitter
 from .dialect import DYNAMIC_BUFFER, DYNAMIC_BYTES
 from .expressions import PREC, TERNARY
 from .names import c_identifier, global_identifier
+from .phases import PhaseEmitter
+from .phases import plan as phase_plan
 from .tables import TableEmitter, record_names
 
 
@@ -50,7 +52,7 @@ def _trip_count(s: ir.For) -> float:
     return len(range(s.start.value, s.stop.value, s.step.value))
 
 
-class Emitter(TableEmitter, AtomicEmitter):
+class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     """Renders an ``ir.Program`` as C in one dialect."""
 
     # ------------------------------------------------------------ program
@@ -61,6 +63,11 @@ class Emitter(TableEmitter, AtomicEmitter):
             predicated = predicate_warp_ops(prog.kernel)
             if predicated is not None:
                 prog = replace(prog, kernel=predicated)
+        self.phases = None
+        if not self.d.grid_sync and self.d.phase_ids:  # grid barriers: the kernel runs in phases
+            for fd in prog.funcs:
+                self._no_grid_sync_in(fd)
+            self.phases = phase_plan(prog.kernel, self.d.name)
         func_names = self._function_names(prog)
         fds = prog.funcs + [prog.kernel]
         # an access needing more than its element's alignment (a vector, a copy; in the kernel or a
@@ -117,6 +124,8 @@ class Emitter(TableEmitter, AtomicEmitter):
             params = [self.kernel_param(p, fd) for p in fd.kernel_params]
             if dynamic:
                 params += self.dynamic_shared_params()
+            if self.phases is not None:
+                params += self.phase_params()
             prefix = self.d.kernel_prefix
             if fd.launch_bounds and self.d.launch_bounds:
                 prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, fd.launch_bounds)))
@@ -152,9 +161,24 @@ class Emitter(TableEmitter, AtomicEmitter):
         for v in fd.locals:
             zero = " = 0" if v.name in fd.partial else ""  # (set on some paths only: read as a shuffle's value)
             lines.append(f"    {self.type(v.type)} {self.name(v.name)}{zero};")
-        lines += self.block(fd.body, 1)
+        if fd.is_kernel and self.phases is not None:
+            lines += [f"    {line}" for line in self.phase_declarations(fd)]
+            lines += self.phased_body(fd, 1)
+        else:
+            lines += self.block(fd.body, 1)
         lines.append("}")
         return "\n".join(lines)
+
+    def _no_grid_sync_in(self, fd: ir.FuncDef) -> None:
+        """A @func's grid barrier cannot be one where the kernel runs in phases (no call resumes)."""
+        for n in ir.walk_body(fd.body):
+            if isinstance(n, ir.Barrier) and n.scope == "grid":
+                raise CompileError(
+                    f"grid_sync() in a @func cannot be compiled to {self.d.name}: it runs a kernel with grid "
+                    "barriers in phases, a launch each, which resume in the kernel's own body only",
+                    n.loc,
+                    "call grid_sync() in the kernel, or run on CUDA or the simulator",
+                )
 
     def _reserve_names(self, fd: ir.FuncDef) -> None:
         taken = set(self.func_names.values()) | set(self.tables.values())
@@ -257,7 +281,7 @@ class Emitter(TableEmitter, AtomicEmitter):
 
     def stmt_Assign(self, s: ir.Assign, depth: int) -> list[str]:
         target, v = self.name(s.target.name), s.value
-        if s.declare:
+        if s.declare and not self.declared_at_top(s.target.name):
             return [self.line(depth, f"{self.type(s.target.type)} {target} = {self.expr(v)};", s)]
         if (
             isinstance(v, ir.BinOp)
@@ -483,21 +507,26 @@ class Emitter(TableEmitter, AtomicEmitter):
         out = [self.line(depth, f"while ({self.expr(s.cond)}) {{", s)]
         return out + self.block(s.body, depth + 1) + ["    " * depth + "}"]
 
+    def for_condition(self, s: ir.For) -> str:
+        v, stop = self.name(s.var.name), self.expr(s.stop, PREC["<"] + 1)
+        if s.step_sign > 0:
+            return f"{v} < {stop}"
+        if s.step_sign < 0:
+            return f"{v} > {stop}"
+        step = self.expr(s.step, PREC[">"] + 1)
+        return f"({step} > 0 ? {v} < {stop} : {v} > {stop})"
+
+    def for_increment(self, s: ir.For) -> str:
+        v = self.name(s.var.name)
+        if isinstance(s.step, ir.Lit) and s.step.value in (1, -1):
+            return f"{v}++" if s.step.value == 1 else f"{v}--"
+        return f"{v} += {self.expr(s.step)}"
+
     def stmt_For(self, s: ir.For, depth: int) -> list[str]:
         v = self.name(s.var.name)
-        init = f"{self.type(s.var.type) + ' ' if s.declare else ''}{v} = {self.expr(s.start)}"
-        stop = self.expr(s.stop, PREC["<"] + 1)
-        if s.step_sign > 0:
-            cond = f"{v} < {stop}"
-        elif s.step_sign < 0:
-            cond = f"{v} > {stop}"
-        else:
-            step = self.expr(s.step, PREC[">"] + 1)
-            cond = f"({step} > 0 ? {v} < {stop} : {v} > {stop})"
-        if isinstance(s.step, ir.Lit) and s.step.value in (1, -1):
-            inc = f"{v}++" if s.step.value == 1 else f"{v}--"
-        else:
-            inc = f"{v} += {self.expr(s.step)}"
+        declare = s.declare and not self.declared_at_top(s.var.name)
+        init = f"{self.type(s.var.type) + ' ' if declare else ''}{v} = {self.expr(s.start)}"
+        cond, inc = self.for_condition(s), self.for_increment(s)
         out = [self.line(depth, f"for ({init}; {cond}; {inc}) {{", s)]
         if self.d.unroll_pragma and _trip_count(s) <= MAX_PRAGMA_UNROLL:
             out.insert(0, "    " * depth + self.d.unroll_pragma)

@@ -38,6 +38,9 @@ class Variant:
     # per (backend key, grid, block, dynamic shared bytes): the backend's launcher (``Backend.launcher``)
     launchers: dict[tuple[Any, ...], Any] = field(default_factory=dict)
     options: CompileOptions = field(default_factory=CompileOptions)  # the kernel's: what it is compiled with
+    # per dialect: where it has no grid barrier, the scratch a kernel with grid_sync() run in phases
+    # needs (codegen.phases.Layout), else None
+    phase_layouts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kernel_params(self) -> list[ir.KernelParam]:
@@ -111,6 +114,7 @@ class Variant:
             with ir.deep_recursion():
                 self.sources[backend] = emitter.program(self.program)
             self.extensions[backend] = emitter.extensions
+            self.phase_layouts[backend] = emitter.phases.layout if emitter.phases is not None else None
         return self.sources[backend] if line_directives else lines.strip(self.sources[backend])
 
 

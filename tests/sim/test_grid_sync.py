@@ -2,8 +2,9 @@
 
 The simulator runs every thread of the grid in step, so the barrier is exact there: it orders every
 access before it before every access after it, in every block, and it checks that every live thread
-arrives.
-OpenCL has no such barrier and refuses it; CUDA launches the kernel cooperatively (tests marked gpu)."""
+arrives.  OpenCL has no such barrier: the kernel runs in phases, a launch from one grid barrier to
+the next, each thread saving and restoring its values (``codegen.phases``).  CUDA launches the
+kernel cooperatively (tests marked gpu)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def first_thread_returns(x, n):
     x[i] = 2
 
 
-def test_rows_in_sequence(on_simulator):
+def test_rows_in_sequence(backend):
     m = np.zeros((48, 64), np.int32)
     sequential_rows[2, 32](m)
     assert (m == np.arange(48, dtype=np.int32)[:, None]).all()
@@ -66,7 +67,7 @@ def test_without_it_the_blocks_race(on_simulator):
         sequential_rows_unsynced[2, 32](m)
 
 
-def test_orders_global_memory_across_blocks(on_simulator):
+def test_orders_global_memory_across_blocks(backend):
     x = np.zeros(256, np.int64)
     out = np.zeros(256, np.int64)
     two_phase[4, 64](x, out)
@@ -78,7 +79,7 @@ def test_under_a_branch_on_the_block_is_refused():
         per_block_sync.source(np.zeros(64, np.int32))
 
 
-def test_threads_that_returned_still_arrive(on_simulator):
+def test_threads_that_returned_still_arrive(backend):
     """A kernel's early return is structured (a flag): the thread still arrives for its block."""
     x = np.zeros(64, np.int32)
     first_thread_returns[2, 32](x, 64)
@@ -86,10 +87,93 @@ def test_threads_that_returned_still_arrive(on_simulator):
     assert "returned = true;" in first_thread_returns.source(x, 64, backend="cuda")
 
 
-def test_opencl_refuses_it_at_its_line():
-    with pytest.raises(gk.CompileError, match="grid_sync.*no barrier across work-groups") as e:
-        sequential_rows.source(np.zeros((4, 64), np.int32), backend="opencl")
-    assert e.value.loc is not None and "gk.grid_sync()" in e.value.loc.source_line()
+@gk.kernel
+def phases_keep_everything(a, b, out, steps: gk.int32):
+    """Across each grid barrier a thread keeps its scalars (a loop counter, an accumulator, a
+    parameter it changed), its local() array and, with its block, a shared() array; barriers sit
+    in a for loop, a while loop and an if on a launch value."""
+    i = gk.global_id(0)
+    t = gk.thread_idx.x
+    n = a.shape[0]
+    tile = gk.shared(gk.float64, 64)
+    mine = gk.local(gk.float64, 3)
+    acc = 0.0
+    for s in range(steps):
+        if i < n:
+            tile[t] = a[i] * (s + 1)
+            mine[s % 3] = a[(i + 7) % n]
+            b[i] = 0.5 * (a[i] + a[(i + 1) % n])
+        gk.grid_sync()
+        if i < n:
+            a[i] = b[i]
+            acc += tile[t] + mine[s % 3]
+        gk.grid_sync()
+    k = 0
+    while k < steps:
+        k += 1
+        steps -= 1
+        if steps % 2 == 0:
+            gk.grid_sync()
+            if i < n:
+                acc += a[(i + 3) % n]
+            gk.grid_sync()
+    if i < n:
+        out[i] = acc + k
+
+
+def test_phases_keep_every_value(backend):
+    n = 300
+    a0 = np.random.default_rng(0).random(n)
+    a, b, out = a0.copy(), np.zeros(n), np.zeros(n)
+    phases_keep_everything[5, 64](a, b, out, 5)
+    gk.set_backend("sim")
+    try:
+        wa, wb, wout = a0.copy(), np.zeros(n), np.zeros(n)
+        phases_keep_everything[5, 64](wa, wb, wout, 5)
+    finally:
+        gk.set_backend(None)
+    np.testing.assert_array_equal(out, wout)
+    np.testing.assert_array_equal(a, wa)
+    assert (wout != 0).all()
+
+
+def test_opencl_runs_it_in_phases():
+    src = sequential_rows.source(np.zeros((4, 64), np.int32), backend="opencl")
+    assert "gk_phase[1] = 1;" in src and "bool gk_resuming = gk_resume != 0;" in src and "return;" in src
+    assert "gk_saved" in phases_keep_everything.source(np.zeros(8), np.zeros(8), np.zeros(8), 2, backend="opencl")
+
+
+@gk.func
+def sync_inside():
+    gk.grid_sync()
+
+
+@gk.kernel
+def grid_sync_in_func(x):
+    x[gk.global_id(0)] = 1
+    sync_inside()
+
+
+@gk.kernel
+def grid_sync_with_dynamic_shared(x):
+    buf = gk.dynamic_shared(gk.float32)
+    buf[gk.thread_idx.x] = x[gk.global_id(0)]
+    gk.grid_sync()
+    x[gk.global_id(0)] = buf[gk.thread_idx.x]
+
+
+@pytest.mark.parametrize(
+    ("k", "text"),
+    [
+        (grid_sync_in_func, r"grid_sync\(\) in a @func cannot be compiled to opencl"),
+        (grid_sync_with_dynamic_shared, r"cannot use dynamic_shared\(\) on opencl"),
+    ],
+)
+def test_opencl_refuses_what_phases_cannot_hold(k, text):
+    with pytest.raises(gk.CompileError, match=text) as e:
+        k.source(np.zeros(64, np.float32), backend="opencl")
+    assert e.value.loc is not None
+    assert "grid_sync" in k.source(np.zeros(64, np.float32), backend="cuda")
 
 
 def test_cuda_source_calls_the_grid_barrier():
@@ -97,7 +181,7 @@ def test_cuda_source_calls_the_grid_barrier():
     assert "gk_grid_sync();" in src and "__device__ unsigned int gk_grid_state[2];" in src
 
 
-def test_numba_and_cupy_groups_are_the_same_barrier(on_simulator):
+def test_numba_and_cupy_groups_are_the_same_barrier(backend):
     from gpukern.cupy import jit
     from gpukern.numba import cuda
 

@@ -166,7 +166,6 @@ def test_thread_block_group_cu116_new_APIs(backend):
     assert (x[4:] == -1).all()
 
 
-@pytest.mark.refused("OpenCL has no grid-wide barrier", on=("opencl",))
 def test_grid_group(backend):
     @jit.rawkernel()
     def test_grid(x):
@@ -191,7 +190,6 @@ def test_grid_group(backend):
     assert (x[5:] == 2**64-1).all()
 
 
-@pytest.mark.refused("OpenCL has no grid-wide barrier", on=("opencl",))
 def test_grid_group_cu116_new_APIs(backend):
     @jit.rawkernel()
     def test_grid(x):

@@ -4,7 +4,6 @@ import line changed.  The checks of Numba's overload internals (``overload.coope
 ``max_cooperative_grid_blocks``, cudadevrt linking) and the external-code test are left out."""
 
 import numpy as np
-import pytest
 
 from gpukern.numba import cuda, int32
 
@@ -53,7 +52,6 @@ def test_this_grid(backend):
     assert not np.isnan(A[0]), "Value was not set"
 
 
-@pytest.mark.refused("OpenCL has no grid-wide barrier", on=("opencl",))
 def test_sync_group(backend):
     A = np.full(1, fill_value=np.nan)
     sync_group[1, 1](A)
@@ -66,7 +64,6 @@ def test_no_sync(backend):
     assert A[0] == 0
 
 
-@pytest.mark.refused("OpenCL has no grid-wide barrier", on=("opencl",))
 def test_sync_at_matrix_row(backend):
     shape = (128, 128)  # scaled: the source's (1024, 1024) on a GPU, (32, 32) on Numba's simulator
     A = np.zeros(shape, dtype=np.int32)

@@ -349,7 +349,6 @@ def test_log2_remainder_demo(backend):
     assert list(y) == [2.0, 1.0]
 
 
-@pytest.mark.refused("OpenCL has no grid-wide barrier", on=("opencl",))
 def test_sequential_rows(backend):
     A = np.zeros((256, 256), dtype=np.int32)  # scaled
     blockdim = 32
