@@ -66,7 +66,23 @@ def c_identifier(name: str) -> str:
     return cname
 
 
+# The C library's math functions for more float types than the list's C library declared
+# (glibc adds acosf128, strfromf128, f32addf64x... with a version): a name of one of these
+# suffixes whose stem, or stem with f, l or d, the list has, and the narrowing operations.
+_FLOAT_SUFFIX = re.compile(r"^(.+?)(f(16|32|64|128)x?)$")
+_NARROWING = re.compile(r"^(f(16|32|64|128)x?|[fd])(add|sub|mul|div|fma|sqrt)(f(16|32|64|128)x?|[ld])?$")
+
+
+def in_c_library(name: str) -> bool:
+    """Whether the C library may declare ``name`` with C linkage (``c_library``'s list, and the
+    variants for other float types a different C library adds)."""
+    if name in C_LIBRARY or _NARROWING.match(name):
+        return True
+    m = _FLOAT_SUFFIX.match(name)
+    return m is not None and any(m.group(1) + end in C_LIBRARY for end in ("", "f", "l", "d"))
+
+
 def global_identifier(name: str) -> str:
     """A Python name as a C identifier at file scope: ``c_identifier``, and clear of the C library."""
     cname = c_identifier(name)
-    return cname + "_" if cname in C_LIBRARY else cname
+    return cname + "_" if in_c_library(cname) else cname

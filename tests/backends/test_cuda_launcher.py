@@ -64,19 +64,22 @@ class Lib:
 class Driver:
     """What a launcher asks of ``cuda_driver.Driver``: its library and its context switch."""
 
-    def __init__(self, lib: Lib):
+    def __init__(self, lib: Lib, default_context: bool = True):
         self.lib, self.launch_ex, self.switched = lib, lib.cuLaunchKernelEx, 0
+        self.default_context = default_context  # device 0's primary context (else: switched to first)
 
     def in_context(self, fn, *args):
         self.switched += 1
         return fn(*args)
 
 
-def make(monkeypatch, native: Native | None, lib: Lib | None = None, layout=LAYOUT, shared: int = 0):
+def make(
+    monkeypatch, native: Native | None, lib: Lib | None = None, layout=LAYOUT, shared: int = 0, default: bool = True
+):
     monkeypatch.setattr(cuda_driver, "native_launch", lambda: None if native is None else (native, NativeError))
     function = cuda_driver.Function.__new__(cuda_driver.Function)
     function.module, function.handle, function.name = None, 0x1234, "k"
-    driver = Driver(lib or Lib())
+    driver = Driver(lib or Lib(), default)
     return cuda_driver.Launcher(driver, function, (2, 1, 1), (64, 1, 1), shared, layout), driver
 
 
@@ -112,6 +115,47 @@ def test_a_failed_native_launch_is_made_again_in_the_drivers_context(monkeypatch
     assert [c[1] for c in driver.lib.calls] == [None, 0x77]
     for dims, _, handle, buffer in driver.lib.calls:
         assert dims == (2, 1, 1, 64, 1, 1, 0) and handle == 0x1234 and buffer == LAYOUT.pack(*VALUES)
+
+
+def test_another_devices_launch_switches_context_first_and_fails_no_call(monkeypatch):
+    """Not device 0's primary context: each launch is made in it (``in_context``) at once, by ctypes,
+    so no call fails first (compute-sanitizer reports every failed driver call)."""
+    native = Native(fail_with=201)
+    launch, driver = make(monkeypatch, native, default=False)
+    launch(list(VALUES), None)
+    written(launch, 4, 0x77)(VALUES)
+    assert native.calls == [] and driver.switched == 2
+    assert [c[1] for c in driver.lib.calls] == [None, 0x77]
+
+
+class CtxLib:
+    """The driver's current context, as ``Driver.in_context`` queries and sets it."""
+
+    def __init__(self, current):
+        self.current, self.sets = current, []
+
+    def cuCtxGetCurrent(self, out):  # noqa: N802
+        out._obj.value = self.current
+        return 0
+
+    def cuCtxSetCurrent(self, ctx):  # noqa: N802
+        self.current = ctx.value if isinstance(ctx, ctypes.c_void_p) else ctx
+        self.sets.append(self.current)
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("current", "default", "after"),
+    [(None, True, 0xC0), (None, False, None), (0xAA, True, 0xAA), (0xC0, True, 0xC0)],
+)
+def test_in_context_puts_back_what_the_thread_had(current, default, after):
+    """Another context current: it is put back after the call.  None current: device 0's primary
+    context stays (what the CUDA runtime would make current), another device's does not."""
+    driver = cuda_driver.Driver.__new__(cuda_driver.Driver)
+    driver.lib, driver.context, driver.default_context = CtxLib(current), 0xC0, default
+    seen = []
+    assert driver.in_context(lambda: seen.append(driver.lib.current) or 0) == 0
+    assert seen == [0xC0] and driver.lib.current == after
 
 
 def test_a_launch_failing_in_the_drivers_context_too_is_a_backend_error(monkeypatch):

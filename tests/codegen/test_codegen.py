@@ -238,3 +238,21 @@ def test_no_header_function_is_a_file_scope_name(tmp_path, form):
     assert len(names) > 1000  # the preprocessed headers were read
     assert script.refused(find_nvcc(), tmp_path, names[:50], form)  # as written, C refuses some
     assert script.refused(find_nvcc(), tmp_path, sorted({global_identifier(n) for n in names}), form) == set()
+
+
+def test_float_type_variants_of_another_c_library_are_kept_clear():
+    """Another C library declares the math functions for more float types (glibc's acosf128...):
+    with this machine's wide variants left out of the list, the rule still finds every one."""
+    from gpukern.codegen import c_library, names
+
+    suffixes = ("f128x", "f64x", "f32x", "f128", "f16", "f32", "f64")
+    wide = {n for n in c_library.C_LIBRARY if n.endswith(suffixes)}
+    assert len(wide) > 100
+    narrow = frozenset(c_library.C_LIBRARY - wide)
+    original = names.C_LIBRARY
+    try:
+        names.C_LIBRARY = narrow
+        assert [n for n in sorted(wide) if not names.in_c_library(n)] == []
+        assert not names.in_c_library("to_f32") and not names.in_c_library("matmul")
+    finally:
+        names.C_LIBRARY = original
