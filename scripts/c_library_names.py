@@ -21,6 +21,9 @@ import sys
 import tempfile
 
 HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_pipeline.h", "mma.h")
+# what newer C libraries declare that an older one may not (glibc 2.38's C23 and BSD string
+# functions); their float-type variants (acosf128, lgammaf128_r) ``names.in_c_library`` finds by rule
+NEWER = ("strlcpy", "strlcat", "wcslcpy", "wcslcat", "memset_explicit", "timespec_getres", "memalignment")
 OUT = pathlib.Path(__file__).resolve().parent.parent / "gpukern" / "codegen" / "c_library.py"
 
 
@@ -55,7 +58,7 @@ def main() -> int:
     nvcc = sys.argv[1] if len(sys.argv) > 1 else "nvcc"
     with tempfile.TemporaryDirectory() as d:
         tmp = pathlib.Path(d)
-        bad = [n for n in header_names(nvcc, tmp) if not n.startswith("_")]  # c_identifier renames those
+        bad = sorted({n for n in header_names(nvcc, tmp) if not n.startswith("_")} | set(NEWER))  # (_: c_identifier)
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     lines, line = [], ""
     for n in bad:

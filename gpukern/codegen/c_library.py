@@ -207,65 +207,65 @@ C_LIBRARY = frozenset(
     make_uint2 make_uint3 make_uint4 make_ulong1 make_ulong2 make_ulong3 make_ulong4 make_ulong4_16a
     make_ulong4_32a make_ulonglong1 make_ulonglong2 make_ulonglong3 make_ulonglong4 make_ulonglong4_16a
     make_ulonglong4_32a make_ushort1 make_ushort2 make_ushort3 make_ushort4 malloc max mblen mbstowcs
-    mbtowc memccpy memchr memcmp memcpy memcpy_async memfrob memmem memmove mempcpy memrchr memset min
-    mismatch mkdtemp mkostemp mkostemp64 mkostemps mkostemps64 mkstemp mkstemp64 mkstemps mkstemps64
-    mktemp mktime mma_sync modf modff modff32 modff32x modff64 modff64x modfl move move_backward
-    move_if_noexcept move_iterator mrand48 mrand48_r n nan nanf nanf32 nanf32x nanf64 nanf64x nanl
-    nanosleep nearbyint nearbyintf nearbyintf32 nearbyintf32x nearbyintf64 nearbyintf64x nearbyintl new
-    next nextafter nextafterf nextafterf32 nextafterf32x nextafterf64 nextafterf64x nextafterl nextdown
-    nextdownf nextdownf32 nextdownf32x nextdownf64 nextdownf64x nextdownl nexttoward nexttowardf
-    nexttowardl nextup nextupf nextupf32 nextupf32x nextupf64 nextupf64x nextupl noexcept norm norm3d
-    norm3df norm4d norm4df normcdf normcdff normcdfinv normcdfinvf normf nothrow_t nrand48 nrand48_r
-    obstack_printf obstack_vprintf on_exit open_memstream operator pair pclose pending_count perror
-    piecewise_construct_t pipeline pipeline_arrive_on pipeline_commit pipeline_copy_relaxed
-    pipeline_copy_strict pipeline_memcpy_async pipeline_memcpy_sync pipeline_wait_prior pointer_to popen
-    posix_memalign posix_openpt pow powf powf32 powf32x powf64 powf64x powl prev printf provides pselect
-    ptrdiff_t ptsname ptsname_r push push_back push_front putc putc_unlocked putchar putchar_unlocked
-    putenv puts putw qecvt qecvt_r qfcvt qfcvt_r qgcvt qsort qsort_r quick_exit quiet_NaN rand rand_r
-    random random_r rawmemchr rcbrt rcbrtf realloc reallocarray realpath remainder remainderf
-    remainderf32 remainderf32x remainderf64 remainderf64x remainderl remove remquo remquof remquof32
-    remquof32x remquof64 remquof64x remquol rename renameat renameat2 reverse_iterator rewind rhypot
-    rhypotf riemann_zeta riemann_zetaf riemann_zetal rindex rint rintf rintf32 rintf32x rintf64 rintf64x
-    rintl rnorm rnorm3d rnorm3df rnorm4d rnorm4df rnormf round round_error roundeven roundevenf
-    roundevenf32 roundevenf32x roundevenf64 roundevenf64x roundevenl roundf roundf32 roundf32x roundf64
-    roundf64x roundl rpmatch rsqrt rsqrtf scalb scalbf scalbl scalbln scalblnf scalblnf32 scalblnf32x
-    scalblnf64 scalblnf64x scalblnl scalbn scalbnf scalbnf32 scalbnf32x scalbnf64 scalbnf64x scalbnl
-    scanf second secure_getenv seed48 seed48_r segment select set_new_handler setbuf setbuffer setenv
-    setlinebuf setpayload setpayloadf setpayloadf32 setpayloadf32x setpayloadf64 setpayloadf64x
-    setpayloadl setpayloadsig setpayloadsigf setpayloadsigf32 setpayloadsigf32x setpayloadsigf64
-    setpayloadsigf64x setpayloadsigl setstate setstate_r setvbuf short sigabbrev_np sigdescr_np
-    signaling_NaN signbit significand significandf significandl sin sincos sincosf sincosf32 sincosf32x
-    sincosf64 sincosf64x sincosl sincospi sincospif sinf sinf32 sinf32x sinf64 sinf64x sinh sinhf
-    sinhf32 sinhf32x sinhf64 sinhf64x sinhl sinl sinpi sinpif size sizeof snprintf sph_bessel
-    sph_besself sph_bessell sph_legendre sph_legendref sph_legendrel sph_neumann sph_neumannf
-    sph_neumannl sprintf sqrt sqrtf sqrtf32 sqrtf32x sqrtf64 sqrtf64x sqrtl srand srand48 srand48_r
-    srandom srandom_r sscanf static_assert store_matrix_sync stpcpy stpncpy strcasecmp strcasecmp_l
-    strcasestr strcat strchr strchrnul strcmp strcoll strcoll_l strcpy strcspn strdup strerror
-    strerror_l strerror_r strerrordesc_np strerrorname_np strfromd strfromf strfromf32 strfromf32x
-    strfromf64 strfromf64x strfroml strfry strftime strftime_l strlen strncasecmp strncasecmp_l strncat
-    strncmp strncpy strndup strnlen strpbrk strptime strptime_l strrchr strsep strsignal strspn strstr
-    strtod strtod_l strtof strtof32 strtof32_l strtof32x strtof32x_l strtof64 strtof64_l strtof64x
-    strtof64x_l strtof_l strtok strtok_r strtol strtol_l strtold strtold_l strtoll strtoll_l strtoq
-    strtoul strtoul_l strtoull strtoull_l strtouq strverscmp strxfrm strxfrm_l surf1DLayeredread
-    surf1DLayeredwrite surf1Dread surf1Dwrite surf2DLayeredread surf2DLayeredwrite surf2Dread
-    surf2Dwrite surf3Dread surf3Dwrite surfCubemapLayeredread surfCubemapLayeredwrite surfCubemapread
-    surfCubemapwrite swap swap_ranges switch syncthreads_and syncthreads_count syncthreads_or system tan
-    tanf tanf32 tanf32x tanf64 tanf64x tanh tanhf tanhf32 tanhf32x tanhf64 tanhf64x tanhl tanl
-    target_description targets tempnam terminate tex1D tex1DGrad tex1DLayered tex1DLayeredGrad
-    tex1DLayeredLod tex1DLod tex1Dfetch tex2D tex2DGrad tex2DLayered tex2DLayeredGrad tex2DLayeredLod
-    tex2DLod tex2Dgather tex3D tex3DGrad tex3DLod texCubemap texCubemapGrad texCubemapLayered
-    texCubemapLayeredGrad texCubemapLayeredLod texCubemapLod tgamma tgammaf tgammaf32 tgammaf32x
-    tgammaf64 tgammaf64x tgammal throw time timed_wait timed_wait_parity timegm timelocal timer_create
-    timer_delete timer_getoverrun timer_gettime timer_settime timespec_get timespec_getres tmpfile
-    tmpfile64 tmpnam tmpnam_r toascii toint token tolower tolower_l totalorder totalorderf totalorderf32
-    totalorderf32x totalorderf64 totalorderf64x totalorderl totalordermag totalordermagf
-    totalordermagf32 totalordermagf32x totalordermagf64 totalordermagf64x totalordermagl toupper
-    toupper_l trunc truncf truncf32 truncf32x truncf64 truncf64x truncl try_wait try_wait_parity tzset
-    ufromfp ufromfpf ufromfpf32 ufromfpf32x ufromfpf64 ufromfpf64x ufromfpl ufromfpx ufromfpxf
-    ufromfpxf32 ufromfpxf32x ufromfpxf64 ufromfpxf64x ufromfpxl uint2double uint3 ull2double ullmax
-    ullmin umax umin ungetc unlockpt unsetenv valloc value_type vasprintf vdprintf vfprintf vfscanf void
-    volatile vprintf vscanf vsnprintf vsprintf vsscanf wait wait_prior wchar_t wcstombs wctomb what x y
-    y0 y0f y0f32 y0f32x y0f64 y0f64x y0l y1 y1f y1f32 y1f32x y1f64 y1f64x y1l yn ynf ynf32 ynf32x ynf64
-    ynf64x ynl z
+    mbtowc memalignment memccpy memchr memcmp memcpy memcpy_async memfrob memmem memmove mempcpy memrchr
+    memset memset_explicit min mismatch mkdtemp mkostemp mkostemp64 mkostemps mkostemps64 mkstemp
+    mkstemp64 mkstemps mkstemps64 mktemp mktime mma_sync modf modff modff32 modff32x modff64 modff64x
+    modfl move move_backward move_if_noexcept move_iterator mrand48 mrand48_r n nan nanf nanf32 nanf32x
+    nanf64 nanf64x nanl nanosleep nearbyint nearbyintf nearbyintf32 nearbyintf32x nearbyintf64
+    nearbyintf64x nearbyintl new next nextafter nextafterf nextafterf32 nextafterf32x nextafterf64
+    nextafterf64x nextafterl nextdown nextdownf nextdownf32 nextdownf32x nextdownf64 nextdownf64x
+    nextdownl nexttoward nexttowardf nexttowardl nextup nextupf nextupf32 nextupf32x nextupf64
+    nextupf64x nextupl noexcept norm norm3d norm3df norm4d norm4df normcdf normcdff normcdfinv
+    normcdfinvf normf nothrow_t nrand48 nrand48_r obstack_printf obstack_vprintf on_exit open_memstream
+    operator pair pclose pending_count perror piecewise_construct_t pipeline pipeline_arrive_on
+    pipeline_commit pipeline_copy_relaxed pipeline_copy_strict pipeline_memcpy_async
+    pipeline_memcpy_sync pipeline_wait_prior pointer_to popen posix_memalign posix_openpt pow powf
+    powf32 powf32x powf64 powf64x powl prev printf provides pselect ptrdiff_t ptsname ptsname_r push
+    push_back push_front putc putc_unlocked putchar putchar_unlocked putenv puts putw qecvt qecvt_r
+    qfcvt qfcvt_r qgcvt qsort qsort_r quick_exit quiet_NaN rand rand_r random random_r rawmemchr rcbrt
+    rcbrtf realloc reallocarray realpath remainder remainderf remainderf32 remainderf32x remainderf64
+    remainderf64x remainderl remove remquo remquof remquof32 remquof32x remquof64 remquof64x remquol
+    rename renameat renameat2 reverse_iterator rewind rhypot rhypotf riemann_zeta riemann_zetaf
+    riemann_zetal rindex rint rintf rintf32 rintf32x rintf64 rintf64x rintl rnorm rnorm3d rnorm3df
+    rnorm4d rnorm4df rnormf round round_error roundeven roundevenf roundevenf32 roundevenf32x
+    roundevenf64 roundevenf64x roundevenl roundf roundf32 roundf32x roundf64 roundf64x roundl rpmatch
+    rsqrt rsqrtf scalb scalbf scalbl scalbln scalblnf scalblnf32 scalblnf32x scalblnf64 scalblnf64x
+    scalblnl scalbn scalbnf scalbnf32 scalbnf32x scalbnf64 scalbnf64x scalbnl scanf second secure_getenv
+    seed48 seed48_r segment select set_new_handler setbuf setbuffer setenv setlinebuf setpayload
+    setpayloadf setpayloadf32 setpayloadf32x setpayloadf64 setpayloadf64x setpayloadl setpayloadsig
+    setpayloadsigf setpayloadsigf32 setpayloadsigf32x setpayloadsigf64 setpayloadsigf64x setpayloadsigl
+    setstate setstate_r setvbuf short sigabbrev_np sigdescr_np signaling_NaN signbit significand
+    significandf significandl sin sincos sincosf sincosf32 sincosf32x sincosf64 sincosf64x sincosl
+    sincospi sincospif sinf sinf32 sinf32x sinf64 sinf64x sinh sinhf sinhf32 sinhf32x sinhf64 sinhf64x
+    sinhl sinl sinpi sinpif size sizeof snprintf sph_bessel sph_besself sph_bessell sph_legendre
+    sph_legendref sph_legendrel sph_neumann sph_neumannf sph_neumannl sprintf sqrt sqrtf sqrtf32
+    sqrtf32x sqrtf64 sqrtf64x sqrtl srand srand48 srand48_r srandom srandom_r sscanf static_assert
+    store_matrix_sync stpcpy stpncpy strcasecmp strcasecmp_l strcasestr strcat strchr strchrnul strcmp
+    strcoll strcoll_l strcpy strcspn strdup strerror strerror_l strerror_r strerrordesc_np
+    strerrorname_np strfromd strfromf strfromf32 strfromf32x strfromf64 strfromf64x strfroml strfry
+    strftime strftime_l strlcat strlcpy strlen strncasecmp strncasecmp_l strncat strncmp strncpy strndup
+    strnlen strpbrk strptime strptime_l strrchr strsep strsignal strspn strstr strtod strtod_l strtof
+    strtof32 strtof32_l strtof32x strtof32x_l strtof64 strtof64_l strtof64x strtof64x_l strtof_l strtok
+    strtok_r strtol strtol_l strtold strtold_l strtoll strtoll_l strtoq strtoul strtoul_l strtoull
+    strtoull_l strtouq strverscmp strxfrm strxfrm_l surf1DLayeredread surf1DLayeredwrite surf1Dread
+    surf1Dwrite surf2DLayeredread surf2DLayeredwrite surf2Dread surf2Dwrite surf3Dread surf3Dwrite
+    surfCubemapLayeredread surfCubemapLayeredwrite surfCubemapread surfCubemapwrite swap swap_ranges
+    switch syncthreads_and syncthreads_count syncthreads_or system tan tanf tanf32 tanf32x tanf64
+    tanf64x tanh tanhf tanhf32 tanhf32x tanhf64 tanhf64x tanhl tanl target_description targets tempnam
+    terminate tex1D tex1DGrad tex1DLayered tex1DLayeredGrad tex1DLayeredLod tex1DLod tex1Dfetch tex2D
+    tex2DGrad tex2DLayered tex2DLayeredGrad tex2DLayeredLod tex2DLod tex2Dgather tex3D tex3DGrad
+    tex3DLod texCubemap texCubemapGrad texCubemapLayered texCubemapLayeredGrad texCubemapLayeredLod
+    texCubemapLod tgamma tgammaf tgammaf32 tgammaf32x tgammaf64 tgammaf64x tgammal throw time timed_wait
+    timed_wait_parity timegm timelocal timer_create timer_delete timer_getoverrun timer_gettime
+    timer_settime timespec_get timespec_getres tmpfile tmpfile64 tmpnam tmpnam_r toascii toint token
+    tolower tolower_l totalorder totalorderf totalorderf32 totalorderf32x totalorderf64 totalorderf64x
+    totalorderl totalordermag totalordermagf totalordermagf32 totalordermagf32x totalordermagf64
+    totalordermagf64x totalordermagl toupper toupper_l trunc truncf truncf32 truncf32x truncf64
+    truncf64x truncl try_wait try_wait_parity tzset ufromfp ufromfpf ufromfpf32 ufromfpf32x ufromfpf64
+    ufromfpf64x ufromfpl ufromfpx ufromfpxf ufromfpxf32 ufromfpxf32x ufromfpxf64 ufromfpxf64x ufromfpxl
+    uint2double uint3 ull2double ullmax ullmin umax umin ungetc unlockpt unsetenv valloc value_type
+    vasprintf vdprintf vfprintf vfscanf void volatile vprintf vscanf vsnprintf vsprintf vsscanf wait
+    wait_prior wchar_t wcslcat wcslcpy wcstombs wctomb what x y y0 y0f y0f32 y0f32x y0f64 y0f64x y0l y1
+    y1f y1f32 y1f32x y1f64 y1f64x y1l yn ynf ynf32 ynf32x ynf64 ynf64x ynl z
     """.split()
 )

@@ -69,7 +69,7 @@ def c_identifier(name: str) -> str:
 # The C library's math functions for more float types than the list's C library declared
 # (glibc adds acosf128, strfromf128, f32addf64x... with a version): a name of one of these
 # suffixes whose stem, or stem with f, l or d, the list has, and the narrowing operations.
-_FLOAT_SUFFIX = re.compile(r"^(.+?)(f(16|32|64|128)x?)$")
+_FLOAT_SUFFIX = re.compile(r"^(.+?)(f(16|32|64|128)x?)(_[rl])?$")  # (lgammaf128_r, strtof128_l)
 _NARROWING = re.compile(r"^(f(16|32|64|128)x?|[fd])(add|sub|mul|div|fma|sqrt)(f(16|32|64|128)x?|[ld])?$")
 
 
@@ -79,7 +79,8 @@ def in_c_library(name: str) -> bool:
     if name in C_LIBRARY or _NARROWING.match(name):
         return True
     m = _FLOAT_SUFFIX.match(name)
-    return m is not None and any(m.group(1) + end in C_LIBRARY for end in ("", "f", "l", "d"))
+    tail = m.group(4) or "" if m is not None else ""
+    return m is not None and any(m.group(1) + end + tail in C_LIBRARY for end in ("", "f", "l", "d"))
 
 
 def global_identifier(name: str) -> str:
