@@ -143,6 +143,16 @@ class Launch:
                 self.plans[selection[0]] = self.plan
 
 
+class CompletingLaunch(Launch):
+    """The launch of a kernel whose last parameters have defaults: the arguments left out take them
+    (the launches of other kernels make no such step)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **options: Any) -> None:
+        super().__call__(*self.kernel.complete(args), **options)
+
+
 def _misplaced_options(name: str, options: dict[str, Any]) -> str:
     """What to write instead of launch options given as keywords (Numba's and CuPy's spellings)."""
     said = ", ".join(f"{k}=" for k in options)
@@ -166,6 +176,7 @@ class Kernel(lang.KernelObject):
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
         self._params: list[Param] | None = None
+        self._defaults: tuple[Any, ...] = ()
         self.variants: dict[tuple[Any, ...], Variant] = {}
         self._launches: dict[Any, Launch] = {}
         self._sized_launches: dict[Any, Launch] = {}  # k[grid, block, shared_bytes] and the 4-item form
@@ -193,16 +204,40 @@ class Kernel(lang.KernelObject):
     @property
     def params(self) -> list[Param]:
         if self._params is None:
-            self._params = [self._param_spec(name, p) for name, p in inspect.signature(self.fn).parameters.items()]
+            signature = inspect.signature(self.fn).parameters
+            params = [self._param_spec(name, p) for name, p in signature.items()]
+            self._defaults = tuple(p.default for p in signature.values() if p.default is not p.empty)
+            for spec, p in zip(params, signature.values()):
+                if p.default is not p.empty and spec.kind in ("array", "infer_array"):
+                    raise KernelSyntaxError(
+                        f"array parameter {spec.name!r} cannot have a default: pass the array at each launch",
+                        self.parsed.loc(next(a for a in self.parsed.tree.args.args if a.arg == spec.name)),
+                    )
+            self._params = params
         return self._params
+
+    @property
+    def defaults(self) -> tuple[Any, ...]:
+        """The defaults of the last parameters (a ``Const`` or a scalar's), which a launch may leave out."""
+        _ = self.params  # (parsed on first use: it sets the defaults)
+        return self._defaults
+
+    def complete(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` with the defaults of the parameters they leave out (as a Python call would take them)."""
+        n, d = len(self.params), self._defaults
+        if len(args) >= n or len(args) < n - len(d):
+            return args  # (signature_of says what is wrong with a count that does not fit)
+        return args + d[len(d) - (n - len(args)) :]
 
     def _param_spec(self, name: str, p: inspect.Parameter) -> Param:
         ann = p.annotation
         node = next((a for a in self.parsed.tree.args.args if a.arg == name), self.parsed.tree)
         loc = self.parsed.loc(node)
-        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.default is not p.empty:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             raise KernelSyntaxError(
-                f"kernel parameter {name!r} must be a plain positional parameter without a default", loc
+                f"kernel parameter {name!r} must be a plain positional parameter (a Const or a scalar one may "
+                "have a default)",
+                loc,
             )
         if isinstance(ann, str):
             try:
@@ -232,10 +267,13 @@ class Kernel(lang.KernelObject):
 
     # ------------------------------------------------------------ specialisation
     def signature_of(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The specialisation key of a call: per parameter, what the variant depends on."""
+        """The specialisation key of a call: per parameter, what the variant depends on (``args``
+        completed with the defaults)."""
         params = self.params
         if len(args) != len(params):
-            raise LaunchError(f"{self.__name__} takes {len(params)} arguments but {len(args)} were given")
+            least = len(params) - len(self._defaults)
+            takes = f"{least} to {len(params)}" if self._defaults else f"{len(params)}"
+            raise LaunchError(f"{self.__name__} takes {takes} arguments but {len(args)} were given")
         try:
             return tuple(p.key(a) for p, a in zip(params, args))
         except LaunchError as e:
@@ -298,7 +336,7 @@ class Kernel(lang.KernelObject):
         dims = (_dims(config[0], "grid"), _dims(config[1], "block"))
         launch = self._launches.get(dims)
         if launch is None:
-            launch = Launch(self, *dims)
+            launch = (CompletingLaunch if self.defaults else Launch)(self, *dims)
         if len(self._launches) < 256:
             self._launches[dims] = launch
             if _plain(config[0]) and _plain(config[1]):
@@ -332,7 +370,8 @@ class Kernel(lang.KernelObject):
                 f"must be a non-negative int, not {nbytes!r}"
             )
         shared = None if nbytes is None else int(nbytes)
-        launch = Launch(self, _dims(config[0], "grid"), _dims(config[1], "block"), shared, stream)
+        cls = CompletingLaunch if self.defaults else Launch
+        launch = cls(self, _dims(config[0], "grid"), _dims(config[1], "block"), shared, stream)
         if len(self._sized_launches) < 256 and _plain(config[0]) and _plain(config[1]):
             try:
                 self._sized_launches[config] = launch
@@ -369,7 +408,7 @@ class Kernel(lang.KernelObject):
         launched on.  ``shared``: the launch's dynamic shared memory in bytes (None: the launch did
         not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
-        variant = self.variant(self.signature_of(args))
+        variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
         if variant.tuples:  # each tuple's items are C parameters of their own
             args = flatten(args, variant.key)
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
@@ -389,7 +428,7 @@ class Kernel(lang.KernelObject):
         the text as compiled, with the ``#line`` directives that name the Python lines.
         """
         try:
-            variant = self.variant(self.signature_of(tuple(_example(a) for a in args)))
+            variant = self.variant(self.signature_of(self.complete(tuple(_example(a) for a in args))))
             return variant.source(backend, line_directives)
         except GpukernError as e:  # the user's frames and the message (errors.user_frames)
             raise user_frames(e) from e.__cause__

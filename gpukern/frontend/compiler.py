@@ -229,7 +229,7 @@ class FunctionLowering(ast.NodeVisitor):
     # ------------------------------------------------------------ driver
     def run(self) -> ir.FuncDef:
         tree = self.parsed.tree
-        _check_signature(tree, self.loc(tree))
+        _check_signature(tree, self.loc(tree), self.is_kernel)
         _check_depth(tree, self.parsed)
         for _ in range(self.MAX_PASSES):
             self.unsettled = False
@@ -813,12 +813,14 @@ def _names_array(value: Value) -> bool:
     return isinstance(value, ir.ArrayRef) and not value.temp
 
 
-def _check_signature(tree: ast.FunctionDef, loc: Loc) -> None:
+def _check_signature(tree: ast.FunctionDef, loc: Loc, kernel: bool) -> None:
+    """Plain positional parameters; a kernel's last ones may have defaults (the launch fills them
+    in: ``Kernel.complete``), a device function's not."""
     a = tree.args
-    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or (a.defaults and not kernel):
         raise KernelSyntaxError(
             "kernel and device function parameters must be plain positional names "
-            "(no defaults, *args, **kwargs or keyword-only parameters)",
+            "(no *args, **kwargs or keyword-only parameters; defaults in a kernel only)",
             loc,
         )
 

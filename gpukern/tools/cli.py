@@ -2,8 +2,9 @@
 
 ``gpukern info`` says what this machine can run and why not the rest (the first thing to
 run on a new machine); ``gpukern show FILE.py:KERNEL`` prints the C a kernel became;
-``gpukern check FILE.py`` compiles every kernel of a file for both C dialects and prints
-errors as a compiler would (for editors and CI); ``gpukern cache`` lists or clears the
+``gpukern check FILE.py|DIR...`` compiles every kernel of files (and directories) for both C
+dialects and prints errors as a compiler would (for editors and CI; a kernel it cannot compile
+for want of types fails it too, unless ``--allow-skipped``); ``gpukern cache`` lists or clears the
 binary cache.  Bad input is one line on stderr and exit status 2, never a traceback;
 kernels that fail ``check`` give exit status 1.
 
@@ -111,12 +112,15 @@ def example_args(
     queue = list(positional)
     args: list[Any] = []
     missing: list[str] = []
+    defaults = dict(zip([p.name for p in params][len(params) - len(k.defaults) :], k.defaults))
     for p in params:
         if p.kind == "const":
             if p.name in named:
                 raise UsageError(f"parameter {p.name!r} of {k.__name__!r} is a Const: give it with --const")
             if p.name in consts:
                 args.append(consts[p.name])
+            elif p.name in defaults:  # the file's own value
+                args.append(defaults[p.name])
             else:
                 missing.append(f"--const {p.name}=VALUE")
             continue
@@ -348,38 +352,83 @@ def check_kernel(k: Kernel, example: list[Any], dialects: Sequence[str]) -> list
     return out
 
 
+def python_files(paths: Sequence[str]) -> list[str]:
+    """The files named, and the ``.py`` files under the directories named (hidden directories,
+    ``__pycache__`` and virtual environments left out), in order; a UsageError for a path that
+    does not exist."""
+    out: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if not d.startswith(".")
+                    and d != "__pycache__"
+                    and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
+                )
+                out += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+        elif os.path.exists(path):
+            out.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or directory")
+    return out
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    """Compile every kernel of a file for every dialect; a lint step for editors and CI."""
-    _, kernels = load_file(args.file)
+    """Compile every kernel of the files (and of the .py files under the directories) for every
+    dialect; a lint step for editors and CI.  A kernel it cannot compile for want of types
+    (unannotated parameters, a Const without a default) is *skipped*, which fails the check
+    unless ``--allow-skipped``: a CI job must not pass having compiled nothing."""
+    files = python_files(args.files)
     positional, named = parse_arg_types(args.arg_types)
     consts = dict(parse_const(c) for c in args.const)
     dialects = [args.backend] if args.backend else list(DIALECTS)
-    ok = skipped = failed = 0
-    for k in kernels:
+    ok = skipped = failed = total = 0
+    for path in files:
         try:
-            example, missing = example_args(k, positional, named, consts, strict=False)
-        except CompileError as e:  # an annotation that is not a kernel type
-            print(str(e))
+            _, kernels = load_file(path)
+        except UsageError as e:
+            if len(files) == 1 and path == args.files[0]:
+                raise
+            print(f"{e}")  # one file of several that does not import: an error, the rest still checked
             failed += 1
             continue
-        if example is None:
-            if not args.quiet:
-                print(f"{_kernel_location(k)}: skipped: kernel {k.__name__} {missing}")
-            skipped += 1
-            continue
-        diagnostics = check_kernel(k, example, dialects)
-        for text in diagnostics:
-            print(text)
-        if diagnostics:
-            failed += 1
-        else:
-            ok += 1
-    if not args.quiet or failed:
+        total += len(kernels)
+        for k in kernels:
+            try:
+                example, missing = example_args(k, positional, named, consts, strict=False)
+            except CompileError as e:  # an annotation that is not a kernel type, a default on an array
+                print(str(e))
+                failed += 1
+                continue
+            if example is None:
+                if not (args.quiet and args.allow_skipped):
+                    print(
+                        f"{_kernel_location(k)}: {'warning' if args.allow_skipped else 'error'}: kernel {k.__name__} "
+                        f"not checked: it {missing}"
+                    )
+                skipped += 1
+                continue
+            diagnostics = check_kernel(k, example, dialects)
+            for text in diagnostics:
+                print(text)
+            if diagnostics:
+                failed += 1
+            else:
+                ok += 1
+    where = args.files[0] if len(args.files) == 1 else f"{len(files)} files"
+    if not args.quiet or failed or (skipped and not args.allow_skipped):
         print(
-            f"{args.file}: {len(kernels)} kernel{'s' if len(kernels) != 1 else ''}: "
-            f"{ok} ok, {failed} with errors, {skipped} skipped ({', '.join(dialects)})"
+            f"{where}: {total} kernel{'s' if total != 1 else ''}: "
+            f"{ok} ok, {failed} with errors, {skipped} not checked ({', '.join(dialects)})"
         )
-    return EXIT_ERRORS if failed else EXIT_OK
+    if skipped and not args.allow_skipped and not failed:
+        print(
+            f"{where}: {skipped} kernel{'s' if skipped != 1 else ''} not checked: give the types "
+            "(--arg-types, --const) or annotate the parameters, or pass --allow-skipped"
+        )
+    return EXIT_ERRORS if failed or (skipped and not args.allow_skipped) else EXIT_OK
 
 
 # ---------------------------------------------------------------- cache
@@ -438,8 +487,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("check", help="compile every kernel of a file for every dialect; print errors")
-    p.add_argument("file", metavar="FILE.py")
+    p = sub.add_parser("check", help="compile every kernel of files and directories for every dialect; print errors")
+    p.add_argument("files", nargs="+", metavar="FILE.py|DIR", help="files, and directories whose .py files to check")
+    p.add_argument(
+        "--allow-skipped", action="store_true", help="exit 0 when kernels could not be checked for want of types"
+    )
     p.add_argument("--backend", "-b", choices=DIALECTS, help="check one dialect only (default: all)")
     p.add_argument("--arg-types", nargs="+", default=[], metavar="TYPE", help=types_help)
     p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE", help="a Const parameter's value")

@@ -490,6 +490,7 @@ def profile(
     launch = configured(launch, "profile")
     sim = get_backend("sim")
     kernel = launch.kernel
+    args = kernel.complete(tuple(args))
     variant = kernel.variant(kernel.signature_of(args))
     prof = Profiler(warp_size, sector_bytes, banks, bank_bytes)
     sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof, shared=launch.shared)

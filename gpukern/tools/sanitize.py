@@ -31,6 +31,7 @@ def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
 
     launch = configured(launch, "sanitize")
     kernel = launch.kernel
+    args = kernel.complete(tuple(args))
     try:
         variant = kernel.variant(kernel.signature_of(args))
     except BarrierDivergenceError as e:  # the static check: the kernel cannot run anywhere

@@ -13,6 +13,7 @@ import struct
 
 import numpy as np
 import pytest
+from kernel_source import load_kernel
 
 import gpukern as gk
 from gpukern import Array, Const, float32, float64, global_id, int32, kernel
@@ -500,3 +501,44 @@ def test_grid_for_covers_any_shape_and_refuses_nonsense(backend):
     for shape, block in [((4, 4), 16), (4, (0,)), (-1, 8), ((1, 2, 3, 4), (1, 1, 1, 1))]:
         with pytest.raises(gk.LaunchError, match="grid_for"):
             gk.grid_for(shape, block)
+
+
+@gk.kernel
+def filled(a: gk.Array[gk.float32], scale: gk.float32 = 2.0, TILE: gk.Const[int] = 16):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        a[i] = scale * TILE
+
+
+def test_the_last_parameters_may_have_defaults(backend):
+    """A Const's or a scalar's default is taken where a launch leaves the argument out, as Python
+    calls do (the planned launches too); the message of a wrong count says how many it takes."""
+    a = np.zeros(40, np.float32)
+    for _ in range(3):  # the checked launch, then the plan's
+        filled[1, 64](a)
+        assert (a == 32).all()
+        filled[1, 64](a, 0.5)
+        assert (a == 8).all()
+        filled[1, 64](a, 0.5, 4)
+        assert (a == 2).all()
+    assert "16" in filled.source(gk.Array[gk.float32]) and "* 4" not in filled.source(gk.Array[gk.float32])
+    with pytest.raises(gk.LaunchError, match="takes 1 to 3 arguments but 0 were given"):
+        filled[1, 64]()
+    assert gk.sanitize(filled[1, 64], a) == [] and (a == 32).all()
+
+
+def test_an_array_or_device_function_parameter_has_no_default():
+    src = (
+        "import numpy as np\nimport gpukern as gk\nB = np.zeros(4, np.float32)\n\n@gk.kernel\n"
+        "def k(a, b: gk.Array[gk.float32] = B):\n    a[0] = b[0]\n"
+    )
+    k = load_kernel(src, "array_default")
+    with pytest.raises(gk.KernelSyntaxError, match="array parameter 'b' cannot have a default"):
+        k.source(np.zeros(4, np.float32))
+    src = (
+        "import gpukern as gk\n\n@gk.func\ndef f(x, y=1):\n    return x + y\n\n@gk.kernel\n"
+        "def k(a):\n    a[0] = f(a[0], 2)\n"
+    )
+    k = load_kernel(src, "func_default")
+    with pytest.raises(gk.KernelSyntaxError, match="defaults in a kernel only"):
+        k.source(np.zeros(4, np.float32))

@@ -195,7 +195,7 @@ def test_show_colours_with_pygments(files, capsys):
         (["show", "{raises}:k"], "importing it raised RuntimeError: no GPU in this file"),
         (["show", "{syntax}:f"], "syntax.py:1:7: error: invalid syntax"),
         (["check", "{dir}/notes.txt"], "cannot be imported as Python"),
-        (["check", "{dir}"], "not a file"),
+        (["check", "{dir}/missing"], "no such file or directory"),
         (["show", "{kernels}:add", "--backend", "sim"], "invalid choice: 'sim'"),
         ([], "required"),
     ],
@@ -217,20 +217,42 @@ def test_check_reports_errors_in_compiler_format(files, capsys):
     assert code == 1 and err == ""
     path = files["broken"]
     assert re.search(rf"^{re.escape(path)}:14:9: error: this barrier\(\) is inside an if", out, re.M), out
-    assert f"{path}: 2 kernels: 1 ok, 1 with errors, 0 skipped (cuda, opencl)" in out
+    assert f"{path}: 2 kernels: 1 ok, 1 with errors, 0 not checked (cuda, opencl)" in out
 
 
-def test_check_skips_untyped_kernels_unless_given_types(files, capsys):
+def test_check_fails_on_kernels_it_cannot_check_unless_allowed(files, capsys):
+    """A kernel without the types to compile it is not checked, which fails the check (a CI job must
+    not pass having compiled nothing) unless --allow-skipped."""
     code, out, _ = main(["check", files["kernels"]], capsys)
-    assert code == 0
-    assert re.search(r"kernels\.py:\d+:1: skipped: kernel scale needs --arg-types x=TYPE", out)
-    assert "skipped: kernel reverse_tiles needs --const TILE=VALUE" in out
-    assert "3 kernels: 1 ok, 0 with errors, 2 skipped" in out
+    assert code == 1
+    assert re.search(r"kernels\.py:\d+:1: error: kernel scale not checked: it needs --arg-types x=TYPE", out)
+    assert "error: kernel reverse_tiles not checked: it needs --const TILE=VALUE" in out
+    assert "3 kernels: 1 ok, 0 with errors, 2 not checked" in out and "or pass --allow-skipped" in out
+    code, out, _ = main(["check", files["kernels"], "--allow-skipped"], capsys)
+    assert code == 0 and "warning: kernel scale not checked" in out
     args = ["check", files["kernels"], "--const", "TILE=8", "--arg-types", "float32[:]", "float32[:]", "float32"]
     code, out, _ = main([*args, "--backend", "opencl"], capsys)
-    assert code == 0 and "3 kernels: 3 ok, 0 with errors, 0 skipped (opencl)" in out
-    code, out, _ = main(["check", "-q", files["kernels"]], capsys)
+    assert code == 0 and "3 kernels: 3 ok, 0 with errors, 0 not checked (opencl)" in out
+    code, out, _ = main(["check", "-q", "--allow-skipped", files["kernels"]], capsys)
     assert code == 0 and out == ""
+
+
+def test_check_takes_files_and_directories(files, tmp_path, capsys):
+    """Several files, and directories (their .py files, hidden and __pycache__ folders left out);
+    a Const's default in the file is the value checked."""
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / ".hidden").mkdir()
+    (tree / "sub" / "tiles.py").write_text(
+        "import gpukern as gk\nfrom gpukern import Array, Const, float32\n\n@gk.kernel\n"
+        "def fill(a: Array[float32], TILE: Const[int] = 8):\n    a[gk.global_id(0)] = TILE\n"
+    )
+    (tree / ".hidden" / "bad.py").write_text("raise RuntimeError('never imported')\n")
+    (tree / "notes.py").write_text("x = 1\n")
+    code, out, _ = main(["check", str(tree), files["broken"]], capsys)
+    assert code == 1 and "3 files: 3 kernels: 2 ok, 1 with errors, 0 not checked" in out, out
+    code, out, _ = main(["check", str(tree)], capsys)
+    assert code == 0 and "1 kernel: 1 ok" in out
 
 
 def test_check_subprocess(files, tmp_path):
@@ -238,7 +260,9 @@ def test_check_subprocess(files, tmp_path):
     assert p.returncode == 1 and ": error: this barrier() is inside an if" in p.stdout
     assert "Traceback" not in p.stdout + p.stderr
     p = run(["check", files["kernels"], "--const", "TILE=16"], tmp_path)
-    assert p.returncode == 0 and "2 ok, 0 with errors, 1 skipped" in p.stdout
+    assert p.returncode == 1 and "2 ok, 0 with errors, 1 not checked" in p.stdout
+    p = run(["check", files["kernels"], "--const", "TILE=16", "--allow-skipped"], tmp_path)
+    assert p.returncode == 0
 
 
 # ---------------------------------------------------------------- cache
