@@ -505,13 +505,13 @@ def choose(m: int, n: int, k: int, verbose: bool = False) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=1024, help="n for an n x n x n product (default 1024)")
+    p.add_argument("--size", type=int, help="n for an n x n x n product (default 1024; 128 on the simulator)")
     p.add_argument("--config", choices=sorted(CONFIGS), help="tile configuration (default: autotuned)")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
-    p.add_argument("--repeat", type=int, default=10, help="timed runs; the median is reported")
+    p.add_argument("--repeat", type=int, help="timed runs; the median is reported (default 10; 1 on the simulator)")
     args = p.parse_args(argv)
-    n = args.size
+    n = gk.problem_size(args.size, 1024, 128, args.backend)
 
     if args.show_source:
         dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"
@@ -535,9 +535,17 @@ def main(argv: list[str] | None = None) -> int:
     da, db = gk.to_device(a.ravel()), gk.to_device(b.ravel())
     dc = gk.empty(n * n, np.float32)
     print(f"device: {backend.device_name()}  backend: {backend.name}  size: {n}x{n}x{n}")
-    cfg = CONFIGS[args.config] if args.config else choose(n, n, n, verbose=True)
+    if args.config:
+        cfg = CONFIGS[args.config]
+    elif backend.name == "sim":  # timings of the simulator say nothing of a GPU's: no tuning there
+        cfg = CONFIGS[DEFAULT]
+        print(f"the simulator: configuration {DEFAULT} (--config to choose; a GPU's is autotuned)")
+    else:
+        cfg = choose(n, n, n, verbose=True)
     name = next((k for k, v in CONFIGS.items() if v == cfg), str(cfg))
-    t = gk.benchmark(lambda: sgemm(da, db, dc, n, n, n, cfg), repeat=args.repeat)
+    sim = backend.name == "sim"  # one run: the simulator's time is no GPU's
+    repeat = args.repeat if args.repeat is not None else 1 if sim else 10
+    t = gk.benchmark(lambda: sgemm(da, db, dc, n, n, n, cfg), repeat=repeat, warmup=0 if sim else 2)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     err = float(np.abs(dc.get().reshape(n, n) - ref).max() / np.abs(ref).max())
     if not err < 1e-4:

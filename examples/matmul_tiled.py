@@ -60,7 +60,7 @@ def matmul_naive(a: Array[float32], b: Array[float32], c: Array[float32], m: int
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=1024, help="n for an n x n x n product (default 1024)")
+    p.add_argument("--size", type=int, help="n for an n x n x n product (default 1024; 128 on the simulator)")
     p.add_argument("--tile", type=int, default=16, choices=(8, 16, 32), help="tile edge (default 16)")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--naive", action="store_true", help="also run the naive kernel and show the speed-up")
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported")
     args = p.parse_args(argv)
-    n, tile = args.size, args.tile
+    n, tile = gk.problem_size(args.size, 1024, 128, args.backend), args.tile
 
     if args.show_source:
         dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"

@@ -196,15 +196,22 @@ def with_client(address: str | None, gpus: int, fn: Any) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=4096, help="n of each n x n x n product (default 4096)")
+    p.add_argument("--size", type=int, help="n of each n x n x n product (default 4096; 256 without a CUDA GPU)")
     p.add_argument("--jobs", type=int, default=8, help="independent products in the batch (default 8)")
-    p.add_argument("--reps", type=int, default=4, help="multiplications per job (default 4)")
+    p.add_argument("--reps", type=int, help="multiplications per job (default 4; 1 without a CUDA GPU)")
     p.add_argument("--gpus", type=int, help="workers of the local cluster (default: every GPU here)")
     p.add_argument("--scheduler", help="address of a running Dask scheduler (a multi-node cluster)")
     p.add_argument("--compare", action="store_true", help="time 1 GPU, then all GPUs, and print the speedup")
     p.add_argument("--json", help="write the measurements to this file")
     args = p.parse_args(argv)
     sys.path.insert(0, str(HERE))
+    if args.size is None or args.reps is None:  # a CPU (OpenCL, the simulator) gets a CPU-sized batch
+        where = "cuda" if args.scheduler is not None else gk.get_backend().name
+        cpu_n = 64 if where == "sim" else 256  # the simulator runs each thread in turn
+        if where != "cuda":
+            print(f"no CUDA GPU here: a CPU-sized batch, n = {cpu_n}, 1 multiplication per job (--size, --reps to choose)")
+        args.size = args.size if args.size is not None else 4096 if where == "cuda" else cpu_n
+        args.reps = args.reps if args.reps is not None else 4 if where == "cuda" else 1
 
     def batch(client: Any) -> dict[str, Any]:
         client.upload_file(str(HERE / "matmul_fast.py"))

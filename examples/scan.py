@@ -92,13 +92,13 @@ class Scan:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=1 << 24, help="number of elements (default 2^24)")
+    p.add_argument("--size", type=int, help="number of elements (default 2^24; 2^16 on the simulator)")
     p.add_argument("--block", type=int, default=256, choices=(32, 64, 128, 256, 512), help="threads per block")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=10, help="timed runs; the median is reported")
     args = p.parse_args(argv)
-    n, block = args.size, args.block
+    n, block = gk.problem_size(args.size, 1 << 24, 1 << 16, args.backend), args.block
 
     if args.show_source:
         dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"

@@ -84,14 +84,14 @@ def softmax_rows(x: Array[float32, 2], out: Array[float32, 2], cols: int32, BLOC
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=4096, help="number of rows (default 4096)")
+    p.add_argument("--size", type=int, help="number of rows (default 4096; 64 on the simulator)")
     p.add_argument("--cols", type=int, default=1000, help="length of a row (default 1000)")
     p.add_argument("--block", type=int, default=256, choices=(32, 64, 128, 256, 512), help="threads per row")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=10, help="timed runs; the median is reported")
     args = p.parse_args(argv)
-    rows, cols, block = args.size, args.cols, args.block
+    rows, cols, block = gk.problem_size(args.size, 4096, 64, args.backend), args.cols, args.block
 
     if args.show_source:
         dialect = args.backend if args.backend in ("cuda", "opencl") else "cuda"

@@ -76,7 +76,7 @@ def reference(u: np.ndarray, alpha: np.float32, steps: int) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=2048, help="rows of the grid (default 2048)")
+    p.add_argument("--size", type=int, help="rows of the grid (default 2048; 128 on the simulator)")
     p.add_argument("--cols", type=int, help="columns of the grid (default: --size)")
     p.add_argument("--steps", type=int, default=10, help="time steps per run (default 10)")
     p.add_argument("--tile", type=int, default=16, choices=(8, 16, 32), help="tile edge (default 16)")
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=5, help="timed runs; the median is reported")
     args = p.parse_args(argv)
-    rows, tile, steps = args.size, args.tile, max(1, args.steps)
+    rows, tile, steps = gk.problem_size(args.size, 2048, 128, args.backend), args.tile, max(1, args.steps)
     cols = args.cols if args.cols is not None else rows
     alpha = np.float32(0.2)  # <= 0.25 keeps the explicit scheme stable
 

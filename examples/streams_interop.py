@@ -96,17 +96,18 @@ def devices(n: int, rng: np.random.Generator) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=1 << 20)
+    p.add_argument("--size", type=int, help="elements per array (default 2^20; 2^14 on the simulator)")
     p.add_argument("--backend", choices=["cuda", "opencl", "sim"], default=None)
     args = p.parse_args(argv)
     if args.backend:
         gk.set_backend(args.backend)
     print(f"backend: {gk.get_backend().device_name()}")
+    n = gk.problem_size(args.size, 1 << 20, 1 << 14)
     rng = np.random.default_rng(0)
-    ok = streams(args.size, rng)
+    ok = streams(n, rng)
     if gk.get_backend().name == "cuda":
-        ok &= other_libraries(args.size, rng)
-    ok &= devices(args.size, rng)
+        ok &= other_libraries(n, rng)
+    ok &= devices(n, rng)
     return 0 if ok else 1
 
 

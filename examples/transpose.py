@@ -63,14 +63,14 @@ def transpose_unpadded(a: Array[float32, 2], out: Array[float32, 2], rows: int32
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--size", type=int, default=4096, help="rows of the matrix (default 4096)")
+    p.add_argument("--size", type=int, help="rows of the matrix (default 4096; 256 on the simulator)")
     p.add_argument("--cols", type=int, help="columns of the matrix (default: --size)")
     p.add_argument("--tile", type=int, default=32, choices=(8, 16, 32), help="tile edge (default 32)")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=10, help="timed runs; the median is reported")
     args = p.parse_args(argv)
-    rows, tile = args.size, args.tile
+    rows, tile = gk.problem_size(args.size, 4096, 256, args.backend), args.tile
     cols = args.cols if args.cols is not None else rows
 
     if args.show_source:

@@ -142,7 +142,7 @@ from .runtime.cache import cache_info, clear_cache
 from .semantics import mma as mma_ops  # documented host helpers: gk.mma_ops.tolerance, to_tf32
 from .semantics import wgmma as wgmma_ops  # the warpgroup operands' layout, for tests and docs
 from .streams import Event, Stream, default_stream, pinned_empty
-from .timing import benchmark, synchronize
+from .timing import benchmark, problem_size, synchronize
 from .tools.autotune import autotune
 from .tools.profile import ProfileReport, profile
 from .tools.sanitize import sanitize
@@ -230,6 +230,7 @@ __all__ = [
     "barrier",
     "grid_sync",
     "benchmark",
+    "problem_size",
     "cache_info",
     "clear_cache",
     "default_stream",

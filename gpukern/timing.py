@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .backends import get_backend
+from .errors import GpukernError
 from .runtime.array import stream_handle
 
 
@@ -36,3 +37,20 @@ def benchmark(
         end = b.record(handle)
         times.append(b.elapsed(start, end))
     return statistics.median(times)
+
+
+def problem_size(given: int | None, full: int, simulator: int, backend: str | None = None) -> int:
+    """The size of an example's or a benchmark's problem: ``given`` where the user chose one, else
+    ``full`` on a device and ``simulator`` on the simulator, which runs every thread on this CPU
+    (a device-sized problem takes it minutes), saying so in one line.  ``backend``: the one the
+    program will use (None: the current one)."""
+    if given is not None:
+        return given
+    try:
+        name = get_backend(backend).name
+    except GpukernError:  # (the program reports an unavailable backend itself)
+        return full
+    if name != "sim":
+        return full
+    print(f"the simulator runs every thread on this CPU: size {simulator} instead of {full} (--size to choose)")
+    return simulator

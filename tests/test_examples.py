@@ -263,3 +263,35 @@ def test_matmul_tensorcore_tf32_warpgroup_matches_numpy(backend, m, n, k, seed):
         tensorcore_example.run_warpgroup(
             tensorcore_example.tgemm_warpgroup, gk.to_device(a), gk.to_device(b), dc, m, n, k + 2
         )
+
+
+SIMULATOR_SIZED = [
+    "vector_add", "reduce_sum", "reduce_warp", "scan", "histogram", "matmul_tiled", "matmul_fast",
+    "matmul_tensorcore", "softmax", "stencil2d", "transpose", "streams_interop",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SIMULATOR_SIZED)
+def test_every_example_runs_on_the_simulator_at_its_defaults(name, capsys):
+    """A newcomer without a GPU runs the examples as the README says: each picks a problem the
+    simulator finishes in seconds, says so in one line, and checks its result (issue 33).  The
+    Dask example's CPU-sized batch is chosen the same way (``test_multi_gpu``'s)."""
+    module = load_example(name)
+    gk.set_backend("sim")
+    try:
+        assert module.main([]) == 0
+    finally:
+        gk.set_backend(None)
+    out = capsys.readouterr().out
+    assert "the simulator runs every thread on this CPU" in out and "OK" in out, out
+
+
+def test_problem_size_is_the_users_else_the_backends(capsys):
+    gk.set_backend("sim")
+    try:
+        assert gk.problem_size(None, 4096, 64) == 64 and "size 64 instead of 4096" in capsys.readouterr().out
+        assert gk.problem_size(100, 4096, 64) == 100 and capsys.readouterr().out == ""
+    finally:
+        gk.set_backend(None)
+    if "opencl" in gk.available_backends():
+        assert gk.problem_size(None, 4096, 64, "opencl") == 4096
