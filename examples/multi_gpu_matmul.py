@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         where = "cuda" if args.scheduler is not None else gk.get_backend().name
         cpu_n = 64 if where == "sim" else 256  # the simulator runs each thread in turn
         if where != "cuda":
-            print(f"no CUDA GPU here: a CPU-sized batch, n = {cpu_n}, 1 multiplication per job (--size, --reps to choose)")
+            print(f"no CUDA GPU here: a CPU-sized batch, n = {cpu_n}, 1 product per job (--size, --reps to choose)")
         args.size = args.size if args.size is not None else 4096 if where == "cuda" else cpu_n
         args.reps = args.reps if args.reps is not None else 4 if where == "cuda" else 1
 
