@@ -166,6 +166,7 @@ class CUDABackend(Backend):
             self.driver.load,
             (BackendError,),
             variant.kernel.__name__,
+            variant.about(f"cuda {arch} ({compiler.name})"),
         )
         fn = module.function(global_identifier(variant.program.kernel.name))
         params = variant.kernel_params

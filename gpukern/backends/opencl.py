@@ -138,6 +138,7 @@ class OpenCLBackend(Backend):
                 lambda binary: self.cl.Program(self.ctx, [dev], [binary]).build(options=options),
                 (self.cl.Error,),
                 variant.kernel.__name__,
+                variant.about(f"opencl ({dev.name.strip()})"),
             )
             knl = variant.compiled[self.key] = self.cl.Kernel(prg, global_identifier(variant.program.kernel.name))
         return knl

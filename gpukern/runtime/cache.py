@@ -35,6 +35,7 @@ directory, entry or lock file is made).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -63,6 +64,7 @@ _MAGIC = b"GPUKERN2"
 _STALE_MAGICS = (b"GPUKERN1",)  # earlier formats (no key in the header): rebuilt without a warning
 _HEADER = struct.Struct("<8s32s32sQ")  # magic, key (32 raw bytes), sha256 of payload, payload length
 _SUFFIX = ".bin"
+_ABOUT_SUFFIX = ".about"  # beside an entry: JSON of what it is (kernel, backend, source), for `gpukern cache list`
 _LOCK_SUFFIX = ".lock"
 _LOCK_TIMEOUT = 300.0  # seconds to wait for another build of the same key before building anyway
 _KEY = re.compile(r"[0-9a-f]{64}")
@@ -266,7 +268,9 @@ class BinaryCache:
         self._dir_ready = False
 
     # ------------------------------------------------------------ public
-    def get_or_compile(self, key: str, compile: Callable[[], bytes], what: str = "") -> bytes:
+    def get_or_compile(
+        self, key: str, compile: Callable[[], bytes], what: str = "", about: dict[str, str] | None = None
+    ) -> bytes:
         """The binary for ``key``: from memory, from disk, or compiled now (and stored).
 
         A miss is built under a lock per key, shared by the threads of this process and (through
@@ -286,7 +290,8 @@ class BinaryCache:
             data = compile()
             with self._lock:
                 self.memory[key] = data
-            self._write(key, data)
+            if self._write(key, data) and about:
+                self._write_about(key, about)
         return data
 
     def _cached(self, key: str, what: str, report: bool) -> bytes | None:
@@ -331,6 +336,7 @@ class BinaryCache:
         load: Callable[[bytes], Any],
         rejected: tuple[type[BaseException], ...],
         what: str = "",
+        about: dict[str, str] | None = None,
     ) -> Any:
         """``load(binary)`` of the cached or freshly compiled binary.  A cached binary that the
         driver rejects (``rejected`` exceptions) is reported once, dropped and rebuilt."""
@@ -341,7 +347,7 @@ class BinaryCache:
             fresh = True
             return compile()
 
-        data = self.get_or_compile(key, build, what)
+        data = self.get_or_compile(key, build, what, about)
         try:
             return load(data)
         except rejected as e:
@@ -350,7 +356,7 @@ class BinaryCache:
             _warn(f"gpukern: the driver rejected the cached binary of {what or 'a kernel'} ({e}); rebuilding it")
             log.debug("cache: miss, driver rejected the entry %s", self._path(key))
             self.discard(key)
-            return load(self.get_or_compile(key, compile, what))
+            return load(self.get_or_compile(key, compile, what, about))
 
     def discard(self, key: str) -> None:
         """Forget one entry, in memory and on disk."""
@@ -358,10 +364,11 @@ class BinaryCache:
         with self._lock:
             self.memory.pop(key, None)
             if self.disk:
-                try:
-                    os.unlink(self._path(key))
-                except OSError:
-                    pass
+                for path in (self._path(key), self._path(key)[: -len(_SUFFIX)] + _ABOUT_SUFFIX):
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
 
     def info(self) -> dict[str, Any]:
         entries, size = 0, 0
@@ -385,12 +392,40 @@ class BinaryCache:
             "disk_loads": self.disk_loads,
         }
 
+    def entries(self) -> list[dict[str, Any]]:
+        """The entries on disk, newest first: each one's key, bytes and time, and what it holds
+        (``kernel``, ``backend``, ``source``) where its ``.about`` file says."""
+        out: list[dict[str, Any]] = []
+        if not (self.disk and os.path.isdir(self.directory)):
+            return out
+        for name in os.listdir(self.directory):
+            key = name[: -len(_SUFFIX)]
+            if not (name.endswith(_SUFFIX) and _KEY.fullmatch(key)):
+                continue
+            try:
+                st = os.lstat(os.path.join(self.directory, name))
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            entry: dict[str, Any] = {"key": key, "bytes": st.st_size, "time": st.st_mtime}
+            try:
+                with open(os.path.join(self.directory, key + _ABOUT_SUFFIX), encoding="utf-8") as f:
+                    about = json.load(f)
+                if isinstance(about, dict):
+                    entry.update({k: str(v) for k, v in about.items() if k in ("kernel", "backend", "source")})
+            except (OSError, ValueError):
+                pass  # (an entry of an older gpukern, or one whose description was lost: its key and size)
+            out.append(entry)
+        out.sort(key=lambda e: e["time"], reverse=True)
+        return out
+
     def clear(self) -> None:
         with self._lock:
             self.memory.clear()
             if self.disk and os.path.isdir(self.directory):
                 for name in os.listdir(self.directory):
-                    if name.endswith((_SUFFIX, _LOCK_SUFFIX)) or name.startswith(".tmp-"):
+                    if name.endswith((_SUFFIX, _ABOUT_SUFFIX, _LOCK_SUFFIX)) or name.startswith(".tmp-"):
                         try:
                             os.unlink(os.path.join(self.directory, name))
                         except OSError:
@@ -475,15 +510,26 @@ class BinaryCache:
             log.debug("cache: miss, %s %s%s", miss.what, path, detail)
             return None
 
-    def _write(self, key: str, data: bytes) -> None:
+    def _write_about(self, key: str, about: dict[str, str]) -> None:
+        """What entry ``key`` holds, beside it (best effort: a listing without it shows the key)."""
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(about, f)
+            os.replace(tmp, os.path.join(self.directory, key + _ABOUT_SUFFIX))
+        except OSError as e:
+            log.debug("cache: cannot describe %s: %s", key[:16], e)
+
+    def _write(self, key: str, data: bytes) -> bool:
+        """Store an entry on disk; whether it is there now."""
         if not self._dir_ok():
-            return
+            return False
         header = _HEADER.pack(_MAGIC, _key_bytes(key), hashlib.sha256(data).digest(), len(data))
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
         except OSError as e:
             self._degrade(f"cannot write to the cache directory {self.directory}: {e}")
-            return
+            return False
         try:
             try:
                 with os.fdopen(fd, "wb") as f:
@@ -491,18 +537,20 @@ class BinaryCache:
                     f.write(data)
             except OSError as e:  # a full disk, a quota: the directory cannot take entries
                 self._degrade(f"cannot write to the cache directory {self.directory}: {e}")
-                return
+                return False
             try:
                 os.replace(tmp, self._path(key))  # atomic: readers see all or nothing; a link is replaced, not followed
                 tmp = ""
             except OSError as e:  # e.g. a directory in the entry's place: this entry only stays in memory
                 log.debug("cache: cannot replace %s: %s", self._path(key), e)
+                return False
         finally:
             if tmp:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
+        return True
 
 
 _cache: BinaryCache | None = None

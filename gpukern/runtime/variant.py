@@ -106,6 +106,13 @@ class Variant:
         tiles), the byte alignment its data must have."""
         return _vector_alignment(self.program.kernel)
 
+    def about(self, backend: str) -> dict[str, str]:
+        """What a cached binary of this variant holds, for ``gpukern cache list``: the kernel (with
+        its constants), ``backend`` (which one, for which device) and the Python file and line."""
+        k = self.program.kernel
+        where = f"{k.loc.filename}:{k.loc.lineno}" if k.loc is not None else ""
+        return {"kernel": k.description or k.name, "backend": backend, "source": where}
+
     def source(self, backend: str, line_directives: bool = False) -> str:
         """The C of ``backend``'s dialect: as compiled, with ``#line`` directives naming the Python
         lines (``line_directives``), else as shown to people, without them."""

@@ -441,21 +441,21 @@ def cmd_cache(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.action == "clear":
         clear_cache()
-        print(f"removed {info['entries']} entries ({_human(info['bytes'])}) from {directory}")
+        n = info["entries"]
+        print(f"removed {n} {'entry' if n == 1 else 'entries'} ({_human(info['bytes'])}) from {directory}")
         return EXIT_OK
-    print(f"{directory}: {info['entries']} entries, {_human(info['bytes'])}")
-    if os.path.isdir(directory):
-        import time
+    n = info["entries"]
+    print(f"{directory}: {n} {'entry' if n == 1 else 'entries'}, {_human(info['bytes'])}")
+    import time
 
-        entries = []
-        for name in sorted(os.listdir(directory)):
-            p = os.path.join(directory, name)
-            if name.endswith(".bin") and os.path.isfile(p):
-                st = os.stat(p)
-                entries.append((st.st_mtime, name, st.st_size))
-        for mtime, name, size in sorted(entries, reverse=True):
-            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(mtime))
-            print(f"  {name[:-4]}  {size:>10}  {stamp}")
+    from ..runtime.cache import binary_cache
+
+    for e in binary_cache().entries():
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["time"]))
+        what = e.get("kernel", "(no description: an older entry)")
+        where = f"  {e['source']}" if e.get("source") else ""
+        backend = f"  {e['backend']}" if e.get("backend") else ""
+        print(f"  {stamp}  {what}{backend}{where}  {_human(e['bytes'])}  {e['key'][:16]}")
     return EXIT_OK
 
 

@@ -828,7 +828,11 @@ def _check_single_valid_entry(cache_dir: Path, reports: list[dict]) -> None:
     assert len(entries) == 1, [p.name for p in entries]
     read_valid_entry(entries[0])
     assert temp_leftovers(cache_dir) == []
-    assert sorted(p.name for p in cache_dir.iterdir()) == [entries[0].name]
+    about = entries[0].name[: -len(".bin")] + ".about"  # what a kernel's holds, for `gpukern cache list`
+    names = sorted(p.name for p in cache_dir.iterdir())
+    assert names in ([entries[0].name], [about, entries[0].name]), names
+    if about in names:
+        assert json.loads((cache_dir / about).read_text())["kernel"]
 
 
 @needs_opencl
@@ -881,9 +885,11 @@ def check_built_once(r: dict, processes: int, cache_dir: Path) -> None:
     assert sum(rep["compiles"] for rep in reports) == 1, reports
     assert sorted(rep["cache"]["misses"] for rep in reports) == [0] * (processes - 1) + [1]
     assert all(rep["cache"]["disk_loads"] == 1 - rep["cache"]["misses"] for rep in reports)
-    # exactly one entry, and no lock file or temporary left
-    assert len(r["names"]) == 1 and r["names"][0].endswith(".bin"), r["names"]
-    read_valid_entry(cache_dir / r["names"][0])
+    # exactly one entry (with what it holds, where a kernel's), and no lock file or temporary left
+    entries = [n for n in r["names"] if not n.endswith(".about")]
+    assert len(entries) == 1 and entries[0].endswith(".bin"), r["names"]
+    assert sorted(r["names"]) in ([entries[0]], [entries[0][: -len(".bin")] + ".about", entries[0]]), r["names"]
+    read_valid_entry(cache_dir / entries[0])
 
 
 @needs_opencl

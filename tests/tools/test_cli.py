@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from compilers import needs_opencl
 
 from gpukern.tools import cli
 
@@ -271,13 +272,33 @@ def test_cache_list_and_clear(tmp_path):
     cache.mkdir()
     (cache / ("ab" * 32 + ".bin")).write_bytes(b"x" * 100)
     p = run(["cache", "list"], cache)
-    assert p.returncode == 0 and f"{cache}: 1 entries, 100 B" in p.stdout and "ab" * 32 in p.stdout
+    assert p.returncode == 0 and f"{cache}: 1 entry, 100 B" in p.stdout and "ab" * 8 in p.stdout
+    assert "(no description: an older entry)" in p.stdout
     assert run(["cache"], cache).stdout == p.stdout
     p = run(["cache", "clear"], cache)
-    assert p.returncode == 0 and f"removed 1 entries (100 B) from {cache}" in p.stdout
+    assert p.returncode == 0 and f"removed 1 entry (100 B) from {cache}" in p.stdout
     assert not list(cache.glob("*.bin"))
     p = run(["cache", "wipe"], cache)
     assert_usage_error(p.returncode, p.stdout, p.stderr, "invalid choice: 'wipe'")
+
+
+@needs_opencl
+def test_cache_list_says_which_kernel_backend_and_source(files, tmp_path):
+    """Each entry: when, the kernel (with its constants), the backend and device, the file and line."""
+    cache = tmp_path / "described"
+    code = (
+        "import importlib.util, numpy as np, gpukern as gk\n"
+        f"spec = importlib.util.spec_from_file_location('k', {files['kernels']!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "gk.set_backend('opencl')\n"
+        "x = np.arange(32, dtype=np.float32); m.reverse_tiles[4, 8](x, np.zeros_like(x), 8)\n"
+    )
+    env = {**os.environ, "GPUKERN_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, capture_output=True)
+    p = run(["cache", "list"], cache)
+    assert p.returncode == 0 and ": 1 entry," in p.stdout, p.stdout
+    line = p.stdout.splitlines()[1]
+    assert "reverse_tiles, TILE=8" in line and "opencl (" in line and f"{files['kernels']}:" in line, line
 
 
 def test_cache_in_process(capsys):
