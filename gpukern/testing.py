@@ -460,6 +460,17 @@ def assert_kernel_matches(
                 f"note: {kernel.__name__} is compiled with {', '.join(inexact)}: a device may differ from the "
                 "simulator and from NumPy by more than rtol/atol allow"
             )
+        if "sim" in chosen and "sim" not in failed:  # point to the tool that can say why
+            lines.append(
+                "note: the simulator's result matches NumPy, so the device differs: gk.sanitize(launch, *inputs) "
+                "on the simulator looks for a race, an uninitialised read or an out-of-bounds access that a "
+                "device may expose and the simulator's result hides"
+            )
+        elif "sim" in failed:
+            lines.append(
+                "note: the simulator gives a wrong result too: a bug in the kernel (or the reference); "
+                "gk.sanitize(launch, *inputs) reports the faults it finds at their lines"
+            )
         lines.append("inputs that reproduce it:")
         lines += _describe_inputs(original)
         raise KernelMismatchError("\n".join(lines), mismatches, original) from first_error

@@ -136,6 +136,28 @@ def test_mismatch_report_names_backend_array_index_values_and_inputs():
     m = err.mismatches[0]
     assert (m.array, m.index, float(m.actual), float(m.expected), m.count) == ("out", (9,), 0.0, 9.5, 2)
     np.testing.assert_array_equal(err.inputs["a"], a)
+    assert "note: the simulator gives a wrong result too: a bug in the kernel" in report
+
+
+@pytest.mark.skipif("opencl" not in gk.available_backends(), reason="no OpenCL device")
+def test_a_device_that_differs_from_the_simulator_is_pointed_to_it(monkeypatch):
+    """Where only a device's result is wrong, the report says the simulator's matches and how to
+    look for what the device exposes (gk.sanitize)."""
+    a, b, out = _short_add_inputs()
+    opencl = gk.get_backend("opencl")
+    real = opencl.launch
+
+    def corrupting(variant, grid, block, args, *rest, **kw):
+        real(variant, grid, block, args, *rest, **kw)
+        if isinstance(args[2], np.ndarray):
+            args[2][3] = -1.0  # what a race might leave behind on this device only
+
+    monkeypatch.setattr(opencl, "launch", corrupting)
+    with pytest.raises(gkt.KernelMismatchError) as info:
+        gkt.assert_kernel_matches((vadd, 2, 8), lambda a, b, out, n: {"out": a + b}, [a, b, out, 10])
+    report = str(info.value)
+    assert "does not match the NumPy reference on opencl" in report
+    assert "note: the simulator's result matches NumPy, so the device differs: gk.sanitize" in report
 
 
 def test_kernel_fault_on_the_simulator_is_reported_and_checks_are_forced_on():

@@ -12,13 +12,15 @@ import numpy as np
 
 from ..codegen.dialects import OPENCL
 from ..codegen.names import global_identifier
-from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError
+from ..errors import BackendError, CompileError, LaunchError, OpenCLCompileError, warn_at
 from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
 from ..runtime.cache import binary_cache, make_key
 from ..runtime.foreign import is_cl_array
 from .base import Backend
 from .compile_errors import locate
+
+GPU_BLOCK_LIMIT = 1024  # threads per block on every CUDA GPU (sm_30 on): a larger block is OpenCL-on-CPU only
 
 # clang's ``file.py:12:5: error: ...`` (most drivers' compilers), or PoCL's ``error: file.py:12:5: ...``
 _FIRST_ERROR = re.compile(r"^(?P<pocl>error: )?(?P<file>.*?):(?P<line>\d+):(?:\d+:)? (?(pocl)|(?:fatal )?error)", re.M)
@@ -180,6 +182,14 @@ class OpenCLBackend(Backend):
         of ``warp_group_max`` 8-byte slots (one per work-item), so a larger work-group is refused,
         and the scratch counts against the device's local memory."""
         super().check_limits(variant, grid, block, shared)
+        threads = block[0] * block[1] * block[2]
+        if threads > GPU_BLOCK_LIMIT:  # fine here (a CPU driver allows more), not on a GPU
+            warn_at(
+                f"{variant.kernel.__name__}[{grid}, {block}]: {threads} threads per block run on "
+                f"{self.device.name.strip()}, which allows {self.max_group}, but a CUDA GPU allows at most "
+                f"{GPU_BLOCK_LIMIT} (and many OpenCL GPUs 256 or 1024): the same launch fails there",
+                variant.program.kernel.loc,
+            )
         if not variant.uses_warp_ops:
             return
         threads, most = block[0] * block[1] * block[2], self.dialect.warp_group_max

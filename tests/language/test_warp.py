@@ -634,6 +634,24 @@ def test_a_return_after_the_warp_ops_takes_no_thread_from_them(backend):
 
 
 @needs_opencl
+def test_a_block_no_gpu_takes_warns_on_a_cpu_device():
+    """PoCL runs 2048-thread blocks; a CUDA GPU refuses them: the launch says so at the kernel's line."""
+    dev = gk.get_backend("opencl")
+    if dev.max_group <= 1024:
+        pytest.skip(f"the device allows only {dev.max_group} work-items per group")
+    out = np.zeros(2048, np.int32)
+    with pytest.warns(gk.KernelWarning, match="a CUDA GPU allows at most 1024") as seen:
+        lanes[1, 2048](out, backend="opencl")
+    assert seen[0].filename.endswith("test_warp.py")
+    np.testing.assert_array_equal(out, np.arange(2048) % 32)
+
+
+@gk.kernel
+def lanes(out: Array[int32]):
+    out[gk.global_id(0)] = gk.lane_id()
+
+
+@needs_opencl
 def test_opencl_group_limit():
     gk.set_backend("opencl")
     try:
