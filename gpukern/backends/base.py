@@ -223,6 +223,11 @@ class Backend:
     def download(self, array: DeviceArray) -> np.ndarray:
         raise NotImplementedError
 
+    def view(self, array: DeviceArray, shape: tuple[int, ...]) -> DeviceArray:
+        """``array``'s memory under another shape of the same size (C order: no copy); it keeps
+        ``array`` alive."""
+        return DeviceArray(self, array.handle, shape, array.dtype, owner=array)
+
     def synchronize(self) -> None:
         raise NotImplementedError
 

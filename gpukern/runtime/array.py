@@ -177,6 +177,62 @@ class DeviceArray:
             raise InteropError(f"this array is on DLPack device {self.__dlpack_device__()}, not {tuple(dl_device)}")
         return self.backend.dlpack_export(self, stream, max_version)
 
+    # ------------------------------------------------------------ the NumPy-like surface
+    # What one reaches for first.  reshape/ravel share the memory (C order); copy stays on the
+    # device; indexing, astype and fill go through the host (a copy of the whole array each time:
+    # for looking at results, not for loops; kernels index device arrays).
+    def reshape(self, *shape: Any) -> DeviceArray:
+        """The same memory under another shape of the same size (one entry may be -1), as NumPy's
+        ``reshape`` of a C-contiguous array: no copy, writes through either are seen by both."""
+        dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+            raise LaunchError(f"reshape() takes ints (one may be -1), not {dims!r}")
+        out = [int(d) for d in dims]
+        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        if out.count(-1) > 1 or any(d < -1 for d in out) or (-1 in out and (known == 0 or self.size % known)):
+            raise LaunchError(f"cannot reshape a device array of shape {self.shape} (size {self.size}) to {dims}")
+        if -1 in out:
+            out[out.index(-1)] = self.size // known
+        if int(np.prod(out, dtype=np.int64)) != self.size:
+            raise LaunchError(f"cannot reshape a device array of shape {self.shape} (size {self.size}) to {dims}")
+        return self.backend.view(self, tuple(out))
+
+    def ravel(self) -> DeviceArray:
+        """The same memory as one dimension (no copy)."""
+        return self.reshape(-1)
+
+    def copy(self) -> DeviceArray:
+        """A new device array with the same contents (copied on the device)."""
+        out = self.backend.empty(self.shape, self.dtype)
+        self.copy_to(out)
+        return out
+
+    def astype(self, dtype: Any) -> DeviceArray:
+        """A new device array of ``dtype`` with NumPy's conversion of the values (through the host)."""
+        return self.backend.to_device(np.ascontiguousarray(self.get().astype(dtype)))
+
+    def fill(self, value: Any) -> None:
+        """Set every element to ``value`` (converted as NumPy's ``fill`` does)."""
+        host = np.empty(self.shape, self.dtype)
+        host.fill(value)
+        self.set(host)
+
+    def __getitem__(self, key: Any) -> Any:
+        """NumPy's ``x[key]`` of the contents: a NumPy scalar or array, read back from the device."""
+        return self.get()[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value`` as NumPy assigns, written to the device."""
+        host = self.get()
+        host[key] = value
+        self.set(host)
+
+    def __iter__(self) -> Any:
+        return iter(self.get())
+
+    def tolist(self) -> Any:
+        return self.get().tolist()
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.get()
         return out if dtype is None else out.astype(dtype)

@@ -741,6 +741,15 @@ class SimBackend(Backend):
     def download(self, array: DeviceArray) -> np.ndarray:
         return array.handle.copy()
 
+    def view(self, array: DeviceArray, shape: tuple[int, ...]) -> DeviceArray:
+        """The memory as NumPy's view of another shape, sharing ``array``'s written flags (they are
+        per element in C order), so reads of unwritten elements are found through either."""
+        v = DeviceArray(self, array.handle.reshape(shape), shape, array.dtype, owner=array)
+        flags = self.unwritten.get(array)
+        if flags is not None:
+            self.unwritten[v] = flags
+        return v
+
     def synchronize(self) -> None:
         pass
 
