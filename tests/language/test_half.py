@@ -439,3 +439,24 @@ def test_bfloat16_constant_table(backend):
     k[1, 8](out)
     with np.errstate(over="ignore"):
         assert_same_bits(out, bf16_floats(BF16_TABLE) + np.float32(0.5), "table[i] + 0.5", BF16_TABLE)
+
+
+@gk.kernel
+def half_copy(a: gk.Array[gk.float16], b: gk.Array[gk.float16], s: gk.Array[gk.float16]):
+    i = gk.global_id(0)
+    t = gk.shared(gk.float16, 8)
+    t[i] = a[i]
+    gk.barrier()
+    b[i] = t[i]
+    s[i] = a[i] + gk.float16(0)  # arithmetic: a NaN comes out quiet, as on every IEEE device
+
+
+def test_a_half_copy_keeps_a_signalling_nan(backend):
+    """A copy of a half element is its bits, on every backend: a CUDA __half copy and the
+    simulator keep them, and OpenCL C copies the ushort instead of going through a float."""
+    bits = np.array([0x7C01, 0xFC01, 0x7E01, 0x3C00, 0x0001, 0x8000], np.uint16)
+    a = bits.view(np.float16)
+    b, s = np.zeros(6, np.float16), np.zeros(6, np.float16)
+    half_copy[1, 6](a, b, s)
+    assert [hex(x) for x in b.view(np.uint16)] == [hex(x) for x in bits]
+    assert np.isnan(s[:3]).all() and (s.view(np.uint16)[:2] & 0x0200).all()  # quiet after +
