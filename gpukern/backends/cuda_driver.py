@@ -350,15 +350,20 @@ class Driver:
         return Launcher(self, function, grid, block, shared, layout, cooperative)
 
 
-@functools.cache
 def native_launch() -> tuple[Callable[..., None], type[Exception]] | None:
     """CuPy's own binding of ``cuLaunchKernel`` (a C call, where ctypes' conversion of a launch's
     arguments costs about 0.7 us more: ``benchmarks/results/2026-11-24-h100-native-launch``) and the
-    error it raises, where CuPy is installed for CUDA (not HIP); None elsewhere, or with
-    ``GPUKERN_CUDA_LAUNCH=ctypes``.  It launches in the context current on the thread, as ctypes
-    does, with the same argument buffer."""
-    if os.environ.get("GPUKERN_CUDA_LAUNCH", "").lower() == "ctypes":
+    error it raises, where the program has imported CuPy, built for CUDA (not HIP); None elsewhere,
+    or with ``GPUKERN_CUDA_LAUNCH=ctypes``.  Importing CuPy only for this would cost a program that
+    never uses it a quarter of a second before its first result (``benchmarks/first_result.py``).
+    It launches in the context current on the thread, as ctypes does, with the same argument buffer."""
+    if os.environ.get("GPUKERN_CUDA_LAUNCH", "").lower() == "ctypes" or "cupy" not in sys.modules:
         return None
+    return _cupy_launch()
+
+
+@functools.cache
+def _cupy_launch() -> tuple[Callable[..., None], type[Exception]] | None:
     try:
         from cupy_backends.cuda.api import driver as cupy_driver
         from cupy_backends.cuda.api import runtime as cupy_runtime

@@ -194,19 +194,22 @@ def test_complex_values_and_the_shared_size_are_spread_in_the_fast_path_too(monk
     assert native.calls[0][0][7] == 4096  # the dynamic shared bytes go to the driver as well
 
 
-def test_ctypes_is_chosen_where_cupy_is_absent_or_refused(monkeypatch):
+def test_ctypes_is_chosen_where_cupy_is_absent_refused_or_not_imported(monkeypatch):
+    """CuPy's binding where the program has imported CuPy (built for CUDA); ctypes where it has not
+    (importing it would cost a quarter of a second before the first result), or where asked."""
+    import sys
+
     monkeypatch.setenv("GPUKERN_CUDA_LAUNCH", "ctypes")
-    cuda_driver.native_launch.cache_clear()
+    assert cuda_driver.native_launch() is None
+    monkeypatch.delenv("GPUKERN_CUDA_LAUNCH")
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    assert cuda_driver.native_launch() is None  # (and CuPy was not imported for it)
+    assert "cupy" not in sys.modules
     try:
-        assert cuda_driver.native_launch() is None
-        monkeypatch.delenv("GPUKERN_CUDA_LAUNCH")
-        cuda_driver.native_launch.cache_clear()
-        found = cuda_driver.native_launch()
-        try:
-            import cupy_backends.cuda.api.driver as cupy_driver
-        except ImportError:
-            assert found is None
-        else:
-            assert found == (cupy_driver.launchKernel, cupy_driver.CUDADriverError)
-    finally:
-        cuda_driver.native_launch.cache_clear()
+        import cupy  # noqa: F401
+        import cupy_backends.cuda.api.driver as cupy_driver
+    except ImportError:
+        return
+    cuda_driver._cupy_launch.cache_clear()
+    assert cuda_driver.native_launch() == (cupy_driver.launchKernel, cupy_driver.CUDADriverError)
+
