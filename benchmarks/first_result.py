@@ -78,8 +78,9 @@ print(json.dumps({{"import_s": t_import - t0, "first_result_s": t_result - t0, "
 """
 
 
-def child(code: str, env: dict[str, str]) -> dict[str, Any]:
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+def child(script: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run one child (a file: gpukern reads a kernel's source from its file) and read its JSON line."""
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         raise SystemExit(f"error: a child failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}")
     r = json.loads(p.stdout.strip().splitlines()[-1])
@@ -102,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         env["GPUKERN_CACHE_DIR"] = str(Path(cache) / "gpukern")
         env["CUPY_CACHE_DIR"] = str(Path(cache) / "cupy")
         codes = {
-            "gpukern": GPUKERN_CHILD.format(n=args.n),
-            "cupy RawKernel": CUPY_CHILD.format(n=args.n, code=AXPY_C),
+            "gpukern": Path(cache) / "first_gpukern.py",
+            "cupy RawKernel": Path(cache) / "first_cupy.py",
         }
+        codes["gpukern"].write_text(GPUKERN_CHILD.format(n=args.n))
+        codes["cupy RawKernel"].write_text(CUPY_CHILD.format(n=args.n, code=AXPY_C))
         for code in codes.values():  # fill the disk caches: the runs measure a warm start
             child(code, env)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in codes}

@@ -287,9 +287,12 @@ def syn_func_default(a: Array[float32], ai: Array[int32], x: float32, n: int32):
     a[0] = _func_with_default(x, x)
 
 
+_DEFAULT_ARRAY = np.zeros(4, np.int32)
+
+
 @gk.kernel
-def syn_kernel_default(a: Array[float32], ai: Array[int32], x: float32, n: int32 = 4):  # E042
-    a[0] = x
+def syn_kernel_default(a: Array[float32], ai: Array[int32] = _DEFAULT_ARRAY, x: float32 = 1.0, n: int32 = 4):  # E042
+    a[0] = x  # (a Const's or a scalar's default is taken where a launch leaves it out; an array's is refused)
 
 
 @gk.kernel
