@@ -8,6 +8,7 @@ They run on the typed IR, after the front end has folded constants, so a branch 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
 from ..errors import BarrierDivergenceError, KernelTypeError, warn_at
@@ -208,23 +209,83 @@ class _Uniformity:
         # given (the same function's by data alone): an if on the thread's index against values known
         # at launch is taken to be taken by every thread of the block (``_launch_bound``)
         self.by_data = by_data
-        self.varying: set[str] = set(varying_params)
+        self.varying: set[str] = set(varying_params)  # the names varying somewhere (flow-insensitive)
         self.varying_loops: set[int] = set()
         while True:  # to a fixpoint: loops carry values around
             before = (set(self.varying), set(self.varying_loops))
             self.block(fd.body, False)
             if (self.varying, self.varying_loops) == before:
                 break
+        # flow-sensitive: the names varying just before each statement (a loop's: at its head), so
+        # that a name reassigned a uniform value is uniform again (``stride`` reused under ``if t ==
+        # 0:`` after a reduction's loop), and why each became varying (the assignment)
+        self.before: dict[int, frozenset[str]] = {}
+        self.made_varying: dict[str, ir.Assign] = {}
+        self._exits: list[tuple[list[frozenset[str]], list[frozenset[str]]]] = []  # per loop: breaks, continues
+        self.flow(fd.body, frozenset(varying_params), False)
 
-    def expr(self, e: ir.Node) -> bool:
+    def expr(self, e: ir.Node, at: ir.Stmt | None = None) -> bool:
+        """Whether ``e`` may differ between threads (``at``: the statement it is part of, whose
+        state is known; None: anywhere in the function)."""
+        names = self.before.get(id(at), self.varying) if at is not None else self.varying
+        return self._depends(e, names)
+
+    def _depends(self, e: ir.Node, names: AbstractSet[str]) -> bool:
         for n in ir.walk(e):
             if _varies(n, self.indices):
                 return True
-            if isinstance(n, ir.Var) and n.name in self.varying:
+            if isinstance(n, ir.Var) and n.name in names:
                 return True
             if isinstance(n, ir.Call) and _reads_thread_state(n.func, self.indices):
                 return True
         return False
+
+    def varying_at(self, at: ir.Stmt) -> AbstractSet[str]:
+        return self.before.get(id(at), self.varying)
+
+    # ------------------------------------------------------------ flow-sensitive
+    def flow(self, stmts: list[ir.Stmt], state: frozenset[str], ctx: bool) -> frozenset[str]:
+        for st in stmts:
+            if not isinstance(st, (ir.For, ir.While)):
+                self.before[id(st)] = state
+            state = self.step(st, state, ctx)
+        return state
+
+    def step(self, st: ir.Stmt, state: frozenset[str], ctx: bool) -> frozenset[str]:
+        if isinstance(st, ir.Assign):
+            name = st.target.name
+            if ctx or self._depends(st.value, state):
+                self.made_varying.setdefault(name, st)
+                return state | {name}
+            return state - {name}
+        if isinstance(st, ir.Barrier) and st.result is not None:  # a block-wide vote: one answer for all
+            return state - {st.result.name}
+        if isinstance(st, ir.If):
+            inner = ctx or self._branches(st.cond, state)
+            return self.flow(st.then, state, inner) | self.flow(st.orelse, state, inner)
+        if isinstance(st, (ir.For, ir.While)):
+            head = state
+            while True:  # to a fixpoint: the values the body carries around to the next iteration
+                self._exits.append(([], []))
+                if isinstance(st, ir.For):
+                    inner = ctx or id(st) in self.varying_loops
+                    inner = inner or any(self._depends(e, head) for e in (st.start, st.stop, st.step))
+                    entry = head | {st.var.name} if inner else head - {st.var.name}
+                else:
+                    inner = ctx or id(st) in self.varying_loops or self._depends(st.cond, head)
+                    entry = head
+                self.before[id(st)] = head
+                out = self.flow(st.body, entry, inner)
+                breaks, continues = self._exits.pop()
+                new = head | out | frozenset().union(*continues)
+                if isinstance(st, ir.For) and not inner:
+                    new = new - {st.var.name} if st.var.name not in state else new
+                if new == head:
+                    return head | frozenset().union(*breaks)
+                head = new
+        if isinstance(st, (ir.Break, ir.Continue)) and self._exits:
+            self._exits[-1][0 if isinstance(st, ir.Break) else 1].append(state)
+        return state
 
     def block(self, stmts: list[ir.Stmt], ctx: bool) -> None:
         for s in stmts:
@@ -255,18 +316,24 @@ class _Uniformity:
             self.block(s.body, inner)
 
     def branches(self, cond: ir.Expr) -> bool:
-        """Whether threads may go different ways at an if on ``cond``."""
-        return self.expr(cond) and not (self.by_data is not None and _launch_bound(cond, self, self.by_data))
+        """Whether threads may go different ways at an if on ``cond`` (flow-insensitively)."""
+        return self._branches(cond, self.varying)
+
+    def _branches(self, cond: ir.Expr, names: AbstractSet[str]) -> bool:
+        if not self._depends(cond, names):
+            return False
+        return not (self.by_data is not None and _launch_bound(cond, names, self.by_data))
 
     def divergent(self, s: ir.Stmt) -> bool:
         """Whether the threads that reach an if or a loop may go different ways through it: its
-        condition or bounds depend on the thread, or it is a loop that some threads leave early."""
+        condition or bounds depend on the thread there, or it is a loop that some threads leave early."""
+        names = self.varying_at(s)
         if isinstance(s, ir.If):
-            return self.branches(s.cond)
+            return self._branches(s.cond, names)
         if isinstance(s, ir.For):
-            return id(s) in self.varying_loops or any(self.expr(e) for e in (s.start, s.stop, s.step))
+            return id(s) in self.varying_loops or any(self._depends(e, names) for e in (s.start, s.stop, s.step))
         if isinstance(s, ir.While):
-            return id(s) in self.varying_loops or self.expr(s.cond)
+            return id(s) in self.varying_loops or self._depends(s.cond, names)
         return False
 
     def exits_early(self, body: list[ir.Stmt]) -> bool:
@@ -329,7 +396,7 @@ def _collective_sites(fd: ir.FuncDef, u: _Uniformity) -> Iterator[_Site]:
             while stack:  # the expression's nodes, parents first, in order
                 n, inside = stack.pop()
                 yield _Site(s, n, before + inside + after)
-                some = _conditional_operands(n, u)
+                some = _conditional_operands(n, u, s)
                 for c in reversed(list(ir.children(n))):
                     stack.append((c, (*inside, n) if any(c is o for o in some) else inside))
 
@@ -347,12 +414,12 @@ def _statements(
             yield from _statements(body, inner, around, u)
 
 
-def _conditional_operands(e: ir.Node, u: _Uniformity) -> list[ir.Node]:
+def _conditional_operands(e: ir.Node, u: _Uniformity, at: ir.Stmt) -> list[ir.Node]:
     """The operands of an expression that only some threads evaluate: those of ``a if c else b``
-    and the right side of and/or, whose condition depends on the thread."""
-    if isinstance(e, ir.Select) and u.expr(e.cond):
+    and the right side of and/or, whose condition depends on the thread (at statement ``at``)."""
+    if isinstance(e, ir.Select) and u.expr(e.cond, at):
         return [e.a, e.b]
-    if isinstance(e, ir.Logic) and u.expr(e.left):
+    if isinstance(e, ir.Logic) and u.expr(e.left, at):
         return [e.right]
     return []
 
@@ -420,7 +487,7 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
                         "safe at every launch",
                     )
                     continue
-                raise _divergence(n, why, what)
+                raise _divergence(n, why, what, u)
             if isinstance(n, ir.Call) and has_barrier(n.func) and indices is _THREAD:
                 # a call passes over no return: the restructuring keeps the threads that returned out
                 # of a statement's effects only where it holds no barrier, so they would run the callee
@@ -430,16 +497,16 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
                 _check_call(n, u)
 
 
-def _launch_bound(cond: ir.Expr, u: _Uniformity, by_data: _Uniformity) -> bool:
+def _launch_bound(cond: ir.Expr, varying: AbstractSet[str], by_data: _Uniformity) -> bool:
     """Whether an if's condition depends on the thread only through its index compared with values
     known at launch (a parameter, a shape, ``block_dim``): ``if tid < n:`` around a whole reduction,
     which every thread of a block takes at the launches it is written for.  A condition on data
     (memory, a warp op) or on the index against constants alone (``tid < 16``) is not."""
-    if by_data.expr(cond):
+    if by_data.expr(cond):  # (by data anywhere in the function: conservative)
         return False
     return any(
         isinstance(n, ir.Shape)
-        or (isinstance(n, ir.Var) and n.name not in u.varying)
+        or (isinstance(n, ir.Var) and n.name not in varying)
         or (isinstance(n, ir.Special) and n.name in ("block_dim", "grid_dim"))
         for n in ir.walk(cond)
     )
@@ -537,11 +604,28 @@ def _check_call(c: ir.Call, u: _Uniformity) -> None:
         ) from None
 
 
-def _divergence(at: ir.Node, why: ir.Node, what: str) -> BarrierDivergenceError:
+def _divergence(at: ir.Node, why: ir.Node, what: str, u: _Uniformity | None = None) -> BarrierDivergenceError:
     return BarrierDivergenceError(
         f"{what} {describe_divergence(why)} "
-        "(thread_idx, global_id, a value loaded from memory, or something computed from them), "
-        "so some threads of a block would not reach it",
+        "(thread_idx, global_id, a value loaded from memory, or something computed from them)"
+        f"{_through(why, u)}, so some threads of a block would not reach it",
         at.loc,
         "move the barrier out of the branch or loop so that every thread of the block reaches it",
     )
+
+
+def _through(why: ir.Node, u: _Uniformity | None) -> str:
+    """Which names in ``why``'s condition are thread-dependent there, and the assignment that made
+    each so: where the error's reader must look when the condition itself looks uniform."""
+    if u is None or not isinstance(why, (ir.If, ir.While, ir.For)):
+        return ""
+    parts = [why.cond] if isinstance(why, (ir.If, ir.While)) else [why.start, why.stop, why.step]
+    here = u.varying_at(why)
+    said = []
+    for n in (n for e in parts for n in ir.walk(e)):
+        made = u.made_varying.get(n.name) if isinstance(n, ir.Var) and n.name in here else None
+        if made is not None and made.loc is not None and n.name not in [s[0] for s in said]:
+            said.append((n.name, made.loc.lineno))
+    if not said:
+        return ""
+    return ": through " + ", ".join(f"{name!r} (set at line {line})" for name, line in said)

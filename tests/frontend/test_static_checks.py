@@ -418,3 +418,75 @@ def test_a_call_of_a_barrier_func_after_a_divergent_return_is_rejected():
     e = compile_error(bounds_return_then_barrier_call, Array[float32], int32)
     assert type(e) is gk.BarrierDivergenceError and e.lineno == line_of(bounds_return_then_barrier_call, "# C6")
     assert f"after a return (line {line_of(bounds_return_then_barrier_call, '# R6')})" in e.message
+
+
+# ---------------------------------------------------------------- flow-sensitive uniformity
+@kernel
+def reduction_then_stride_reused(x: Array[float32], out: Array[float32]):
+    """The textbook tree reduction; ``stride`` set again (a uniform value) under ``if t == 0:``
+    after the loop: its loop's condition is uniform at the loop, whatever happens after."""
+    s = shared(float32, 64)
+    t = thread_idx.x
+    s[t] = x[global_id(0)]
+    barrier()
+    stride = 32
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        barrier()
+        stride //= 2
+    if t == 0:
+        stride = 2
+        out[block_idx.x] = s[0] * stride
+
+
+@kernel
+def reassigned_uniform_before_the_loop(x: Array[float32], out: Array[float32]):
+    """A name thread-dependent first, then given a uniform value: uniform from there on."""
+    s = shared(float32, 64)
+    t = thread_idx.x
+    n = t
+    out[global_id(0)] = float32(n)
+    n = 4
+    for i in range(n):
+        s[t] = x[t] + i
+        barrier()
+    out[global_id(0)] += s[63 - t]
+
+
+@kernel
+def made_varying_in_a_branch(x: Array[float32], out: Array[float32]):
+    limit = 32
+    if thread_idx.x > 5:
+        limit = thread_idx.x  # SET
+    while limit > 1:
+        barrier()  # WAIT
+        limit //= 2
+    out[thread_idx.x] = x[thread_idx.x]
+
+
+@kernel
+def varying_through_a_loop_carried_value(x: Array[float32], n: int32):
+    k = 0
+    for i in range(n):
+        if k > 2:
+            barrier()  # CARRIED
+        k = thread_idx.x  # a later iteration sees it
+
+
+def test_uniformity_is_flow_sensitive(backend):
+    x = np.arange(128, dtype=np.float32)
+    out = np.zeros(2, np.float32)
+    reduction_then_stride_reused[2, 64](x, out)
+    np.testing.assert_array_equal(out, 2 * x.reshape(2, 64).sum(axis=1))
+    y = np.zeros(64, np.float32)
+    reassigned_uniform_before_the_loop[1, 64](x[:64], y)
+    np.testing.assert_array_equal(y, np.arange(64) + x[:64][::-1] + 3)
+
+
+def test_a_thread_dependent_condition_names_the_assignment_that_made_it_so():
+    e = compile_error(made_varying_in_a_branch, Array[float32], Array[float32])
+    assert e.loc.lineno == line_of(made_varying_in_a_branch, "# WAIT")
+    assert f"through 'limit' (set at line {line_of(made_varying_in_a_branch, '# SET')})" in e.message
+    e = compile_error(varying_through_a_loop_carried_value, Array[float32], int32)
+    assert e.loc.lineno == line_of(varying_through_a_loop_carried_value, "# CARRIED")
