@@ -409,6 +409,13 @@ class Kernel(lang.KernelObject):
         not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
+        # NumPy arrays of other strides (Fortran order, a.T, a[::2]): a C-contiguous copy in, and
+        # written back into the caller's array after, as Numba's copies to and from the device do
+        staged = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and not a.flags.c_contiguous]
+        given = args
+        if staged:
+            args = tuple(np.ascontiguousarray(a) if i in staged else a for i, a in enumerate(args))
+        copies = args
         if variant.tuples:  # each tuple's items are C parameters of their own
             args = flatten(args, variant.key)
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
@@ -418,6 +425,9 @@ class Kernel(lang.KernelObject):
             b.launch(variant, grid, block, args, check=check, shared=shared, stream=handle)
         else:
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
+        for i in staged:
+            if self.params[i].name in variant.written:
+                given[i][...] = copies[i]
         return b, variant, handle
 
     def source(self, *args: Any, backend: str = "cuda", line_directives: bool = False) -> str:

@@ -337,9 +337,7 @@ def is_array(a: Any) -> bool:
 
 
 def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
-    if isinstance(a, (np.ndarray, DeviceArray)):
-        if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
-            raise LaunchError(f"argument {name!r} is not C-contiguous; pass numpy.ascontiguousarray(...) of it")
+    if isinstance(a, (np.ndarray, DeviceArray)):  # (a NumPy array of any strides: launches stage it)
         return a.dtype, a.shape
     info = array_info(a, name)
     if info is not None:

@@ -542,3 +542,28 @@ def test_an_array_or_device_function_parameter_has_no_default():
     k = load_kernel(src, "func_default")
     with pytest.raises(gk.KernelSyntaxError, match="defaults in a kernel only"):
         k.source(np.zeros(4, np.float32))
+
+
+@gk.kernel
+def doubled_plus_column(a: gk.Array[gk.float32, 2], b: gk.Array[gk.float32, 2], t):
+    i, j = gk.thread_idx.y, gk.thread_idx.x
+    b[i, j] = a[i, j] * 2 + j + t[0]
+
+
+def test_numpy_arrays_of_any_strides_are_read_and_written(backend):
+    """Fortran order, a transpose, every other row, reversed rows: a C-contiguous copy goes in, and
+    what the kernel wrote comes back into the caller's own array (Numba's and CuPy's kernels take
+    strided arrays; gpukern's C indexes contiguous ones).  A tuple before does not shift them."""
+    base = np.arange(48, dtype=np.float32).reshape(6, 8)
+    sources = [base.T, np.asfortranarray(base.T), base.T[::-1], np.repeat(base.T, 2, axis=0)[::2]]
+    for a in sources:
+        assert a.shape == (8, 6)
+        for out in (np.zeros((16, 6), np.float32)[::2], np.zeros((6, 8), np.float32).T, np.zeros((8, 6), order="F")):
+            out = out.astype(np.float32, copy=False) if out.dtype != np.float32 else out
+            doubled_plus_column[1, (6, 8)](a, out, (1.0,))
+            np.testing.assert_array_equal(out, a * 2 + np.arange(6)[None, :] + 1)
+    ro = base.T.copy(order="F")
+    ro.flags.writeable = False  # read, never written: not written back
+    out = np.zeros((16, 6), np.float32)[::2]
+    doubled_plus_column[1, (6, 8)](ro, out, (0.0,))
+    np.testing.assert_array_equal(out, ro * 2 + np.arange(6)[None, :])

@@ -164,7 +164,6 @@ def test_const_array_2d(backend):
     assert np.all(A == CONST2D)
 
 
-@pytest.mark.refused("a Fortran-order array argument (np.zeros_like(..., order='F')): gpukern's arrays are C-contiguous")
 def test_const_array_3d(backend):
     sig = (complex64[:, :, :],)
     jcuconst3d = cuda.jit(sig)(cuconst3d)
