@@ -111,6 +111,7 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     # ------------------------------------------------------------ functions
     def function(self, fd: ir.FuncDef, func_names: dict[int, str]) -> str:
         self.func_names = func_names
+        self.phasing = fd.is_kernel and self.phases is not None
         self.nonneg = nonnegative_vars(fd)
         self.names: dict[str, str] = {}
         self._reserve_names(fd)

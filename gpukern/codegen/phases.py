@@ -144,9 +144,11 @@ class PhaseEmitter(ExpressionEmitter):
         g = self.d.pointer_spaces["global"]
         return [f"{g}uchar* gk_saved", f"{g}uchar* gk_saved_shared", f"{g}int* gk_phase"]
 
+    phasing = False  # emitting the phased kernel itself (not a @func of its program)
+
     def declared_at_top(self, name: str) -> bool:
         """Whether local ``name`` is declared at the kernel's top (saved across phases), not where set."""
-        return self.phases is not None and name in self.phases.names
+        return self.phasing and self.phases is not None and name in self.phases.names
 
     def phase_declarations(self, fd: ir.FuncDef) -> list[str]:
         """The saved scalars not among ``fd.locals`` (declared where first set, elsewhere)."""

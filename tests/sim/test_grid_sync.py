@@ -221,3 +221,24 @@ def test_on_cuda_a_cooperative_launch():
             two_phase[1 << 16, 1024](np.zeros(1 << 26, np.int64), np.zeros(1 << 26, np.int64))
     finally:
         gk.set_backend(None)
+
+
+@gk.func
+def scaled(v: gk.float64) -> gk.float64:
+    acc = v * 2.0  # the same name as the kernel's saved local: declared here as usual
+    return acc
+
+
+@gk.kernel
+def phased_with_a_func(x, out):
+    i = gk.global_id(0)
+    acc = scaled(x[i])
+    gk.grid_sync()
+    out[i] = acc + x[(i + 1) % x.shape[0]]
+
+
+def test_a_funcs_locals_are_its_own_in_a_phased_kernel(backend):
+    x = np.arange(64, dtype=np.float64)
+    out = np.zeros(64)
+    phased_with_a_func[2, 32](x, out)
+    np.testing.assert_array_equal(out, 2 * x + np.roll(x, -1))
