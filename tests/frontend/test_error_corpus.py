@@ -243,8 +243,6 @@ LAUNCH_CASES = [
         "float64",
     ),
     L("wrong-ndim", K.fill2, lambda s: K.fill2[1, 16](s.out, 1.0), "'out'", "2 dimension"),
-    L("non-contiguous-1d", K.copy1, lambda s: K.copy1[1, 8](s.out[::2], _f32(), 8), "'out'", "contiguous"),
-    L("non-contiguous-2d", K.fill2, lambda s: K.fill2[1, 16](s.out2.T, 1.0), "'out'", "contiguous"),
     L("array-on-sim-backend", K.copy1, _sim_array, "'x'", "sim", "opencl"),
     L("block-too-large", K.copy1, _block_too_big, "block", "at most"),
     L("shared-too-large", K.big_shared, _shared_too_big, "shared memory", "big_shared"),
