@@ -42,20 +42,27 @@ class Layout:
     group_bytes: int
 
 
+def _slots(nbytes: int) -> int:
+    """The bytes ``nbytes`` take in a record: whole slots, so what follows stays aligned."""
+    return -(-nbytes // SLOT) * SLOT
+
+
 @dataclass
 class Plan:
     """The grid barriers of a kernel, numbered from 1, and what each thread saves at one."""
 
     numbers: dict[int, int]  # id(Barrier) -> its number
     values: list[ir.Var]  # scalars, at SLOT * k of the thread's record
-    local_arrays: list[tuple[ir.ArrayRef, int, int]]  # (array, offset in the thread's record, bytes)
-    shared_arrays: list[tuple[ir.ArrayRef, int, int]]  # (array, offset in the group's record, bytes)
+    # (array, offset in the thread's or the group's record, its bytes: the copies move these, each
+    # taking a multiple of SLOT in the record)
+    local_arrays: list[tuple[ir.ArrayRef, int, int]]
+    shared_arrays: list[tuple[ir.ArrayRef, int, int]]
     holds: dict[int, frozenset[int]] = field(default_factory=dict)  # id(statement) -> numbers under it
 
     @property
     def layout(self) -> Layout:
-        thread = SLOT * len(self.values) + sum(n for _, _, n in self.local_arrays)
-        return Layout(thread, sum(n for _, _, n in self.shared_arrays))
+        thread = SLOT * len(self.values) + sum(_slots(n) for _, _, n in self.local_arrays)
+        return Layout(thread, sum(_slots(n) for _, _, n in self.shared_arrays))
 
     @functools.cached_property
     def names(self) -> frozenset[str]:
@@ -111,8 +118,7 @@ def plan(fd: ir.FuncDef, lang: str) -> Plan | None:
                 )
             size = int(np.prod(t.shape)) * t.elem.itemsize
             kept = local_arrays if t.space == "local" else shared_arrays
-            offset = sum(b for _, _, b in kept)
-            kept.append((n.array, offset, -(-size // SLOT) * SLOT))
+            kept.append((n.array, sum(_slots(b) for _, _, b in kept), size))
     saved = [v for name, v in values.items() if name in assigned]  # (a parameter too, where assigned)
     for v in saved:
         if not isinstance(v.type, ScalarType):

@@ -242,3 +242,34 @@ def test_a_funcs_locals_are_its_own_in_a_phased_kernel(backend):
     out = np.zeros(64)
     phased_with_a_func[2, 32](x, out)
     np.testing.assert_array_equal(out, 2 * x + np.roll(x, -1))
+
+
+@gk.kernel
+def odd_sized_arrays(x, out):
+    """Shared and local arrays of 12 and 6 bytes beside others: each is saved and restored alone
+    (a copy of its record's padding would run past its end into the next array)."""
+    i = gk.global_id(0)
+    t = gk.thread_idx.x
+    a = gk.shared(gk.float32, 3)
+    b = gk.shared(gk.float32, 32)
+    c = gk.local(gk.int16, 3)
+    d = gk.local(gk.int16, 4)
+    if t < 3:
+        a[t] = x[i] + 100
+    b[t] = x[i]
+    c[t % 3] = gk.int16(t)
+    d[t % 4] = gk.int16(2 * t)
+    gk.grid_sync()
+    out[i] = b[t] + a[t % 3] + c[t % 3] + d[t % 4]
+
+
+def test_arrays_of_any_size_keep_their_neighbours(backend):
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    odd_sized_arrays[2, 32](x, out)
+    t = np.arange(64) % 32
+    block = np.arange(64) // 32 * 32
+    np.testing.assert_array_equal(out, x + (x[block + t % 3] + 100) + t + 2 * t)  # each thread its own c, d
+    if backend == "opencl":
+        src = odd_sized_arrays.source(np.zeros(64, np.float32), np.zeros(64, np.float32), backend="opencl")
+        assert "k < 12;" in src and "k < 6;" in src
