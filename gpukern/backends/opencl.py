@@ -187,7 +187,7 @@ class OpenCLBackend(Backend):
             warn_at(
                 f"{variant.kernel.__name__}[{grid}, {block}]: {threads} threads per block run on "
                 f"{self.device.name.strip()}, which allows {self.max_group}, but a CUDA GPU allows at most "
-                f"{GPU_BLOCK_LIMIT} (and many OpenCL GPUs 256 or 1024): the same launch fails there",
+                f"{GPU_BLOCK_LIMIT}: the same launch fails there",
                 variant.program.kernel.loc,
             )
         if not variant.uses_warp_ops:

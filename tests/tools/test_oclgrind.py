@@ -4,8 +4,10 @@ oclgrind (Debian's ``oclgrind``) is an OpenCL platform that runs kernels under i
 uninitialised-value checks (``--data-races --uninitialized``) and names the source lines through
 the ``#line`` directives of gpukern's OpenCL C, so its findings on the sanitizer corpus
 (tests/sanitizer_corpus.py) are Python lines.  Each case runs in a process of its own under
-oclgrind, on gpukern's OpenCL backend.  The test: every line oclgrind reports for a buggy kernel,
-the simulator (``gk.sanitize``) reports too, and oclgrind reports nothing on the correct ones.
+oclgrind, on gpukern's OpenCL backend.  The test: every race oclgrind reports for a buggy kernel
+the simulator (``gk.sanitize``) reports at both lines; an uninitialised value or an invalid access,
+at one of the lines oclgrind names (oclgrind also names the later lines a bad value flows to);
+and oclgrind reports nothing on the correct ones.
 oclgrind misses some bugs the simulator finds (a partly filled local array, index overflow that
 stays in bounds, misaligned vectors); the reverse would be a hole in the simulator.
 
@@ -97,8 +99,8 @@ def test_every_bug_oclgrind_finds_the_simulator_finds_at_the_same_line():
         assert found["race"] <= sim, f"{case.name}: oclgrind races at lines {sorted(found['race'] - sim)}\n{tail}"
         assert not found["other"] or found["other"] & sim, f"{case.name}: the simulator reports none of\n{tail}"
         assert case.line in sim
-    # the comparison says something: oclgrind finds most of the corpus (30 of 35 when measured)
-    assert len(found_by_oclgrind) >= 25, found_by_oclgrind
+    # the comparison says something: oclgrind finds 30 of the 35 that run (PoCL 3.1, oclgrind 21.10)
+    assert len(found_by_oclgrind) >= 28, found_by_oclgrind
 
 
 def test_oclgrind_reports_nothing_on_the_correct_kernels():
