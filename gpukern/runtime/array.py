@@ -184,18 +184,13 @@ class DeviceArray:
     def reshape(self, *shape: Any) -> DeviceArray:
         """The same memory under another shape of the same size (one entry may be -1), as NumPy's
         ``reshape`` of a C-contiguous array: no copy, writes through either are seen by both."""
-        dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
-            raise LaunchError(f"reshape() takes ints (one may be -1), not {dims!r}")
-        out = [int(d) for d in dims]
-        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
-        if out.count(-1) > 1 or any(d < -1 for d in out) or (-1 in out and (known == 0 or self.size % known)):
-            raise LaunchError(f"cannot reshape a device array of shape {self.shape} (size {self.size}) to {dims}")
-        if -1 in out:
-            out[out.index(-1)] = self.size // known
-        if int(np.prod(out, dtype=np.int64)) != self.size:
-            raise LaunchError(f"cannot reshape a device array of shape {self.shape} (size {self.size}) to {dims}")
-        return self.backend.view(self, tuple(out))
+        # NumPy's own rules and -1, on an array of this shape that holds no memory (every stride 0)
+        shadow = np.broadcast_to(np.empty((), np.int8), self.shape)
+        try:
+            new = shadow.reshape(*shape).shape
+        except (TypeError, ValueError) as e:
+            raise LaunchError(f"cannot reshape a device array of shape {self.shape}: {e}") from None
+        return self.backend.view(self, new)
 
     def ravel(self) -> DeviceArray:
         """The same memory as one dimension (no copy)."""
