@@ -157,9 +157,8 @@ class _Predicator:
             mask = None if op.mask is None else _guard(_substitute(op.mask, table), p)
             args = [_guard(_substitute(a, table), p) for a in op.args]
             called = replace(op, mask=mask, args=args, active=_read(p))
-            if op.type is None:  # syncwarp: nothing to keep
+            if op.type is None:  # syncwarp, a statement of its own: nothing to keep
                 out.append(ir.ExprStmt(called, loc=op.loc))
-                table[id(op)] = None  # type: ignore[assignment]
                 continue
             result = self.var("warp_result", op.type)
             out.append(ir.Assign(result, called, loc=op.loc))

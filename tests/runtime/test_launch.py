@@ -527,20 +527,23 @@ def test_the_last_parameters_may_have_defaults(backend):
     assert gk.sanitize(filled[1, 64], a) == [] and (a == 32).all()
 
 
-def test_an_array_or_device_function_parameter_has_no_default():
-    src = (
-        "import numpy as np\nimport gpukern as gk\nB = np.zeros(4, np.float32)\n\n@gk.kernel\n"
-        "def k(a, b: gk.Array[gk.float32] = B):\n    a[0] = b[0]\n"
-    )
-    k = load_kernel(src, "array_default")
-    with pytest.raises(gk.KernelSyntaxError, match="array parameter 'b' cannot have a default"):
-        k.source(np.zeros(4, np.float32))
-    src = (
-        "import gpukern as gk\n\n@gk.func\ndef f(x, y=1):\n    return x + y\n\n@gk.kernel\n"
-        "def k(a):\n    a[0] = f(a[0], 2)\n"
-    )
-    k = load_kernel(src, "func_default")
-    with pytest.raises(gk.KernelSyntaxError, match="defaults in a kernel only"):
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "B = np.zeros(4, np.float32)\n\n@gk.kernel\ndef k(a, b: gk.Array[gk.float32] = B):\n    a[0] = b[0]\n",
+            "array parameter 'b' cannot have a default",
+        ),
+        (
+            "@gk.func\ndef f(x, y=1):\n    return x + y\n\n@gk.kernel\ndef k(a):\n    a[0] = f(a[0], 2)\n",
+            "defaults in a kernel only",
+        ),
+    ],
+    ids=["array", "func"],
+)
+def test_an_array_or_device_function_parameter_has_no_default(body, message):
+    k = load_kernel("import numpy as np\nimport gpukern as gk\n\n" + body, "param_default")
+    with pytest.raises(gk.KernelSyntaxError, match=message):
         k.source(np.zeros(4, np.float32))
 
 
