@@ -364,24 +364,31 @@ class BinaryCache:
         with self._lock:
             self.memory.pop(key, None)
             if self.disk:
-                for path in (self._path(key), self._path(key)[: -len(_SUFFIX)] + _ABOUT_SUFFIX):
+                for path in (self._path(key), self._about_path(key)):
                     try:
                         os.unlink(path)
                     except OSError:
                         pass
 
+    def _entry_files(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Each key on disk with its entry's stat: a regular file named ``<key>.bin`` (what could be
+        an entry: not a link, a FIFO...)."""
+        if not (self.disk and os.path.isdir(self.directory)):
+            return
+        for name in os.listdir(self.directory):
+            key = name[: -len(_SUFFIX)]
+            if not (name.endswith(_SUFFIX) and _KEY.fullmatch(key)):
+                continue
+            try:
+                st = os.lstat(os.path.join(self.directory, name))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                yield key, st
+
     def info(self) -> dict[str, Any]:
-        entries, size = 0, 0
-        if self.disk and os.path.isdir(self.directory):
-            for name in os.listdir(self.directory):
-                if name.endswith(_SUFFIX):
-                    try:
-                        st = os.lstat(os.path.join(self.directory, name))
-                    except OSError:
-                        continue
-                    if stat.S_ISREG(st.st_mode):  # what could be an entry: not a link, FIFO, ...
-                        size += st.st_size
-                        entries += 1
+        files = [st.st_size for _, st in self._entry_files()]
+        entries, size = len(files), sum(files)
         return {
             "dir": self.directory if self.disk else None,
             "entries": entries,
@@ -396,21 +403,10 @@ class BinaryCache:
         """The entries on disk, newest first: each one's key, bytes and time, and what it holds
         (``kernel``, ``backend``, ``source``) where its ``.about`` file says."""
         out: list[dict[str, Any]] = []
-        if not (self.disk and os.path.isdir(self.directory)):
-            return out
-        for name in os.listdir(self.directory):
-            key = name[: -len(_SUFFIX)]
-            if not (name.endswith(_SUFFIX) and _KEY.fullmatch(key)):
-                continue
-            try:
-                st = os.lstat(os.path.join(self.directory, name))
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
+        for key, st in self._entry_files():
             entry: dict[str, Any] = {"key": key, "bytes": st.st_size, "time": st.st_mtime}
             try:
-                with open(os.path.join(self.directory, key + _ABOUT_SUFFIX), encoding="utf-8") as f:
+                with open(self._about_path(key), encoding="utf-8") as f:
                     about = json.load(f)
                 if isinstance(about, dict):
                     entry.update({k: str(v) for k, v in about.items() if k in ("kernel", "backend", "source")})
@@ -510,15 +506,26 @@ class BinaryCache:
             log.debug("cache: miss, %s %s%s", miss.what, path, detail)
             return None
 
+    def _about_path(self, key: str) -> str:
+        return os.path.join(self.directory, key + _ABOUT_SUFFIX)
+
     def _write_about(self, key: str, about: dict[str, str]) -> None:
         """What entry ``key`` holds, beside it (best effort: a listing without it shows the key)."""
+        tmp = ""
         try:
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(about, f)
-            os.replace(tmp, os.path.join(self.directory, key + _ABOUT_SUFFIX))
+            os.replace(tmp, self._about_path(key))
+            tmp = ""
         except OSError as e:
             log.debug("cache: cannot describe %s: %s", key[:16], e)
+        finally:
+            if tmp:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
 
     def _write(self, key: str, data: bytes) -> bool:
         """Store an entry on disk; whether it is there now."""
