@@ -104,9 +104,15 @@ class Dialect:
     # shuffle's value, lane and width), {T} the value's type, {U} its unsigned type, {to} {from} its bits functions
     warp: dict[str, str] = field(default_factory=dict)
     warp_helpers: str = ""  # C functions the warp formats call, written once where a warp op is used
+    # an emulation's ``{live}`` in the warp formats: the lanes taking part, those that exist
+    # (``warp_live``), or where the op is predicated (``WarpOp.active``: frontend.predication) those
+    # whose flag ``{0}`` holds (``warp_active``); empty: the dialect's warp ops need none
+    warp_live: str = ""
+    warp_active: str = ""
     # where not empty, warp ops are emulated through this work-group scratch array (declared at the top
     # of the kernel; '{n}': its length, the most threads a block may have), with work-group barriers:
-    # every thread of the block must reach each of them, and they cannot be in a @func
+    # every thread of the block calls each op (frontend.predication arranges it under branches only
+    # some threads take), and they cannot be in a @func
     warp_scratch: str = ""
     warp_group_max: int = 0  # the most threads per block the emulation holds
     warp_emulation: str = ""  # what the emulation stands in for, for its error messages

@@ -626,10 +626,9 @@ OPENCL = Dialect(
         "syncwarp": "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)",
         "match_any": f"gk_warp_match({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}), {{live}})",
         "match_all": f"gk_warp_match_all({_WARP_ARGS}, {{mask}}, (ulong){{to}}({{0}}), {{live}})",
-        # the lanes taking part: those that exist, or (``WarpOp.active``, predicated) those whose flag holds
-        "live": "gk_warp_live()",
-        "active": f"gk_warp_active({_WARP_ARGS}, {{0}})",
     },
+    warp_live="gk_warp_live()",
+    warp_active=f"gk_warp_active({_WARP_ARGS}, {{0}})",
     # block-wide votes: every work-item adds its predicate to a __local count between barriers
     block_votes={
         "count": "{r} = gk_block_count(&gk_block_vote, {p});",

@@ -375,9 +375,8 @@ class ExpressionEmitter:
         # a constant mask reads best as the lanes' bits
         text = f"0x{mask.value:08X}u" if isinstance(mask, ir.Lit) else self.expr(mask) if mask is not None else ""
         fields = {"mask": text, "to": to_bits}
-        if "live" in self.d.warp:  # an emulation: which lanes take part (frontend.predication)
-            live = self.d.warp["live"] if e.active is None else self.d.warp["active"].format(self.expr(e.active))
-            fields["live"] = live
+        if self.d.warp_live:  # an emulation: which lanes take part (frontend.predication)
+            fields["live"] = self.d.warp_live if e.active is None else self.d.warp_active.format(self.expr(e.active))
         fields.update({"from": from_bits, "T": self.type(t), "U": self.d.unsigned_types.get(t.itemsize, "")})
         return self.support(self.d.warp[e.op].format(*(self.expr(a) for a in e.args), **fields)), ATOM
 
