@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -96,7 +97,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=_common.DEFAULT_OUT, help="results folder")
     args = p.parse_args(argv)
     backend = _common.select_backend("cuda")
-    import os
 
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(_common.ROOT), os.environ.get("PYTHONPATH", "")])}
