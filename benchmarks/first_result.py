@@ -11,6 +11,10 @@ through ctypes, not CuPy's binding, so that it never imports CuPy for that); CuP
 same C through ``cupy.RawKernel`` and launches on CuPy arrays.  One untimed run of each first fills
 the disk caches (gpukern's, CuPy's kernel cache); then the children alternate, ``--runs`` each;
 medians are reported, and every child checks its result against NumPy (a wrong one fails the run).
+Before the runs, gpukern's bytecode is written (``compileall``), as ``pip install`` does for an
+installed package and as Python does at a first import: a checkout copied to a machine that sets
+``PYTHONDONTWRITEBYTECODE`` would otherwise recompile all of gpukern's source in every child while
+CuPy loads its installed bytecode.  Each child reports whether gpukern came from bytecode.
 
 Goal (issue 33): gpukern's median time to first result at or below CuPy's on the same machine.
 """
@@ -56,8 +60,10 @@ axpy[gk.grid_for(n, 256), 256](np.float32(2.0), x, y, n)
 t_result = time.perf_counter()
 ok = bool(np.array_equal(y, 2 * np.arange(n, dtype=np.float32) + 1))
 import json, sys
+import importlib.util, os
+bytecode = os.path.exists(importlib.util.cache_from_source(gk.kernel.__code__.co_filename))
 print(json.dumps({{"import_s": t_import - t0, "first_result_s": t_result - t0, "ok": ok,
-                  "cupy_imported": "cupy" in sys.modules}}))
+                  "cupy_imported": "cupy" in sys.modules, "bytecode": bytecode}}))
 """
 
 CUPY_CHILD = """
@@ -108,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
         }
         codes["gpukern"].write_text(GPUKERN_CHILD.format(n=args.n))
         codes["cupy RawKernel"].write_text(CUPY_CHILD.format(n=args.n, code=AXPY_C))
+        compiled = subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(_common.ROOT / "gpukern")], capture_output=True, text=True
+        )
+        if compiled.returncode != 0:
+            raise SystemExit(f"error: compileall failed:\n{compiled.stdout[-2000:]}{compiled.stderr[-2000:]}")
         for code in codes.values():  # fill the disk caches: the runs measure a warm start
             child(code, env)
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in codes}
@@ -132,7 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     cupy_imported = any(r.get("cupy_imported") for r in runs["gpukern"])
     print(f"gpukern / CuPy RawKernel: {ratio:.2f} (goal <= 1.0: {'met' if ratio <= 1.0 else 'NOT met'})")
     print(f"gpukern's children imported CuPy: {cupy_imported}")
-    results = {"medians": med, "ratio": ratio, "runs": runs, "gpukern_imported_cupy": cupy_imported}
+    bytecode = all(r.get("bytecode") for r in runs["gpukern"])
+    print(f"gpukern's children loaded its bytecode: {bytecode}")
+    results = {"medians": med, "ratio": ratio, "runs": runs, "gpukern_imported_cupy": cupy_imported,
+               "gpukern_bytecode": bytecode}
     plot = {
         "kind": "bars",
         "title": "Time to the first result in a fresh process (axpy, warm caches)",
