@@ -22,7 +22,7 @@ from .frontend.compiler import Compiler
 from .ir import nodes as ir
 from .ir.source import ParsedFunction, lambda_loc, parse_function
 from .language import core as lang
-from .runtime.array import stream_handle
+from .runtime.array import DeviceArray, stream_handle
 from .runtime.compile_options import CompileOptions
 from .runtime.plan import (
     ArrayParam,
@@ -409,12 +409,14 @@ class Kernel(lang.KernelObject):
         not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
         variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
-        # NumPy arrays of other strides (Fortran order, a.T, a[::2]): a C-contiguous copy in, and
-        # written back into the caller's array after, as Numba's copies to and from the device do
-        staged = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and not a.flags.c_contiguous]
+        # NumPy arrays of other strides (Fortran order, a.T, a[::2]) and device array views the
+        # device cannot address (d[:, 1]): a C-contiguous copy in, and written back into the
+        # caller's array after, as Numba's copies to and from the device do
+        staged = [i for i, a in enumerate(args) if _needs_staging(a)]
         given = args
         if staged:
-            args = tuple(np.ascontiguousarray(a) if i in staged else a for i, a in enumerate(args))
+            _check_staged_alone(self.__name__, args, staged)
+            args = tuple(_contiguous(a) if i in staged else a for i, a in enumerate(args))
         copies = args
         if variant.tuples:  # each tuple's items are C parameters of their own
             args = flatten(args, variant.key)
@@ -427,7 +429,10 @@ class Kernel(lang.KernelObject):
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
         for i in staged:
             if self.params[i].name in variant.written:
-                given[i][...] = copies[i]
+                if isinstance(given[i], DeviceArray):
+                    given[i].set(copies[i].get())
+                else:
+                    given[i][...] = copies[i]
         return b, variant, handle
 
     def source(self, *args: Any, backend: str = "cuda", line_directives: bool = False) -> str:
@@ -442,6 +447,30 @@ class Kernel(lang.KernelObject):
             return variant.source(backend, line_directives)
         except GpukernError as e:  # the user's frames and the message (errors.user_frames)
             raise user_frames(e) from e.__cause__
+
+
+def _needs_staging(a: Any) -> bool:
+    return isinstance(a, np.ndarray) and not a.flags.c_contiguous or isinstance(a, DeviceArray) and a.staged
+
+
+def _contiguous(a: Any) -> Any:
+    return a.copy() if isinstance(a, DeviceArray) else np.ascontiguousarray(a)
+
+
+def _check_staged_alone(name: str, args: tuple[Any, ...], staged: list[int]) -> None:
+    """A staged view runs on a copy: another argument on the same memory would not see the
+    kernel's writes through it (or it theirs), so that launch is refused."""
+    for i in staged:
+        if not isinstance(args[i], DeviceArray):
+            continue
+        root = args[i]._place()[0]
+        for j, b in enumerate(args):
+            if j != i and isinstance(b, DeviceArray) and b._place()[0] is root:
+                raise LaunchError(
+                    f"{name}: arguments {i + 1} and {j + 1} share one device array's memory, and argument "
+                    f"{i + 1} is a strided view the kernel runs on a copy of, which argument {j + 1} would not "
+                    "see; pass .copy() of the view and write it back, or index the whole array in the kernel"
+                )
 
 
 def grid_for(shape: int | Sequence[int], block: int | Sequence[int]) -> tuple[int, ...]:

@@ -228,6 +228,27 @@ class Backend:
         ``array`` alive."""
         return DeviceArray(self, array.handle, shape, array.dtype, owner=array)
 
+    def view_at(
+        self, root: DeviceArray, offset: int, shape: tuple[int, ...], strides: tuple[int, ...], contiguous: bool
+    ) -> DeviceArray:
+        """A view of ``root``'s memory (``root[key]``): ``shape`` elements from byte ``offset`` at
+        byte ``strides``.  A C-contiguous view the device can point to has a handle of its own; any
+        other is staged (no handle: launches copy it, copies go through the host)."""
+        within = (root, offset, strides)
+        handle = self.address(root, offset, shape) if contiguous else None
+        view = DeviceArray(self, handle, shape, root.dtype, owner=root, within=within)
+        if handle is not None:
+            self.share_flags(root, view, offset)
+        return view
+
+    def address(self, root: DeviceArray, offset: int, shape: tuple[int, ...]) -> Any:
+        """A handle for a C-contiguous array of ``shape`` in ``root``'s memory from byte
+        ``offset``, or None where the device cannot address it as an array of its own."""
+        return root.handle if offset == 0 else None
+
+    def share_flags(self, root: DeviceArray, view: DeviceArray, offset: int) -> None:
+        """Hook for a backend that tracks something per element (the simulator's written flags)."""
+
     def synchronize(self) -> None:
         raise NotImplementedError
 

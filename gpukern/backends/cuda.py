@@ -270,6 +270,9 @@ class CUDABackend(Backend):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         return self._array(shape, dtype)
 
+    def address(self, root: DeviceArray, offset: int, shape: tuple[int, ...]) -> int:
+        return int(root.handle) + offset  # a CUdeviceptr: any byte of the allocation
+
     def download(self, array: DeviceArray) -> np.ndarray:
         out = np.empty(array.shape, array.dtype)
         self.driver.dtoh(out, array.handle)

@@ -359,6 +359,17 @@ class OpenCLBackend(Backend):
         nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
         return DeviceArray(self, self.cl.Buffer(self.ctx, self.cl.mem_flags.READ_WRITE, nbytes), shape, dtype)
 
+    def address(self, root: DeviceArray, offset: int, shape: tuple[int, ...]) -> Any:
+        """A sub-buffer, where the offset meets the device's base-address alignment."""
+        if offset == 0:
+            return root.handle
+        if offset % max(self.device.mem_base_addr_align // 8, 1):
+            return None
+        try:
+            return root.handle.get_sub_region(offset, max(int(np.prod(shape)) * root.dtype.itemsize, 1))
+        except self.cl.Error:  # (a sub-buffer of a sub-buffer, or beyond what the device allows)
+            return None
+
     def download(self, array: DeviceArray) -> np.ndarray:
         out = np.empty(array.shape, array.dtype)
         if out.nbytes:

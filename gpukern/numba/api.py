@@ -177,9 +177,16 @@ def to_device_array(ary: Any, stream: Any = None, copy: bool = True, to: _Device
 def device_array(
     shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C", stream: Any = None
 ) -> _DeviceArray:
-    """``cuda.device_array``: ``gk.empty`` (C order only)."""
-    if order != "C" or strides is not None:
-        raise _BackendError("cuda.device_array(): gpukern's device arrays are C-contiguous (order='C', no strides)")
+    """``cuda.device_array``: ``gk.empty``; Fortran order is the transposed view of a C array of the
+    reversed shape (a launch stages such a view: a contiguous copy in and back)."""
+    if strides is not None or order not in ("C", "F"):
+        raise _BackendError(
+            "cuda.device_array(): order='C' or 'F', without strides (gpukern's device arrays are C-contiguous "
+            "or views of one)"
+        )
+    if order == "F":
+        dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return _empty(dims[::-1], dtype).T
     return _empty(shape, dtype)
 
 

@@ -18,6 +18,15 @@ def array_kind(backend: Any, dtype: np.dtype, ndim: int) -> tuple[Any, np.dtype,
     return _KINDS.setdefault(key, key)
 
 
+def _c_strides(shape: tuple[int, ...], dtype: np.dtype) -> tuple[int, ...]:
+    """The byte strides of a C-contiguous array of ``shape``."""
+    out, step = [], np.dtype(dtype).itemsize
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
 def stream_handle(stream: Any, backend: Any, what: str) -> Any:
     """The runtime's handle of ``stream`` (a ``gpukern.Stream``, checked to belong to ``backend``,
     or a stream of another library that the backend takes; None is the default stream)."""
@@ -36,20 +45,61 @@ def stream_handle(stream: Any, backend: Any, what: str) -> Any:
     return stream.handle
 
 
+def _is_basic(key: Any) -> bool:
+    """Whether NumPy's ``x[key]`` is a view (integers, slices, ``...``, ``None``), not a copy."""
+    items = key if isinstance(key, tuple) else (key,)
+    return all(
+        isinstance(k, (int, np.integer, slice)) and not isinstance(k, (bool, np.bool_)) or k is None or k is Ellipsis
+        for k in items
+    )
+
+
 class DeviceArray:
-    """A C-contiguous array in one backend's device memory.
+    """An array in one backend's device memory: C-contiguous, or a view into another (``a[2:6]``,
+    ``a[:, 1]``, as Numba's and CuPy's device arrays slice).
 
     Launches use it in place (no copies); ``get()`` copies it back to a NumPy array.  Its backend,
-    shape and dtype are fixed when it is made (``kind`` holds them for launch plans).
+    shape and dtype are fixed when it is made (``kind`` holds them for launch plans).  A view the
+    device can address as an array of its own (C-contiguous, at an offset the backend can point
+    to) has a handle; any other view (strided, or an OpenCL offset the device cannot address) has
+    none and is *staged*: a launch runs the kernel on a contiguous copy and writes what the kernel
+    wrote back into the view, as for a NumPy argument of other strides.
     """
 
-    def __init__(self, backend: Any, handle: Any, shape: tuple[int, ...], dtype: np.dtype, owner: Any = None):
+    def __init__(
+        self,
+        backend: Any,
+        handle: Any,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        owner: Any = None,
+        within: tuple[DeviceArray, int, tuple[int, ...]] | None = None,
+    ):
         self._backend = backend
         self.owner = owner  # what keeps memory this array does not own alive (an imported DLPack tensor)
         self.handle = handle
         self._shape = tuple(int(s) for s in shape)
         self._dtype = np.dtype(dtype)
-        self.kind = array_kind(backend, self._dtype, len(self._shape))
+        # a view: (the array that owns the memory, byte offset into it, byte strides)
+        self.within = within
+        # a staged view matches no launch plan's test (kind None): the checked path stages it
+        self.kind = None if handle is None else array_kind(backend, self._dtype, len(self._shape))
+
+    @property
+    def staged(self) -> bool:
+        """Whether the device cannot address this view as an array of its own (launches copy it)."""
+        return self.handle is None
+
+    def _place(self) -> tuple[DeviceArray, int, tuple[int, ...]]:
+        """(the array owning the memory, this array's byte offset in it, its byte strides)."""
+        if self.within is not None:
+            return self.within
+        return self, 0, _c_strides(self.shape, self.dtype)
+
+    def _host_view(self, root_host: np.ndarray) -> np.ndarray:
+        """This view of the owning array's host copy ``root_host``."""
+        _, offset, strides = self._place()
+        return np.ndarray(self.shape, self.dtype, buffer=root_host, offset=offset, strides=strides)
 
     @property
     def backend(self) -> Any:
@@ -83,6 +133,8 @@ class DeviceArray:
     def get(self, stream: Any = None) -> np.ndarray:
         """Copy to a new NumPy array, after the work queued on ``stream`` (None: the default
         stream) so far; returns when the copy is done."""
+        if self.staged:  # the owning array's contents, read through this view
+            return self._host_view(self._place()[0].get(stream)).copy()
         if stream is None:
             return self.backend.download(self)
         out = np.empty(self.shape, self.dtype)
@@ -93,6 +145,7 @@ class DeviceArray:
         """Queue a copy into ``host`` (a new pinned array if None) on ``stream`` and return it at
         once: read it after ``stream.synchronize()`` (or an event recorded after the copy)."""
         handle = stream_handle(stream, self.backend, "get_async()")
+        self._not_staged("get_async()")
         if host is None:
             host = self.backend.pinned_empty(self.shape, self.dtype)
         else:
@@ -104,12 +157,20 @@ class DeviceArray:
         """Copy ``host`` (same shape and dtype) into this array, in order on ``stream``; returns
         when the copy is done."""
         handle = stream_handle(stream, self.backend, "set()")
-        self.backend.copy_to_device(self, self._check_host(host, "set()"), handle, True)
+        host = self._check_host(host, "set()")
+        if self.staged:  # written into the owning array's contents through this view
+            root = self._place()[0]
+            whole = root.get(stream)
+            self._host_view(whole)[...] = host
+            root.set(whole, stream)
+            return
+        self.backend.copy_to_device(self, host, handle, True)
 
     def set_async(self, host: np.ndarray, stream: Any = None) -> None:
         """Queue a copy of ``host`` into this array on ``stream`` and return at once; ``host`` must
         not change until the stream has done it (use pinned memory for copies that overlap)."""
         handle = stream_handle(stream, self.backend, "set_async()")
+        self._not_staged("set_async()")
         self.backend.copy_to_device(self, self._check_host(host, "set_async()", exact=True), handle, False)
 
     def copy_to_host(self, ary: np.ndarray | None = None, stream: Any = None) -> np.ndarray:
@@ -138,7 +199,23 @@ class DeviceArray:
         handle = stream_handle(stream, self.backend, "copy_to()")
         if dst is self:  # onto itself: nothing changes (OpenCL refuses the overlapping copy)
             return
+        if self.staged or dst.staged or self._overlaps(dst):  # through the host, in order
+            dst.set(self.get(stream), stream)
+            return
         self.backend.copy_on_device(dst, self, handle)
+
+    def _overlaps(self, other: DeviceArray) -> bool:
+        """Whether two views of one array may share elements (a device copy must not overlap)."""
+        (r1, o1, _), (r2, o2, _) = self._place(), other._place()
+        return r1 is r2 and o1 < o2 + other.nbytes and o2 < o1 + self.nbytes
+
+    def _not_staged(self, what: str) -> None:
+        if self.staged:
+            raise LaunchError(
+                f"{what}: this device array is a view the device cannot address as an array of its own "
+                f"(shape {self.shape}, byte strides {self._place()[2]}); use the synchronous get()/set(), "
+                "or .copy() it to a contiguous array first"
+            )
 
     def _check_host(self, host: Any, what: str, writes: bool = False, exact: bool = False) -> np.ndarray:
         """``host`` as a C-contiguous NumPy array of this array's shape and dtype.  A copy that
@@ -173,31 +250,47 @@ class DeviceArray:
         ``stream``."""
         if copy:
             raise InteropError("gpukern exports its device arrays without copying them (copy=True was asked)")
+        if self.staged:
+            raise InteropError(
+                f"this device array is a strided view (shape {self.shape}, byte strides {self._place()[2]}); "
+                "export a contiguous copy: .copy()"
+            )
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
             raise InteropError(f"this array is on DLPack device {self.__dlpack_device__()}, not {tuple(dl_device)}")
         return self.backend.dlpack_export(self, stream, max_version)
 
     # ------------------------------------------------------------ the NumPy-like surface
-    # What one reaches for first.  reshape/ravel share the memory (C order); copy stays on the
-    # device; indexing, astype and fill go through the host (a copy of the whole array each time:
-    # for looking at results, not for loops; kernels index device arrays).
+    # What one reaches for first.  reshape/ravel and slices share the memory; copy stays on the
+    # device; reading or assigning elements, astype and fill go through the host (a copy of the
+    # whole array each time: for looking at results, not for loops; kernels index device arrays).
     def reshape(self, *shape: Any) -> DeviceArray:
         """The same memory under another shape of the same size (one entry may be -1), as NumPy's
         ``reshape`` of a C-contiguous array: no copy, writes through either are seen by both."""
+        if self.staged:
+            raise LaunchError(
+                f"cannot reshape a strided device array view of shape {self.shape} without a copy: "
+                "reshape .copy() of it"
+            )
         # NumPy's own rules and -1, on an array of this shape that holds no memory (every stride 0)
         shadow = np.broadcast_to(np.empty((), np.int8), self.shape)
         try:
             new = shadow.reshape(*shape).shape
         except (TypeError, ValueError) as e:
             raise LaunchError(f"cannot reshape a device array of shape {self.shape}: {e}") from None
-        return self.backend.view(self, new)
+        view = self.backend.view(self, new)
+        root, offset, _ = self._place()
+        view.within = (root, offset, _c_strides(new, self.dtype))
+        return view
 
     def ravel(self) -> DeviceArray:
         """The same memory as one dimension (no copy)."""
         return self.reshape(-1)
 
     def copy(self) -> DeviceArray:
-        """A new device array with the same contents (copied on the device)."""
+        """A new C-contiguous device array with the same contents (copied on the device; a strided
+        view through the host)."""
+        if self.staged:
+            return self.backend.to_device(self.get())
         out = self.backend.empty(self.shape, self.dtype)
         self.copy_to(out)
         return out
@@ -213,8 +306,38 @@ class DeviceArray:
         self.set(host)
 
     def __getitem__(self, key: Any) -> Any:
-        """NumPy's ``x[key]`` of the contents: a NumPy scalar or array, read back from the device."""
-        return self.get()[key]
+        """``x[key]`` as NumPy indexes: integers, slices, ``...`` and ``None`` give a device array
+        sharing this one's memory (a kernel's writes to ``x[2:6]`` or ``x[:, 1]`` land in ``x``, as
+        with Numba's and CuPy's device arrays); a single element, or an index array or mask (a copy
+        in NumPy too), is read back to the host."""
+        if not _is_basic(key):
+            return self.get()[key]
+        # a trailing ``...`` keeps even a single element a (0-d) view, so nothing is read here
+        items = key if isinstance(key, tuple) else (key,)
+        element = not any(k is Ellipsis for k in items)
+        view = self._view_by(lambda a: a[items + (Ellipsis,) if element else items])
+        return view.get()[()] if element and not view.ndim else view
+
+    def transpose(self, *axes: Any) -> DeviceArray:
+        """NumPy's ``transpose``: a view with the axes reordered (a launch stages it)."""
+        return self._view_by(lambda a: a.transpose(*axes))
+
+    @property
+    def T(self) -> DeviceArray:
+        return self.transpose()
+
+    def _view_by(self, make: Any) -> DeviceArray:
+        """The view NumPy's ``make`` (indexing, transposing) gives of this array: ``make`` runs on
+        an array of this geometry whose memory is never touched, and the view's shape, strides and
+        byte offset (from the data pointers) are read from what it returns."""
+        root, offset, strides = self._place()
+        shadow = np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape, strides, writeable=False)
+        try:
+            part = make(shadow)
+        except (IndexError, TypeError, ValueError) as e:
+            raise LaunchError(f"device array of shape {self.shape}: {e}") from None
+        moved = offset + part.__array_interface__["data"][0] - shadow.__array_interface__["data"][0]
+        return self.backend.view_at(root, moved, part.shape, part.strides, part.flags.c_contiguous)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` as NumPy assigns, written to the device."""
@@ -233,6 +356,8 @@ class DeviceArray:
         return out if dtype is None else out.astype(dtype)
 
     def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d device array")
         return self.shape[0]
 
     def __repr__(self) -> str:

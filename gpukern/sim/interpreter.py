@@ -700,6 +700,7 @@ class SimBackend(Backend):
                     data = data.view(p.type.elem.dtype)
                 flags = self.unwritten.get(a) if isinstance(a, DeviceArray) else None
                 if flags is not None and not checked and p.name in fd.written:
+                    flags[...] = True  # (through a view: its array's flags, which it shares, too)
                     del self.unwritten[a]  # written unseen: which elements is not known any more
                     flags = None
                 frame.arrays[p.name] = run.memory_for_param(p, data, flags)
@@ -749,6 +750,19 @@ class SimBackend(Backend):
         if flags is not None:
             self.unwritten[v] = flags
         return v
+
+    def address(self, root: DeviceArray, offset: int, shape: tuple[int, ...]) -> Any:
+        data = root.handle
+        if not data.flags.c_contiguous:
+            return None
+        return np.ndarray(shape, data.dtype, buffer=data, offset=offset)
+
+    def share_flags(self, root: DeviceArray, view: DeviceArray, offset: int) -> None:
+        """A contiguous view's written flags are the slice of its array's (a NumPy view of them)."""
+        flags = self.unwritten.get(root)
+        if flags is not None:
+            start = offset // root.dtype.itemsize
+            self.unwritten[view] = flags[start : start + view.size]
 
     def synchronize(self) -> None:
         pass

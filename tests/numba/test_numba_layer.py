@@ -144,9 +144,37 @@ def test_the_simulator_reports_what_numba_would_run_silently():
         gk.set_backend(None)
 
 
+def test_device_array_views_as_numba_slices_them():
+    """``kernel(d[2:6])`` and ``kernel(d[:, 1])`` write into ``d``; ``order="F"`` arrays run."""
+
+    @cuda.jit
+    def inc(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] += i + 1
+
+    @cuda.jit
+    def fill(a):
+        i, j = cuda.grid(2)
+        if i < a.shape[0] and j < a.shape[1]:
+            a[i, j] = 10 * i + j
+
+    d = cuda.to_device(np.zeros((8, 3), np.float32))
+    inc[1, 8](d[:, 1])
+    inc[1, 8](d[5])
+    want = np.zeros((8, 3), np.float32)
+    want[:, 1] += np.arange(1, 9)
+    want[5] += np.arange(1, 4)
+    np.testing.assert_array_equal(d.copy_to_host(), want)
+    f = cuda.device_array((4, 6), np.float32, order="F")
+    assert f.shape == (4, 6)
+    fill[(1, 1), (4, 8)](f)
+    np.testing.assert_array_equal(f.copy_to_host(), 10 * np.arange(4)[:, None] + np.arange(6))
+
+
 def test_refusals_say_what_to_write():
-    with pytest.raises(gk.GpukernError, match="C-contiguous"):
-        cuda.device_array(4, np.float32, order="F")
+    with pytest.raises(gk.GpukernError, match="order='C' or 'F'"):
+        cuda.device_array(4, np.float32, order="K")
     with pytest.raises(gk.GpukernError, match="link"):
         cuda.jit(link=["kernel.ptx"])
     with pytest.raises(gk.KernelTypeError, match="grid\\(\\) takes 1, 2 or 3"):
