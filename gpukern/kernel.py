@@ -24,6 +24,7 @@ from .ir.source import ParsedFunction, lambda_loc, parse_function
 from .language import core as lang
 from .runtime.array import DeviceArray, stream_handle
 from .runtime.compile_options import CompileOptions
+from .runtime.foreign import contiguous_copy, write_back
 from .runtime.plan import (
     ArrayParam,
     ConstParam,
@@ -408,15 +409,16 @@ class Kernel(lang.KernelObject):
         launched on.  ``shared``: the launch's dynamic shared memory in bytes (None: the launch did
         not give any); ``stream``: a gpukern.Stream or another library's stream (None: not given)."""
         b = get_backend(backend)
-        variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
-        # NumPy arrays of other strides (Fortran order, a.T, a[::2]) and device array views the
-        # device cannot address (d[:, 1]): a C-contiguous copy in, and written back into the
-        # caller's array after, as Numba's copies to and from the device do
-        staged = [i for i, a in enumerate(args) if _needs_staging(a)]
+        # Arrays of other strides: NumPy's (Fortran order, a.T, a[::2]), device array views the
+        # device cannot address (d[:, 1]), CuPy's and PyTorch's: a C-contiguous copy in, and
+        # written back into the caller's array after, as Numba's copies to and from the device do
         given = args
+        copied = tuple(_contiguous(a) for a in args)
+        staged = [i for i, c in enumerate(copied) if c is not None]
         if staged:
             _check_staged_alone(self.__name__, args, staged)
-            args = tuple(_contiguous(a) if i in staged else a for i, a in enumerate(args))
+            args = tuple(a if c is None else c for a, c in zip(args, copied))
+        variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
         copies = args
         if variant.tuples:  # each tuple's items are C parameters of their own
             args = flatten(args, variant.key)
@@ -427,12 +429,15 @@ class Kernel(lang.KernelObject):
             b.launch(variant, grid, block, args, check=check, shared=shared, stream=handle)
         else:
             raise LaunchError(f"check= is an option of the simulator backend, not of {b.name!r}")
-        for i in staged:
-            if self.params[i].name in variant.written:
-                if isinstance(given[i], DeviceArray):
-                    given[i].set(copies[i].get())
-                else:
-                    given[i][...] = copies[i]
+        written = [i for i in staged if self.params[i].name in variant.written]
+        for i in written:
+            if isinstance(given[i], DeviceArray):
+                given[i].set(copies[i].get())
+            elif isinstance(given[i], np.ndarray):
+                given[i][...] = copies[i]
+            else:  # another library's: after the kernel, whatever stream its library copies on
+                b.synchronize()
+                write_back(given[i], copies[i])
         return b, variant, handle
 
     def source(self, *args: Any, backend: str = "cuda", line_directives: bool = False) -> str:
@@ -449,12 +454,14 @@ class Kernel(lang.KernelObject):
             raise user_frames(e) from e.__cause__
 
 
-def _needs_staging(a: Any) -> bool:
-    return isinstance(a, np.ndarray) and not a.flags.c_contiguous or isinstance(a, DeviceArray) and a.staged
-
-
 def _contiguous(a: Any) -> Any:
-    return a.copy() if isinstance(a, DeviceArray) else np.ascontiguousarray(a)
+    """A C-contiguous copy of an array argument of other strides, made where it lives; None for
+    any other argument."""
+    if isinstance(a, np.ndarray):
+        return None if a.flags.c_contiguous else np.ascontiguousarray(a)
+    if isinstance(a, DeviceArray):
+        return a.copy() if a.staged else None
+    return contiguous_copy(a)
 
 
 def _check_staged_alone(name: str, args: tuple[Any, ...], staged: list[int]) -> None:
@@ -462,7 +469,7 @@ def _check_staged_alone(name: str, args: tuple[Any, ...], staged: list[int]) -> 
     kernel's writes through it (or it theirs), so that launch is refused."""
     for i in staged:
         if not isinstance(args[i], DeviceArray):
-            continue
+            continue  # (NumPy's and other libraries' views: as Numba stages NumPy's, unchecked)
         root = args[i]._place()[0]
         for j, b in enumerate(args):
             if j != i and isinstance(b, DeviceArray) and b._place()[0] is root:

@@ -61,6 +61,26 @@ def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
     return None
 
 
+def contiguous_copy(a: Any) -> Any:
+    """A C-contiguous copy, made on the device by its own library, of a CuPy array or a CUDA
+    PyTorch tensor of other strides (``x.T``, ``x[::2]``): a launch runs on it and writes back what
+    the kernel wrote (``write_back``).  None: ``a`` is not such an array."""
+    library = type(a).__module__.split(".")[0]
+    if library == "cupy" and hasattr(a, "flags") and not a.flags.c_contiguous:
+        return a.copy(order="C")
+    if library == "torch" and getattr(a, "is_cuda", False) and not a.is_contiguous():
+        return a.contiguous()
+    return None
+
+
+def write_back(a: Any, copy: Any) -> None:
+    """What the kernel wrote into ``contiguous_copy(a)``, copied back into ``a`` by its library."""
+    if type(a).__module__.split(".")[0] == "torch":
+        a.copy_(copy)
+    else:
+        a[...] = copy
+
+
 def interface_stream(a: Any) -> int | None:
     """The stream a CUDA array interface (v3) names: its owner's work on the array is ordered on
     it (1 and 2 are the legacy and per-thread default streams); None: nothing to wait for."""
