@@ -80,12 +80,32 @@ def on_simulator():
 
 _CUDA_COMPILERS = COMPILERS
 _compiled: set[str] = set()
+_HIP_SOURCES = os.environ.get("GPUKERN_HIP_SOURCES")
+_hip_written: set[int] = set()
+
+
+def _write_hip_sources() -> None:
+    """Each new variant's HIP C++, generated (and kept in GPUKERN_HIP_SOURCES where it is set)."""
+    for k in iter_kernels():
+        for variant in list(k.variants.values()):
+            if id(variant) in _hip_written:
+                continue
+            _hip_written.add(id(variant))
+            try:
+                src = variant.source("hip", line_directives=True)
+            except gk.GpukernError as e:  # a refusal (a matrix unit HIP's dialect does not write)
+                src = "// refused: " + str(e).replace("\n", "\n// ")
+            if _HIP_SOURCES:
+                name = hashlib.sha256(src.encode()).hexdigest()[:20]
+                with open(os.path.join(_HIP_SOURCES, name + ".hip"), "w") as f:
+                    f.write(src)
 
 
 @pytest.fixture(autouse=True)
 def _cuda_source_compiles():
     """After each test, compile the CUDA C of every kernel variant not yet checked, with each compiler."""
     yield
+    _write_hip_sources()
     if not _CUDA_COMPILERS:
         return
     for k in iter_kernels():

@@ -7,6 +7,8 @@ type and math names; those live here, apart from the runtimes that compile and l
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import BackendError
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.warp import SHUFFLES
@@ -647,11 +649,143 @@ OPENCL = Dialect(
 )
 
 
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (CUDA, OPENCL)}
+_HIP_PREFIX = "static __device__ inline "
+
+
+def _hip_shuffle(mode: str) -> str:
+    """A shuffle of gpukern's 32-lane warp on AMD: the source lane by ``semantics.warp``'s rule, read
+    with ds_bpermute from the same 32 lanes of the wavefront (a whole wave32, half of a wave64)."""
+    rule = SHUFFLES[f"shfl_{mode}"].c.format(lane="lane", b="b", w="w")
+    return (
+        f"template <typename U> {_HIP_PREFIX}U gk_warp_shfl_{mode}(U v, unsigned int b, unsigned int w)\n{{\n"
+        f"    unsigned int lane = __lane_id() & 31u;\n"
+        f"    return gk_warp_read(v, (__lane_id() & ~31u) + ({rule}));\n}}"
+    )
+
+
+# gpukern's warp is 32 lanes on every backend.  An AMD wavefront is 32 lanes (RDNA's wave32) or 64
+# (CDNA's wave64): there a warp is half a wavefront, lanes 0-31 or 32-63, and each op reads or votes
+# among its own half (the 64-bit ballot shifted to that half; shuffles through ds_bpermute).
+_HIP_WARP_HELPERS = "\n\n".join(
+    [
+        _HIP_PREFIX
+        + """unsigned int gk_warp_read(unsigned int v, unsigned int lane)
+{
+    return (unsigned int)__builtin_amdgcn_ds_bpermute((int)(lane << 2), (int)v);
+}""",
+        _HIP_PREFIX
+        + """unsigned long long gk_warp_read(unsigned long long v, unsigned int lane)
+{
+    unsigned int lo = gk_warp_read((unsigned int)v, lane), hi = gk_warp_read((unsigned int)(v >> 32), lane);
+    return ((unsigned long long)hi << 32) | lo;
+}""",
+        _HIP_PREFIX
+        + """unsigned char gk_warp_read(unsigned char v, unsigned int lane)
+{
+    return (unsigned char)gk_warp_read((unsigned int)v, lane);
+}""",
+        _HIP_PREFIX
+        + """unsigned short gk_warp_read(unsigned short v, unsigned int lane)
+{
+    return (unsigned short)gk_warp_read((unsigned int)v, lane);
+}""",
+        *(_hip_shuffle(m) for m in _SHFL),
+        _HIP_PREFIX
+        + """unsigned int gk_warp_ballot(unsigned int mask, bool p)
+{
+    return (unsigned int)(__ballot(p) >> (__lane_id() & 32u)) & mask;
+}""",
+        _HIP_PREFIX
+        + """unsigned int gk_warp_activemask(void)
+{
+    return (unsigned int)(__ballot(1) >> (__lane_id() & 32u));
+}""",
+        f"template <typename U> {_HIP_PREFIX}"
+        + """unsigned int gk_warp_match_any(unsigned int mask, U v)
+{
+    unsigned int r = 0u;
+    for (unsigned int k = 0u; k < 32u; k++) {
+        if (gk_warp_read(v, (__lane_id() & ~31u) + k) == v) r |= 1u << k;
+    }
+    return r & mask;
+}""",
+        f"template <typename U> {_HIP_PREFIX}"
+        + """unsigned int gk_warp_match_all(unsigned int mask, U v)
+{
+    unsigned int r = gk_warp_match_any(mask, v);
+    return r == mask ? r : 0u;
+}""",
+    ]
+)
+
+# HIP C++ (hipcc, HIP-Clang) for AMD GPUs: CUDA's spellings where HIP has them, else these
+HIP = replace(
+    CUDA,
+    name="hip",
+    generated_file="kernel.hip",
+    preamble=("#include <hip/hip_runtime.h>",),
+    # HIP's second number is the fewest waves per execution unit, not blocks per multiprocessor
+    launch_bounds="__launch_bounds__({threads})",
+    type_preamble={float16: "#include <hip/hip_fp16.h>"},
+    casts={**_CUDA_HALF_CASTS, ("float64", "float16"): "__half((_Float16)({0}))"},  # rounded once, as NumPy
+    operators={
+        ("+", float16): "__hadd({0}, {1})",
+        ("-", float16): "__hsub({0}, {1})",
+        ("*", float16): "__hmul({0}, {1})",
+    },  # fmt: skip
+    # no long long min/max atomics in HIP: those take the compare-and-swap loop
+    native_atomics={k: v for k, v in CUDA.native_atomics.items() if k not in (("min", "int64"), ("max", "int64"))},
+    vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double"},
+    # HIP's vector types construct from their components or from one of their own (a vector copy)
+    vstore="*reinterpret_cast<{V}*>({p}) = {V}({values});",
+    # the asynchronous copies are plain ones (HIP has no cp.async)
+    async_copy="",
+    async_commit="",
+    async_wait="",
+    async_preamble="",
+    matrix={},
+    matrix_missing="a matrix unit gpukern targets: AMD's MFMA/WMMA instructions (rocWMMA) are not written by "
+    "gpukern's HIP dialect yet; use the CUDA backend for tensor cores",
+    specials={**CUDA.specials, "lane_id": "(__lane_id() & 31u)"},
+    warp={
+        **{f"shfl_{m}": f"{{from}}(gk_warp_shfl_{m}(({{U}}){{to}}({{0}}), {{1}}, {{2}}))" for m in _SHFL},
+        "all": "(gk_warp_ballot({mask}, {0}) == ({mask}))",
+        "any": "(gk_warp_ballot({mask}, {0}) != 0u)",
+        "uni": "(gk_warp_ballot({mask}, {0}) == 0u || gk_warp_ballot({mask}, {0}) == ({mask}))",
+        "ballot": "gk_warp_ballot({mask}, {0})",
+        "activemask": "gk_warp_activemask()",
+        "syncwarp": "__builtin_amdgcn_fence(__ATOMIC_SEQ_CST, \"wavefront\"); __builtin_amdgcn_wave_barrier()",
+        "match_any": "gk_warp_match_any({mask}, ({U}){to}({0}))",
+        "match_all": "gk_warp_match_all({mask}, ({U}){to}({0}))",
+    },
+    warp_helpers=_HIP_WARP_HELPERS,
+    # hip_fp16's __half has no constexpr constructor (no __constant__ table of them) and its
+    # __half_raw{bits} converts the number: a half is kept as its bits, as bfloat16 is everywhere
+    storage_types={bfloat16: "unsigned short", float16: "unsigned short"},
+    element_loads={**CUDA.element_loads, float16: "__ushort_as_half({e})"},
+    element_stores={**CUDA.element_stores, float16: "{e} = __half_as_ushort({v})"},
+    constant_bits={},
+    # the block votes through a __shared__ count (hipcc 5.2's __syncthreads_and/or/count use a wavefront
+    # shift that gfx10's wave32 lacks): barrier, clear, barrier, count, barrier, read
+    block_votes={
+        "count": "{r} = gk_block_count({p});",
+        "and": "{r} = gk_block_count(!({p})) == 0;",
+        "or": "{r} = gk_block_count({p}) != 0;",
+    },
+    helper_defs={
+        **{k: v for k, v in CUDA.helper_defs.items() if not k.startswith("gk_warp")},
+        "gk_block_count": "int gk_block_count(bool p)\n{\n    __shared__ int count;\n    __syncthreads();\n"
+        "    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) count = 0;\n    __syncthreads();\n"
+        "    if (p) atomicAdd(&count, 1);\n    __syncthreads();\n    return count;\n}",
+    },
+)
+
+
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (CUDA, OPENCL, HIP)}
 
 
 def dialect(name: str) -> Dialect:
-    """The C dialect called ``name`` ('cuda' or 'opencl')."""
+    """The C dialect called ``name`` ('cuda', 'opencl' or 'hip')."""
     try:
         return DIALECTS[name]
     except KeyError:

@@ -129,7 +129,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
                 params += self.phase_params()
             prefix = self.d.kernel_prefix
             if fd.launch_bounds and self.d.launch_bounds:
-                prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, fd.launch_bounds)))
+                bounds = fd.launch_bounds
+                prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, bounds)), threads=bounds[0])
             head = f"{prefix} void {func_names[id(fd)]}({', '.join(params)})"
         else:
             params = []

@@ -34,7 +34,8 @@ from ..runtime.cache import cache_info, clear_cache
 from ..types import SCALARS, ArrayType, ScalarType
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
-DIALECTS = ("cuda", "opencl")
+DIALECTS = ("cuda", "opencl", "hip")
+DEFAULT_CHECKED = ("cuda", "opencl")  # what `gpukern check` writes unless --backend names one
 _TYPE_RE = re.compile(r"^\s*(\w+)\s*(?:\[\s*(:(?:\s*,\s*:)*)\s*\])?\s*$")
 _SCALARS = {t.name: t for t in SCALARS} | {"bool_": SCALARS[0]}
 _module_ids = itertools.count()
@@ -383,7 +384,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     files = python_files(args.files)
     positional, named = parse_arg_types(args.arg_types)
     consts = dict(parse_const(c) for c in args.const)
-    dialects = [args.backend] if args.backend else list(DIALECTS)
+    dialects = [args.backend] if args.backend else list(DEFAULT_CHECKED)
     ok = skipped = failed = total = 0
     for path in files:
         try:
@@ -492,7 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-skipped", action="store_true", help="exit 0 when kernels could not be checked for want of types"
     )
-    p.add_argument("--backend", "-b", choices=DIALECTS, help="check one dialect only (default: all)")
+    p.add_argument(
+        "--backend", "-b", choices=DIALECTS, help="check one dialect only (default: cuda and opencl)"
+    )
     p.add_argument("--arg-types", nargs="+", default=[], metavar="TYPE", help=types_help)
     p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE", help="a Const parameter's value")
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
