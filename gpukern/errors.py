@@ -237,6 +237,10 @@ class CUDACompileError(DeviceCompileError):
     """NVRTC or nvcc refused the generated CUDA C or an option (``DeviceCompileError``)."""
 
 
+class HIPCompileError(DeviceCompileError):
+    """hipcc refused the generated HIP C++ or an option, or is not installed (``DeviceCompileError``)."""
+
+
 class OpenCLCompileError(DeviceCompileError):
     """The OpenCL driver's compiler refused the generated OpenCL C or a build option
     (``DeviceCompileError``)."""

@@ -305,6 +305,11 @@ def _split_target(target: str) -> tuple[str, str]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print the C one kernel became, so the user sees exactly what their Python turned into."""
+    if args.resources and args.backend != "hip":
+        raise UsageError(
+            "--resources reads AMD code objects (VGPRs, SGPRs, LDS, scratch): use it with --backend hip; for CUDA, "
+            "nvcc --resource-usage on the output of --as-compiled"
+        )
     path, name = _split_target(args.target)
     module, kernels = load_file(path)
     k = getattr(module, name, None)
@@ -328,6 +333,25 @@ def cmd_show(args: argparse.Namespace) -> int:
     sys.stdout.write(_highlight(source, args.backend, args.color))
     if not source.endswith("\n"):
         sys.stdout.write("\n")
+    if args.resources:
+        return show_resources(k, example, args)
+    return EXIT_OK
+
+
+def show_resources(k: Kernel, example: list[Any], args: argparse.Namespace) -> int:
+    """What the kernel's code object uses on each AMD target (``--backend hip --resources``)."""
+    from ..backends import hip_compile
+
+    source = k.source(*example, backend="hip", line_directives=True)
+    targets = args.arch.split(",") if args.arch else list(hip_compile.DEFAULT_TARGETS)
+    for target in targets:
+        try:
+            found = hip_compile.resources(hip_compile.assemble(source, target))
+        except CompileError as e:
+            print(str(e), file=sys.stderr)
+            return EXIT_ERRORS
+        for name, figures in found.items():
+            print(f"// {name}: {hip_compile.describe(target, figures)}")
     return EXIT_OK
 
 
@@ -486,6 +510,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the text as compiled: with the #line directives that name the Python lines",
     )
+    p.add_argument(
+        "--resources",
+        action="store_true",
+        help="after the source, what the code object uses per AMD target: VGPRs, SGPRs, LDS, scratch (--backend hip)",
+    )
+    p.add_argument("--arch", help="AMD targets for --resources, comma-separated (default gfx90a,gfx1030)")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("check", help="compile every kernel of files and directories for every dialect; print errors")

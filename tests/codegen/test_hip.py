@@ -160,3 +160,61 @@ def test_hip_source_of_every_dtype_and_grid_sync():
 
     src = two_phases.source(Array[float32], backend="hip")
     assert "gk_grid_sync();" in src and np.dtype(np.float32).itemsize == 4
+
+
+@needs_hipcc
+def test_show_resources_reads_the_code_objects(tmp_path):
+    """``gpukern show --backend hip --resources``: 256 floats of shared memory are 1024 bytes of LDS
+    on every target; gfx90a runs wave64, gfx1030 wave32 (the code objects' own metadata)."""
+    f = tmp_path / "k.py"
+    f.write_text(
+        "import gpukern as gk\n\n@gk.kernel\ndef rev(a: gk.Array[gk.float32]):\n"
+        "    s = gk.shared(gk.float32, 256)\n    t = gk.thread_idx.x\n    s[t] = a[t]\n    gk.barrier()\n"
+        "    a[t] = s[255 - t]\n"
+    )
+    cli = [sys.executable, "-m", "gpukern", "show", f"{f}:rev", "--backend", "hip", "--resources"]
+    run = subprocess.run([*cli, "--arch", "gfx90a,gfx1030"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = [ln for ln in run.stdout.splitlines() if ln.startswith("// rev: gfx")]
+    assert len(lines) == 2
+    assert lines[0].startswith("// rev: gfx90a: ") and "1024 bytes LDS" in lines[0] and "wave64" in lines[0]
+    assert lines[1].startswith("// rev: gfx1030: ") and "1024 bytes LDS" in lines[1] and "wave32" in lines[1]
+    bad = subprocess.run([*cli, "--arch", "sm_90"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "not an AMD GPU target" in bad.stderr
+
+
+def test_resources_parse_each_kernel_of_the_metadata():
+    from gpukern.backends.hip_compile import describe, resources
+
+    assembly = "\n".join(
+        [
+            "; Occupancy: 8",
+            "; Occupancy: 5",
+            "amdhsa.kernels:",
+            "  - .args:",
+            "      - .offset:         0",
+            "        .size:           8",
+            "    .group_segment_fixed_size: 512",
+            "    .name:           first",
+            "    .private_segment_fixed_size: 16",
+            "    .sgpr_count:     20",
+            "    .vgpr_count:     40",
+            "    .vgpr_spill_count: 2",
+            "    .wavefront_size: 64",
+            "  - .args:           []",
+            "    .name:           second",
+            "    .vgpr_count:     9",
+            "    .wavefront_size: 32",
+            "amdhsa.target:   amdgcn-amd-amdhsa--gfx90a",
+        ]
+    )
+    found = resources(assembly)
+    assert found["first"] == {
+        "lds_bytes": 512, "scratch_bytes": 16, "sgprs": 20, "vgprs": 40, "vgpr_spills": 2, "wavefront": 64,
+        "occupancy": 8,
+    }  # fmt: skip
+    assert found["second"] == {"vgprs": 9, "wavefront": 32, "occupancy": 5}
+    assert describe("gfx90a", found["first"]) == (
+        "gfx90a: 40 VGPRs, 20 SGPRs, 512 bytes LDS, 16 bytes scratch, 2 registers spilled, wave64, "
+        "occupancy 8 waves/SIMD"
+    )
