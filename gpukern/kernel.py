@@ -448,10 +448,14 @@ class Kernel(lang.KernelObject):
         the text as compiled, with the ``#line`` directives that name the Python lines.
         """
         try:
-            variant = self.variant(self.signature_of(self.complete(tuple(_example(a) for a in args))))
-            return variant.source(backend, line_directives)
+            return self.specialise(*args).source(backend, line_directives)
         except GpukernError as e:  # the user's frames and the message (errors.user_frames)
             raise user_frames(e) from e.__cause__
+
+    def specialise(self, *args: Any) -> Variant:
+        """The variant these example arguments or types select (as ``source`` takes them), compiled
+        to gpukern's IR now: what ``source`` and ``gpukern.tools.export`` write out."""
+        return self.variant(self.signature_of(self.complete(tuple(_example(a) for a in args))))
 
 
 def _contiguous(a: Any) -> Any:

@@ -355,6 +355,35 @@ def show_resources(k: Kernel, example: list[Any], args: argparse.Namespace) -> i
     return EXIT_OK
 
 
+# ---------------------------------------------------------------- export
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a kernel's C header and source that launch it from C (``gpukern.tools.export``)."""
+    from .export import DEFAULT_ARCHS, export
+
+    path, name = _split_target(args.target)
+    module, kernels = load_file(path)
+    k = getattr(module, name, None)
+    if not isinstance(k, Kernel):
+        names = ", ".join(x.__name__ for x in kernels) or "none"
+        raise UsageError(f"{path} has no kernel named {name!r} (its kernels: {names})")
+    positional, named = parse_arg_types(args.signature)
+    consts = dict(parse_const(c) for c in args.const)
+    example, missing = example_args(k, positional, named, consts, strict=True)
+    if example is None:
+        raise UsageError(f"kernel {name!r} {missing}")
+    archs = tuple(args.arch.split(",")) if args.arch else DEFAULT_ARCHS
+    try:
+        written = export(k, *example, backend=args.backend, out=args.output, archs=archs, ptx=not args.no_ptx)
+    except CompileError as e:
+        print(str(e), file=sys.stderr)
+        return EXIT_ERRORS
+    except GpukernError as e:
+        raise UsageError(f"kernel {name!r}: {str(e).splitlines()[0]}") from None
+    for f in written:
+        print(f"wrote {f}")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- check
 def check_kernel(k: Kernel, example: list[Any], dialects: Sequence[str]) -> list[str]:
     """Compiler-format diagnostics for one kernel over ``dialects`` (empty when it compiles)."""
@@ -517,6 +546,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--arch", help="AMD targets for --resources, comma-separated (default gfx90a,gfx1030)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("export", help="write a kernel as a C header and source that launch it without Python")
+    p.add_argument("target", metavar="FILE.py:KERNEL")
+    p.add_argument(
+        "--signature", "--arg-types", nargs="+", default=[], metavar="TYPE",
+        help="types of parameters without annotations: " + types_help.split(": ", 1)[1],
+    )  # fmt: skip
+    p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE", help="a Const parameter's value")
+    p.add_argument("--backend", "-b", choices=("cuda", "opencl"), default="cuda", help="which runtime (default cuda)")
+    p.add_argument("--output", "-o", default=".", metavar="DIR", help="where gk_KERNEL.h and gk_KERNEL.c go")
+    p.add_argument("--arch", help="CUDA: cubins for these architectures, comma-separated (default sm_80,sm_90)")
+    p.add_argument("--no-ptx", action="store_true", help="CUDA: no PTX for architectures newer than those")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("check", help="compile every kernel of files and directories for every dialect; print errors")
     p.add_argument("files", nargs="+", metavar="FILE.py|DIR", help="files, and directories whose .py files to check")
