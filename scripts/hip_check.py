@@ -1,7 +1,7 @@
 """Compile the HIP C++ of every kernel variant the tests made, for AMD GPUs, with hipcc.
 
-    GPUKERN_HIP_SOURCES=DIR pytest ...       # the tests write each variant's HIP source to DIR
-    python scripts/hip_check.py DIR [--arch gfx90a,gfx908,gfx1030] [--batch 120] [--jobs 2]
+    GPUKERN_SOURCES=DIR pytest ...       # the tests write each variant's HIP source to DIR/hip
+    python scripts/hip_check.py DIR/hip [--arch gfx90a,gfx908,gfx1030] [--batch 120] [--jobs 2]
 
 hipcc costs about a second a process, so the variants are compiled many to a translation unit:
 each in a namespace of its own (``extern "C"`` dropped: the kernels' names repeat across
@@ -69,7 +69,7 @@ def where(src: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("dir", type=Path, help="the folder GPUKERN_HIP_SOURCES named")
+    p.add_argument("dir", type=Path, help="the hip/ folder under the one GPUKERN_SOURCES named")
     p.add_argument("--arch", default=DEFAULT_ARCHS, help=f"AMD targets, comma-separated (default {DEFAULT_ARCHS})")
     p.add_argument("--batch", type=int, default=120, help="variants per translation unit (default 120)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="hipcc processes at once")

@@ -80,32 +80,39 @@ def on_simulator():
 
 _CUDA_COMPILERS = COMPILERS
 _compiled: set[str] = set()
-_HIP_SOURCES = os.environ.get("GPUKERN_HIP_SOURCES")
-_hip_written: set[int] = set()
+_SOURCES = os.environ.get("GPUKERN_SOURCES")
+_dialects_written: set[int] = set()
 
 
-def _write_hip_sources() -> None:
-    """Each new variant's HIP C++, generated (and kept in GPUKERN_HIP_SOURCES where it is set)."""
+def _write_dialect_sources() -> None:
+    """Each new variant's HIP C++ generated (a dialect's refusal is a ``gk.GpukernError``; anything
+    else fails the test), and, where GPUKERN_SOURCES names a folder, its HIP C++ and OpenCL C kept
+    there (``hip/``, ``opencl/``) for scripts/hip_check.py and scripts/opencl_check.py."""
     for k in iter_kernels():
         for variant in list(k.variants.values()):
-            if id(variant) in _hip_written:
+            if id(variant) in _dialects_written:
                 continue
-            _hip_written.add(id(variant))
-            try:
-                src = variant.source("hip", line_directives=True)
-            except gk.GpukernError as e:  # a refusal (a matrix unit HIP's dialect does not write)
-                src = "// refused: " + str(e).replace("\n", "\n// ")
-            if _HIP_SOURCES:
-                name = hashlib.sha256(src.encode()).hexdigest()[:20]
-                with open(os.path.join(_HIP_SOURCES, name + ".hip"), "w") as f:
-                    f.write(src)
+            _dialects_written.add(id(variant))
+            for dialect, ext in (("hip", "hip"), ("opencl", "cl")):
+                if dialect != "hip" and not _SOURCES:
+                    continue
+                try:
+                    src = variant.source(dialect, line_directives=True)
+                except gk.GpukernError as e:  # a refusal (a matrix unit the dialect does not write)
+                    src = "// refused: " + str(e).replace("\n", "\n// ")
+                if _SOURCES:
+                    folder = os.path.join(_SOURCES, dialect)
+                    os.makedirs(folder, exist_ok=True)
+                    name = hashlib.sha256(src.encode()).hexdigest()[:20]
+                    with open(os.path.join(folder, f"{name}.{ext}"), "w") as f:
+                        f.write(src)
 
 
 @pytest.fixture(autouse=True)
 def _cuda_source_compiles():
     """After each test, compile the CUDA C of every kernel variant not yet checked, with each compiler."""
     yield
-    _write_hip_sources()
+    _write_dialect_sources()
     if not _CUDA_COMPILERS:
         return
     for k in iter_kernels():
