@@ -86,11 +86,22 @@ def test_foreign_array_dtype_mismatch_is_a_launch_error(cuda):
         axpy[1, 32](np.float32(1), x, x, 10)
 
 
-def test_non_contiguous_foreign_array_is_refused(cuda):
+def test_non_contiguous_foreign_arrays_are_staged_or_refused(cuda):
+    """A strided CuPy array runs on a contiguous copy its library makes, written back; another
+    library's strided array through ``__cuda_array_interface__`` alone is refused."""
     cp = pytest.importorskip("cupy")
-    x = cp.zeros(20, dtype=cp.int32)[::2]
+    base = cp.full(20, -1, dtype=cp.int32)
+    fill_index[1, 32](base[::2], 10)
+    want = np.full(20, -1, np.int32)
+    want[::2] = np.arange(10)
+    np.testing.assert_array_equal(base.get(), want)
+
+    class Interface:  # what Numba's or PyCUDA's strided device arrays present
+        def __init__(self, a):
+            self.__cuda_array_interface__ = a.__cuda_array_interface__
+
     with pytest.raises(gk.LaunchError, match="contiguous"):
-        fill_index[1, 32](x, 10)
+        fill_index[1, 32](Interface(base[::2]), 10)
 
 
 def test_numpy_inputs_copied_back_only_when_written(cuda):
