@@ -233,6 +233,53 @@ class ProfileReport:
         return "\n".join(out)
 
 
+    def _repr_html_(self) -> str:
+        """The picture a notebook shows: the summary, then each source line with its global
+        traffic and a bar of the share of moved bytes it used (its coalescing), bank conflicts
+        and FLOPs; lines that move most are the longest bars."""
+        import html
+        import linecache
+
+        s = self.summary()
+        head = html.escape(str(self).splitlines()[0])
+        summary = (
+            f"<p><b>{head}</b><br>loads: {s['load_efficiency']:.1%} of moved bytes used, stores: "
+            f"{s['store_efficiency']:.1%}; {s['shared_load_conflicts'] + s['shared_store_conflicts']:,} bank "
+            f"conflicts; {s['arithmetic_intensity']:.3f} FLOP/B</p>"
+        )
+        if not self.lines:
+            return summary
+        most = max(c.global_load_sectors + c.global_store_sectors for c in self.lines.values()) or 1
+        rows = []
+        for n in range(min(self.lines), max(self.lines) + 1):
+            src = html.escape(linecache.getline(self.filename, n).rstrip())
+            c = self.lines.get(n)
+            if c is None:
+                rows.append(f"<tr><td>{n}</td><td></td><td></td><td></td><td></td><td><code>{src}</code></td></tr>")
+                continue
+            sectors = c.global_load_sectors + c.global_store_sectors
+            used = self.efficiency(c.global_load_bytes + c.global_store_bytes, sectors, self.sector_bytes)
+            width = int(120 * sectors / most)
+            colour = "#2a9d8f" if used >= 0.8 else "#e9c46a" if used >= 0.4 else "#e76f51"
+            bar = (
+                f'<div style="background:{colour};width:{width}px;height:0.8em" title="{used:.0%} used"></div>'
+                if sectors
+                else ""
+            )
+            conf = c.shared_load_conflicts + c.shared_store_conflicts
+            rows.append(
+                f"<tr><td>{n}</td><td>{sectors:,}</td><td>{bar}</td><td>{conf:,}</td><td>{c.flops:,}</td>"
+                f"<td><code>{src}</code></td></tr>"
+            )
+        table = (
+            '<table style="font-size:90%"><tr><th>line</th><th>sectors</th><th>used (bar: sectors, colour: '
+            "share of moved bytes used)</th><th>bank conflicts</th><th>FLOPs</th><th>source</th></tr>"
+            + "".join(rows)
+            + "</table>"
+        )
+        return summary + table
+
+
 _WARP_COMBINED = frozenset({"add", "sub", "min", "max", "and", "or", "xor"})  # of 32-bit integers (measured, H100)
 
 
