@@ -26,6 +26,7 @@ from .base import Backend
 # name -> (module, class) ; order is the order of preference
 _BACKENDS = {
     "cuda": ("gpukern.backends.cuda", "CUDABackend"),
+    "hip": ("gpukern.backends.hip", "HIPBackend"),  # AMD GPUs under ROCm (not yet run on hardware)
     "opencl": ("gpukern.backends.opencl", "OpenCLBackend"),
     "sim": ("gpukern.sim.interpreter", "SimBackend"),  # always works: NumPy only
 }

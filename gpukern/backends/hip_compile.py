@@ -39,10 +39,14 @@ def find_hipcc() -> str | None:
     return os.environ.get("GPUKERN_HIPCC") or shutil.which("hipcc")
 
 
-def assemble(source: str, target: str, flags: tuple[str, ...] = ()) -> str:
-    """The AMDGPU assembly hipcc makes of ``source`` (HIP C++) for ``target`` (``gfx90a``)."""
+def _check_target(target: str) -> None:
     if not _TARGET.fullmatch(target):
         raise HIPCompileError(f"{target!r} is not an AMD GPU target (gfx908, gfx90a, gfx1030, ...)", compiler="hipcc")
+
+
+def assemble(source: str, target: str, flags: tuple[str, ...] = ()) -> str:
+    """The AMDGPU assembly hipcc makes of ``source`` (HIP C++) for ``target`` (``gfx90a``)."""
+    _check_target(target)
     hipcc = find_hipcc()
     if hipcc is None:
         raise HIPCompileError(
@@ -59,6 +63,28 @@ def assemble(source: str, target: str, flags: tuple[str, ...] = ()) -> str:
                 command=" ".join(cmd),
             )  # fmt: skip
         return out.read_text()
+
+
+def code_object(source: str, targets: tuple[str, ...], flags: tuple[str, ...] = ()) -> bytes:
+    """One code object bundle of ``source`` for every target (``hipModuleLoadData`` takes the
+    device's), as hipcc's ``--genco`` writes it."""
+    for target in targets:
+        _check_target(target)
+    hipcc = find_hipcc()
+    if hipcc is None:
+        raise HIPCompileError("hipcc is not installed: ROCm's hipcc compiles gpukern's HIP C++", compiler="hipcc")
+    with tempfile.TemporaryDirectory(prefix="gpukern-hip-") as tmp:
+        src, out = Path(tmp) / "kernel.hip", Path(tmp) / "kernel.hsaco"
+        src.write_text(source)
+        arch = [f"--offload-arch={t}" for t in targets]
+        cmd = [hipcc, "--genco", *arch, "-O3", *flags, "-o", str(out), str(src)]
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+        if p.returncode != 0 or not out.exists():
+            raise HIPCompileError(
+                f"hipcc failed for {', '.join(targets)}", compiler="hipcc", log=p.stderr or p.stdout, source=source,
+                command=" ".join(cmd),
+            )  # fmt: skip
+        return out.read_bytes()
 
 
 def resources(assembly: str) -> dict[str, dict[str, int]]:

@@ -218,3 +218,29 @@ def test_resources_parse_each_kernel_of_the_metadata():
         "gfx90a: 40 VGPRs, 20 SGPRs, 512 bytes LDS, 16 bytes scratch, 2 registers spilled, wave64, "
         "occupancy 8 waves/SIMD"
     )
+
+
+def test_the_hip_runtime_is_absent_here_and_says_why():
+    """No AMD GPU on this machine: the HIP backend is not among the available ones, and choosing it
+    says what is missing (the runtime, or a device); where one is, every backend-parametrized test
+    runs on it too (tests/conftest.py's ``backend`` fixture)."""
+    if "hip" in gk.available_backends():
+        pytest.skip("an AMD GPU is here: the backend-parametrized tests run on it")
+    assert "hip" not in gk.available_backends()
+    with pytest.raises(gk.BackendError, match="backend 'hip' is not available: the HIP runtime"):
+        gk.set_backend("hip")
+    with pytest.raises(gk.BackendError, match="HIP runtime"):
+        gk.Device(0, "hip").backend()
+
+
+@needs_hipcc
+def test_the_runtime_code_object_bundles_each_target():
+    """What the HIP backend loads: one bundle (hipcc --genco) with a code object per target."""
+    from gpukern.backends.hip_compile import code_object
+
+    src = warp_everything.source(Array[float32], Array[float16], Array[int64], Array[uint32], backend="hip")
+    image = code_object(src, ("gfx90a", "gfx1030"))
+    assert image.startswith(b"__CLANG_OFFLOAD_BUNDLE__")
+    assert b"amdgcn-amd-amdhsa--gfx90a" in image and b"amdgcn-amd-amdhsa--gfx1030" in image
+    with pytest.raises(gk.HIPCompileError, match="not an AMD GPU target"):
+        code_object(src, ("sm_90",))

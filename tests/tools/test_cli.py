@@ -124,7 +124,7 @@ def test_info_says_why_a_backend_is_missing(capsys):
 
     code, out, _ = main(["info"], capsys)
     assert code == 0
-    for name in ("cuda", "opencl", "sim"):
+    for name in ("cuda", "hip", "opencl", "sim"):
         if name in gk.available_backends():
             assert re.search(rf"^  {name}\s+available\s+\S", out, re.M)
             assert f"max {gk.get_backend(name).max_group} threads per block" in out
