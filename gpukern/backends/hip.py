@@ -2,8 +2,8 @@
 
 **Compile-checked, not yet run on hardware**: no AMD GPU is lent to this project.  Where ROCm
 and an AMD GPU are present, ``gk.set_backend("hip")`` compiles each kernel's HIP C++ with hipcc
-into one code object for the targets of ``GPUKERN_HIP_ARCHS`` (default: CDNA 2 and 3, RDNA 2 and
-3; HIP's loader picks the device's) and launches it with ``hipModuleLaunchKernel``, its arguments
+into one code object for the targets of ``GPUKERN_HIP_ARCHS`` (default: gfx908, gfx90a, gfx1030;
+HIP's loader picks the device's) and launches it with ``hipModuleLaunchKernel``, its arguments
 packed as the CUDA backend packs them (the same C parameters).  Elsewhere the backend is absent
 from ``gk.available_backends()`` and choosing it says why.  Not there yet: launch plans (every
 launch takes the checked path), other libraries' arrays and streams, DLPack, cooperative launches.
@@ -28,7 +28,8 @@ from .base import Backend
 from .cuda import _CODES, _arg_format, _Spread
 from .hip_compile import code_object
 
-ARCHS = ("gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100")
+# what every hipcc since ROCm 5 compiles for; MI300 (gfx942) and RDNA 3 (gfx1100) by GPUKERN_HIP_ARCHS
+ARCHS = ("gfx908", "gfx90a", "gfx1030")
 _HtoD, _DtoH, _DtoD = 1, 2, 3  # hipMemcpyKind
 _NOT_READY = 600  # hipErrorNotReady
 # hipDeviceAttribute_t (ROCm 5 and 6): the limits a launch is checked against

@@ -358,7 +358,7 @@ def show_resources(k: Kernel, example: list[Any], args: argparse.Namespace) -> i
 # ---------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a kernel's C header and source that launch it from C (``gpukern.tools.export``)."""
-    from .export import DEFAULT_ARCHS, export
+    from .export import DEFAULT_ARCHS, DEFAULT_HIP_ARCHS, export
 
     path, name = _split_target(args.target)
     module, kernels = load_file(path)
@@ -371,7 +371,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     example, missing = example_args(k, positional, named, consts, strict=True)
     if example is None:
         raise UsageError(f"kernel {name!r} {missing}")
-    archs = tuple(args.arch.split(",")) if args.arch else DEFAULT_ARCHS
+    default = DEFAULT_HIP_ARCHS if args.backend == "hip" else DEFAULT_ARCHS
+    archs = tuple(args.arch.split(",")) if args.arch else default
     try:
         written = export(k, *example, backend=args.backend, out=args.output, archs=archs, ptx=not args.no_ptx)
     except CompileError as e:
@@ -554,9 +555,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="types of parameters without annotations: " + types_help.split(": ", 1)[1],
     )  # fmt: skip
     p.add_argument("--const", action="append", default=[], metavar="NAME=VALUE", help="a Const parameter's value")
-    p.add_argument("--backend", "-b", choices=("cuda", "opencl"), default="cuda", help="which runtime (default cuda)")
+    p.add_argument(
+        "--backend", "-b", choices=("cuda", "opencl", "hip"), default="cuda", help="which runtime (default cuda)"
+    )
     p.add_argument("--output", "-o", default=".", metavar="DIR", help="where gk_KERNEL.h and gk_KERNEL.c go")
-    p.add_argument("--arch", help="CUDA: cubins for these architectures, comma-separated (default sm_80,sm_90)")
+    p.add_argument(
+        "--arch",
+        help="CUDA: cubins for these architectures (default sm_80,sm_90); HIP: gfx targets (default "
+        "gfx908,gfx90a,gfx1030); comma-separated",
+    )
     p.add_argument("--no-ptx", action="store_true", help="CUDA: no PTX for architectures newer than those")
     p.set_defaults(func=cmd_export)
 

@@ -9,8 +9,9 @@ code.  ``grid`` counts blocks and ``block`` threads, as ``kernel[grid, block]`` 
 argument is the device memory (``CUdeviceptr``, ``cl_mem``) followed by its extents (``int64_t``,
 one per dimension, as NumPy's ``shape``); scalars are C's fixed-width types (``bool`` a C ``bool``,
 ``float16`` a ``float``).  The code travels inside the C: for CUDA a cubin per named architecture
-and the PTX of the newest, which newer GPUs compile when loaded; for OpenCL the OpenCL C, built
-for the queue's device at the first launch.  Modules and programs are loaded at the first launch
+and the PTX of the newest, which newer GPUs compile when loaded; for HIP one code object bundle for
+the named gfx targets (hipcc); for OpenCL the OpenCL C, built for the queue's device at the first
+launch.  Modules and programs are loaded at the first launch
 in a context and kept (a later launch in another context loads again); that first launch is not
 thread-safe.
 """
@@ -28,8 +29,9 @@ from ..errors import CompileError, LaunchError
 from ..kernel import Kernel
 from ..types import ArrayType, ScalarType
 
-BACKENDS = ("cuda", "opencl")
+BACKENDS = ("cuda", "opencl", "hip")
 DEFAULT_ARCHS = ("sm_80", "sm_90")
+DEFAULT_HIP_ARCHS = ("gfx908", "gfx90a", "gfx1030")  # what every hipcc since ROCm 5 knows; add gfx942, gfx1100
 
 # gpukern scalar type -> (the launch function's C type, OpenCL's C type of the kernel parameter)
 _SCALARS = {
@@ -95,11 +97,12 @@ def export(
 ) -> list[Path]:
     """Write ``gk_<kernel>.h`` and ``gk_<kernel>.c`` into ``out`` for the variant ``types`` select
     (example arguments or types, as ``kernel.source`` takes them); returns the two paths.  CUDA:
-    a cubin for each of ``archs`` and, with ``ptx``, the PTX of the newest."""
+    a cubin for each of ``archs`` and, with ``ptx``, the PTX of the newest; HIP: one code object
+    bundle for the gfx targets of ``archs`` (default ``DEFAULT_HIP_ARCHS``)."""
     if not isinstance(kernel, Kernel):
         raise LaunchError(f"gpukern export takes a @gk.kernel, not {type(kernel).__name__}")
     if backend not in BACKENDS:
-        raise LaunchError(f"gpukern export: backend {backend!r}; choose 'cuda' or 'opencl'")
+        raise LaunchError(f"gpukern export: backend {backend!r}; choose 'cuda', 'opencl' or 'hip'")
     variant = kernel.specialise(*types)
     if variant.tuples:
         _refuse(kernel, "takes a tuple argument", "pass its items as parameters of their own")
@@ -117,6 +120,9 @@ def export(
     directory.mkdir(parents=True, exist_ok=True)
     if backend == "cuda":
         header, body = _cuda(name, cname, source, params, variant, archs, ptx)
+    elif backend == "hip":
+        targets = archs if archs and all(a.startswith("gfx") for a in archs) else DEFAULT_HIP_ARCHS
+        header, body = _hip(name, cname, source, params, variant, targets)
     else:
         header, body = _opencl(name, cname, source, params, variant)
     about = f"/* {kernel.__name__} ({where}), exported by gpukern for {backend}: ({signature}) */\n"
@@ -260,19 +266,7 @@ static CUresult gk_load(void)
 }}
 """
     )
-    values, pointers = [], []
-    for kp in variant.kernel_params:
-        if kp.kind == "array":
-            pointers.append(f"&{kp.name}")
-        elif kp.kind == "shape":
-            v = f"gk_p{len(values)}"
-            values.append(f"    long long {v} = (long long){kp.name}_shape{kp.dim};")
-            pointers.append(f"&{v}")
-        else:
-            t = kp.type.name
-            v = f"gk_p{len(values)}"
-            values.append(f"    {_CUDA_PARAM.get(t, _SCALARS[t][0])} {v} = {_value(kp.name, t)};")
-            pointers.append(f"&{v}")
+    values, pointers = _by_pointer(variant)
     unused = _unused(params, variant)
     args = ", ".join(pointers) or "NULL"
     body.append(
@@ -284,6 +278,87 @@ static CUresult gk_load(void)
     if (err != CUDA_SUCCESS) return err;
     return cuLaunchKernel(gk_function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream,
                           params, NULL);
+}}
+"""
+    )
+    return header, "\n".join(body)
+
+
+def _by_pointer(variant: Any) -> tuple[list[str], list[str]]:
+    """The C lines holding each kernel argument as the kernel takes it, and their addresses: the
+    ``kernelParams`` of ``cuLaunchKernel`` and ``hipModuleLaunchKernel``."""
+    values, pointers = [], []
+    for kp in variant.kernel_params:
+        if kp.kind == "array":
+            pointers.append(f"&{kp.name}")
+            continue
+        v = f"gk_p{len(values)}"
+        if kp.kind == "shape":
+            values.append(f"    long long {v} = (long long){kp.name}_shape{kp.dim};")
+        else:
+            t = kp.type.name
+            values.append(f"    {_CUDA_PARAM.get(t, _SCALARS[t][0])} {v} = {_value(kp.name, t)};")
+        pointers.append(f"&{v}")
+    return values, pointers
+
+
+def _hip(
+    name: str, cname: str, source: str, params: list, variant: Any, archs: tuple[str, ...]
+) -> tuple[str, str]:
+    from ..backends.hip_compile import code_object
+
+    if variant.matrix_capability is not None:
+        raise CompileError(f"gpukern export: {variant.kernel.__name__} uses matrix units, which HIP's dialect lacks")
+    bundle = code_object(source, archs)
+    head = "hipStream_t stream, const unsigned int grid[3], const unsigned int block[3]"
+    decl = _declaration(name, "hipError_t", head, params, "hipDeviceptr_t")
+    header = (
+        "#if !defined(__HIP_PLATFORM_AMD__) && !defined(__HIP_PLATFORM_NVIDIA__)\n"
+        "#define __HIP_PLATFORM_AMD__\n#endif\n"
+        "#include <hip/hip_runtime_api.h>\n"
+        + _extern_c(
+            f"/* Launches {cname} on ``stream`` (0: the null stream) on the current device; loads its code\n"
+            f" * object ({', '.join(archs)}) there at the first launch. Returns HIP's result (hipSuccess: queued). */\n"
+            f"{decl};"
+        )
+    )
+    values, pointers = _by_pointer(variant)
+    unused = _unused(params, variant)
+    body = [_HALF_ROUND] if _has_half(params) else []
+    body.append(f"static const unsigned char gk_bundle[] = {{\n{_c_bytes(bundle)}\n}};\n")
+    body.append(
+        f"""static int gk_device = -1;
+static hipModule_t gk_module;
+static hipFunction_t gk_function;
+
+/* The kernel on the current device: the bundle's code object for its target. */
+static hipError_t gk_load(void)
+{{
+    hipModule_t module;
+    hipFunction_t function;
+    int dev;
+    hipError_t err = hipGetDevice(&dev);
+    if (err != hipSuccess) return err;
+    if (gk_function != NULL && dev == gk_device) return hipSuccess;
+    if ((err = hipModuleLoadData(&module, gk_bundle)) != hipSuccess) return err;
+    if ((err = hipModuleGetFunction(&function, module, "{cname}")) != hipSuccess) {{
+        hipModuleUnload(module);
+        return err;
+    }}
+    gk_device = dev;
+    gk_module = module;
+    gk_function = function;
+    return hipSuccess;
+}}
+
+{decl}
+{{
+    hipError_t err = gk_load();
+{chr(10).join(values + unused)}
+    void* params[] = {{{", ".join(pointers) or "NULL"}}};
+    if (err != hipSuccess) return err;
+    return hipModuleLaunchKernel(gk_function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, stream,
+                                 params, NULL);
 }}
 """
     )

@@ -8,6 +8,7 @@ on the GPU machine, against the toolkit's ``cuda.h`` and the driver (``gpu`` mar
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,8 +154,8 @@ def test_the_cli_writes_the_files_and_refuses_what_export_cannot_take(tmp_path):
 
     with pytest.raises(gk.CompileError, match="tuple argument; pass its items"):
         export(pairs, (np.float32(1), np.float32(2)), Array[float32], out=tmp_path)
-    with pytest.raises(gk.LaunchError, match="'cuda' or 'opencl'"):
-        export(blend, float32, Array[float32], Array[float32, 2], bool_, float16, uint8, 4, backend="hip")
+    with pytest.raises(gk.LaunchError, match="'cuda', 'opencl' or 'hip'"):
+        export(blend, float32, Array[float32], Array[float32, 2], bool_, float16, uint8, 4, backend="metal")
 
 
 def test_a_cuda_export_embeds_a_cubin_per_architecture(tmp_path):
@@ -235,6 +236,32 @@ def test_a_cuda_export_runs_from_c_as_gpukern_runs_it(tmp_path):
     main = MAIN_CUDA % {"rows": ROWS, "cols": COLS}
     got = _build_and_run(tmp_path, main, ["-lcuda"], [f"-I{tmp_path}", f"-I{include}"])
     np.testing.assert_array_equal(got, _gpukern_result("cuda"))
+
+
+HIP_HEADERS = Path("/usr/include/hip/hip_runtime_api.h").exists() or Path("/opt/rocm/include/hip").exists()
+
+
+@pytest.mark.skipif(not (CC and HIP_HEADERS and shutil.which("hipcc")), reason="needs hipcc, the HIP headers and cc")
+def test_a_hip_export_bundles_the_targets_and_builds_against_rocm(tmp_path):
+    """The HIP export: one code object bundle for the named gfx targets inside the C, and a launch
+    function that compiles (``-Werror``) against ROCm's headers and links with ``libamdhip64``; not
+    run: no AMD GPU here."""
+    h, c = export(blend, float32, Array[float32], Array[float32, 2], bool_, float16, uint8, 4, backend="hip",
+                  out=tmp_path, archs=("gfx90a", "gfx1030"))  # fmt: skip
+    assert "hipError_t gk_blend_launch(hipStream_t stream, const unsigned int grid[3]" in h.read_text()
+    text = c.read_text()
+    array = text.split("gk_bundle[] = {", 1)[1].split("};")[0]
+    bundle = bytes(int(b, 16) for b in re.findall(r"0x([0-9a-f]{2})", array))
+    assert bundle.startswith(b"__CLANG_OFFLOAD_BUNDLE__")
+    assert b"amdgcn-amd-amdhsa--gfx90a" in bundle and b"amdgcn-amd-amdhsa--gfx1030" in bundle
+    main = tmp_path / "main.c"
+    main.write_text('#include "gk_blend.h"\nint main(void) { return hipGetDevice(&(int){0}) == hipSuccess ? 0 : 0; }\n')
+    built = subprocess.run(
+        [CC, "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{tmp_path}", str(main), str(c), "-o", str(tmp_path / "m"),
+         "-lamdhip64"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
 
 
 def test_export_refuses_a_kernel_that_is_not_one():
