@@ -312,8 +312,9 @@ class Kernel(lang.KernelObject):
             unbound=self.options["unbound"],
         )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
+        captured = tuple(ref.type for ref, _ in program.captured)  # the module's device arrays, after the arguments
         with ir.deep_recursion():
-            program.kernel.kernel_params = _kernel_params(program.kernel, key)
+            program.kernel.kernel_params = _kernel_params(program.kernel, key + captured)
         return Variant(self, key, program, key, options=self.options)
 
     # ------------------------------------------------------------ user API
@@ -422,6 +423,7 @@ class Kernel(lang.KernelObject):
         copies = args
         if variant.tuples:  # each tuple's items are C parameters of their own
             args = flatten(args, variant.key)
+        args = variant.with_captured(args)
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
         if check is None:
             b.launch(variant, grid, block, args, shared=shared, stream=handle)

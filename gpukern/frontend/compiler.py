@@ -82,13 +82,15 @@ class Compiler:
     def lower_kernel(self, parsed: ParsedFunction, bindings: dict[str, Value], description: str) -> ir.Program:
         try:
             with ir.deep_recursion():
-                kernel = FunctionLowering(self, parsed, bindings, is_kernel=True).run()
+                lowering = FunctionLowering(self, parsed, bindings, is_kernel=True)
+                kernel = lowering.run()
         except KernelFault as e:  # a static check's fault (a divergent barrier): the kernel's, as a run's is
             if e.kernel is None:
                 e.kernel = parsed.name
             raise
         kernel.description = description
         program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()))
+        program.captured = [(ref, name) for name, ref in lowering.captured.items()]
         hoist_shared_declarations(program)
         mark_uniform_addresses(program)
         return program
@@ -222,6 +224,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.block_arrays: set[str] = set()  # names of arrays bound in an if or loop body, out of scope
         self.declared_names: set[str] = set()  # names a shared()/local() in an if or loop body was bound to
         self.launch_bounds: tuple[int, ...] | None = None
+        self.captured: dict[str, ir.ArrayRef] = {}  # a module's device array's name -> its parameter
         code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
         self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
         self.x = ExpressionLowering(self)
@@ -237,8 +240,9 @@ class FunctionLowering(ast.NodeVisitor):
             self.array_names: dict[str, int] = {}  # names bound to arrays in the body -> the block's depth
             self.depth = 0
             self.arrays: list[ir.DeclArray | ir.DeclFragment] = []
-            self.sites: dict[int, ir.ArrayRef] = {}  # a declaration's call node -> its array (unroll: one)
+            self.sites: dict[tuple[Any, ...], ir.ArrayRef] = {}  # a declaration's place -> its array (unroll: one)
             self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
+            self.taken.update(ref.name for ref in self.captured.values())
             body = self.lower_block(tree.body)
             if not self.unsettled:  # no type changed after it was first used: this IR is final
                 break
@@ -253,6 +257,7 @@ class FunctionLowering(ast.NodeVisitor):
                 params += _leaves(b)
             elif not isinstance(b, Static):
                 params.append(b)
+        params += list(self.captured.values())  # after the kernel's own
         ret = None
         if self.returns_value and isinstance(self.ret_type, tuple):
             ret = TupleType(tuple(materialize(t) for t in self.ret_type))
@@ -296,16 +301,48 @@ class FunctionLowering(ast.NodeVisitor):
         """A shared or local array (or a fragment) declaration, hoisted to the top of the function:
         one per ``shared()``/``local()``/``fragment()`` in the source, so each copy of an unrolled
         body finds the same."""
-        known = self.sites.get(id(site))
+        # keyed by the call's place in the source, not by the node's id: a compatibility name
+        # (``cuda.shared.array``) lowers a fresh ``ast.Call`` each time, whose id a later one can
+        # reuse once it is freed (two arrays would then be one)
+        place = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+        key: tuple[Any, ...] = tuple(getattr(site, a, None) for a in place)
+        if key[0] is None:  # a node made without a place: its id, the node kept alive so that it stays its own
+            key = ("node", id(site), site)
+        known = self.sites.get(key)
         if known is not None:
             return known
-        self.sites[id(site)] = ref
+        self.sites[key] = ref
         decl = ir.DeclFragment(ref, loc=ref.loc) if isinstance(ref, ir.Fragment) else ir.DeclArray(ref, loc=ref.loc)
         self.arrays.append(decl)
         return ref
 
     def fresh(self, base: str) -> str:
         return ir.fresh_name(base, self.taken)
+
+    def captured_array(self, name: str, value: Any, node: ast.AST) -> ir.ArrayRef:
+        """A device array the kernel's module names (``PRICES = cuda.to_device(...)``): as in Numba,
+        the kernel reads and writes it in place, through a parameter of its own after the kernel's
+        (``Program.captured``: each launch passes the array the name then holds)."""
+        if not self.is_kernel:
+            raise self.type_error(
+                node,
+                f"device function {self.parsed.name}() reads the device array {name!r} of its module",
+                f"pass {name} to it as an argument (a kernel may read it by name)",
+            )
+        found = self.captured.get(name)
+        if found is not None:
+            return found
+        iface = getattr(value, "__cuda_array_interface__", None)
+        try:
+            dtype = np.dtype(iface["typestr"]) if iface is not None else np.dtype(value.dtype)
+        except TypeError:
+            what = f"the device array {name!r} has dtype {value.dtype}, which gpukern has no type for"
+            raise self.type_error(node, what) from None
+        elem = array_element(dtype, f" for the device array {name!r}")
+        ref = ir.ArrayRef(ir.fresh_name(f"{name}_captured", self.taken), ArrayType(elem, len(value.shape)))
+        self.taken.add(ref.name)
+        self.captured[name] = ref
+        return ref
 
     def set_launch_bounds(self, node: ast.AST, bounds: tuple[int, ...]) -> None:
         if self.launch_bounds not in (None, bounds):

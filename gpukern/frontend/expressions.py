@@ -159,6 +159,8 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"name {name!r} is not defined", self.loc(node))
         if isinstance(value, np.ndarray):
             return self.compiler.constant_table(name, value, self.loc(node))
+        if _is_device_array(value):
+            return f.captured_array(name, value, node)
         if isinstance(value, lang.Property):
             return value.read(self, node)
         return Static(value)
@@ -599,6 +601,17 @@ def _compare_out_of_range(op: str, a: Value, b: Value) -> bool | None:
         x_above = const.value < info.min  # then x > const for every x of the type
         return {"==": False, "!=": True, ">": x_above, ">=": x_above, "<": not x_above, "<=": not x_above}[o]
     return None
+
+
+def _is_device_array(value: Any) -> bool:
+    """Whether ``value`` is an array in device memory (gpukern's, CuPy's, PyTorch's: DLPack or the
+    CUDA array interface), which a kernel reads in place where its module names it."""
+    return (
+        not isinstance(value, (np.ndarray, type))
+        and hasattr(value, "shape")
+        and hasattr(value, "dtype")
+        and (hasattr(value, "__dlpack_device__") or hasattr(value, "__cuda_array_interface__"))
+    )
 
 
 def _fresh_items(v: tuple[Any, ...], loc: Loc) -> tuple[Any, ...]:

@@ -771,6 +771,9 @@ class Program:
     kernel: FuncDef
     funcs: list[FuncDef]
     tables: list[tuple[ArrayRef, Any]] = field(default_factory=list)  # (the array, its data)
+    # device arrays of the kernel's module it reads or writes in place: (the kernel's parameter after
+    # its own, the name), the array that name holds passed at every launch (``Variant.with_captured``)
+    captured: list[tuple[ArrayRef, str]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- traversal

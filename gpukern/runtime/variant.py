@@ -15,6 +15,7 @@ import numpy as np
 from ..codegen import lines
 from ..codegen.dialects import dialect
 from ..codegen.emitter import Emitter
+from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from .compile_options import CompileOptions
@@ -45,6 +46,30 @@ class Variant:
     @property
     def kernel_params(self) -> list[ir.KernelParam]:
         return self.program.kernel.kernel_params
+
+    def with_captured(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A launch's arguments (tuples already flattened) and, after them, the device arrays the
+        kernel's module names (``ir.Program.captured``), each as its name holds it now: a kernel
+        reads a module's array in place, as Numba's do, on whichever backend the launch runs."""
+        if not self.program.captured:
+            return args
+        extra = []
+        for ref, name in self.program.captured:
+            found, value = self.kernel.parsed.resolve_global(name)
+            shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+            iface = getattr(value, "__cuda_array_interface__", None)
+            try:
+                dtype = np.dtype(iface["typestr"]) if iface is not None else np.dtype(dtype)
+            except TypeError:
+                dtype = None
+            if not found or shape is None or len(shape) != ref.type.ndim or dtype != ref.type.elem.dtype:
+                now = f"{type(value).__name__}" if found else "nothing"
+                raise LaunchError(
+                    f"{self.kernel.__name__} reads the device array {name!r} of its module, compiled as "
+                    f"{ref.type}; {name} now holds {now}: give it an array of that dtype and rank"
+                )
+            extra.append(value)
+        return (*args, *extra)
 
     @property
     def written(self) -> set[str]:

@@ -108,6 +108,8 @@ def export(
         _refuse(kernel, "takes a tuple argument", "pass its items as parameters of their own")
     if variant.dynamic_shared:
         _refuse(kernel, "declares dynamic_shared()", "export a kernel with shared() arrays of a Const size")
+    if variant.program.captured:
+        _refuse(kernel, "reads device arrays of its module", "pass them to it as arguments")
     if variant.grid_sync:
         _refuse(kernel, "calls grid_sync() (a cooperative launch)", "split it into two kernels launched in turn")
     params = _parameters(kernel, variant)

@@ -372,3 +372,32 @@ def test_libdevice_names_take_their_own_types(backend):
     want = [bin(int(v) * 12345).count("1") + 32 - int(v + 1).bit_length() for v in i]
     assert bits.tolist() == want
     assert cuda.libdevice.sinf.of is cuda.libdevice.sin.of is gk.semantics.ops.MATH["sin"]  # one definition
+
+
+def test_each_shared_array_call_is_an_array_of_its_own():
+    """``cuda.shared.array`` lowers a fresh call node each time; two such arrays were one when the
+    second node took the first's freed id (the docs' fast_matmul then read B's tile as A's, now and
+    then). Many kernels with four tiles each: every tile is declared on its own."""
+    import re
+
+    for _ in range(40):
+
+        @cuda.jit
+        def four_tiles(out):
+            a = cuda.shared.array(shape=(4, 4), dtype=numba.float32)
+            b = cuda.shared.array(shape=(4, 4), dtype=numba.float32)
+            c = cuda.shared.array((4, 4), numba.float32)
+            d = cuda.local.array((4,), numba.float32)
+            t = cuda.threadIdx.x
+            a[0, t] = 1.0
+            b[0, t] = 2.0
+            c[0, t] = 3.0
+            d[0] = 4.0
+            cuda.syncthreads()
+            out[t] = a[0, t] + 10 * b[0, t] + 100 * c[0, t] + 1000 * d[0]
+
+        src = four_tiles.source(np.zeros(4, np.float32))
+        assert len(re.findall(r"__shared__ float \w+\[4\]\[4\];", src)) == 3, src
+        out = np.zeros(4, np.float32)
+        four_tiles[1, 4](out)
+        assert (out == 4321).all()

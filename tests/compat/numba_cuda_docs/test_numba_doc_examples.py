@@ -505,7 +505,6 @@ def test_ex_globals_constant_capture(backend):
     np.testing.assert_allclose(d_totals.get(), expected)
 
 
-@pytest.mark.refused("a kernel reading a device array of its module (captured by pointer in Numba): pass it as an argument")
 def test_ex_globals_device_array_capture(backend):
     import numpy as np
     from gpukern.numba import cuda
