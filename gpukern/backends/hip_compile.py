@@ -44,40 +44,20 @@ def _check_target(target: str) -> None:
         raise HIPCompileError(f"{target!r} is not an AMD GPU target (gfx908, gfx90a, gfx1030, ...)", compiler="hipcc")
 
 
-def assemble(source: str, target: str, flags: tuple[str, ...] = ()) -> str:
-    """The AMDGPU assembly hipcc makes of ``source`` (HIP C++) for ``target`` (``gfx90a``)."""
-    _check_target(target)
+def _hipcc(source: str, targets: tuple[str, ...], mode: list[str], suffix: str) -> bytes:
+    """What hipcc writes of ``source`` for ``targets`` in ``mode`` (its options: assembly, a code
+    object bundle), or a ``HIPCompileError`` with its log."""
+    for target in targets:
+        _check_target(target)
     hipcc = find_hipcc()
     if hipcc is None:
         raise HIPCompileError(
             "hipcc is not installed: `apt-get install hipcc` (Debian, Ubuntu) or ROCm's hipcc", compiler="hipcc"
         )
     with tempfile.TemporaryDirectory(prefix="gpukern-hip-") as tmp:
-        src, out = Path(tmp) / "kernel.hip", Path(tmp) / "kernel.s"
+        src, out = Path(tmp) / "kernel.hip", Path(tmp) / f"kernel{suffix}"
         src.write_text(source)
-        cmd = [hipcc, f"--offload-arch={target}", "--cuda-device-only", "-O3", "-S", *flags, "-o", str(out), str(src)]
-        p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
-        if p.returncode != 0 or not out.exists():
-            raise HIPCompileError(
-                f"hipcc failed for {target}", compiler="hipcc", log=p.stderr or p.stdout, source=source,
-                command=" ".join(cmd),
-            )  # fmt: skip
-        return out.read_text()
-
-
-def code_object(source: str, targets: tuple[str, ...], flags: tuple[str, ...] = ()) -> bytes:
-    """One code object bundle of ``source`` for every target (``hipModuleLoadData`` takes the
-    device's), as hipcc's ``--genco`` writes it."""
-    for target in targets:
-        _check_target(target)
-    hipcc = find_hipcc()
-    if hipcc is None:
-        raise HIPCompileError("hipcc is not installed: ROCm's hipcc compiles gpukern's HIP C++", compiler="hipcc")
-    with tempfile.TemporaryDirectory(prefix="gpukern-hip-") as tmp:
-        src, out = Path(tmp) / "kernel.hip", Path(tmp) / "kernel.hsaco"
-        src.write_text(source)
-        arch = [f"--offload-arch={t}" for t in targets]
-        cmd = [hipcc, "--genco", *arch, "-O3", *flags, "-o", str(out), str(src)]
+        cmd = [hipcc, *(f"--offload-arch={t}" for t in targets), *mode, "-O3", "-o", str(out), str(src)]
         p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
         if p.returncode != 0 or not out.exists():
             raise HIPCompileError(
@@ -85,6 +65,17 @@ def code_object(source: str, targets: tuple[str, ...], flags: tuple[str, ...] = 
                 command=" ".join(cmd),
             )  # fmt: skip
         return out.read_bytes()
+
+
+def assemble(source: str, target: str) -> str:
+    """The AMDGPU assembly hipcc makes of ``source`` (HIP C++) for ``target`` (``gfx90a``)."""
+    return _hipcc(source, (target,), ["--cuda-device-only", "-S"], ".s").decode()
+
+
+def code_object(source: str, targets: tuple[str, ...]) -> bytes:
+    """One code object bundle of ``source`` for every target (``hipModuleLoadData`` takes the
+    device's), as hipcc's ``--genco`` writes it."""
+    return _hipcc(source, targets, ["--genco"], ".hsaco")
 
 
 def resources(assembly: str) -> dict[str, dict[str, int]]:
