@@ -33,7 +33,6 @@ from .runtime.plan import (
     Plan,
     ScalarParam,
     TupleKey,
-    flatten,
     make_plan,
     no_plan,
 )
@@ -421,9 +420,7 @@ class Kernel(lang.KernelObject):
             args = tuple(a if c is None else c for a, c in zip(args, copied))
         variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
         copies = args
-        if variant.tuples:  # each tuple's items are C parameters of their own
-            args = flatten(args, variant.key)
-        args = variant.with_captured(args)
+        args = variant.launch_args(args)  # tuples opened, the module's device arrays after them
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")
         if check is None:
             b.launch(variant, grid, block, args, shared=shared, stream=handle)

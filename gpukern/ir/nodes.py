@@ -772,7 +772,7 @@ class Program:
     funcs: list[FuncDef]
     tables: list[tuple[ArrayRef, Any]] = field(default_factory=list)  # (the array, its data)
     # device arrays of the kernel's module it reads or writes in place: (the kernel's parameter after
-    # its own, the name), the array that name holds passed at every launch (``Variant.with_captured``)
+    # its own, the name), the array that name holds passed at every launch (``Variant.launch_args``)
     captured: list[tuple[ArrayRef, str]] = field(default_factory=list)
 
 

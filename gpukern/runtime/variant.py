@@ -19,7 +19,7 @@ from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from .compile_options import CompileOptions
-from .plan import TupleKey
+from .plan import TupleKey, flatten
 
 
 @dataclass(eq=False)
@@ -47,10 +47,13 @@ class Variant:
     def kernel_params(self) -> list[ir.KernelParam]:
         return self.program.kernel.kernel_params
 
-    def with_captured(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """A launch's arguments (tuples already flattened) and, after them, the device arrays the
-        kernel's module names (``ir.Program.captured``), each as its name holds it now: a kernel
-        reads a module's array in place, as Numba's do, on whichever backend the launch runs."""
+    def launch_args(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """What the backends take for a launch's arguments: tuples opened into their items
+        (``plan.flatten``) and, after them, the device arrays the kernel's module names
+        (``ir.Program.captured``), each as its name holds it now: a kernel reads a module's array
+        in place, as Numba's do, on whichever backend the launch runs."""
+        if self.tuples:  # each tuple's items are C parameters of their own
+            args = flatten(args, self.key)
         if not self.program.captured:
             return args
         extra = []

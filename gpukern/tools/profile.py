@@ -540,6 +540,6 @@ def profile(
     args = kernel.complete(tuple(args))
     variant = kernel.variant(kernel.signature_of(args))
     prof = Profiler(warp_size, sector_bytes, banks, bank_bytes)
-    args = variant.with_captured(args)
+    args = variant.launch_args(args)
     sim.launch(variant, launch.grid, launch.block, args, check=check, profiler=prof, shared=launch.shared)
     return prof.report(kernel, launch.grid, launch.block)

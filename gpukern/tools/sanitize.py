@@ -38,6 +38,6 @@ def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
         e.kernel = kernel.__name__
         return [e]
     faults: list[KernelFault] = []
-    args = variant.with_captured(args)
+    args = variant.launch_args(args)
     get_backend("sim").launch(variant, launch.grid, launch.block, args, faults=faults, shared=launch.shared)
     return faults

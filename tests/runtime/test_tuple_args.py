@@ -105,3 +105,21 @@ def test_bad_tuples_say_which_item():
 def test_c_takes_each_item():
     src = magnitudes.source(np.zeros(4), Soa(np.zeros(4), np.zeros(4), 1.0))
     assert "v_0" in src and "v_1" in src and "double v_2" in src
+
+
+def test_the_sanitizer_and_the_profiler_take_tuple_arguments(on_simulator):
+    """``gk.sanitize`` and ``gk.profile`` open tuples into their items as a launch does (they gave
+    an IndexError before: the simulator was handed the tuple unopened)."""
+
+    @gk.kernel
+    def affine(t, out: gk.Array[gk.float32]):
+        i = gk.global_id(0)
+        if i < out.shape[0]:
+            out[i] = t[0] * i + t[1]
+
+    out = np.zeros(4, np.float32)
+    assert gk.sanitize(affine[1, 4], (np.float32(2), np.float32(1)), out) == []
+    np.testing.assert_array_equal(out, [1, 3, 5, 7])
+    report = gk.profile(affine[1, 4], (np.float32(3), np.float32(0)), out)
+    assert report.total.global_store_elems == 4
+    np.testing.assert_array_equal(out, [0, 3, 6, 9])
