@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from ..codegen.dialects import HIP
+from ..codegen.names import global_identifier
 from ..errors import BackendError, InteropError, LaunchError
 from ..runtime.array import DeviceArray
 from ..runtime.cache import binary_cache, make_key
+from . import hip_compile
 from .base import Backend
-from .cuda import _CODES, _arg_format, _Spread
-from .hip_compile import code_object
+from .cuda import _CODES, _COMPLEX, _arg_format, _Spread
 
 # what every hipcc since ROCm 5 compiles for; MI300 (gfx942) and RDNA 3 (gfx1100) by GPUKERN_HIP_ARCHS
 ARCHS = ("gfx908", "gfx90a", "gfx1030")
@@ -101,6 +102,9 @@ class _Memory:
         _check(lib, lib.hipMalloc(ctypes.byref(p), max(nbytes, 1)), "hipMalloc")
         self.pointer = int(p.value or 0)
 
+    def __int__(self) -> int:  # packed as the kernel's pointer argument
+        return self.pointer
+
     def __del__(self) -> None:
         if self.pointer:
             self.lib.hipFree(ctypes.c_void_p(self.pointer))
@@ -154,11 +158,9 @@ class HIPBackend(Backend):
         if variant.grid_sync:
             raise LaunchError(f"{variant.kernel.__name__}: grid_sync() needs a cooperative launch, which the HIP "
                               "backend does not make yet; run it on CUDA, OpenCL or the simulator")  # fmt: skip
-        from ..codegen.names import global_identifier
-
         src = variant.source(self.name, line_directives=True)
-        key = make_key(source=src, backend="hip", arch=",".join(self.archs), options=variant.options.flags("cuda"))
-        image = binary_cache().get_or_compile(key, lambda: code_object(src, self.archs))
+        key = make_key(source=src, backend="hip", arch=",".join(self.archs), compiler=hip_compile.fingerprint())
+        image = binary_cache().get_or_compile(key, lambda: hip_compile.code_object(src, self.archs))
         module, function = ctypes.c_void_p(), ctypes.c_void_p()
         _check(self.lib, self.lib.hipModuleLoadData(ctypes.byref(module), image), "hipModuleLoadData")
         name = global_identifier(variant.program.kernel.name).encode()
@@ -167,8 +169,8 @@ class HIPBackend(Backend):
         codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
         if variant.dynamic_shared:
             codes.append("q")
-        fn = _Function(self.lib, module.value, function.value, struct.Struct(_arg_format(codes)))
-        fn.split = tuple(i for i, c in enumerate(codes) if c in ("F", "D"))
+        split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
+        fn = _Function(self.lib, module.value, function.value, struct.Struct(_arg_format(codes)), split)
         variant.compiled[self.key] = fn
         return fn
 
@@ -303,21 +305,22 @@ class _Function:
     """A loaded kernel: its C parameters packed by ``layout`` into one buffer, handed to
     ``hipModuleLaunchKernel`` through ``extra`` (HIP_LAUNCH_PARAM_BUFFER_POINTER / SIZE / END)."""
 
-    def __init__(self, lib: ctypes.CDLL, module: int, function: int, layout: struct.Struct) -> None:
-        self.lib, self.module, self.function, self.layout = lib, module, function, layout
+    def __init__(
+        self, lib: ctypes.CDLL, module: int, function: int, layout: struct.Struct, split: tuple[int, ...]
+    ) -> None:
+        self.lib, self.module, self.function, self.layout, self.split = lib, module, function, layout, split
         self.buffer = ctypes.create_string_buffer(max(layout.size, 8))
         self.size = ctypes.c_size_t(layout.size)
         self.extra = (ctypes.c_void_p * 5)(
             1, ctypes.addressof(self.buffer), 2, ctypes.addressof(self.size), 3
         )  # BUFFER_POINTER, the buffer, BUFFER_SIZE, its size, END
         self.lock = threading.Lock()
-        self.split: tuple[int, ...] = ()
 
     def launch(
         self, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int, values: list[Any], stream: Any
     ) -> None:
         with self.lock:
-            self.layout.pack_into(self.buffer, 0, *(int(v) if isinstance(v, _Memory) else v for v in values))
+            self.layout.pack_into(self.buffer, 0, *(v.pointer if isinstance(v, _Memory) else v for v in values))
             rc = self.lib.hipModuleLaunchKernel(
                 self.function, *grid, *block, shared, stream, None, ctypes.addressof(self.extra)
             )

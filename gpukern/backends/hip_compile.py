@@ -8,6 +8,7 @@ target.  ``gpukern show --backend hip --resources`` prints these figures, as a k
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -37,6 +38,16 @@ _FIELDS = {
 def find_hipcc() -> str | None:
     """The ``hipcc`` on PATH (``GPUKERN_HIPCC`` names another), or None."""
     return os.environ.get("GPUKERN_HIPCC") or shutil.which("hipcc")
+
+
+@functools.cache
+def fingerprint() -> str:
+    """hipcc's identity for the binary cache's key (its version line; a new ROCm recompiles)."""
+    hipcc = find_hipcc()
+    if hipcc is None:
+        return "no hipcc"
+    p = subprocess.run([hipcc, "--version"], capture_output=True, text=True, env={**os.environ, "HIP_PLATFORM": "amd"})
+    return f"{hipcc}: {p.stdout.splitlines()[0] if p.stdout else p.returncode}"
 
 
 def _check_target(target: str) -> None:
