@@ -336,7 +336,7 @@ def is_array(a: Any) -> bool:
     return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__") or is_cl_array(a)
 
 
-def _array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
+def array_facts(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
     if isinstance(a, (np.ndarray, DeviceArray)):  # (a NumPy array of any strides: launches stage it)
         return a.dtype, a.shape
     info = array_info(a, name)
@@ -352,7 +352,7 @@ class ArrayParam(Param):
     """``Array[T, n]`` (``type``), or ``Array`` alone (kind 'infer_array': dtype and rank from the argument)."""
 
     def key(self, a: Any) -> Any:
-        dtype, shape = _array_info(a, self.name)
+        dtype, shape = array_facts(a, self.name)
         want = self.type
         if want is None:
             try:

@@ -19,7 +19,7 @@ from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from .compile_options import CompileOptions
-from .plan import TupleKey, flatten
+from .plan import TupleKey, array_facts, flatten
 
 
 @dataclass(eq=False)
@@ -59,13 +59,11 @@ class Variant:
         extra = []
         for ref, name in self.program.captured:
             found, value = self.kernel.parsed.resolve_global(name)
-            shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
-            iface = getattr(value, "__cuda_array_interface__", None)
             try:
-                dtype = np.dtype(iface["typestr"]) if iface is not None else np.dtype(dtype)
-            except TypeError:
-                dtype = None
-            if not found or shape is None or len(shape) != ref.type.ndim or dtype != ref.type.elem.dtype:
+                dtype, shape = array_facts(value, name) if found else (None, ())
+            except LaunchError:
+                dtype, shape = None, ()
+            if dtype != ref.type.elem.dtype or len(shape) != ref.type.ndim:
                 now = f"{type(value).__name__}" if found else "nothing"
                 raise LaunchError(
                     f"{self.kernel.__name__} reads the device array {name!r} of its module, compiled as "

@@ -64,3 +64,17 @@ def test_a_device_function_must_be_given_the_array(on_simulator):
     with pytest.raises(gk.KernelTypeError, match="reads the device array 'TABLE' of its module") as e:
         through_a_function[1, 1](np.zeros(1, np.float32))
     assert "pass TABLE to it as an argument" in str(e.value)
+
+
+def test_a_name_rebound_to_another_dtype_is_refused_at_launch(on_simulator):
+    global TABLE, COUNTS
+    TABLE = gk.to_device(np.array([1.0, 2.0], np.float32))
+    COUNTS = gk.zeros(1, np.int32)
+    x, out = np.ones(2, np.float32), np.zeros(2, np.float32)
+    scale_by_table[1, 2](x, out, 2)
+    TABLE = gk.to_device(np.array([1.0, 2.0]))  # float64 now
+    with pytest.raises(gk.LaunchError, match="compiled as Array\\[float32, 1\\]; TABLE now holds DeviceArray"):
+        scale_by_table[1, 2](x, out, 2)
+    TABLE = 3.0
+    with pytest.raises(gk.LaunchError, match="TABLE now holds float"):
+        scale_by_table[1, 2](x, out, 2)
