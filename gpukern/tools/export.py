@@ -24,6 +24,7 @@ from typing import Any
 
 from ..backends.cuda_compile import cubin, kernel_arch
 from ..backends.nvrtc import library as nvrtc_library
+from ..codegen.dialects import CUDA
 from ..codegen.names import global_identifier
 from ..errors import CompileError, LaunchError
 from ..kernel import Kernel
@@ -48,8 +49,6 @@ _SCALARS = {
     "float32": ("float", "cl_float"),
     "float64": ("double", "cl_double"),
 }
-# ... and CUDA's C type of the kernel parameter, where it differs from the launch function's
-_CUDA_PARAM = {"int64": "long long", "uint64": "unsigned long long"}
 
 
 def _c_string(text: str) -> str:
@@ -286,6 +285,12 @@ static CUresult gk_load(void)
     return header, "\n".join(body)
 
 
+def _param_type(t: ScalarType) -> str:
+    """The C type of a scalar kernel parameter in CUDA's and HIP's C (the dialect's own: a half
+    goes as a float)."""
+    return CUDA.scalar_params.get(t, (CUDA.types[t],))[0]
+
+
 def _by_pointer(variant: Any) -> tuple[list[str], list[str]]:
     """The C lines holding each kernel argument as the kernel takes it, and their addresses: the
     ``kernelParams`` of ``cuLaunchKernel`` and ``hipModuleLaunchKernel``."""
@@ -299,7 +304,7 @@ def _by_pointer(variant: Any) -> tuple[list[str], list[str]]:
             values.append(f"    long long {v} = (long long){kp.name}_shape{kp.dim};")
         else:
             t = kp.type.name
-            values.append(f"    {_CUDA_PARAM.get(t, _SCALARS[t][0])} {v} = {_value(kp.name, t)};")
+            values.append(f"    {_param_type(kp.type)} {v} = {_value(kp.name, t)};")
         pointers.append(f"&{v}")
     return values, pointers
 
