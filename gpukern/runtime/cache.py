@@ -251,6 +251,15 @@ def _default_dir() -> str:
         return os.path.join(os.path.expanduser("~"), ".cache", "gpukern")
 
 
+def _remove_quietly(path: str) -> None:
+    """Remove a temporary file left by a write that did not finish ('' : none was left)."""
+    if path:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 class BinaryCache:
     """Process-wide cache of compiled binaries; see the module docstring.  ``lock_timeout`` is how
     long (seconds) a miss waits for another build of its key before building anyway."""
@@ -521,11 +530,7 @@ class BinaryCache:
         except OSError as e:
             log.debug("cache: cannot describe %s: %s", key[:16], e)
         finally:
-            if tmp:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+            _remove_quietly(tmp)
 
     def _write(self, key: str, data: bytes) -> bool:
         """Store an entry on disk; whether it is there now."""
@@ -552,11 +557,7 @@ class BinaryCache:
                 log.debug("cache: cannot replace %s: %s", self._path(key), e)
                 return False
         finally:
-            if tmp:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
+            _remove_quietly(tmp)
         return True
 
 
