@@ -3,16 +3,19 @@
 The same two passes as reduce_sum.py (pass 1: at most MAX_BLOCKS blocks, each thread summing a
 grid-stride slice; pass 2: one block over the partial sums), and the same check against NumPy.
 What differs is how a block adds up its BLOCK partial sums.  reduce_sum.py halves them in shared
-memory, log2(BLOCK) steps with a barrier after each.  Here each warp of 32 threads first adds its
-32 sums in registers with shfl_down_sync: after adding the value 16, 8, 4, 2 and 1 lanes further
-down, lane 0 holds the warp's sum (a lane whose source is past the warp's end gets its own value
-back, which only lanes other than 0 ever add).  Lane 0 of each warp writes that sum to shared
-memory, one barrier, and then each warp reduces the BLOCK/32 warp sums the same way.  Every warp
+memory, log2(BLOCK) steps with a barrier after each.  Here each warp first adds its threads' sums
+in registers with shfl_down_sync: after adding the value 16, 8, 4, 2 and 1 lanes further down,
+lane 0 holds the warp's sum (a lane whose source is past the warp's end gets its own value back,
+which only lanes other than 0 ever add).  Lane 0 of each warp writes that sum to shared memory,
+one barrier, and then each warp reduces the warp sums the same way.  The kernel says
+``warp_size()`` and mask ``-1`` (every lane), never 32: it runs as written on 32-lane warps and on
+64-lane wavefronts (``GPUKERN_SIM_LANES=64`` runs it so on the simulator; the offsets are then
+32, 16, ... 1).  Every warp
 does that last step, not only warp 0, so every shuffle is reached by the whole block: on OpenCL
 devices without sub-groups, gpukern emulates the shuffles with work-group barriers and needs that
 (docs/backends.md); on CUDA the extra warps cost nothing, they run beside warp 0.
 
-BLOCK is a power of two from 32 to 1024 (whole warps, at most 32 warp sums); the float32 tolerance
+BLOCK is a power of two from 64 to 1024 (whole warps, at most 32 warp sums); the float32 tolerance
 and the int32 index bound are those of reduce_sum.py.
 
     python examples/reduce_warp.py                      # 2^24 elements, best backend
@@ -41,17 +44,17 @@ from gpukern import (
     shared,
     shfl_down_sync,
     thread_idx,
-    unroll,
+    warp_size,
 )
 
 MAX_BLOCKS = 1024  # pass 1 never launches more blocks than this: pass 2 reduces at most this many partials
-FULL = 0xFFFFFFFF  # every lane of the warp takes part
+ALL = -1  # every lane of the warp takes part (of 32 or of 64)
 
 
 @kernel
 def block_sum(x: Array[float32], partial: Array[float32], n: int32, BLOCK: Const[int]):
-    """partial[b] = the sum of the elements that block b's threads visit (BLOCK a power of two >= 32)."""
-    warp_sums = shared(float32, 32)
+    """partial[b] = the sum of the elements that block b's threads visit (BLOCK a power of two >= 64)."""
+    warp_sums = shared(float32, 32)  # at most 1024 / 32 warps
     tid = thread_idx.x
     lane = lane_id()
     acc = float32(0.0)
@@ -60,14 +63,18 @@ def block_sum(x: Array[float32], partial: Array[float32], n: int32, BLOCK: Const
     while i < n:  # grid-stride loop: each thread sums its own strided slice
         acc += x[i]
         i += stride
-    for k in unroll(range(5)):  # lane 0 gets its warp's sum: add the lanes 16, 8, 4, 2, 1 further down
-        acc += shfl_down_sync(FULL, acc, 16 >> k)
+    offset = warp_size() // 2
+    while offset > 0:  # lane 0 gets its warp's sum: add the lanes 16, 8, 4, 2, 1 further down
+        acc += shfl_down_sync(ALL, acc, offset)
+        offset //= 2
     if lane == 0:
-        warp_sums[tid // 32] = acc
+        warp_sums[tid // warp_size()] = acc
     barrier()  # every warp's sum is in shared memory
-    acc = warp_sums[lane] if lane < BLOCK // 32 else float32(0.0)
-    for k in unroll(range(5)):  # every warp sums the warp sums (so every thread reaches the shuffles)
-        acc += shfl_down_sync(FULL, acc, 16 >> k)
+    acc = warp_sums[lane] if lane < BLOCK // warp_size() else float32(0.0)
+    offset = warp_size() // 2
+    while offset > 0:  # every warp sums the warp sums (so every thread reaches the shuffles)
+        acc += shfl_down_sync(ALL, acc, offset)
+        offset //= 2
     if tid == 0:
         partial[block_idx.x] = acc
 
@@ -75,7 +82,7 @@ def block_sum(x: Array[float32], partial: Array[float32], n: int32, BLOCK: Const
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--size", type=int, help="number of elements (default 2^24; 2^16 on the simulator)")
-    p.add_argument("--block", type=int, default=256, choices=(32, 64, 128, 256, 512, 1024), help="threads per block")
+    p.add_argument("--block", type=int, default=256, choices=(64, 128, 256, 512, 1024), help="threads per block")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the generated C and exit")
     p.add_argument("--repeat", type=int, default=10, help="timed runs; the median is reported")

@@ -51,6 +51,7 @@ from .errors import (
     OutOfBoundsError,
     UninitializedReadError,
     WarpMaskError,
+    WarpWidthError,
     ZeroDivisionFault,
 )
 from .kernel import Kernel, grid_for, kernel
@@ -293,6 +294,7 @@ __all__ = [
     "float16",
     "bfloat16",
     "WarpMaskError",
+    "WarpWidthError",
     "ZeroDivisionFault",
     "activemask",
     "all_sync",

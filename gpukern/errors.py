@@ -190,6 +190,13 @@ class WarpMaskError(KernelFault):
     not a power of 2 from 1 to 32."""
 
 
+class WarpWidthError(KernelFault):
+    """Code that assumes a warp of 32 lanes, found where the simulator runs 64-lane wavefronts (AMD
+    CDNA's; ``GPUKERN_SIM_LANES=64`` or ``gk.sanitize(..., lanes=64)``): a mask of 32 bits where lanes
+    32-63 execute the call, a ballot or match narrowed to 32 bits that loses lanes, a shuffle whose
+    width or offsets reach 32 lanes only, a lane or warp number computed with 32."""
+
+
 class LaunchError(GpukernError):
     """A launch that cannot run as asked: arguments, sizes, devices."""
 

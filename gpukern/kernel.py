@@ -38,6 +38,7 @@ from .runtime.plan import (
 )
 from .runtime.variant import Variant
 from .semantics.values import Rules, Static
+from .semantics.warp import WARP_SIZE
 from .types import (
     ANY_CONST,
     ArrayType,
@@ -279,13 +280,16 @@ class Kernel(lang.KernelObject):
         except LaunchError as e:
             raise LaunchError(f"{self.__name__}: {e}") from None
 
-    def variant(self, key: tuple[Any, ...]) -> Variant:
-        v = self.variants.get(key)
+    def variant(self, key: tuple[Any, ...], lanes: int = WARP_SIZE) -> Variant:
+        """The variant of specialisation ``key``, compiled for warps of ``lanes`` threads (32; the
+        simulator's wave64 mode compiles its own, of 64: ``Rules.lanes``)."""
+        cached = key if lanes == WARP_SIZE else (key, lanes)
+        v = self.variants.get(cached)
         if v is None:
-            v = self.variants[key] = self._compile(key)
+            v = self.variants[cached] = self._compile(key, lanes)
         return v
 
-    def _compile(self, key: tuple[Any, ...]) -> Variant:
+    def _compile(self, key: tuple[Any, ...], lanes: int = WARP_SIZE) -> Variant:
         bindings: dict[str, Any] = {}
         consts = []
         for spec, k in zip(self.params, key):
@@ -309,6 +313,7 @@ class Kernel(lang.KernelObject):
             bools=self.options["bools"],
             negative_indices=self.options["negative_indices"],
             unbound=self.options["unbound"],
+            lanes=lanes,
         )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)
         captured = tuple(ref.type for ref, _ in program.captured)  # the module's device arrays, after the arguments
@@ -418,7 +423,7 @@ class Kernel(lang.KernelObject):
         if staged:
             _check_staged_alone(self.__name__, args, staged)
             args = tuple(a if c is None else c for a, c in zip(args, copied))
-        variant = self.variant(self.signature_of(args))  # (args completed: Launch.__call__)
+        variant = self.variant(self.signature_of(args), b.lanes)  # (args completed: Launch.__call__)
         copies = args
         args = variant.launch_args(args)  # tuples opened, the module's device arrays after them
         handle = stream_handle(stream, b, f"{self.__name__}[grid, block, stream]")

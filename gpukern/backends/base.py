@@ -160,6 +160,7 @@ class Backend:
                 cargs[i] = C_VALUE[int64](a.shape[p.dim])
         return cargs, copy_back
 
+    lanes = 32  # the threads of a warp its variants are compiled for (semantics.values.Rules.lanes)
     plans = False  # whether launches leave plans (gpukern.runtime.plan): the backend has a launcher
     reads_foreign = False  # whether its plans take other libraries' arrays (gpukern.runtime.foreign.Reader)
     packs_scalars = False  # whether its launcher packs scalars itself (gpukern.runtime.plan.packed_as_is says which)

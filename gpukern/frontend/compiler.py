@@ -89,7 +89,7 @@ class Compiler:
                 e.kernel = parsed.name
             raise
         kernel.description = description
-        program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()))
+        program = ir.Program(kernel, self._reachable(kernel), list(self.tables.values()), lanes=self.rules.lanes)
         program.captured = [(ref, name) for name, ref in lowering.captured.items()]
         hoist_shared_declarations(program)
         mark_uniform_addresses(program)

@@ -774,6 +774,7 @@ class Program:
     # device arrays of the kernel's module it reads or writes in place: (the kernel's parameter after
     # its own, the name), the array that name holds passed at every launch (``Variant.launch_args``)
     captured: list[tuple[ArrayRef, str]] = field(default_factory=list)
+    lanes: int = 32  # the threads of a warp it is compiled for (semantics.values.Rules.lanes)
 
 
 # ---------------------------------------------------------------- traversal

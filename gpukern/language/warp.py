@@ -4,10 +4,12 @@ and the block-wide votes (CUDA's ``__syncthreads_count/_and/_or``), barriers tha
 Each is one object whose class owns its typing and lowering, as the intrinsics of
 ``gpukern.language.core`` do; they all lower to one generic IR node, ``ir.WarpOp``, whose meaning is
 ``gpukern.semantics.warp`` and whose C spelling is the dialects' ``warp`` table.  A mask is a uint32
-of lanes (bit k: lane k of the warp); a value shuffled or matched is a 32- or 64-bit integer or
-float, as CUDA's functions take (a bool or narrower integer goes through int32 and back).  A block
-vote is an ``ir.Barrier`` with a ``vote`` (``semantics.warp.BLOCK_VOTES``), so everything that knows
-barriers (the divergence check, early returns, the simulator's race checks) knows it.
+of lanes (bit k: lane k of the warp), a uint64 in a variant compiled for 64-lane wavefronts
+(``Rules.lanes``, the simulator's wave64 mode), as are ballots; a value shuffled or matched is a
+32- or 64-bit integer or float, as CUDA's functions take (a bool or narrower integer goes through
+int32 and back).  A block vote is an ``ir.Barrier`` with a ``vote`` (``semantics.warp.BLOCK_VOTES``),
+so everything that knows barriers (the divergence check, early returns, the simulator's race
+checks) knows it.
 """
 
 from __future__ import annotations
@@ -17,23 +19,33 @@ import ast
 from ..errors import KernelTypeError, Loc
 from ..ir import nodes as ir
 from ..semantics.values import Static, Value, coerce, materialized, scalar
-from ..semantics.warp import BLOCK_VOTES, FULL_MASK, WARP_OPS, WARP_SIZE
-from ..types import ScalarType, TupleType, bool_, int32, uint32
+from ..semantics.warp import BLOCK_VOTES, WARP_OPS, full_mask
+from ..types import ScalarType, TupleType, bool_, int32, uint32, uint64
 from .core import Intrinsic, Lowering
 
 
-def _integer(cx: Lowering, arg: ast.expr, what: str) -> ir.Expr:
-    """A mask or lane operand: an integer as uint32 (a constant may be written -1 or 0xFFFFFFFF)."""
+def _mask_type(cx: Lowering) -> ScalarType:
+    """A mask's and a ballot's type: uint32, or uint64 in a variant of 64-lane wavefronts."""
+    return uint64 if cx.rules.lanes == 64 else uint32
+
+
+def _integer(cx: Lowering, arg: ast.expr, what: str, t: ScalarType = uint32) -> ir.Expr:
+    """A mask or lane operand: an integer as ``t`` (a constant may be written -1 or 0xFFFFFFFF)."""
     loc = cx.loc(arg)
     v = scalar(loc, cx.visit(arg), what)
+    bits = 8 * t.itemsize
     if isinstance(v, Static):
         value = v.value
-        if isinstance(value, bool) or not float(value).is_integer() or not -(2**31) <= int(value) < 2**32:
-            raise KernelTypeError(f"{what} must be an integer that fits in 32 bits, not {value!r}", loc)
-        return ir.Lit(int(value) & FULL_MASK, uint32, loc=loc)
+        if isinstance(value, bool) or not float(value).is_integer() or not -(2**31) <= int(value) < 2**bits:
+            raise KernelTypeError(f"{what} must be an integer that fits in {bits} bits, not {value!r}", loc)
+        return ir.Lit(int(value) & full_mask(bits), t, loc=loc)
     if not v.type.is_int or v.type == bool_:
-        raise KernelTypeError(f"{what} must be an integer, not {v.type.name}", loc, f"convert it: uint32({what})")
-    return coerce(loc, v, uint32)
+        raise KernelTypeError(f"{what} must be an integer, not {v.type.name}", loc, f"convert it: {t.name}({what})")
+    return coerce(loc, v, t)
+
+
+def _mask(cx: Lowering, arg: ast.expr) -> ir.Expr:
+    return _integer(cx, arg, "mask", _mask_type(cx))
 
 
 def _operand(cx: Lowering, arg: ast.expr, name: str) -> tuple[ir.Expr, ScalarType]:
@@ -72,7 +84,7 @@ class _LaneId(Intrinsic):
 class _WarpSize(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, self.name)
-        return Static(WARP_SIZE)
+        return Static(cx.rules.lanes)
 
 
 class _Shuffle(Intrinsic):
@@ -86,7 +98,7 @@ class _Shuffle(Intrinsic):
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         mask, value, b, width = self.arguments(cx, node, ("mask", "value", self.operand, "width"), 3)
-        m = _integer(cx, mask, "mask")
+        m = _mask(cx, mask)
         v, t = _operand(cx, value, self.name)
         lane = _integer(cx, b, self.operand)
         w = _width(cx, node, width, self.name)
@@ -94,16 +106,19 @@ class _Shuffle(Intrinsic):
 
 
 def _width(cx: Lowering, node: ast.Call, width: ast.expr | None, name: str) -> ir.Expr:
-    """A shuffle's width as an int32: a constant must be a power of 2 from 1 to 32 (CUDA's rule); a
-    run-time one is checked where it runs (the simulator reports any other value)."""
+    """A shuffle's width as an int32: a constant must be a power of 2 from 1 to the warp's lanes
+    (CUDA's rule); a run-time one is checked where it runs (the simulator reports any other value)."""
     loc = cx.loc(width or node)
+    lanes = cx.rules.lanes
     if width is None:
-        return ir.Lit(WARP_SIZE, int32, loc=loc)
+        return ir.Lit(lanes, int32, loc=loc)
     v = scalar(loc, cx.visit(width), f"{name}() width")
     if isinstance(v, Static):
         w = v.value
-        if isinstance(w, bool) or w not in (1, 2, 4, 8, 16, 32):
-            raise KernelTypeError(f"{name}() width must be a power of 2 from 1 to 32, not {ast.unparse(width)}", loc)
+        if isinstance(w, bool) or w not in [1 << k for k in range(lanes.bit_length())]:
+            raise KernelTypeError(
+                f"{name}() width must be a power of 2 from 1 to {lanes}, not {ast.unparse(width)}", loc
+            )
         return ir.Lit(int(w), int32, loc=loc)
     if not v.type.is_int or v.type == bool_:
         raise KernelTypeError(f"{name}() width must be an integer, not {v.type.name}", loc, "convert it: int32(w)")
@@ -119,18 +134,18 @@ class _Vote(Intrinsic):
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2, self.name)
-        m = _integer(cx, node.args[0], "mask")
+        m = _mask(cx, node.args[0])
         p = _predicate(cx, node.args[1], self.name)
-        t = uint32 if self.op == "ballot" else bool_
+        t = _mask_type(cx) if self.op == "ballot" else bool_
         return ir.WarpOp(self.op, m, [p], t, loc=cx.loc(node))
 
 
 class _MatchAny(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2, self.name)
-        m = _integer(cx, node.args[0], "mask")
+        m = _mask(cx, node.args[0])
         v, _ = _operand(cx, node.args[1], self.name)
-        return ir.WarpOp("match_any", m, [v], uint32, loc=cx.loc(node))
+        return ir.WarpOp("match_any", m, [v], _mask_type(cx), loc=cx.loc(node))
 
 
 class _MatchAll(Intrinsic):
@@ -140,18 +155,17 @@ class _MatchAll(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2, self.name)
         loc = cx.loc(node)
-        m = _integer(cx, node.args[0], "mask")
+        m = _mask(cx, node.args[0])
         v, _ = _operand(cx, node.args[1], self.name)
-        held = ir.Var(cx.fresh("matched"), uint32, loc=loc, temp=True)  # one call, two results
-        cx.emit(ir.Assign(held, ir.WarpOp("match_all", m, [v], uint32, loc=loc), loc=loc))
-        lanes = ir.Var(held.name, uint32, loc=loc, temp=True)
-        same = ir.Compare("!=", lanes, ir.Lit(0, uint32, loc=loc), bool_, loc=loc)  # CUDA's predicate
+        mt = _mask_type(cx)
+        held = ir.Var(cx.fresh("matched"), mt, loc=loc, temp=True)  # one call, two results
+        cx.emit(ir.Assign(held, ir.WarpOp("match_all", m, [v], mt, loc=loc), loc=loc))
+        lanes = ir.Var(held.name, mt, loc=loc, temp=True)
+        same = ir.Compare("!=", lanes, ir.Lit(0, mt, loc=loc), bool_, loc=loc)  # CUDA's predicate
         # held as a tuple, as a call returning one is (``r = match_all(...); r[1]`` as well as ``m, p = ...``)
-        t = TupleType((uint32, bool_))
+        t = TupleType((mt, bool_))
         pair = ir.Var(cx.fresh("match"), t, loc=loc, temp=True)  # type: ignore[arg-type]
-        cx.emit(
-            ir.Assign(pair, ir.MakeTuple([ir.Var(held.name, uint32, loc=loc, temp=True), same], t, loc=loc), loc=loc)
-        )
+        cx.emit(ir.Assign(pair, ir.MakeTuple([ir.Var(held.name, mt, loc=loc, temp=True), same], t, loc=loc), loc=loc))
         return tuple(
             ir.Item(ir.Var(pair.name, t, loc=loc, temp=True), k, item, loc=loc)  # type: ignore[arg-type]
             for k, item in enumerate(t.items)
@@ -162,15 +176,16 @@ class _LaneMaskLt(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, self.name)
         loc = cx.loc(node)
-        lane = ir.Cast(ir.Special("lane_id", 0, int32, loc=loc), uint32, loc=loc)
-        below = ir.BinOp("<<", ir.Lit(1, uint32, loc=loc), lane, uint32, loc=loc)
-        return ir.BinOp("-", below, ir.Lit(1, uint32, loc=loc), uint32, loc=loc)
+        mt = _mask_type(cx)
+        lane = ir.Cast(ir.Special("lane_id", 0, int32, loc=loc), mt, loc=loc)
+        below = ir.BinOp("<<", ir.Lit(1, mt, loc=loc), lane, mt, loc=loc)
+        return ir.BinOp("-", below, ir.Lit(1, mt, loc=loc), mt, loc=loc)
 
 
 class _ActiveMask(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 0, self.name)
-        return ir.WarpOp("activemask", None, [], uint32, loc=cx.loc(node))
+        return ir.WarpOp("activemask", None, [], _mask_type(cx), loc=cx.loc(node))
 
 
 class _SyncWarp(Intrinsic):
@@ -179,7 +194,8 @@ class _SyncWarp(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         (mask,) = self.arguments(cx, node, ("mask",), 0)
         loc: Loc = cx.loc(node)
-        m = ir.Lit(FULL_MASK, uint32, loc=loc) if mask is None else _integer(cx, mask, "mask")
+        mt = _mask_type(cx)
+        m = ir.Lit(full_mask(cx.rules.lanes), mt, loc=loc) if mask is None else _mask(cx, mask)
         cx.emit(ir.ExprStmt(ir.WarpOp("syncwarp", m, [], None, loc=loc), loc=loc))
         return Static(None)
 
@@ -203,8 +219,12 @@ class _BlockVote(Intrinsic):
 
 
 # ---------------------------------------------------------------- the names
-lane_id = _LaneId("lane_id", "lane_id(): this thread's lane in its warp, 0..31 (its linear index in the block % 32).")
-warp_size = _WarpSize("warp_size", "warp_size(): 32, the threads of a warp (a compile-time constant).")
+lane_id = _LaneId(
+    "lane_id", "lane_id(): this thread's lane in its warp, 0..31 (its linear index in the block % warp_size())."
+)
+warp_size = _WarpSize(
+    "warp_size", "warp_size(): 32, the threads of a warp (a compile-time constant; 64 in the simulator's wave64 mode)."
+)
 shfl_sync = _Shuffle(
     "shfl_idx",
     "src_lane",

@@ -151,12 +151,16 @@ class Rules:
     ``unbound``: a variable read where some path leaves it unassigned: ``"error"`` (gpukern's default:
     refused at compile time) or ``"check"`` (compiled, starting at 0 in C; the simulator reports a
     thread that reads it unassigned, as Python's UnboundLocalError would: Numba's programs rely on
-    paths the compiler cannot prove, ``if i % 4 == 0: ... elif i % 4 == 3: ...``)."""
+    paths the compiler cannot prove, ``if i % 4 == 0: ... elif i % 4 == 3: ...``).
+    ``lanes``: the threads of a warp the variant is compiled for: 32 (NVIDIA's; gpukern's HIP and
+    OpenCL keep 32-lane warps too) or 64 (AMD CDNA's wavefront, which the simulator runs to find
+    code that assumes 32): ``warp_size()``, the width of masks and ballots (uint32 or uint64)."""
 
     casting: str = "same_kind"
     bools: str = "numpy"
     negative_indices: str = "error"
     unbound: str = "error"
+    lanes: int = 32
 
 
 NUMPY_RULES = Rules()

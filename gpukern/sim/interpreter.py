@@ -47,8 +47,9 @@ from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
 from ..runtime.plan import convert_scalar
 from ..semantics import formats, ops
-from ..semantics.warp import BLOCK_VOTES, WARP_SIZE
+from ..semantics.warp import BLOCK_VOTES, LANES, full_mask, mask_dtype
 from ..types import StorageType, TupleType
+from . import wave64
 from .access import Memory
 from .limits import memory_guard
 from .memory import MemoryPath
@@ -95,6 +96,7 @@ class _Run:
         self.overflow = OverflowCheck()
         self.grid, self.block = grid, block
         self.tpb = block[0] * block[1] * block[2]
+        self.width = variant.program.lanes  # the threads of a warp: 32, or 64 (wave64)
         self.nblocks = grid[0] * grid[1] * grid[2]
         self.lanes = self.tpb * self.nblocks
         need = self.lanes * _LANE_BYTES
@@ -113,7 +115,7 @@ class _Run:
                 "grid_dim": [np.int32(n) for n in grid],
             }
             self.specials["global_id"] = [(self.bid[d] * block[d] + self.tid[d]).astype(np.int32) for d in range(3)]
-            self.specials["lane_id"] = [(t % WARP_SIZE).astype(np.int32)]
+            self.specials["lane_id"] = [(t % self.width).astype(np.int32)]
             self.all = np.ones(self.lanes, bool)
         self.lane_ids = lane
         self.frames: list[_Frame] = []
@@ -525,7 +527,9 @@ class _Run:
         else:
             with np.errstate(all="ignore"):
                 out = v.astype(e.type.dtype)
-        if e.implicit and self.faults is not None:  # gk.sanitize: a store's conversion that changed a value
+        if self.width == 64 and self.check and wave64.narrows(e):  # a mask of 64 lanes cut to 32
+            wave64.narrowed(self, e, v, m)
+        elif e.implicit and self.faults is not None:  # gk.sanitize: a store's conversion that changed a value
             self.check_conversion(e, v, out, m)
         return out
 
@@ -579,7 +583,7 @@ class _Run:
 
     def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
-        mask = self.eval(e.mask, m) if e.mask is not None else np.uint32(0xFFFFFFFF)
+        mask = self.eval(e.mask, m) if e.mask is not None else mask_dtype(self.width).type(full_mask(self.width))
         v = e.args[0] if e.args else None
         if isinstance(v, ir.Var) and v.name in self.frame.partial:  # set on some lanes only: the source lane's counts
             assigned = self.frame.assigned.get(v.name, np.zeros(self.lanes, bool))
@@ -646,7 +650,18 @@ class SimBackend(Backend):
         self.unwritten: weakref.WeakKeyDictionary[DeviceArray, np.ndarray] = weakref.WeakKeyDictionary()
 
     def device_name(self) -> str:
-        return self.device_label + ("" if self.check else ", checks off")
+        return self.device_label + ("" if self.lanes == 32 else ", 64-lane wavefronts") + (
+            "" if self.check else ", checks off"
+        )
+
+    @property
+    def lanes(self) -> int:  # type: ignore[override]
+        """The threads of a warp it runs: ``GPUKERN_SIM_LANES``, 32 (NVIDIA's warps, the default) or
+        64 (AMD CDNA's wavefronts, to find code that assumes 32: ``sim.wave64``), read at each launch."""
+        value = os.environ.get("GPUKERN_SIM_LANES", "32")
+        if value not in {str(n) for n in LANES}:
+            raise BackendError(f"GPUKERN_SIM_LANES={value!r}: the simulator runs warps of 32 or 64 lanes")
+        return int(value)
 
     @staticmethod
     def device_names() -> list[str]:
@@ -708,8 +723,12 @@ class SimBackend(Backend):
                 v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
         try:
+            if run.width == 64 and checked:
+                wave64.report_static(run, wave64.static_findings(variant.program))
             with np.errstate(all="ignore"), ir.deep_recursion():
                 run.run_block(fd.body, run.all)
+            if run._warps is not None and run._warps.reach is not None and checked:
+                run._warps.reach.finish()
         finally:
             for a in args:
                 if isinstance(a, DeviceArray) and a in self.unwritten and self.unwritten[a].all():

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataRaceError, MisalignedAccessError, WarpMaskError
+from ..errors import DataRaceError, LaunchError, MisalignedAccessError, WarpMaskError
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from ..semantics import wgmma as wgmma_ops
@@ -28,6 +28,11 @@ class Fragments:
     Which lanes make up which warp is the launch's ``sim.warp.Warps``."""
 
     def __init__(self, run: Any):
+        if run.width != WARP_SIZE:
+            raise LaunchError(
+                f"in kernel {run.kname}: tensor-core fragments are NVIDIA's, laid out over warps of 32 lanes; "
+                f"this run has wavefronts of {run.width} (GPUKERN_SIM_LANES): run it at 32 lanes"
+            )
         self.run = run
         self.warps = run.warps
         t = run.thread_in_block.astype(np.int64)

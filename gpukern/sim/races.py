@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import DataRaceError, Loc
 from ..ir import nodes as ir
-from ..semantics.warp import WARP_SIZE
+from ..semantics.warp import mask_dtype
 from .access import ATOMIC, LANDED, LOAD, STORE, Access, Memory
 
 NONE = -1  # no thread recorded
@@ -57,7 +57,7 @@ _GROUP = (
 )
 # under syncwarp, a writer's clock and a group's warp, lanes (bits of the warp) and latest clock
 _WRITER_SYNC = (("writer_clock", np.int32, 0),)
-_GROUP_SYNC = (("warp", np.int32, NONE), ("lanes", np.uint32, 0), ("clock", np.int32, 0))
+_GROUP_SYNC = (("warp", np.int32, NONE), ("lanes", np.uint64, 0), ("clock", np.int32, 0))
 ELEMENT_BYTES = sum(np.dtype(t).itemsize for _, t, _ in _WRITER + _GROUP)  # what tracking adds an element
 
 
@@ -71,15 +71,17 @@ _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many element
 
 
 class _Clocks:
-    """syncwarp's ordering: per thread, a vector clock over the 32 lanes of its warp."""
+    """syncwarp's ordering: per thread, a vector clock over the lanes of its warp (32, or 64)."""
 
     def __init__(self, run: Any):
-        per_block = -(-run.tpb // WARP_SIZE)
+        self.width = n = run.width
+        per_block = -(-run.tpb // n)
         tib = run.thread_in_block.astype(np.int64)
-        self.warp = (run.block_of * per_block + tib // WARP_SIZE).astype(np.int32)
-        self.lane = tib % WARP_SIZE
-        self.bit = np.left_shift(np.uint32(1), self.lane.astype(np.uint32))
-        self.vc = np.zeros((run.lanes, WARP_SIZE), np.int32)  # [thread, lane of its warp]
+        self.warp = (run.block_of * per_block + tib // n).astype(np.int32)
+        self.lane = tib % n
+        t = mask_dtype(n).type
+        self.bit = np.left_shift(t(1), self.lane.astype(t))
+        self.vc = np.zeros((run.lanes, n), np.int32)  # [thread, lane of its warp]
         self.now = 0  # the last syncwarp's number (one count for the launch: only a lane's own entries compare)
 
     def own(self, t: np.ndarray) -> np.ndarray:
@@ -95,7 +97,7 @@ class _Clocks:
         """Whether thread t has synced with each of ``lanes`` (bits, of warp ``warp``) after ``clock``
         (t's own lane is its own program order)."""
         others = lanes & ~self.bit[t]
-        named = ((others[:, None] >> np.arange(WARP_SIZE, dtype=np.uint32)) & 1).astype(bool)
+        named = ((others[:, None] >> np.arange(self.width, dtype=others.dtype)) & 1).astype(bool)
         return (warp == self.warp[t]) & (~named | (self.vc[t] > clock[:, None])).all(axis=1)
 
     def sync(self, slots: np.ndarray, active: np.ndarray, masks: np.ndarray) -> None:
@@ -106,8 +108,8 @@ class _Clocks:
         self.vc[lanes, self.lane[lanes]] = self.now
         clocks = self.vc[slots]  # [warp, lane, entry]
         joint = np.zeros_like(clocks)
-        for j in range(WARP_SIZE):  # lane k takes in lane j's clock where j syncs with it
-            member = active[:, j : j + 1] & (((masks >> np.uint32(j)) & 1) == 1)
+        for j in range(self.width):  # lane k takes in lane j's clock where j syncs with it
+            member = active[:, j : j + 1] & (((masks >> masks.dtype.type(j)) & 1) == 1)
             joint = np.maximum(joint, np.where(member[:, :, None], clocks[:, j : j + 1, :], 0))
         self.vc[lanes] = joint[active]
 

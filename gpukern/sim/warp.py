@@ -1,15 +1,17 @@
 """Warps on the simulator: the warp intrinsics run exactly as CUDA defines them, and their masks checked.
 
-A warp is 32 consecutive threads of a block in linear order (the last warp of a block may be
-partial).  The simulator's lanes advance together, so the lanes executing a warp op together are
-the statement's execution mask; each op gathers its warps into rows of 32 slots, runs the NumPy
-form of ``semantics.warp``, and scatters the results back.  Masks CUDA leaves undefined are reported as
+A warp is 32 consecutive threads of a block in linear order, 64 where the variant is compiled for
+AMD's wavefronts (``ir.Program.lanes``; the last warp of a block may be partial).  The simulator's
+lanes advance together, so the lanes executing a warp op together are the statement's execution
+mask; each op gathers its warps into rows of slots, one per lane, runs the NumPy form of
+``semantics.warp``, and scatters the results back.  Masks CUDA leaves undefined are reported as
 ``WarpMaskError`` through ``_Run.report`` (raised, or collected by ``gk.sanitize``): a lane whose
 mask names a lane passing a different mask (disjoint groups of a warp may pass their own masks,
 as CUDA allows), a lane missing from its own mask, a mask naming a live lane that is not
 executing the call, a shuffle reading a lane that is not taking part, and a shuffle's run-time
-width that is not a power of 2 from 1 to 32.  A syncwarp also tells the race checks
-(``sim.races``) which lanes it orders.
+width that is not a power of 2 from 1 to the warp's lanes.  A syncwarp also tells the race checks
+(``sim.races``) which lanes it orders.  At 64 lanes, what only a 32-lane warp makes right is
+``WarpWidthError`` (``sim.wave64``).
 """
 
 from __future__ import annotations
@@ -20,22 +22,26 @@ import numpy as np
 
 from ..errors import UninitializedReadError, WarpMaskError
 from ..ir import nodes as ir
-from ..semantics.warp import WARP_OPS, WARP_SIZE, lane_bits
+from ..semantics.warp import WARP_OPS, lane_bits, mask_dtype
+from .wave64 import Reach
 
 
 class Warps:
-    """The warps of one launch: for each warp, the grid lane of each of its 32 slots."""
+    """The warps of one launch: for each warp, the grid lane of each of its slots (one per lane)."""
 
     def __init__(self, run: Any):
         self.run = run
-        per_block = -(-run.tpb // WARP_SIZE)
+        self.width = n = run.width
+        per_block = -(-run.tpb // n)
         t = run.thread_in_block.astype(np.int64)
-        self.warp = run.block_of * per_block + t // WARP_SIZE  # each lane's warp
-        slots = np.full((run.nblocks * per_block, WARP_SIZE), -1, np.int64)
-        slots[self.warp, t % WARP_SIZE] = run.lane_ids
+        self.warp = run.block_of * per_block + t // n  # each lane's warp
+        slots = np.full((run.nblocks * per_block, n), -1, np.int64)
+        slots[self.warp, t % n] = run.lane_ids
         self.exists = slots >= 0  # slots past a partial warp's end hold no thread
         self.slots = np.where(self.exists, slots, 0)
-        self.lane = np.arange(WARP_SIZE, dtype=np.int64)
+        self.lane = np.arange(n, dtype=np.int64)
+        self.mask_type = mask_dtype(n)
+        self.reach = Reach(run) if n == 64 else None  # the shuffles' offsets and widths, per call site
 
     def run_op(
         self, e: ir.WarpOp, m: np.ndarray, mask: Any, args: list[Any], assigned: tuple[str, Any] | None = None
@@ -46,12 +52,16 @@ class Warps:
         rows = np.unique(self.warp[m]) if not m.all() else slice(None)
         slots, exists = self.slots[rows], self.exists[rows]
         active = m[slots] & exists
-        masks = np.broadcast_to(np.asarray(mask, np.uint32), (run.lanes,))[slots]
+        masks = np.broadcast_to(np.asarray(mask, self.mask_type), (run.lanes,))[slots]
+        if self.reach is not None and e.op != "activemask":
+            masks = self.reach.widened(e, slots, active, masks)
         if run.check and e.op != "activemask":
             self.check_masks(e, slots, exists, active, masks)
         vals = [np.broadcast_to(np.asarray(a), (run.lanes,))[slots] for a in args]
         if op.shuffle is not None:
             w = self.widths(e, slots, active, vals[2])
+            if self.reach is not None:
+                self.reach.shuffled(e, active, vals[1], w)
             out = self.shuffle(e, slots, active, masks, vals[0], vals[1], w, assigned)
         else:
             out = op.numpy(vals, active, masks)
@@ -64,18 +74,18 @@ class Warps:
 
     def widths(self, e: ir.WarpOp, slots: np.ndarray, active: np.ndarray, w: np.ndarray) -> np.ndarray:
         """A shuffle's width in each lane, int64: a run-time width that is not a power of 2 from 1 to
-        32 (CUDA leaves the result undefined) is reported, and taken as 32 to go on."""
+        the warp's lanes (CUDA leaves the result undefined) is reported, and taken as the warp to go on."""
         w = w.astype(np.int64)
-        bad = active & ((w < 1) | (w > WARP_SIZE) | ((w & (w - 1)) != 0))
+        bad = active & ((w < 1) | (w > self.width) | ((w & (w - 1)) != 0))
         if bad.any():
             r, k = (int(x[0]) for x in np.nonzero(bad))
             self.report(
                 e,
                 f"lane {k} ({self.run.who(int(slots[r, k]))}) passes width {int(w[r, k])}: a shuffle's width must be "
-                "a power of 2 from 1 to 32 (CUDA leaves the result undefined otherwise)",
+                f"a power of 2 from 1 to {self.width} (CUDA leaves the result undefined otherwise)",
                 (int(slots[r, k]),),
             )
-            w = np.where(bad, WARP_SIZE, w)
+            w = np.where(bad, self.width, w)
         return w
 
     def shuffle(
@@ -92,9 +102,9 @@ class Warps:
         """Each lane reads its source lane's value (its own where the mode says so); ``assigned``: the
         variable's name and the lanes that set it, where some did not (the source lane must have)."""
         lane = np.broadcast_to(self.lane, slots.shape)
-        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w)  # type: ignore[union-attr]
+        j = WARP_OPS[e.op].shuffle.numpy(lane, b.astype(np.int64), w, self.width)  # type: ignore[union-attr]
         rows = np.arange(slots.shape[0])[:, None]
-        taking_part = active[rows, j] & ((masks >> j.astype(np.uint32)) & 1).astype(bool)
+        taking_part = active[rows, j] & ((masks >> j.astype(masks.dtype)) & 1).astype(bool)
         if self.run.check:
             bad = active & (j != lane) & ~taking_part
             if bad.any():
@@ -127,25 +137,25 @@ class Warps:
         self, e: ir.WarpOp, slots: np.ndarray, exists: np.ndarray, active: np.ndarray, masks: np.ndarray
     ) -> None:
         run = self.run
-        for other in range(WARP_SIZE):  # a lane the mask names, executing it too, must pass the same mask
-            names = ((masks >> np.uint32(other)) & 1).astype(bool)
+        for other in range(self.width):  # a lane the mask names, executing it too, must pass the same mask
+            names = ((masks >> masks.dtype.type(other)) & 1).astype(bool)
             differ = active & active[:, other : other + 1] & names & (masks != masks[:, other : other + 1])
             if differ.any():
                 r, k = (int(x[0]) for x in np.nonzero(differ))
                 self.report(
                     e,
                     f"lanes that name each other pass different masks: lane {k} ({run.who(int(slots[r, k]))}) "
-                    f"passes 0x{int(masks[r, k]):08x}, lane {other} ({run.who(int(slots[r, other]))}) "
-                    f"0x{int(masks[r, other]):08x}; every lane of a mask must pass that same mask",
+                    f"passes {self.hex(masks[r, k])}, lane {other} ({run.who(int(slots[r, other]))}) "
+                    f"{self.hex(masks[r, other])}; every lane of a mask must pass that same mask",
                     (int(slots[r, k]), int(slots[r, other])),
                 )
                 break
-        own = active & (((masks >> self.lane.astype(np.uint32)) & 1) == 0)
+        own = active & (((masks >> self.lane.astype(masks.dtype)) & 1) == 0)
         if own.any():
             r, k = (int(x[0]) for x in np.nonzero(own))
             self.report(
                 e,
-                f"lane {k} ({run.who(int(slots[r, k]))}) calls it with mask 0x{int(masks[r, k]):08x}, which "
+                f"lane {k} ({run.who(int(slots[r, k]))}) calls it with mask {self.hex(masks[r, k])}, which "
                 "leaves out the lane itself: every calling lane must be in its mask",
                 (int(slots[r, k]),),
             )
@@ -158,11 +168,14 @@ class Warps:
             missing = (gone & -gone).bit_length() - 1
             self.report(
                 e,
-                f"lane {k} ({run.who(int(slots[r, k]))}) passes mask 0x{int(masks[r, k]):08x}, which names lane "
+                f"lane {k} ({run.who(int(slots[r, k]))}) passes mask {self.hex(masks[r, k])}, which names lane "
                 f"{missing} ({run.who(int(slots[r, missing]))}), a thread that is not executing this call "
                 "with it: every lane of the mask that has not exited must reach the same call",
                 (int(slots[r, k]), int(slots[r, missing])),
             )
+
+    def hex(self, mask: Any) -> str:
+        return f"0x{int(mask):0{self.width // 4}x}"
 
     def report(self, e: ir.WarpOp, message: str, lanes: tuple[int, ...]) -> None:
         self.run.report(WarpMaskError, f"{WARP_OPS[e.op].name}(): {message}", e, lanes)

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import BarrierDivergenceError, KernelFault
+from ..errors import BarrierDivergenceError, KernelFault, LaunchError
+from ..semantics.warp import LANES
 
 
-def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
+def sanitize(launch: Any, *args: Any, lanes: int | None = None) -> list[KernelFault]:
     """Run ``launch`` (``kernel[grid, block]``) with ``args`` on the simulator, every check on,
-    and return every fault found, in the order found; ``[]`` for a clean launch.
+    and return every fault found, in the order found; ``[]`` for a clean launch.  ``lanes``: the
+    threads of a warp, 32 or 64 (AMD CDNA's wavefronts: code that assumes 32 is then
+    ``gk.WarpWidthError``); None: the simulator's (``GPUKERN_SIM_LANES``, default 32).
 
     The checks: out-of-bounds and misaligned accesses, data races in shared and global memory
     (atomics included), reads of memory nothing wrote, index arithmetic that wraps around, stores
@@ -32,12 +35,17 @@ def sanitize(launch: Any, *args: Any) -> list[KernelFault]:
     launch = configured(launch, "sanitize")
     kernel = launch.kernel
     args = kernel.complete(tuple(args))
+    sim = get_backend("sim")
+    if lanes is None:
+        lanes = sim.lanes
+    elif lanes not in LANES:
+        raise LaunchError(f"gk.sanitize(lanes={lanes!r}): the simulator runs warps of 32 or 64 lanes")
     try:
-        variant = kernel.variant(kernel.signature_of(args))
+        variant = kernel.variant(kernel.signature_of(args), lanes)
     except BarrierDivergenceError as e:  # the static check: the kernel cannot run anywhere
         e.kernel = kernel.__name__
         return [e]
     faults: list[KernelFault] = []
     args = variant.launch_args(args)
-    get_backend("sim").launch(variant, launch.grid, launch.block, args, faults=faults, shared=launch.shared)
+    sim.launch(variant, launch.grid, launch.block, args, faults=faults, shared=launch.shared)
     return faults
