@@ -160,6 +160,8 @@ def device_call(x: Any, node: ast.Call, fn: lang.DeviceFunction, args: list[Valu
     fd = x.compiler.device_function(fn, call_args, loc)
     call_args = [p for a in call_args if not isinstance(a, Static) for p in _passed(a)]
     call = ir.Call(fd, call_args, fd.ret, loc=loc)
+    if fd.optional:  # None on some paths: a local set where it returned a number
+        return x.f.optional_result(call, fn.parsed.name, node)
     return tuple_items(x, node, call) if isinstance(fd.ret, TupleType) else call
 
 

@@ -57,7 +57,7 @@ def check_definite_assignment(fd: ir.FuncDef, unbound: str = "error") -> None:
     def check(e: ir.Node, defined: set[str]) -> None:
         for v in _reads(e):
             if v.name not in defined and not v.temp and v.name in somewhere:
-                if id(v) in shuffled or unbound == "check":  # checked when read, by the simulator
+                if id(v) in shuffled or unbound == "check" or v.name in fd.nones:  # checked when read, by the simulator
                     fd.partial.add(v.name)
                     continue
             if v.name not in defined and not v.temp:

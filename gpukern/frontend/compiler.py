@@ -217,6 +217,9 @@ class FunctionLowering(ast.NodeVisitor):
         self.pinned: dict[str, ScalarType] = {}
         self.ret_type: Type | tuple[Type, ...] | None = None
         self.returns_value: bool | None = None
+        # a device function returning None on some paths and a number on others (Python's optional
+        # value): it returns the pair (the number, whether it is one) (``return_optional``)
+        self.optional_return = not is_kernel and _returns_none_and_value(parsed.tree)
         self.static_names = _single_assignment_names(parsed.tree)
         self.once_in_branch = _single_assignment_names(parsed.tree, in_branches=True)
         self.block_vectors: set[str] = set()  # names of vloads that went out of scope
@@ -243,7 +246,11 @@ class FunctionLowering(ast.NodeVisitor):
             self.sites: dict[tuple[Any, ...], ir.ArrayRef] = {}  # a declaration's place -> its array (unroll: one)
             self.taken = set(self.python_names).union(*self.tuple_locals.values())  # names temporaries must not take
             self.taken.update(ref.name for ref in self.captured.values())
+            self.nones: dict[str, tuple[str, str]] = {}  # a local that may hold None (FuncDef.nones)
+            self.none_flags: dict[str, str] = {}  # ... -> the bool local saying it holds a number
             body = self.lower_block(tree.body)
+            if self.optional_return and self.ret_type is not None and not (body and isinstance(body[-1], ir.Return)):
+                body.append(self.none_return(tree.body[-1]))  # falling off the end returns None
             if not self.unsettled:  # no type changed after it was first used: this IR is final
                 break
         else:  # pragma: no cover - the type lattice is finite and joins are monotone
@@ -259,7 +266,9 @@ class FunctionLowering(ast.NodeVisitor):
                 params.append(b)
         params += list(self.captured.values())  # after the kernel's own
         ret = None
-        if self.returns_value and isinstance(self.ret_type, tuple):
+        if self.optional_return:
+            ret = TupleType((materialize(self.ret_type), bool_))  # type: ignore[arg-type]
+        elif self.returns_value and isinstance(self.ret_type, tuple):
             ret = TupleType(tuple(materialize(t) for t in self.ret_type))
         elif self.returns_value:
             ret = materialize(self.ret_type) if self.ret_type is not None else None
@@ -271,6 +280,8 @@ class FunctionLowering(ast.NodeVisitor):
             is_kernel=self.is_kernel,
             loc=self.loc(tree),
             launch_bounds=self.launch_bounds,
+            nones=self.nones,
+            optional=self.optional_return,
         )
         check_barriers(fd)
         check_matrix_ops(fd)  # before: a fragment set in a divergent branch is that branch's fault
@@ -511,6 +522,8 @@ class FunctionLowering(ast.NodeVisitor):
             raise self.type_error(
                 node, f"{name!r} holds a tuple elsewhere and {describe(value)} here", "use another name for it"
             )
+        if self.bind_optional(name, value, node, target):
+            return
         if not (is_number(value) or isinstance(value, ir.Expr)):
             raise self.type_error(
                 node,
@@ -778,6 +791,8 @@ class FunctionLowering(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         has_value = node.value is not None and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        if self.optional_return:
+            return self.return_optional(node, has_value)
         if self.is_kernel and has_value:
             raise self.type_error(node, "a kernel cannot return a value", "write results into an array")
         if self.returns_value is not None and self.returns_value != has_value:
@@ -799,6 +814,100 @@ class FunctionLowering(ast.NodeVisitor):
         self.ret_type = ret_type
         t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
         self.emit(ir.Return(coerce(self.loc(node), value, t), loc=self.loc(node)))
+
+    def return_optional(self, node: ast.Return, has_value: bool) -> None:
+        """A return of a function that returns None on some paths and a number on others: the pair
+        (the number, True), or (0, False) for None; the caller keeps the number only where it is one
+        (``bind_optional``)."""
+        self.returns_value = True
+        if not has_value:
+            if self.ret_type is None:  # the number's type is not known yet: the next pass knows it
+                self.unsettled = True
+                self.emit(ir.Return(loc=self.loc(node)))
+            else:
+                self.emit(self.none_return(node))
+            return
+        value = self.x.visit(node.value)
+        if self.x.items_of(node, value) is not None:
+            raise self.type_error(
+                node,
+                "a function that returns None on some paths must return one number on the others, not a tuple",
+                "return a flag with the tuple instead of None",
+            )
+        value = scalar(self.loc(node), value, "returned value")
+        ret_type = join(self.ret_type, self.x.type_of(value))  # type: ignore[arg-type]
+        if self.ret_type is not None and ret_type != self.ret_type:
+            self.unsettled = True  # an earlier return was converted to the narrower type
+        self.ret_type = ret_type
+        t = materialize(ret_type, value.value if isinstance(value, Static) else None)
+        loc = self.loc(node)
+        pair = TupleType((t, bool_))
+        made = ir.MakeTuple([coerce(loc, value, t), ir.Lit(True, bool_, loc=loc)], pair, loc=loc)
+        self.emit(ir.Return(made, loc=loc))
+
+    def none_return(self, node: ast.AST) -> ir.Return:
+        loc = self.loc(node)
+        t = materialize(self.ret_type)  # type: ignore[arg-type]
+        pair = TupleType((t, bool_))
+        return ir.Return(ir.MakeTuple([ir.Lit(0, t, loc=loc), ir.Lit(False, bool_, loc=loc)], pair, loc=loc), loc=loc)
+
+    def bind_optional(self, name: str, value: Value, node: ast.AST, target: ast.AST) -> bool:
+        """``name = v`` where either may hold None (Python's optional value), which C cannot: ``name``
+        is then a number set only where it is not None, and a bool local says which (``r is None``
+        reads it; the simulator reports a read of ``name`` where it is None).  False: neither may."""
+        loc = self.loc(node)
+        source = value.name if isinstance(value, ir.Var) else None
+        is_none = isinstance(value, Static) and value.value is None
+        if not is_none and source not in self.nones and name not in self.nones:
+            return False
+        if name in self.tuple_locals:
+            raise self.type_error(node, f"{name!r} holds a tuple elsewhere and may be None here", "use another name")
+        flag = self.none_flags.get(name)
+        if flag is None:
+            flag = self.none_flags[name] = self.fresh(f"{name}_is_set")
+        if is_none:
+            self.nones[name] = (repr(name), f"assigned None at line {loc.lineno}" if loc else "assigned None")
+            self.assign_var(flag, Static(False), node, target)
+        elif source in self.nones and source != name:
+            self.nones[name] = (repr(name), self.nones[source][1])
+            held = ir.Var(self.none_flags[source], bool_, loc=loc)
+            self.assign_var(flag, held, node, target)
+            saved, self.block = self.block, []
+            self.assign_var(name, value, node, target)
+            then = self.block
+            self.block = saved
+            self.emit(ir.If(ir.Var(flag, bool_, loc=loc), then, [], loc=loc))
+        else:  # a number into a local that may hold None elsewhere
+            self.assign_var(flag, Static(True), node, target)
+            self.assign_var(name, value, node, target)
+        return True
+
+    def optional_result(self, call: ir.Call, fn_name: str, node: ast.AST) -> ir.Var:
+        """A call of a function returning None on some paths: its number in a local set only where
+        the call returned one (``bind_optional`` copies it with its flag)."""
+        loc = self.loc(node)
+        pair = call.type
+        holder = ir.Var(self.fresh("result"), pair, temp=True, loc=loc)  # type: ignore[arg-type]
+        self.var_types[holder.name] = pair  # type: ignore[assignment]
+        self.emit(ir.Assign(holder, call, loc=loc))
+        name = self.fresh(f"{fn_name}_result")
+        flag = self.none_flags[name] = self.fresh(f"{name}_is_set")
+        self.nones[name] = (f"the result of {fn_name}()", f"{fn_name}() returned None")
+        t = pair.items[0]  # type: ignore[union-attr]
+        self.set_type(flag, bool_)
+        held = ir.Item(ir.Var(holder.name, pair, temp=True), 1, bool_)
+        self.emit(ir.Assign(ir.Var(flag, bool_, loc=loc), held, loc=loc))
+        self.set_type(name, t)
+        value = ir.Item(ir.Var(holder.name, pair, temp=True), 0, t, loc=loc)
+        keep = ir.Assign(ir.Var(name, t, loc=loc), value, loc=loc)
+        self.emit(ir.If(ir.Var(flag, bool_, loc=loc), [keep], [], loc=loc))
+        return ir.Var(name, t, loc=loc)
+
+    def is_set(self, v: Value) -> ir.Var | None:
+        """The flag of a local that may hold None (``v is None`` is its negation), or None."""
+        if isinstance(v, ir.Var) and v.name in self.none_flags:
+            return ir.Var(self.none_flags[v.name], bool_, loc=v.loc)
+        return None
 
     def return_tuple(self, node: ast.Return, items: tuple[Value, ...]) -> None:
         """``return a, b``: every return of the function gives as many items; each position's type
@@ -834,6 +943,34 @@ class FunctionLowering(ast.NodeVisitor):
         for s in node.body:
             self.visit(s)
         self.emit(ir.Barrier(loc=self.loc(node)))
+
+
+def _returns_none_and_value(tree: ast.FunctionDef) -> bool:
+    """Whether the function returns a number (or tuple) on some paths and None (``return``,
+    ``return None``, or the end of its body reached) on others."""
+    values = nones = False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Return):
+            if n.value is None or (isinstance(n.value, ast.Constant) and n.value.value is None):
+                nones = True
+            else:
+                values = True
+    return values and (nones or _falls_through(tree.body))
+
+
+def _falls_through(body: list[ast.stmt]) -> bool:
+    """Whether running ``body`` may reach its end: not if it ends in a return or a raise, or in an
+    ``if`` whose branches both end so (a loop may always end: its condition is not known here)."""
+    if not body:
+        return True
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return False
+    if isinstance(last, ast.If):
+        return _falls_through(last.body) or _falls_through(last.orelse)
+    if isinstance(last, ast.While) and isinstance(last.test, ast.Constant) and last.test.value is True:
+        return any(isinstance(n, ast.Break) for n in ast.walk(last))
+    return True
 
 
 def _changing_tuple(value: Value) -> bool:

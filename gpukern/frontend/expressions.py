@@ -480,6 +480,8 @@ class ExpressionLowering(ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> Value:
         loc = self.loc(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            return self.is_none(node)
         operands = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         result: Value = Static(True)
         for i, op_node in enumerate(node.ops):
@@ -506,6 +508,24 @@ class ExpressionLowering(ast.NodeVisitor):
             else:
                 result = ir.Logic("and", result, part, bool_, loc=loc)
         return result
+
+    def is_none(self, node: ast.Compare) -> Value:
+        """``v is None`` / ``v is not None``: of a local that may hold None, its flag; of anything
+        else, known (a number is never None)."""
+        left, right = node.left, node.comparators[0]
+        none = [isinstance(e, ast.Constant) and e.value is None for e in (left, right)]
+        if not any(none):
+            raise KernelSyntaxError(
+                "'is' compares with None only in kernels", self.loc(node), "compare numbers with == and !="
+            )
+        negate = isinstance(node.ops[0], ast.IsNot)
+        if all(none):
+            return Static(not negate)
+        v = self.visit(right if none[0] else left)
+        flag = self.f.is_set(v)
+        if flag is None:
+            return Static(negate)  # (evaluated, as Python does: a call in it runs)
+        return flag if negate else ir.Unary("not", flag, bool_, loc=self.loc(node))
 
     def compare(self, node: ast.AST, op: str, a: Value, b: Value) -> ir.Compare:
         """``a op b`` (``op`` a key of ``ops.COMPARE``) of two numbers, not both constants: compared in

@@ -761,6 +761,12 @@ class FuncDef:
     # locals some paths leave unassigned that are only read as a shuffle's value (``if lane == 0:
     # v = x`` then ``shfl_sync(mask, v, 0)``): C declares them 0; the simulator checks the source lane set it
     partial: set[str] = field(default_factory=set)
+    # locals that may hold None (Python's optional value: ``r = f(x)`` of a function returning None on
+    # some paths, ``r = None``): each set only where it is not None (a ``partial`` local the simulator
+    # checks), with what the program calls it and what makes it None, for the message
+    nones: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # it returns None on some paths and a number on others: its C result is the pair (value, is-set)
+    optional: bool = False
 
 
 @dataclass(eq=False)

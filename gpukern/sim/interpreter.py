@@ -72,6 +72,7 @@ class _Frame:
         self.returned = np.zeros(lanes, bool)
         self.ret: np.ndarray | None = None
         self.partial: set[str] = set()  # the function's locals that some paths leave unassigned (FuncDef.partial)
+        self.nones: dict[str, tuple[str, str]] = {}  # ... those that hold None there (FuncDef.nones)
         self.assigned: dict[str, np.ndarray] = {}  # ... and the lanes that assigned each
 
 
@@ -449,13 +450,18 @@ class _Run:
             unset = m if assigned is None else m & ~assigned
             if unset.any():
                 lane = int(np.argmax(unset))
-                self.report(
-                    UninitializedReadError,
-                    f"{self.who(lane)} reads {e.name!r}, which no path it took assigned (Python raises "
-                    "UnboundLocalError here; CUDA and OpenCL read 0)",
-                    e,
-                    (lane,),
-                )
+                none = self.frame.nones.get(e.name)
+                if none is not None:
+                    message = (
+                        f"{self.who(lane)} uses {none[0]} as a number where it is None ({none[1]}): Python and "
+                        "Numba raise TypeError here; CUDA and OpenCL read 0. Test it with 'is None' first"
+                    )
+                else:
+                    message = (
+                        f"{self.who(lane)} reads {e.name!r}, which no path it took assigned (Python raises "
+                        "UnboundLocalError here; CUDA and OpenCL read 0)"
+                    )
+                self.report(UninitializedReadError, message, e, (lane,))
         return self.frame.vars[e.name] if assigned is not None else np.zeros(self.lanes, e.type.dtype)
 
     def e_Load(self, e: ir.Load, m: np.ndarray) -> Any:
@@ -602,7 +608,7 @@ class _Run:
 
     def e_Call(self, e: ir.Call, m: np.ndarray) -> Any:
         frame = _Frame(self.lanes)
-        frame.partial = e.func.partial
+        frame.partial, frame.nones = e.func.partial, e.func.nones
         for p, a in zip(e.func.params, e.args):
             if isinstance(a, ir.ArrayRef):
                 frame.arrays[p.name] = self.memory(a)
@@ -699,7 +705,7 @@ class SimBackend(Backend):
         frame = _Frame(run.lanes)
         run.frames.append(frame)
         fd = variant.program.kernel
-        frame.partial = fd.partial
+        frame.partial, frame.nones = fd.partial, fd.nones
         position = {p.name: p.arg_index for p in variant.kernel_params}  # (a tuple's items: flattened)
         copy_back: list[tuple[np.ndarray, np.ndarray]] = []
         for p in fd.params:

@@ -121,14 +121,23 @@ def test_histogram_min_max(backend):
     np.testing.assert_array_equal(min_max_array.copy_to_host(), [a.min(), a.max()])
 
 
-@pytest.mark.refused("compute_bin returns None on some paths and an int on others (an optional value): "
-                     "gpukern's device functions return one type")
+@pytest.mark.finds("min_max's race (test_histogram_min_max), which the simulator reports first",
+                   error=gk.DataRaceError, on=("sim",))
 def test_histogram(backend):
     a = np.random.default_rng(3).normal(size=20000)  # scaled
     hist, edges = numba_gpu_histogram(a, 20)
     want, want_edges = np.histogram(a, 20)
     np.testing.assert_array_equal(hist, want)
     np.testing.assert_allclose(edges, want_edges)
+
+
+def test_histogram_kernel_with_optional_bins(backend):
+    """The histogram kernel alone, as the example calls it but with min and max from NumPy (not
+    min_max's racy kernel): compute_bin returns None on some paths and an int on others."""
+    a = np.random.default_rng(4).normal(size=5000)
+    out = cuda.to_device(np.zeros(16, np.int32))
+    histogram[16, 64](cuda.to_device(a), a.min(), a.max(), out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.histogram(a, 16)[0])
 
 
 # ---------------------------------------------------------------- examples/finance/blackscholes/blackscholes_cuda.py
