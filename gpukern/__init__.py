@@ -102,6 +102,19 @@ from .language.core import (
     vload,
     vstore,
 )
+from .language.hopper import (
+    box_bytes,
+    fence_mbarrier_init,
+    fence_proxy_async,
+    mbarrier_arrive,
+    mbarrier_arrive_expect_tx,
+    mbarrier_expect_tx,
+    mbarrier_init,
+    mbarrier_try_wait,
+    mbarrier_wait,
+    tensor_map,
+    tma_load,
+)
 from .language.mma import (
     fill_fragment,
     fragment,
@@ -162,6 +175,7 @@ from .types import (
     int16,
     int32,
     int64,
+    mbarrier,
     uint8,
     uint16,
     uint32,
@@ -170,6 +184,18 @@ from .types import (
 
 __all__ = [
     "__version__",
+    "box_bytes",
+    "fence_mbarrier_init",
+    "fence_proxy_async",
+    "mbarrier",
+    "mbarrier_arrive",
+    "mbarrier_arrive_expect_tx",
+    "mbarrier_expect_tx",
+    "mbarrier_init",
+    "mbarrier_try_wait",
+    "mbarrier_wait",
+    "tensor_map",
+    "tma_load",
     "fill_fragment",
     "fragment",
     "load_matrix",

@@ -542,12 +542,17 @@ def _kernel_params(fd: ir.FuncDef, key: tuple[Any, ...]) -> list[ir.KernelParam]
             for a in n.args:
                 if isinstance(a, ir.ArrayRef) and a.type.space == "global":
                     shapes_used.setdefault(a.name, set()).update(range(a.type.ndim))
+    maps: dict[str, list[ir.TensorMap]] = {}  # per array: the TMA descriptors of it the kernel copies with
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.TmaLoad) and all(m.name != n.map.name for m in maps.get(n.map.array.name, [])):
+            maps.setdefault(n.map.array.name, []).append(n.map)
     out = []
     for i, (name, k) in enumerate(flat):
         if isinstance(k, ArrayType):
             out.append(ir.KernelParam("array", name, i, k))
             dims = shapes_used.get(name, set()) | set(range(1, k.ndim))
             out += [ir.KernelParam("shape", name, i, k, d) for d in sorted(dims)]
+            out += [ir.KernelParam("tensor_map", m.name, i, k, map=m) for m in maps.get(name, [])]
         elif isinstance(k, ScalarType):
             out.append(ir.KernelParam("scalar", name, i, k))
     return out

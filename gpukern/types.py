@@ -165,6 +165,19 @@ class StorageType(ScalarType):
 bfloat16 = StorageType("bfloat16", np.dtype(np.uint16), float32, _bf16_floats, _bf16_bits)
 
 
+class BarrierType(ScalarType):
+    """sm_90's mbarrier (``semantics.mbarrier``): the element type of shared arrays of barriers,
+    ``gk.shared(gk.mbarrier, n)``.  Its 64 bits are the hardware's, used only through the
+    ``mbarrier_*`` functions and the copies that complete on it: never read, written or computed."""
+
+    @property
+    def kind(self) -> str:
+        return "V"
+
+
+mbarrier = BarrierType("mbarrier", np.dtype(np.uint64))
+
+
 def value_type(t: ScalarType) -> ScalarType:
     """The type of a value read from (or stored into) an array of ``t``: float32 for bfloat16."""
     return t.value if isinstance(t, StorageType) else t

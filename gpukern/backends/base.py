@@ -152,13 +152,21 @@ class Backend:
             convert_scalar(args[p.arg_index], p.type, p.name, kernel) if p.kind == "scalar" else None for p in params
         ]
         copy_back: list[tuple[np.ndarray, Any]] = []
+        pointers: dict[int, Any] = {}
         for i, p in enumerate(params):
             a = args[p.arg_index]
             if p.kind == "array":
                 cargs[i] = self.device_pointer(a, p.name, copy_back if p.name in variant.written else None, stream)
+                pointers[p.arg_index] = cargs[i]
             elif p.kind == "shape":
                 cargs[i] = C_VALUE[int64](a.shape[p.dim])
+            elif p.kind == "tensor_map":  # (after its array: kernel._kernel_params orders them so)
+                cargs[i] = self.tensor_map(int(pointers[p.arg_index]), tuple(a.shape), p.map)
         return cargs, copy_back
+
+    def tensor_map(self, pointer: int, shape: tuple[int, ...], m: Any) -> Any:
+        """A TMA descriptor of the array at ``pointer`` (``ir.TensorMap`` ``m``): backends with TMA say how."""
+        raise LaunchError(f"{self.name} has no TMA copies (gk.tensor_map)")
 
     lanes = 32  # the threads of a warp its variants are compiled for (semantics.values.Rules.lanes)
     plans = False  # whether launches leave plans (gpukern.runtime.plan): the backend has a launcher

@@ -24,6 +24,7 @@ from ..runtime import dlpack
 from ..runtime.array import DeviceArray
 from ..runtime.cache import binary_cache
 from ..runtime.foreign import cuda_interface, interface_stream, order_streams
+from ..semantics import tma
 from .base import Backend
 from .cuda_compile import cubin_key as _cubin_key
 from .cuda_compile import cuda_compiler, kernel_arch
@@ -34,6 +35,7 @@ _CODES |= {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "uint64": "Q"
 _CODES.update(complex64="F", complex128="D")  # a float2 / double2: two parts, aligned to their pair
 # (size, alignment, the parts' code) of a complex parameter; the struct module has no code for it
 _COMPLEX = {"F": (8, 8, "ff"), "D": (16, 16, "dd")}
+_TENSOR_MAP = {"M": (128, 64, "128s")}  # a TMA descriptor, its 128 bytes 64-aligned (CUtensorMap)
 
 
 def _arg_format(codes: list[str]) -> str:
@@ -42,7 +44,7 @@ def _arg_format(codes: list[str]) -> str:
     padding, every offset decided here)."""
     out, offset = ["="], 0
     for c in ("Q" if c == "P" else c for c in codes):  # "=" has no pointer code: a 64-bit address
-        size, align, parts = _COMPLEX.get(c) or (struct.calcsize(c), struct.calcsize(c), c)
+        size, align, parts = _COMPLEX.get(c) or _TENSOR_MAP.get(c) or (struct.calcsize(c), struct.calcsize(c), c)
         pad = -offset % align
         if pad:
             out.append(f"{pad}x")
@@ -107,6 +109,7 @@ class CUDABackend(Backend):
         major, minor = driver.compute_capability()
         self.cc = 10 * major + minor
         self.arch = f"sm_{major}{minor}"
+        self.tensor_maps: dict[tuple[Any, ...], bytes] = {}  # TMA descriptors made (``tensor_map``)
         cuda_compiler(arch=self.arch)  # a BackendError now, not at the first launch, where none can compile
         get = driver.attribute
         self.max_group = get("MAX_THREADS_PER_BLOCK")
@@ -170,7 +173,8 @@ class CUDABackend(Backend):
         )
         fn = module.function(global_identifier(variant.program.kernel.name))
         params = variant.kernel_params
-        codes = ["P" if p.kind == "array" else "q" if p.kind == "shape" else _CODES[p.type.name] for p in params]
+        kinds = {"array": "P", "shape": "q", "tensor_map": "M"}
+        codes = [kinds.get(p.kind) or _CODES[p.type.name] for p in params]
         if variant.dynamic_shared:
             codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
         fn.gk_struct = struct.Struct(_arg_format(codes))
@@ -242,6 +246,28 @@ class CUDABackend(Backend):
                 f"argument {name!r} lives on CUDA device {where}; gpukern's CUDA backend runs on device {self.ordinal} "
                 f"(copy it there, or launch inside `with gk.Device({where}):`)"
             )
+
+    def tensor_map(self, pointer: int, shape: tuple[int, ...], m: Any) -> bytes:
+        """The TMA descriptor of ``m`` for the array at ``pointer`` of ``shape``: made by the driver
+        once per array, shape and box (``semantics.tma`` says what the hardware needs of them)."""
+        key = (pointer, shape, m.array.type.elem.name, m.box, m.swizzle)
+        made = self.tensor_maps.get(key)
+        if made is None:
+            itemsize = m.array.type.elem.itemsize
+            row = (shape[-1] if shape else 1) * itemsize
+            if pointer % tma.GLOBAL_ALIGN or (len(shape) > 1 and row % tma.GLOBAL_ALIGN):
+                raise LaunchError(
+                    f"gk.tensor_map({m.array.name}): TMA copies an array whose data starts at a multiple of "
+                    f"{tma.GLOBAL_ALIGN} bytes and whose rows are a multiple of {tma.GLOBAL_ALIGN} bytes long; "
+                    f"{m.array.name!r} (shape {shape}) has rows of {row} bytes and starts at {pointer % 16} past one: "
+                    "pad its rows (a wider array, a view of its first columns is then not contiguous: copy into it)"
+                )
+            if len(self.tensor_maps) > 256:
+                self.tensor_maps.clear()
+            made = self.tensor_maps[key] = self.driver.tensor_map(
+                pointer, tma.DATA_TYPES[m.array.type.elem.name], shape, itemsize, m.box, tma.SWIZZLE_ENUM[m.swizzle]
+            )
+        return made
 
     def device_pointer(
         self, a: Any, name: str, copy_back: list[tuple[np.ndarray, Any]] | None, stream: Any = None

@@ -103,6 +103,11 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.cuCtxSetCurrent.argtypes = [vp]
     lib.cuCtxGetCurrent.argtypes = [ctypes.POINTER(vp)]
     lib.cuPointerGetAttribute.argtypes = [vp, ctypes.c_int, ctypes.c_uint64]
+    if hasattr(lib, "cuTensorMapEncodeTiled"):  # driver 12.0+
+        p64, p32 = ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint32)
+        lib.cuTensorMapEncodeTiled.argtypes = [vp, ctypes.c_int, u, ctypes.c_uint64, p64, p64, p32, p32] + [
+            ctypes.c_int
+        ] * 4
 
 
 def error_name(lib: ctypes.CDLL, rc: int) -> str:
@@ -247,6 +252,43 @@ class Driver:
 
     def synchronize(self) -> None:
         self.call("cuCtxSynchronize")
+
+    def tensor_map(
+        self, pointer: int, data_type: int, shape: tuple[int, ...], itemsize: int, box: tuple[int, ...], swizzle: int
+    ) -> bytes:
+        """The 128 bytes of a TMA descriptor (``CUtensorMap``, by ``cuTensorMapEncodeTiled``) of the
+        C-contiguous array at ``pointer`` and copies of ``box`` elements (both in C order), with the
+        swizzle enum ``swizzle``; interleave none, L2 promotion 128 bytes, elements outside read as zeros."""
+        if not hasattr(self.lib, "cuTensorMapEncodeTiled"):
+            raise BackendError(
+                "TMA copies need cuTensorMapEncodeTiled, of CUDA drivers 12.0 and later; update the driver"
+            )
+        rank = len(shape)
+        dims = (ctypes.c_uint64 * rank)(*reversed(shape))  # innermost first
+        strides, step = [], itemsize
+        for n in reversed(shape[1:]):
+            step *= n
+            strides.append(step)
+        out = (ctypes.c_uint64 * 16)()  # 128 bytes; ctypes keeps it 8-aligned, the driver wants 64: copied after
+        buf = ctypes.create_string_buffer(128 + 64)
+        at = ctypes.addressof(buf) + (-ctypes.addressof(buf) % 64)
+        self.call(
+            "cuTensorMapEncodeTiled",
+            ctypes.c_void_p(at),
+            data_type,
+            rank,
+            pointer,
+            dims,
+            (ctypes.c_uint64 * max(rank - 1, 1))(*strides),
+            (ctypes.c_uint32 * rank)(*reversed(box)),
+            (ctypes.c_uint32 * rank)(*([1] * rank)),
+            0,  # CU_TENSOR_MAP_INTERLEAVE_NONE
+            swizzle,
+            2,  # CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+            0,  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros
+        )
+        ctypes.memmove(out, at, 128)
+        return bytes(out)
 
     # ------------------------------------------------------------ memory
     def alloc(self, nbytes: int) -> Allocation:

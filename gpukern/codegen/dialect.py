@@ -127,3 +127,7 @@ class Dialect:
     # language lacks, for the CompileError
     matrix: dict[str, dict[str, str]] = field(default_factory=dict)
     matrix_missing: str = ""
+    # sm_90's mbarriers and TMA copies (``ir.Mbarrier``, ``ir.TmaLoad``, their fences): the spellings
+    # (keys: see codegen.hopper); where empty, ``hopper_missing`` says why, for the CompileError
+    hopper: dict[str, str] = field(default_factory=dict)
+    hopper_missing: str = ""

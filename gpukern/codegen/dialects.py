@@ -30,6 +30,7 @@ from ..types import (
     uint64,
 )
 from .dialect import Dialect
+from .hopper import CUDA_HOPPER
 from .tf32 import cuda_tf32
 from .wgmma import cuda_wgmma
 
@@ -416,6 +417,7 @@ CUDA = Dialect(
     constant_bits={float16: "__half_raw{{{0}}}"},  # a constant expression (__half's constructor from it is)
     scalar_params={float16: ("float", "__float2half_rn({0})")},
     matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE), wgmma_ops.LOWERING: cuda_wgmma(_CUDA_THREAD)},
+    hopper=CUDA_HOPPER,
     element_loads={bfloat16: "gk_bf16_load({e})"},
     element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
     helper_defs={
@@ -642,6 +644,7 @@ OPENCL = Dialect(
     warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
     "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
     warp_group_max=1024,
+    hopper_missing="NVIDIA sm_90's mbarriers and Tensor Memory Accelerator, which OpenCL C does not reach",
     matrix_missing="a matrix multiply-accumulate unit, which OpenCL C reaches only through vendor extensions "
     "(cl_intel_subgroup_matrix_multiply_accumulate, cl_khr_cooperative_matrix) that gpukern does not target",
     warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
@@ -743,6 +746,8 @@ HIP = replace(
     async_commit="",
     async_wait="",
     async_preamble="",
+    hopper={},
+    hopper_missing="NVIDIA sm_90's mbarriers and Tensor Memory Accelerator, which AMD GPUs do not have",
     matrix={},
     matrix_missing="a matrix unit gpukern targets: AMD's MFMA/WMMA instructions (rocWMMA) are not written by "
     "gpukern's HIP dialect yet; use the CUDA backend for tensor cores",

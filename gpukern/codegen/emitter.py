@@ -26,6 +26,7 @@ from ..semantics import mma as mma_ops
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.warp import BLOCK_VOTES
 from ..types import ArrayType, FragmentType, RecordType, ScalarType, component, int64
+from . import hopper as hopper_codegen
 from . import lines as line_directives
 from . import wgmma
 from .atomics import AtomicEmitter
@@ -75,6 +76,7 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.wgmma = any(isinstance(n, ir.WarpgroupOp) for fd in fds for n in ir.walk_body(fd.body))
+        self.tma = any(isinstance(n, ir.TmaLoad) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -186,7 +188,9 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         taken = set(self.func_names.values()) | set(self.tables.values())
         self.names.update(self.tables)
         pyname_nodes = [p for p in fd.params] + [
-            n for n in ir.walk_body(fd.body) if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad, ir.Fragment))
+            n
+            for n in ir.walk_body(fd.body)
+            if isinstance(n, (ir.Var, ir.ArrayRef, ir.VecLoad, ir.Fragment, ir.TensorMap))
         ]
         for node in pyname_nodes:
             if node.name in self.names:
@@ -207,6 +211,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         if p.kind == "shape":
             ref = ir.ArrayRef(p.name, p.type)  # type: ignore[arg-type]
             return f"{self.type(int64)} {self.shape_name(ref, p.dim)}"
+        if p.kind == "tensor_map":
+            return self.hopper(p.map)["map_param"].format(name=self.name(p.name))
         assert isinstance(p.type, ScalarType)
         if p.type in self.d.scalar_params:  # passed as another C type, converted in the body's first line
             return f"{self.d.scalar_params[p.type][0]} {self.param_name(p)}"
@@ -272,7 +278,7 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
             T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
         qual = self.d.qualifiers[t.space]
-        if self.wgmma and t.space == "shared":  # wgmma's operands lie in 1024-byte swizzled atoms
+        if (self.wgmma or self.tma) and t.space == "shared":  # wgmma's operands, TMA's boxes: 1024-byte swizzled atoms
             qual += self.d.align.format(n=wgmma_ops.ATOM_BYTES)
         elif self.matrix:  # fragments need a tile's first element 256-bit aligned (ir.TILE_ALIGNMENT)
             qual += self.d.align.format(n=ir.TILE_ALIGNMENT)
@@ -450,7 +456,38 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         return [self.line(depth, fence + self.support(text), s)]
 
     def stmt_Fence(self, s: ir.Fence, depth: int) -> list[str]:
-        return [self.line(depth, self.d.fences[s.scope], s)]
+        if s.scope in self.d.fences:
+            return [self.line(depth, self.d.fences[s.scope], s)]
+        return [self.line(depth, self.hopper(s)[f"fence:{s.scope}"], s)]
+
+    # ------------------------------------------------------------ mbarriers and TMA (gpukern.language.hopper)
+    def hopper(self, node: ir.Node) -> dict[str, str]:
+        """The dialect's mbarrier and TMA spellings, their helpers included; a CompileError where it has none."""
+        if not self.d.hopper:
+            raise CompileError(
+                f"mbarriers and TMA copies cannot be compiled to {self.d.name}: they need {self.d.hopper_missing}",
+                node.loc,
+                "run the kernel on CUDA (sm_90) or on the simulator",
+            )
+        self.preambles.setdefault(self.d.hopper["preamble"], None)
+        return self.d.hopper
+
+    def stmt_TmaLoad(self, s: ir.TmaLoad, depth: int) -> list[str]:
+        table = self.hopper(s)
+        if len(s.coords) > hopper_codegen.MAX_RANK:
+            raise CompileError(
+                f"tma_load() of a {len(s.coords)}-dimensional box: gpukern's CUDA copies boxes of 1 to "
+                f"{hopper_codegen.MAX_RANK} dimensions",
+                s.loc,
+            )
+        text = table["tma_load"].format(
+            rank=len(s.coords),
+            d=f"&{self.element(s.dst, s.dst_indices)}",
+            map=self.name(s.map.name),
+            coords=", ".join(self.expr(c) for c in reversed(s.coords)),  # innermost first, as PTX takes them
+            b=f"&{self.element(s.bar, s.bar_indices)}",
+        )
+        return [self.line(depth, text, s)]
 
     def stmt_AsyncCopy(self, s: ir.AsyncCopy, depth: int) -> list[str]:
         dst, src = self.element(s.dst, s.dst_indices), self.element(s.src, s.src_indices)

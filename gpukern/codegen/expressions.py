@@ -22,6 +22,7 @@ from ..ir import nodes as ir
 from ..semantics import ops
 from ..semantics.warp import WARP_OPS
 from ..types import (
+    BarrierType,
     RecordType,
     ScalarType,
     TupleType,
@@ -147,8 +148,15 @@ class ExpressionEmitter:
             self.uses_fp64 = True
         if t in self.d.type_preamble:
             self.preambles.setdefault(self.d.type_preamble[t])
+        if isinstance(t, BarrierType):  # (declared: its operations say what the dialect lacks)
+            return self.d.hopper.get("type", "unsigned long long")
         stored = self.d.storage_types.get(t)
         return stored if stored is not None else self.d.types[t]
+
+    def expr_Mbarrier(self, e: ir.Mbarrier) -> tuple[str, int]:
+        table = self.hopper(e)  # type: ignore[attr-defined]
+        args = [self.expr(a) for a in e.args]
+        return table[e.op].format(*args, b=f"&{self.element(e.bar, e.bar_indices)}"), 16
 
     def make_complex(self, t: ScalarType, re: str, im: str) -> str:
         return self.d.complex_make.format(re, im, T=self.type(t))

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ..errors import BarrierDivergenceError, KernelTypeError, warn_at
 from ..ir import nodes as ir
+from ..types import BarrierType
 
 # ---------------------------------------------------------------- definite assignment
 
@@ -629,3 +630,17 @@ def _through(why: ir.Node, u: _Uniformity | None) -> str:
     if not said:
         return ""
     return ": through " + ", ".join(f"{name!r} (set at line {line})" for name, line in said)
+
+
+def check_barrier_objects(fd: ir.FuncDef) -> None:
+    """An mbarrier (an element of a shared array of ``gk.mbarrier``) is used only through the
+    mbarrier functions and the copies that complete on it: its 64 bits are the hardware's."""
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, (ir.Load, ir.Store)) and isinstance(n.array.type.elem, BarrierType):
+            raise KernelTypeError(
+                f"{n.array.name!r} holds mbarriers, which are not read or written as numbers",
+                n.loc,
+                "use mbarrier_init/arrive/wait(bars[i], ...) on them",
+            )
+        if isinstance(n, ir.ArrayRef) and isinstance(n.type.elem, BarrierType) and n.type.space != "shared":
+            raise KernelTypeError(f"mbarriers live in shared memory; {n.name!r} is a {n.type.space} array", n.loc)

@@ -51,7 +51,13 @@ from ..types import (
     value_type,
 )
 from . import views
-from .checks import check_barriers, check_definite_assignment, check_matrix_ops, mark_uniform_addresses
+from .checks import (
+    check_barrier_objects,
+    check_barriers,
+    check_definite_assignment,
+    check_matrix_ops,
+    mark_uniform_addresses,
+)
 from .expressions import ExpressionLowering, is_pure, unsupported
 from .load_rewrites import rewrite_loads
 from .passes import (
@@ -284,6 +290,7 @@ class FunctionLowering(ast.NodeVisitor):
             optional=self.optional_return,
         )
         check_barriers(fd)
+        check_barrier_objects(fd)
         check_matrix_ops(fd)  # before: a fragment set in a divergent branch is that branch's fault
         check_definite_assignment(fd, self.compiler.rules.unbound)
         if self.returns_value is not None:  # the function has a return statement

@@ -569,6 +569,54 @@ class AsyncWait(Stmt):
 
 
 @dataclass(eq=False)
+class TensorMap(Node):
+    """``gk.tensor_map(a, box, swizzle)``: a TMA descriptor of the global array ``array``, copies of
+    ``box`` elements (C order), swizzled ``swizzle`` bytes (``semantics.tma``); built at launch
+    from the array argument and passed to the kernel as a parameter of its own (``KernelParam``
+    kind 'tensor_map')."""
+
+    CHILDREN = ("array",)
+    name: str
+    array: ArrayRef
+    box: tuple[int, ...]
+    swizzle: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Mbarrier(Expr):
+    """An mbarrier operation (``semantics.mbarrier.OPS``: 'init' (count), 'arrive', 'arrive_tx'
+    (bytes), 'expect_tx' (bytes), 'try_wait' (parity), 'wait' (parity)) on the barrier element
+    ``bar[bar_indices]``; ``type`` None for a statement (in an ``ExprStmt``), uint64 for an arrival's
+    state token, bool for ``try_wait``."""
+
+    CHILDREN = ("bar", "bar_indices", "args")
+    op: str
+    bar: ArrayRef
+    bar_indices: list[Expr]
+    args: list[Expr]
+    type: ScalarType | None
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class TmaLoad(Stmt):
+    """``tma_load(dst[...], map, coords, bar[...])``: this thread starts a TMA copy of ``map``'s box
+    at ``coords`` (C order) of its array into shared memory from ``dst[dst_indices]`` on, laid out
+    as ``semantics.tma`` says; its bytes complete on the mbarrier ``bar[bar_indices]``, and the
+    destination may be read by a thread once it has waited for that phase."""
+
+    CHILDREN = ("dst", "dst_indices", "map", "coords", "bar", "bar_indices")
+    dst: ArrayRef
+    dst_indices: list[Expr]
+    map: TensorMap
+    coords: list[Expr]
+    bar: ArrayRef
+    bar_indices: list[Expr]
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class ExprStmt(Stmt):
     CHILDREN = ("value",)
     value: Expr
@@ -729,7 +777,8 @@ class WgmmaWait(WarpgroupOp):
 class KernelParam:
     """One C parameter of a kernel and which Python argument it is built from.
 
-    ``kind`` is 'array' (the data pointer), 'shape' (``array.shape[dim]``) or 'scalar'.
+    ``kind`` is 'array' (the data pointer), 'shape' (``array.shape[dim]``), 'scalar', or
+    'tensor_map' (a TMA descriptor of the array argument: ``map``).
     """
 
     kind: str
@@ -737,6 +786,7 @@ class KernelParam:
     arg_index: int
     type: ScalarType | ArrayType
     dim: int = 0
+    map: TensorMap | None = None
 
 
 @dataclass(eq=False)

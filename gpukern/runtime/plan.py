@@ -590,7 +590,8 @@ def make_plan(
     ``stream``, a handle; None: not given), or None (a backend without plans, an argument no cheap
     test covers: a NumPy array to copy, a foreign array without a reader or on a backend that reads
     none).  ``selection[0]`` is replaced whenever the backend choice changes: that ends the plan."""
-    if not backend.plans or variant.program.captured:  # (the module's device arrays: the checked path adds them)
+    # the module's device arrays (the checked path adds them) and TMA descriptors (made per array): no plan
+    if not backend.plans or variant.program.captured or any(p.kind == "tensor_map" for p in variant.kernel_params):
         return None
     tests = []
     for i, (param, a, key) in enumerate(zip(variant.kernel.params, args, variant.key)):

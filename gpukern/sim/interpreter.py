@@ -127,6 +127,7 @@ class _Run:
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
         self._warps: Warps | None = None  # made at the first warp op or fragment (warps)
+        self.maps: dict[str, Memory] = {}  # each TMA descriptor's array (KernelParam 'tensor_map')
         self._fragments: Fragments | None = None  # made at the first fragment
 
     @property
@@ -587,6 +588,13 @@ class _Run:
         operands = [np.broadcast_to(self.eval(o, m), (self.lanes,)) for o in e.operands]
         return self.mem.atomic(self.memory(e.array), e.op, idx, operands, m, e)
 
+    def e_Mbarrier(self, e: ir.Mbarrier, m: np.ndarray) -> Any:
+        """An mbarrier operation (``sim.mbarriers``); a wait the lanes' order cannot satisfy is reported."""
+        return self.mem.barriers.op(e, m, [self.eval(a, m) for a in e.args])
+
+    def s_TmaLoad(self, s: ir.TmaLoad, m: np.ndarray) -> None:
+        self.mem.barriers.tma_load(s, m, self.maps)
+
     def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
         mask = self.eval(e.mask, m) if e.mask is not None else mask_dtype(self.width).type(full_mask(self.width))
@@ -728,6 +736,9 @@ class SimBackend(Backend):
             else:
                 v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
+        for p in variant.kernel_params:
+            if p.kind == "tensor_map":
+                run.maps[p.name] = frame.arrays[p.map.array.name]
         try:
             if run.width == 64 and checked:
                 wave64.report_static(run, wave64.static_findings(variant.program))

@@ -27,6 +27,7 @@ from .access import ATOMIC, LOAD, STORE, Access, Memory
 from .asynchronous import AsyncCopies, paired
 from .init import FLAG_BYTES, Initialised
 from .limits import memory_guard
+from .mbarriers import Barriers
 from .races import ELEMENT_BYTES, Races
 
 _RUN = 32  # updates of one element folded side by side with other elements' (longer runs: on their own)
@@ -115,6 +116,7 @@ class MemoryPath:
         self.races = Races(run) if check else None
         self.initialised = Initialised(run) if check else None
         self.in_flight = AsyncCopies(run) if check else None
+        self.barriers = Barriers(run)  # mbarriers and TMA copies: their state is the program's, checks or not
         self.profiler: Any = None
         self.steps: list[Callable[[Access], None]] = []
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
@@ -286,6 +288,8 @@ class MemoryPath:
         """The ``width`` elements each active lane reads, one whole-grid array per element
         (``operand``: a wgmma's operand read, ``Access.operand``)."""
         a = self.access(mem, idx, m, node, LOAD, width, operand=operand)
+        if self.check and mem in self.barriers.tiles:  # a TMA copy's destination: waited for?
+            self.barriers.check_read(a)
         full = len(a.lanes) == self.run.lanes
         out = []
         for k in range(width):
@@ -299,6 +303,8 @@ class MemoryPath:
     def store(self, mem: Memory, idx: list[Any], values: list[Any], m: np.ndarray, node: ir.Node) -> None:
         """Each active lane writes ``values`` (one per element: a whole-grid array or a scalar)."""
         a = self.access(mem, idx, m, node, STORE, len(values))
+        if mem in self.barriers.tiles:
+            self.barriers.written(a)
         full = len(a.lanes) == self.run.lanes
         for k, v in enumerate(values):
             v = np.broadcast_to(np.asarray(v, mem.data.dtype), (self.run.lanes,))
@@ -350,10 +356,12 @@ class MemoryPath:
         ref: ir.ArrayRef | None = None,
         copy: bool = False,
         operand: bool = False,
+        steps: bool = True,
     ) -> Access:
         """Locate the active lanes' elements (checked), make the event, and run the steps on it.
         ``ref``: the array as the statement names it, where it is not ``node.array`` (an async copy's
-        two); ``copy``: an asynchronous copy's access (``Access.copy``)."""
+        two); ``copy``: an asynchronous copy's access (``Access.copy``); ``steps``: False to locate
+        only (an mbarrier's word, a TMA copy's first element: ``sim.mbarriers`` tracks them)."""
         run = self.run
         lanes = run.lanes_of(m)
         full = len(lanes) == run.lanes  # every lane active: no gathers needed
@@ -378,8 +386,9 @@ class MemoryPath:
             base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size
             where = (base if full else base[lanes]) + flat
         a = Access(mem, node, kind, lanes, flat, where, width, idx, copy, operand)
-        for step in self.steps:
-            step(a)
+        if steps:
+            for step in self.steps:
+                step(a)
         return a
 
     def block_base(self, size: int, wide: bool) -> np.ndarray:

@@ -1,0 +1,77 @@
+"""mbarriers and TMA copies in CUDA C: sm_90's PTX, inline (``semantics.mbarrier``, ``semantics.tma``).
+
+The table (the dialect's ``hopper``) has one format per ``ir.Mbarrier`` op ('{b}': the barrier's
+address, '{0}': its operand), 'tma_load' ('{rank}', '{d}' the destination's address, '{map}' the
+descriptor parameter, '{coords}' the coordinates innermost first, '{b}'), the two fences, the
+descriptor parameter's declaration ('map_param': '{name}') and the C type of an mbarrier; the
+preamble defines the helpers they call.  A descriptor is the driver's 128-byte ``CUtensorMap``,
+passed by value as a ``__grid_constant__`` parameter (so its address is a constant-bank one, as
+``cp.async.bulk.tensor`` wants) and built at launch by ``cuTensorMapEncodeTiled``
+(``backends.cuda_driver.tensor_map``).
+"""
+
+from __future__ import annotations
+
+_HELPERS = r"""// gpukern's mbarriers and TMA copies (gpukern/semantics/mbarrier.py, tma.py): sm_90 PTX
+struct __align__(64) gk_tensor_map { unsigned long long bits[16]; };  // the driver's CUtensorMap
+__device__ __forceinline__ unsigned gk_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void gk_mbar_init(unsigned long long* b, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(gk_smem(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ unsigned long long gk_mbar_arrive(unsigned long long* b) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(gk_smem(b)) : "memory");
+    return state;
+}
+__device__ __forceinline__ unsigned long long gk_mbar_arrive_tx(unsigned long long* b, unsigned bytes) {
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;\n"
+                 : "=l"(state) : "r"(gk_smem(b)), "r"(bytes) : "memory");
+    return state;
+}
+__device__ __forceinline__ void gk_mbar_expect_tx(unsigned long long* b, unsigned bytes) {
+    asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
+                 :: "r"(gk_smem(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ bool gk_mbar_try_wait(unsigned long long* b, unsigned parity) {
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(gk_smem(b)), "r"(parity & 1u) : "memory");
+    return done != 0;
+}
+__device__ __forceinline__ void gk_mbar_wait(unsigned long long* b, unsigned parity) {
+    while (!gk_mbar_try_wait(b, parity)) {}
+}
+__device__ __forceinline__ void gk_tma_load_1d(void* d, const gk_tensor_map* m, int c0, unsigned long long* b) {
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2}], [%3];\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(gk_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gk_tma_load_2d(void* d, const gk_tensor_map* m, int c0, int c1, unsigned long long* b) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(gk_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gk_tma_load_3d(void* d, const gk_tensor_map* m, int c0, int c1, int c2,
+                                               unsigned long long* b) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(gk_smem(b)) : "memory");
+}"""
+
+CUDA_HOPPER = {
+    "preamble": _HELPERS,
+    "type": "unsigned long long",
+    "init": "gk_mbar_init({b}, {0})",
+    "arrive": "gk_mbar_arrive({b})",
+    "arrive_tx": "gk_mbar_arrive_tx({b}, {0})",
+    "expect_tx": "gk_mbar_expect_tx({b}, {0})",
+    "try_wait": "gk_mbar_try_wait({b}, {0})",
+    "wait": "gk_mbar_wait({b}, {0})",
+    "tma_load": "gk_tma_load_{rank}d({d}, &{map}, {coords}, {b});",
+    "fence:mbarrier_init": 'asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
+    "fence:proxy_async": 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
+    "map_param": "const __grid_constant__ gk_tensor_map {name}",
+}
+MAX_RANK = 3  # the ranks the helpers above copy

@@ -1,0 +1,86 @@
+"""What a TMA copy moves (sm_90's Tensor Memory Accelerator: ``cp.async.bulk.tensor``), once,
+for the front end (which boxes are valid), the simulator (which elements go where) and the CUDA
+back end (the descriptor ``cuTensorMapEncodeTiled`` builds, its enums).
+
+A *tensor map* describes a global array (its address, shape and strides, taken at launch) and a
+*box*: the elements one copy moves, ``box[d]`` along each dimension d (C order: the last
+dimension contiguous).  A load copies the box whose first element is at ``coords`` of the array
+into shared memory, laid out row-major from the destination element on (the last dimension
+fastest), then *swizzled*: within each 1024 bytes, the 16-byte chunk bits 4-6 of a byte address
+are XORed with its bits 7-9 (128-byte swizzle; 64-byte: bits 4-5 with 7-8; 32-byte: bit 4 with
+bit 7), the layout ``wgmma`` reads (``semantics.wgmma.swizzled``).  Box elements outside the
+array are written as zeros (a load) or not written (a store), and a load's bytes -- the whole
+box's, outside or not -- complete on its mbarrier (``semantics.mbarrier``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_BOX = 256  # elements along one dimension of a box
+MAX_RANK = 5
+SWIZZLES = (0, 32, 64, 128)  # bytes; 0: none
+SHARED_ALIGN = 128  # a copy's shared address: 128-byte aligned (1024 for a swizzled box, so its pattern starts)
+GLOBAL_ALIGN = 16  # the array's address, and its strides but the last dimension's, in bytes
+
+# cuTensorMapEncodeTiled's enums (cuda.h: CUtensorMapDataType, CUtensorMapSwizzle)
+DATA_TYPES = {
+    "uint8": 0, "int8": 0, "uint16": 1, "int16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5,
+    "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
+}  # fmt: skip
+SWIZZLE_ENUM = {0: 0, 32: 1, 64: 2, 128: 3}
+
+
+def swizzle(byte: np.ndarray, mode: int) -> np.ndarray:
+    """Where the hardware puts byte ``byte`` (relative to a 1024-byte aligned address) of a box
+    laid out row-major, under ``mode``-byte swizzle."""
+    if mode == 0:
+        return byte
+    bits = {32: 1, 64: 3, 128: 7}[mode]
+    return byte ^ (((byte >> 7) & bits) << 4)
+
+
+def box_problem(box: tuple[int, ...], itemsize: int, swizzle_mode: int, rank: int) -> str | None:
+    """Why ``box`` cannot describe copies of an array of ``rank`` dimensions, or None."""
+    if len(box) != rank:
+        return f"a box has one size per dimension of the array: {rank}, not {len(box)}"
+    if not 1 <= rank <= MAX_RANK:
+        return f"TMA copies arrays of 1 to {MAX_RANK} dimensions, not {rank}"
+    if any(not 1 <= b <= MAX_BOX for b in box):
+        return f"each of a box's sizes is 1 to {MAX_BOX} elements; this box is {box}"
+    inner = box[-1] * itemsize
+    if inner % 16:
+        return f"a box's rows (its last dimension) are a multiple of 16 bytes; {box[-1]} elements are {inner}"
+    if swizzle_mode not in SWIZZLES:
+        return f"swizzle is one of {', '.join(map(str, SWIZZLES))} bytes (0: none), not {swizzle_mode}"
+    if swizzle_mode and inner > swizzle_mode:
+        return (
+            f"with {swizzle_mode}-byte swizzle a box's rows are at most {swizzle_mode} bytes; "
+            f"{box[-1]} elements are {inner}"
+        )
+    return None
+
+
+def box_elements(box: tuple[int, ...]) -> int:
+    return int(np.prod(box))
+
+
+def shared_offsets(box: tuple[int, ...], itemsize: int, swizzle_mode: int, start_byte: int) -> np.ndarray:
+    """The element index (in the destination array) of each box element, box-shaped: the box laid
+    out row-major from ``start_byte`` and swizzled on the array's byte addresses (the array itself
+    1024-byte aligned)."""
+    flat = np.arange(box_elements(box), dtype=np.int64) * itemsize
+    return (swizzle(start_byte + flat, swizzle_mode) // itemsize).reshape(box)
+
+
+def global_indices(
+    box: tuple[int, ...], coords: tuple[int, ...], shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per box element, its flat index in the global array (C order) and whether it is inside it."""
+    grids = np.meshgrid(*[np.arange(b, dtype=np.int64) + c for b, c in zip(box, coords)], indexing="ij")
+    inside = np.ones(box, bool)
+    flat = np.zeros(box, np.int64)
+    for g, n in zip(grids, shape):
+        inside &= (g >= 0) & (g < n)
+        flat = flat * n + np.clip(g, 0, max(n - 1, 0))
+    return flat, inside

@@ -1,0 +1,261 @@
+"""mbarriers and TMA copies on the simulator (``semantics.mbarrier``, ``semantics.tma``).
+
+Each shared array of ``gk.mbarrier`` gets a ``semantics.mbarrier.State`` with one entry per
+element of each block's copy; an operation finds its lanes' barriers through the memory path
+(indices checked, no access event: a barrier's word is the hardware's) and changes the state as
+the hardware does.  A TMA load moves its box when issued -- zeros where the box leaves the array
+-- and its bytes complete on its barrier then; the destination's elements remember the barrier
+and the phase they land in, and a thread reading one before it has *seen* that phase complete
+(an ``mbarrier_wait`` or a true ``mbarrier_try_wait`` on the barrier after it) is a
+``DataRaceError``: on a GPU it could read the tile before the copy wrote it.  The copy counts as
+the destination's write for the uninitialised-read step; race tracking is left out of its
+elements, whose ordering is the barrier's.
+
+Reported at the line (``_Run.report``): a barrier used before ``mbarrier_init`` or, by another
+thread, before a ``barrier()`` after it; more arrivals than a phase expects; a wait that cannot
+complete -- the phase still expects arrivals or bytes and the lanes' program order offers none
+before the wait returns (a deadlock on a GPU: it would hang); a box whose destination runs past
+its shared array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import BarrierDivergenceError, DataRaceError, OutOfBoundsError, UninitializedReadError
+from ..ir import nodes as ir
+from ..semantics import mbarrier as mbar
+from ..semantics import tma
+from .access import LANDED, STORE, Access, Memory
+
+NONE = -1
+
+
+class _Tiles:
+    """Per element of one shared array: the barrier (its state entry) and the phase in which a TMA
+    copy into it completes, or NONE."""
+
+    def __init__(self, n: int):
+        self.bar = np.full(n, NONE, np.int64)
+        self.phase = np.zeros(n, np.int64)
+        self.barriers: Memory | None = None  # the barrier array they refer to
+
+
+class Barriers:
+    """The mbarriers of one launch and the TMA copies that complete on them."""
+
+    def __init__(self, run: Any):
+        self.run = run
+        self.states: dict[Memory, mbar.State] = {}
+        self.seen: dict[Memory, np.ndarray] = {}  # per barrier array: per lane, per element, phases seen done
+        self.inits: dict[Memory, tuple[np.ndarray, np.ndarray]] = {}  # per array: initialising lane, epoch
+        self.tiles: dict[Memory, _Tiles] = {}
+
+    # ------------------------------------------------------------ finding barriers
+    def state(self, mem: Memory) -> mbar.State:
+        s = self.states.get(mem)
+        if s is None:
+            s = self.states[mem] = mbar.State.make(mem.data.size)
+            self.seen[mem] = np.zeros((self.run.lanes, mem.size), np.int32)
+            self.inits[mem] = (np.full(mem.data.size, NONE, np.int64), np.zeros(mem.data.size, np.int64))
+        return s
+
+    def locate(self, mem: Memory, idx: list[Any], m: np.ndarray, node: ir.Node) -> Access:
+        return self.run.mem.access(mem, idx, m, node, STORE, steps=False)
+
+    def name(self, node: ir.Mbarrier | ir.TmaLoad, a: Access, k: int) -> str:
+        bar = node.bar if isinstance(node, (ir.Mbarrier, ir.TmaLoad)) else None
+        idx = ", ".join(str(int(np.broadcast_to(i, (self.run.lanes,))[a.lanes[k]])) for i in a.indices)
+        return f"mbarrier {bar.name if bar is not None else a.memory.name}[{idx}]"
+
+    def ready(self, node: ir.Node, a: Access, s: mbar.State, op: str) -> bool:
+        """Check the lanes' barriers are initialised and that initialisation is theirs to see."""
+        if not self.run.check:
+            return True
+        bad = ~s.valid[a.where]
+        if bad.any():
+            k = int(np.argmax(bad))
+            self.run.report(
+                UninitializedReadError,
+                f"{mbar.OPS[op]}: {self.run.who(int(a.lanes[k]))} uses {self.name(node, a, k)}, which no thread "
+                "has initialised (mbarrier_init)",
+                node,
+                (int(a.lanes[k]),),
+            )
+            return False
+        lane, epoch = self.inits[a.memory]
+        races = self.run.mem.races
+        if races is not None:
+            by_other = lane[a.where] != a.lanes
+            early = by_other & (races.epoch[self.run.block_of[a.lanes]] <= epoch[a.where])
+            if early.any():
+                k = int(np.argmax(early))
+                self.run.report(
+                    DataRaceError,
+                    f"{mbar.OPS[op]}: {self.run.who(int(a.lanes[k]))} uses {self.name(node, a, k)} before a "
+                    f"barrier() after {self.run.who(int(lane[a.where[k]]))} initialised it: it may see the "
+                    "barrier uninitialised; put fence_mbarrier_init() and barrier() after mbarrier_init",
+                    node,
+                    (int(a.lanes[k]), int(lane[a.where[k]])),
+                )
+        return True
+
+    # ------------------------------------------------------------ operations
+    def op(self, e: ir.Mbarrier, m: np.ndarray, args: list[Any]) -> Any:
+        run = self.run
+        mem = run.memory(e.bar)
+        s = self.state(mem)
+        a = self.locate(mem, [run.eval(i, m) for i in e.bar_indices], m, e)
+        lanes = a.lanes
+        vals = [np.broadcast_to(np.asarray(v), (run.lanes,))[lanes].astype(np.int64) for v in args]
+        if e.op == "init":
+            s.init(a.where, vals[0])
+            epoch = run.mem.races.epoch[run.block_of[lanes]] if run.mem.races is not None else 0
+            self.inits[mem][0][a.where], self.inits[mem][1][a.where] = lanes, epoch
+            return None
+        if not self.ready(e, a, s, e.op):
+            return self._result(e, lanes, np.zeros(len(lanes), bool))
+        if e.op in ("arrive", "arrive_tx"):
+            self.check_arrivals(e, a, s)
+            before = s.phase[a.where].copy()
+            s.arrive(a.where, vals[0] if e.op == "arrive_tx" else None)
+            return self._result(e, lanes, before.astype(np.uint64))
+        if e.op == "expect_tx":
+            s.expect_tx(a.where, vals[0])
+            s.complete(np.unique(a.where))  # (bytes expected after the copies completed: nothing pending)
+            return None
+        passed = s.passed(a.where, vals[0])
+        seen = self.seen[mem]
+        if e.op == "wait" and not passed.all():  # reported; to go on, the lanes take the phase as seen
+            self.deadlock(e, a, s, vals[0], passed)
+            stuck = ~passed
+            seen[lanes[stuck], a.offsets[stuck]] = s.phase[a.where[stuck]] + 1
+        ok = lanes[passed]
+        seen[ok, a.offsets[passed]] = np.maximum(seen[ok, a.offsets[passed]], s.phase[a.where[passed]])
+        return self._result(e, lanes, passed) if e.op == "try_wait" else None
+
+    def _result(self, e: ir.Mbarrier, lanes: np.ndarray, values: np.ndarray) -> Any:
+        if e.type is None:
+            return None
+        out = np.zeros(self.run.lanes, e.type.dtype)
+        out[lanes] = values
+        return out
+
+    def check_arrivals(self, e: ir.Mbarrier, a: Access, s: mbar.State) -> None:
+        if not self.run.check:
+            return
+        where, counts = np.unique(a.where, return_counts=True)
+        over = counts > s.pending[where]
+        if over.any():
+            w = int(where[np.argmax(over)])
+            k = int(np.nonzero(a.where == w)[0][0])
+            self.run.report(
+                BarrierDivergenceError,
+                f"{mbar.OPS[e.op]}: {int(counts[np.argmax(over)])} thread(s) arrive at {self.name(e, a, k)}, whose "
+                f"phase {int(s.phase[w])} expects {int(s.pending[w])} more arrival(s) (of {int(s.count[w])}): "
+                "more arrivals than its count, which PTX leaves undefined",
+                e,
+                (int(a.lanes[k]),),
+            )
+
+    def deadlock(self, e: ir.Mbarrier, a: Access, s: mbar.State, parity: np.ndarray, passed: np.ndarray) -> None:
+        k = int(np.argmin(passed))
+        w = int(a.where[k])
+        self.run.report(
+            BarrierDivergenceError,
+            f"{self.run.who(int(a.lanes[k]))} waits on {self.name(e, a, k)} for its phase of parity "
+            f"{int(parity[k]) & 1}, which cannot complete: phase {int(s.phase[w])} still expects "
+            f"{int(s.pending[w])} arrival(s) and {int(s.tx[w])} byte(s), and no thread arrives or copies before "
+            "this wait returns (on a GPU the kernel would hang; the simulator runs the two sides of an if one "
+            "after the other, not a producer and its consumers side by side)",
+            e,
+            (int(a.lanes[k]),),
+        )
+
+    # ------------------------------------------------------------ TMA
+    def tma_load(self, s: ir.TmaLoad, m: np.ndarray, maps: dict[str, Memory]) -> None:
+        run = self.run
+        dst = run.memory(s.dst)
+        src = maps[s.map.name]
+        box, itemsize = s.map.box, dst.data.dtype.itemsize
+        d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
+        if not len(d.lanes):
+            return
+        coords = [np.broadcast_to(np.asarray(run.eval(c, m)), (run.lanes,))[d.lanes].astype(np.int64) for c in s.coords]
+        bmem = run.memory(s.bar)
+        state = self.state(bmem)
+        b = self.locate(bmem, [run.eval(i, m) for i in s.bar_indices], m, s)
+        if not self.ready(s, b, state, "tma"):
+            return
+        nbytes = tma.box_elements(box) * itemsize
+        tiles = self.tiles.get(dst)
+        if tiles is None:
+            tiles = self.tiles[dst] = _Tiles(dst.data.size)
+        tiles.barriers = bmem
+        landed = []
+        for k, lane in enumerate(d.lanes):
+            start = int(d.offsets[k])
+            offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
+            if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= dst.size):
+                why = (
+                    f"starts at element {start}, not a multiple of {tma.SHARED_ALIGN} bytes"
+                    if start % (tma.SHARED_ALIGN // itemsize)
+                    else f"runs past the end of {dst.name!r} ({dst.size} elements)"
+                )
+                run.report(
+                    OutOfBoundsError,
+                    f"tma_load: {run.who(int(lane))} copies a box of {box} elements into {dst.name!r} that {why}",
+                    s,
+                    (int(lane),),
+                )
+                continue
+            flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), src.shape)
+            values = np.where(inside, src.data[flat], np.zeros((), src.data.dtype))
+            where = d.where[k] - start + offsets.ravel()
+            dst.data[where] = values.ravel()
+            tiles.bar[where] = b.where[k]
+            tiles.phase[where] = state.phase[b.where[k]]
+            landed.append((int(lane), where))
+            state.complete_tx(b.where[k : k + 1], np.array([nbytes]))
+        init = run.mem.initialised
+        if init is not None:  # written, for the uninitialised-read step
+            for lane, where in landed:
+                event = Access(dst, s, LANDED, np.full(len(where), lane), where, where, 1, [], copy=True)
+                init.track(event)
+
+    def check_read(self, a: Access) -> None:
+        """A load of a TMA destination: each lane must have seen its copy's phase complete."""
+        tiles = self.tiles.get(a.memory)
+        if tiles is None or tiles.barriers is None:
+            return
+        where = a.elements()
+        lanes = a.per_element(a.lanes)
+        bar = tiles.bar[where]
+        pending = bar != NONE
+        if not pending.any():
+            return
+        seen = self.seen[tiles.barriers]
+        bmem = tiles.barriers
+        size = bmem.size
+        early = np.zeros(len(where), bool)
+        early[pending] = seen[lanes[pending], bar[pending] % size] <= tiles.phase[where[pending]]
+        if early.any():
+            k = int(np.argmax(early))
+            w = int(where[k])
+            self.run.report(
+                DataRaceError,
+                f"{self.run.who(int(lanes[k]))} reads {a.memory.name!r} element {int(a.per_element(a.offsets)[k])}, "
+                f"which a tma_load fills in phase {int(tiles.phase[w])} of mbarrier {bmem.name}[{int(bar[k]) % size}], "
+                "before it has waited for that phase: on a GPU it may read the tile before the copy wrote it; "
+                "mbarrier_wait on it first",
+                a.node,
+                (int(lanes[k]),),
+            )
+
+    def written(self, a: Access) -> None:
+        """An ordinary write of a TMA destination: the element is no longer the copy's."""
+        tiles = self.tiles.get(a.memory)
+        if tiles is not None:
+            tiles.bar[a.elements()] = NONE
