@@ -1,0 +1,263 @@
+"""sm_90's mbarriers and TMA copies (gpukern.language.hopper): results on the simulator and on an
+sm_90 GPU against NumPy (a box's zeros outside the array, swizzled layouts, a ring of stages
+whose parity flips), each misuse the simulator reports at its line, and the refusals."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from compilers import needs_nvcc
+from kernel_source import line_of
+
+import gpukern as gk
+from gpukern import Array, Const, float16, float32
+from gpukern.backends.cuda_compile import nvcc_compile
+from gpukern.semantics import tma
+
+
+def _need_tma(backend):
+    """TMA runs on the simulator and on sm_90 GPUs; OpenCL refuses it (test_other_dialects_refuse)."""
+    if backend == "opencl":
+        pytest.skip("OpenCL has no TMA")
+    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
+        pytest.skip("TMA needs an sm_90 GPU")
+
+
+@gk.kernel
+def copy_boxes(a: Array[float32, 2], out: Array[float32, 2], BR: Const[int], BC: Const[int]):
+    """Each block copies one BR x BC box of a (zeros past its edges) into the same place of out."""
+    tile = gk.shared(float32, (BR, BC))
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (BR, BC))
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    r0 = gk.block_idx.y * BR
+    c0 = gk.block_idx.x * BC
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0, 0], amap, (r0, c0), bars[0])
+    gk.mbarrier_wait(bars[0], 0)
+    for k in range(t, BR * BC, gk.block_dim.x):
+        out[r0 + k // BC, c0 + k % BC] = tile[k // BC, k % BC]
+
+
+@pytest.mark.parametrize("shape, box", [((40, 70), (16, 32)), ((33, 12), (8, 4)), ((64, 64), (64, 16))])
+def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
+    _need_tma(backend)
+    a = np.random.default_rng(1).random(shape).astype(np.float32) + 1
+    grid = (-(-shape[1] // box[1]), -(-shape[0] // box[0]))
+    out = gk.to_device(np.full((grid[1] * box[0], grid[0] * box[1]), -1, np.float32))
+    copy_boxes[grid, 128](gk.to_device(a), out, *box)
+    want = np.zeros(out.shape, np.float32)
+    want[: shape[0], : shape[1]] = a
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@gk.kernel
+def swizzled(a: Array[float16, 2], out: Array[float16, 2]):
+    """A 16 x 64 box of halves, 128-byte swizzled: element (r, c) lies where gk.swizzle128 says."""
+    tile = gk.shared(float16, 16 * 64)
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (16, 64), swizzle=128)
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0], amap, (16 * gk.block_idx.x, 0), bars[0])
+    gk.mbarrier_wait(bars[0], 0)
+    for k in range(t, 16 * 64, gk.block_dim.x):
+        r = k // 64
+        c = k % 64
+        out[16 * gk.block_idx.x + r, c] = tile[gk.swizzle128(r, c, 64, 8)]
+
+
+def test_a_128_byte_swizzle_is_the_layout_wgmma_reads(backend):
+    _need_tma(backend)
+    a = (np.arange(32 * 64) % 2011).astype(np.float16).reshape(32, 64)
+    out = gk.to_device(np.zeros_like(a))
+    swizzled[2, 128](gk.to_device(a), out)
+    np.testing.assert_array_equal(out.get(), a)
+
+
+def test_the_swizzles_are_xors_of_chunks():
+    """32, 64, 128 bytes: the 16-byte chunk bits XORed with 1, 2, 3 row bits (PTX's tensor swizzle modes)."""
+    byte = np.arange(4096)
+    for mode, bits in ((32, 1), (64, 2), (128, 3)):
+        moved = tma.swizzle(byte, mode)
+        assert sorted(moved) == list(byte)  # a permutation
+        chunk, row = (byte >> 4) & 7, (byte >> 7) & 7
+        np.testing.assert_array_equal((moved >> 4) & 7, chunk ^ (row & ((1 << bits) - 1)))
+        np.testing.assert_array_equal(moved & ~np.int64(0x70), byte & ~np.int64(0x70))
+
+
+@gk.kernel
+def ring(a: Array[float32, 2], sums: Array[float32], STAGES: Const[int]):
+    """Column sums of a (k x 32), 8 rows a box, through a ring of STAGES boxes: stage s's barrier is
+    waited for with parity (k // STAGES) % 2, then refilled after a barrier()."""
+    tiles = gk.shared(float32, (STAGES, 8, 32))
+    bars = gk.shared(gk.mbarrier, STAGES)
+    amap = gk.tensor_map(a, (8, 32))
+    t = gk.thread_idx.x
+    n = a.shape[0] // 8
+    if t < STAGES:
+        gk.mbarrier_init(bars[t], 1)
+    gk.fence_mbarrier_init()
+    gk.barrier()
+    if t == 0:
+        for s in range(STAGES):
+            if s < n:
+                gk.mbarrier_arrive_expect_tx(bars[s], gk.box_bytes(amap))
+                gk.tma_load(tiles[s, 0, 0], amap, (8 * s, 0), bars[s])
+    acc = float32(0)
+    for k in range(n):
+        s = k % STAGES
+        gk.mbarrier_wait(bars[s], (k // STAGES) % 2)
+        if t < 32:
+            for r in range(8):
+                acc += tiles[s, r, t]
+        gk.barrier()  # every thread has read stage s: it may be refilled
+        if t == 0 and k + STAGES < n:
+            gk.mbarrier_arrive_expect_tx(bars[s], gk.box_bytes(amap))
+            gk.tma_load(tiles[s, 0, 0], amap, (8 * (k + STAGES), 0), bars[s])
+    if t < 32:
+        sums[t] = acc
+
+
+@pytest.mark.parametrize("stages, rows", [(2, 80), (3, 72), (4, 16)])
+def test_a_ring_of_stages_flips_parity(backend, stages, rows):
+    _need_tma(backend)
+    a = np.random.default_rng(stages).integers(-50, 50, (rows, 32)).astype(np.float32)
+    sums = gk.to_device(np.zeros(32, np.float32))
+    ring[1, 64](gk.to_device(a), sums, stages)
+    np.testing.assert_array_equal(sums.get(), a.sum(axis=0))
+
+
+# ---------------------------------------------------------------- what the simulator reports
+@gk.kernel
+def misuse(a: Array[float32, 2], out: Array[float32, 2], bug: Const[int]):
+    tile = gk.shared(float32, (16, 32))
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (16, 32))
+    t = gk.thread_idx.x
+    if t == 0 and bug != 1:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    if bug != 2:
+        gk.barrier()
+    if t == 0 and bug != 3:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap) + (4 if bug == 4 else 0))  # expect
+        gk.tma_load(tile[0, 0], amap, (0, 0), bars[0])
+    if bug == 5:
+        gk.mbarrier_arrive(bars[0])  # arrive
+    if bug != 6:
+        gk.mbarrier_wait(bars[0], 0)  # wait
+    out[t // 32, t % 32] = tile[t // 32, t % 32]  # read
+
+
+@pytest.mark.parametrize(
+    "bug, error, at, says",
+    [
+        (1, gk.UninitializedReadError, "# expect", r"uses mbarrier bars\[0\], which no thread has initialised"),
+        (2, gk.DataRaceError, "# wait", r"before a barrier\(\) after block \(0, 0, 0\), thread \(0, 0, 0\) init"),
+        (3, gk.BarrierDivergenceError, "# wait", r"phase 0 still expects 1 arrival\(s\) and 0 byte\(s\).*would hang"),
+        (4, gk.BarrierDivergenceError, "# wait", r"still expects 0 arrival\(s\) and 4 byte\(s\)"),
+        (5, gk.BarrierDivergenceError, "# arrive", r"128 thread\(s\) arrive at mbarrier bars\[0\], whose phase 1"),
+        (6, gk.DataRaceError, "# read", r"reads 'tile' element .* before it has waited for that phase"),
+    ],
+)
+def test_each_misuse_is_reported_at_its_line(bug, error, at, says):
+    a = np.ones((16, 32), np.float32)
+    faults = gk.sanitize(misuse[1, 128], a, np.zeros((4, 32), np.float32), bug)
+    assert faults, "nothing reported"
+    assert type(faults[0]) is error, faults
+    assert faults[0].loc.lineno == line_of(misuse, at)
+    assert re.search(says, str(faults[0])), str(faults[0])
+    assert gk.sanitize(misuse[1, 128], a, np.zeros((4, 32), np.float32), 0) == []
+
+
+@gk.kernel
+def past_the_end(a: Array[float32, 2], out: Array[float32]):
+    tile = gk.shared(float32, (8, 32))
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (16, 32))
+    if gk.thread_idx.x == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0, 0], amap, (0, 0), bars[0])  # too small
+
+
+def test_a_box_larger_than_its_tile_is_out_of_bounds():
+    faults = gk.sanitize(past_the_end[1, 32], np.ones((16, 32), np.float32), np.zeros(1, np.float32))
+    assert [type(f) for f in faults] == [gk.OutOfBoundsError]
+    assert "runs past the end of 'tile' (256 elements)" in str(faults[0])
+    assert faults[0].loc.lineno == line_of(past_the_end, "# too small")
+
+
+# ---------------------------------------------------------------- refusals
+def test_other_dialects_refuse():
+    for dialect in ("opencl", "hip"):
+        with pytest.raises(gk.CompileError, match=f"cannot be compiled to {dialect}: they need NVIDIA sm_90's"):
+            copy_boxes.source(Array[float32, 2], Array[float32, 2], 16, 32, backend=dialect)
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("x = bars[0]", "holds mbarriers, which are not read or written as numbers"),
+        ("bars[0] = 1", "holds mbarriers, which are not read or written as numbers"),
+        ("gk.mbarrier_init(tile[0, 0], 1)", r"takes an mbarrier as an element of a shared array of them"),
+        ("gk.mbarrier_init(bars[0], 2**20)", "is an integer from 0 to 1048575"),
+        ("m = gk.tensor_map(a, (16, 300))", r"each of a box's sizes is 1 to 256 elements"),
+        ("m = gk.tensor_map(a, (16, 3))", "a multiple of 16 bytes; 3 elements are 12"),
+        ("m = gk.tensor_map(a, (16, 64), swizzle=128)", "at most 128 bytes; 64 elements are 256"),
+        ("m = gk.tensor_map(a, (16, 32), swizzle=48)", "swizzle is one of 0, 32, 64, 128"),
+        ("m = gk.tensor_map(tile, (16, 32))", "describes one of the kernel's array arguments as a whole"),
+        ("gk.tma_load(tile[0, 0], gk.tensor_map(a, (16, 32)), (0,), bars[0])", "as 2 coordinates"),
+        ("gk.tma_load(a[0, 0], gk.tensor_map(a, (16, 32)), (0, 0), bars[0])", "copies into a shared array"),
+    ],
+)
+def test_refusals(body, match, tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import gpukern as gk\nfrom gpukern import Array, float32\n\n@gk.kernel\n"
+        "def k(a: Array[float32, 2]):\n"
+        "    tile = gk.shared(float32, (16, 32))\n    bars = gk.shared(gk.mbarrier, 1)\n"
+        f"    {body}\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"hopper_refusal_{abs(hash(body))}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(gk.KernelTypeError, match=match):
+        mod.k.source(Array[float32, 2])
+
+
+def test_the_cuda_names_the_ptx():
+    src = ring.source(Array[float32, 2], Array[float32], 2)
+    assert "const __grid_constant__ gk_tensor_map a_map" in src
+    assert "gk_tma_load_2d(&tiles[s][0][0], &a_map, 0, (int)(8LL * (k + 2LL)), &bars[s]);" in src
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in src
+    assert "__shared__ __align__(1024) unsigned long long bars[2];" in src
+
+
+@needs_nvcc
+def test_the_cuda_compiles_for_sm90():
+    for k, args in ((ring, (Array[float32, 2], Array[float32], 3)), (swizzled, (Array[float16, 2], Array[float16, 2]))):
+        assert nvcc_compile(k.source(*args), "sm_90")
+
+
+def test_tensor_maps_are_parameters_after_their_array():
+    v = copy_boxes.specialise(Array[float32, 2], Array[float32, 2], 16, 32)
+    kinds = [(p.kind, p.name) for p in v.kernel_params]
+    first = kinds.index(("array", "a"))
+    assert ("tensor_map", v.kernel_params[first + 2].name) == kinds[first + 2]
+    assert v.kernel_params[first + 2].map.box == (16, 32)
