@@ -38,14 +38,15 @@ _COMPLEX = {"F": (8, 8, "ff"), "D": (16, 16, "dd")}
 _TENSOR_MAP = {"M": (128, 64, "128s")}  # a TMA descriptor, its 128 bytes 64-aligned (CUtensorMap)
 
 
-def _arg_format(codes: list[str]) -> str:
+def _arg_format(codes: list[str], offsets: list[int] | None = None) -> str:
     """The struct format of a kernel's parameters, with explicit padding ("4x") wherever the C
     parameter is aligned more strictly than the struct module would align it ("=": no implicit
-    padding, every offset decided here)."""
+    padding, every offset decided here); ``offsets``: where the compiler put each (a kernel with a
+    TMA descriptor: ``Function.param_offsets``)."""
     out, offset = ["="], 0
-    for c in ("Q" if c == "P" else c for c in codes):  # "=" has no pointer code: a 64-bit address
+    for i, c in enumerate("Q" if c == "P" else c for c in codes):  # "=" has no pointer code: a 64-bit address
         size, align, parts = _COMPLEX.get(c) or _TENSOR_MAP.get(c) or (struct.calcsize(c), struct.calcsize(c), c)
-        pad = -offset % align
+        pad = -offset % align if offsets is None else offsets[i] - offset
         if pad:
             out.append(f"{pad}x")
         out.append(parts)
@@ -177,7 +178,8 @@ class CUDABackend(Backend):
         codes = [kinds.get(p.kind) or _CODES[p.type.name] for p in params]
         if variant.dynamic_shared:
             codes.append("q")  # the launch's dynamic shared bytes, after the kernel's own arguments
-        fn.gk_struct = struct.Struct(_arg_format(codes))
+        offsets = fn.param_offsets(len(codes)) if "M" in codes else None  # (a descriptor: placed by the compiler)
+        fn.gk_struct = struct.Struct(_arg_format(codes, offsets))
         fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
         fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
         variant.compiled[self.key] = fn  # a function is loaded per context
@@ -254,14 +256,9 @@ class CUDABackend(Backend):
         made = self.tensor_maps.get(key)
         if made is None:
             itemsize = m.array.type.elem.itemsize
-            row = (shape[-1] if shape else 1) * itemsize
-            if pointer % tma.GLOBAL_ALIGN or (len(shape) > 1 and row % tma.GLOBAL_ALIGN):
-                raise LaunchError(
-                    f"gk.tensor_map({m.array.name}): TMA copies an array whose data starts at a multiple of "
-                    f"{tma.GLOBAL_ALIGN} bytes and whose rows are a multiple of {tma.GLOBAL_ALIGN} bytes long; "
-                    f"{m.array.name!r} (shape {shape}) has rows of {row} bytes and starts at {pointer % 16} past one: "
-                    "pad its rows (a wider array, a view of its first columns is then not contiguous: copy into it)"
-                )
+            why = tma.array_problem(m.array.name, shape, itemsize, pointer)
+            if why is not None:
+                raise LaunchError(why)
             if len(self.tensor_maps) > 256:
                 self.tensor_maps.clear()
             made = self.tensor_maps[key] = self.driver.tensor_map(

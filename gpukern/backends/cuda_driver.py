@@ -646,6 +646,25 @@ class Function:
     def __init__(self, module: Module, handle: int, name: str):
         self.module, self.handle, self.name = module, handle, name
 
+    def param_offsets(self, count: int) -> list[int]:
+        """Where each of the kernel's first ``count`` parameters starts in its parameter buffer, as the
+        compiler laid them out (``cuFuncGetParamInfo``, driver 12.4+): a parameter aligned more than
+        8 bytes (a TMA descriptor's 64) is aligned in the constant bank, not from the buffer's start."""
+        lib = self.module.driver.lib
+        if not hasattr(lib, "cuFuncGetParamInfo"):
+            raise BackendError(
+                f"{self.name} takes a TMA descriptor, whose place among its parameters needs cuFuncGetParamInfo, "
+                "of CUDA drivers 12.4 and later; update the driver"
+            )
+        out = []
+        for i in range(count):
+            offset, size = ctypes.c_size_t(), ctypes.c_size_t()
+            rc = lib.cuFuncGetParamInfo(ctypes.c_void_p(self.handle), i, ctypes.byref(offset), ctypes.byref(size))
+            if rc:
+                raise BackendError(f"cuFuncGetParamInfo of {self.name}, parameter {i}: {error_name(lib, rc)}")
+            out.append(offset.value)
+        return out
+
     def prepare(self, fmt: str) -> None:
         """Fix the argument layout (struct codes, "P" for a pointer: an int) for
         ``prepared_async_call``: hand-written reference kernels in benchmarks are launched so."""

@@ -61,6 +61,20 @@ def box_problem(box: tuple[int, ...], itemsize: int, swizzle_mode: int, rank: in
     return None
 
 
+def array_problem(name: str, shape: tuple[int, ...], itemsize: int, address: int = 0) -> str | None:
+    """Why the hardware cannot copy from a C-contiguous array of ``shape`` at ``address``, or None:
+    its start and its rows (all strides but the last dimension's) are multiples of 16 bytes."""
+    row = (shape[-1] if shape else 1) * itemsize
+    if address % GLOBAL_ALIGN or (len(shape) > 1 and row % GLOBAL_ALIGN):
+        return (
+            f"gk.tensor_map({name}): TMA copies an array whose data starts at a multiple of {GLOBAL_ALIGN} bytes "
+            f"and whose rows are a multiple of {GLOBAL_ALIGN} bytes long; {name!r} (shape {shape}) has rows of "
+            f"{row} bytes and starts {address % GLOBAL_ALIGN} bytes past one: pad its rows (allocate it wider "
+            "and copy into it)"
+        )
+    return None
+
+
 def box_elements(box: tuple[int, ...]) -> int:
     return int(np.prod(box))
 

@@ -46,7 +46,7 @@ from ..errors import (
 from ..ir import nodes as ir
 from ..runtime.array import DeviceArray
 from ..runtime.plan import convert_scalar
-from ..semantics import formats, ops
+from ..semantics import formats, ops, tma
 from ..semantics.warp import BLOCK_VOTES, LANES, full_mask, mask_dtype
 from ..types import StorageType, TupleType
 from . import wave64
@@ -737,8 +737,12 @@ class SimBackend(Backend):
                 v = convert_scalar(a, p.type, p.name, variant.kernel.__name__)
                 frame.vars[p.name] = np.full(run.lanes, v, p.type.dtype)
         for p in variant.kernel_params:
-            if p.kind == "tensor_map":
-                run.maps[p.name] = frame.arrays[p.map.array.name]
+            if p.kind == "tensor_map":  # (the array's address: the simulator's arrays start aligned)
+                found = frame.arrays[p.map.array.name]
+                why = tma.array_problem(p.map.array.name, found.shape, found.data.dtype.itemsize)
+                if why is not None:
+                    raise LaunchError(f"{variant.kernel.__name__}: {why}")
+                run.maps[p.name] = found
         try:
             if run.width == 64 and checked:
                 wave64.report_static(run, wave64.static_findings(variant.program))

@@ -46,7 +46,7 @@ def copy_boxes(a: Array[float32, 2], out: Array[float32, 2], BR: Const[int], BC:
         out[r0 + k // BC, c0 + k % BC] = tile[k // BC, k % BC]
 
 
-@pytest.mark.parametrize("shape, box", [((40, 70), (16, 32)), ((33, 12), (8, 4)), ((64, 64), (64, 16))])
+@pytest.mark.parametrize("shape, box", [((40, 68), (16, 32)), ((33, 12), (8, 4)), ((64, 64), (64, 16))])
 def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
     _need_tma(backend)
     a = np.random.default_rng(1).random(shape).astype(np.float32) + 1
@@ -56,6 +56,14 @@ def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
     want = np.zeros(out.shape, np.float32)
     want[: shape[0], : shape[1]] = a
     np.testing.assert_array_equal(out.get(), want)
+
+
+def test_rows_not_a_multiple_of_16_bytes_are_refused(backend):
+    """As the driver refuses them (cuTensorMapEncodeTiled's global strides), before anything runs."""
+    _need_tma(backend)
+    out = gk.to_device(np.zeros((48, 96), np.float32))
+    with pytest.raises(gk.LaunchError, match=r"'a' \(shape \(40, 70\)\) has rows of 280 bytes"):
+        copy_boxes[(3, 3), 128](gk.to_device(np.ones((40, 70), np.float32)), out, 16, 32)
 
 
 @gk.kernel
