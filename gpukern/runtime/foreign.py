@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LaunchError
+from ..types import bfloat16
 
 
 def is_cl_array(a: Any) -> bool:
@@ -53,12 +54,26 @@ def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
     """(dtype, shape) of a foreign array, or None where ``a`` is none."""
     if hasattr(a, "__cuda_array_interface__"):
         iface = cuda_interface(a, name)
-        return np.dtype(iface["typestr"]), tuple(iface["shape"])
+        dtype = np.dtype(iface["typestr"])
+        if dtype == np.dtype("V2") and str(getattr(a, "dtype", "")).endswith("bfloat16"):
+            dtype = bfloat16_dtype()  # (a PyTorch bfloat16 tensor's interface says only "2 bytes")
+        return dtype, tuple(iface["shape"])
     if is_cl_array(a):
         if not a.flags.c_contiguous:
             raise LaunchError(f"argument {name!r} is not C-contiguous; pass a contiguous copy")
         return a.dtype, tuple(a.shape)
     return None
+
+
+def bfloat16_dtype() -> np.dtype:
+    """NumPy's name for bfloat16: ``ml_dtypes``' where it is installed, else its bits (uint16), which an
+    ``Array[bfloat16]`` parameter takes too (``types.bfloat16``)."""
+    try:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return bfloat16.dtype
 
 
 def contiguous_copy(a: Any) -> Any:
@@ -97,7 +112,7 @@ class Reader:
     library's dtype ``{dtype}``, rank ``{ndim}``, C-contiguous, on device ``{device}``); ``stream``,
     the library's current stream on device ``{device}`` (which the arrays' interface would name: the
     plan's arrays are on its device); ``names``, the constants they name; ``dtype_of``, the
-    library's dtype object of a NumPy dtype (compared by identity: each library's are singletons).
+    library's dtype object of an element type (compared by identity: each library's are singletons).
     ``stable``: whether an object's data pointer, dtype, device and contiguity are fixed for its
     life, so a plan may keep them for the last object it saw and re-test only its rank (CuPy:
     ``data`` and ``dtype`` are read-only, and the one public change in place, ``a.shape = ...``,
@@ -108,7 +123,7 @@ class Reader:
     check: str
     stream: str
     names: dict[str, Any] = field(default_factory=dict)
-    dtype_of: Callable[[np.dtype], Any] = lambda dtype: dtype
+    dtype_of: Callable[[Any], Any] = lambda elem: elem.dtype
     stable: bool = False
 
     def expression(self, src: Any, template: str, **fill: Any) -> str:
@@ -134,13 +149,14 @@ def _torch_reader(cls: type) -> Reader:
     import torch
 
     names = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
-    torch_dtype = {np.dtype(n): getattr(torch, n) for n in (*names, "complex64", "complex128")}
+    torch_dtype = {n: getattr(torch, n) for n in (*names, "complex64", "complex128", "bfloat16")}
     # the methods taken from the class once: calling them skips the lookup through the tensor's
     # class and instance dict on every read (a tensor is read five times per launch)
     methods = {m: getattr(cls, m) for m in ("dim", "get_device", "is_contiguous", "data_ptr")}
     check = "{a}.dtype is {dtype} and {dim}({a}) == {ndim} and {get_device}({a}) == {device} and {is_contiguous}({a})"
     names = {**methods, "raw": torch._C._cuda_getCurrentRawStream}
-    return Reader(cls, "{data_ptr}({a})", check, "({raw}({device}) or 1)", names, torch_dtype.get)
+    of = lambda elem: torch_dtype.get(elem.name)  # noqa: E731 (bfloat16: torch's own, which NumPy has not)
+    return Reader(cls, "{data_ptr}({a})", check, "({raw}({device}) or 1)", names, of)
 
 
 _READERS: dict[type, Reader | None] = {}

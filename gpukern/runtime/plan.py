@@ -177,12 +177,12 @@ class ForeignTest(NamedTuple):
 
     index: int
     reader: Reader
-    dtype: np.dtype
+    elem: ScalarType  # the element type the plan's variant takes (``Reader.dtype_of`` names the library's)
     ndim: int
 
     def describe(self, name: str, backend: str) -> str:
         cls = f"{self.reader.cls.__module__}.{self.reader.cls.__name__}"
-        return f"{name}: a {cls} on the {backend} device, dtype {self.dtype}, {self.ndim}-D, C-contiguous"
+        return f"{name}: a {cls} on the {backend} device, dtype {self.elem.name}, {self.ndim}-D, C-contiguous"
 
     def write(self, src: Source, backend: Any, align: int) -> str:
         """The fast path's test; returns the C argument's expression (the data pointer).  A
@@ -191,7 +191,7 @@ class ForeignTest(NamedTuple):
         rank only; a pointer not a multiple of ``align`` is left to the checked path (which says why)."""
         r, a, p = self.reader, f"a{self.index}", f"p{self.index}"
         cls = src.const(r.cls, "cls")
-        dtype = src.const(r.dtype_of(self.dtype), "dtype")
+        dtype = src.const(r.dtype_of(self.elem), "dtype")
         check = r.expression(src, r.check, a=a, dtype=dtype, ndim=self.ndim, device=backend.index)
 
         def test_all(depth: int) -> None:  # every fact, and the pointer read
@@ -375,9 +375,9 @@ class ArrayParam(Param):
         if type(a) is DeviceArray:
             return ArrayTest(index, key.elem.dtype, key.ndim)
         r = reader(a)  # a NumPy array is copied, another foreign one checked: the checked path's work
-        if r is None or r.dtype_of(key.elem.dtype) is None:  # (a dtype the reader cannot name: no test passes)
+        if r is None or r.dtype_of(key.elem) is None:  # (a dtype the reader cannot name: no test passes)
             return None
-        return ForeignTest(index, r, key.elem.dtype, key.ndim)
+        return ForeignTest(index, r, key.elem, key.ndim)
 
 
 def from_dtype_or_none(dtype: Any) -> ScalarType | None:
@@ -527,12 +527,18 @@ class InferredParam(ArrayParam):
 
 class Slot(NamedTuple):
     """Where one C argument of a plan comes from: argument ``index``'s ``.handle`` ('handle'),
-    ``.shape[dim]`` ('shape') or itself ('value'), passed through ``convert`` unless it is None."""
+    ``.shape[dim]`` ('shape') or itself ('value'), passed through ``convert`` unless it is None; or
+    ('map') a TMA descriptor, ``convert(handle, shape)``."""
 
     index: int
     what: str
     dim: int
     convert: Callable[[Any], Any] | None
+
+
+def _tensor_map(make: Callable[..., Any], m: Any, pointer: Any, shape: tuple[int, ...]) -> Any:
+    """A plan's TMA descriptor: ``Backend.tensor_map`` of the array's pointer and shape."""
+    return make(int(pointer), tuple(shape), m)
 
 
 def no_plan(args: tuple[Any, ...]) -> bool:
@@ -590,8 +596,7 @@ def make_plan(
     ``stream``, a handle; None: not given), or None (a backend without plans, an argument no cheap
     test covers: a NumPy array to copy, a foreign array without a reader or on a backend that reads
     none).  ``selection[0]`` is replaced whenever the backend choice changes: that ends the plan."""
-    # the module's device arrays (the checked path adds them) and TMA descriptors (made per array): no plan
-    if not backend.plans or variant.program.captured or any(p.kind == "tensor_map" for p in variant.kernel_params):
+    if not backend.plans or variant.program.captured:  # (the module's device arrays: the checked path adds them)
         return None
     tests = []
     for i, (param, a, key) in enumerate(zip(variant.kernel.params, args, variant.key)):
@@ -606,6 +611,8 @@ def make_plan(
             slots.append(Slot(p.arg_index, "handle", 0, None))
         elif p.kind == "shape":
             slots.append(Slot(p.arg_index, "shape", p.dim, None if raw else C_VALUE[int64]))
+        elif p.kind == "tensor_map":  # the descriptor of the array's address and shape (made once, kept)
+            slots.append(Slot(p.arg_index, "map", 0, functools.partial(_tensor_map, backend.tensor_map, p.map)))
         else:  # the tests fix the argument's exact type, so whether it can go as it is (already the C value)
             cls = type(args[p.arg_index])
             as_is = packed_as_is(p.type, cls) if raw else cls is C_VALUE[p.type]
@@ -655,6 +662,8 @@ def _fast_path(
                     handles[t.index] = got
 
     def carg(s: Slot) -> str:
+        if s.what == "map":
+            return f"{src.const(s.convert, 'tensor_map')}({handles[s.index]}, a{s.index}.shape)"
         read = {
             "handle": handles[s.index] if s.what == "handle" else "",
             "shape": f"a{s.index}.shape[{s.dim}]",

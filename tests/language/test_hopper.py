@@ -58,6 +58,18 @@ def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
     np.testing.assert_array_equal(out.get(), want)
 
 
+def test_each_launch_copies_from_its_own_array(backend):
+    """Launches after the first take the plan (on CUDA): each array its own descriptor, kept."""
+    _need_tma(backend)
+    rng = np.random.default_rng(3)
+    arrays = [gk.to_device(rng.random((32, 64)).astype(np.float32)) for _ in range(3)]
+    launch = copy_boxes[(2, 2), 128]
+    for a in arrays + arrays[:1]:
+        out = gk.to_device(np.zeros((32, 64), np.float32))
+        launch(a, out, 16, 32)
+        np.testing.assert_array_equal(out.get(), a.get())
+
+
 def test_rows_not_a_multiple_of_16_bytes_are_refused(backend):
     """As the driver refuses them (cuTensorMapEncodeTiled's global strides), before anything runs."""
     _need_tma(backend)

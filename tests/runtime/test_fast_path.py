@@ -10,11 +10,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gpukern import float32 as gk_float32
+from gpukern import uint32 as gk_uint32
 from gpukern.runtime import plan
 from gpukern.runtime.foreign import Reader
 from gpukern.runtime.plan import ForeignTest, RangeTest, Slot, TypeTest
 
-F32 = np.dtype(np.float32)
+F32 = gk_float32  # the element type a plan's variant takes
 
 
 class Foreign:
@@ -33,7 +35,7 @@ def reader(stable: bool, cls: type = Foreign, streams: dict[int, int] | None = N
         return a.ptr
 
     def check(a: Foreign, dtype: np.dtype, ndim: int, device: int) -> bool:
-        return dtype == F32 and a.ndim == ndim and a.ok and device == 0
+        return dtype == F32.dtype and a.ndim == ndim and a.ok and device == 0
 
     names = {"pointer": pointer, "check": check, "current": streams if streams is not None else {0: 7}}
     test = "{check}({a}, {dtype}, {ndim}, {device})"
@@ -159,7 +161,7 @@ def test_no_plan_for_an_array_whose_dtype_the_reader_cannot_name(monkeypatch):
     named = Reader(Foreign, "{a}.ptr", "True", "7", dtype_of={F32: "f32"}.get)
     monkeypatch.setitem(foreign._READERS, Foreign, named)
     param = ArrayParam("x", "array")
-    key = NS(elem=NS(dtype=F32), ndim=1)
+    key = NS(elem=F32, ndim=1)
     assert param.test(0, Foreign(64), key) == ForeignTest(0, named, F32, 1)
-    key = NS(elem=NS(dtype=np.dtype(np.uint32)), ndim=1)
+    key = NS(elem=gk_uint32, ndim=1)
     assert param.test(0, Foreign(64), key) is None
