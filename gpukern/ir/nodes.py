@@ -10,6 +10,7 @@ Types here are always concrete (no weak literal types survive the front end).
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -598,6 +599,10 @@ class Mbarrier(Expr):
     type: ScalarType | None
     loc: Loc | None = _loc()
 
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        """The barrier's 64-bit word, read and written (a wait only reads it; said alike: it is the hardware's)."""
+        return (_elements(self.bar, self.bar_indices, 1, read=True, write=True),)
+
 
 @dataclass(eq=False)
 class TmaLoad(Stmt):
@@ -614,6 +619,17 @@ class TmaLoad(Stmt):
     bar: ArrayRef
     bar_indices: list[Expr]
     loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        """The box written into shared memory from its first element (128-byte aligned, 1024 where
+        swizzled: ``semantics.tma``), the array read from the box's first element (a TMA copy needs the
+        array's data 16-byte aligned), and the barrier its bytes complete on."""
+        box = self.map.array.type.elem.itemsize * math.prod(self.map.box)
+        return (
+            MemoryAccess(self.dst, self.dst_indices, False, True, box, 1024 if self.map.swizzle else 128),
+            MemoryAccess(self.map.array, self.coords, True, False, None, 16),
+            _elements(self.bar, self.bar_indices, 1, read=True, write=True),
+        )
 
 
 @dataclass(eq=False)

@@ -58,6 +58,15 @@ def warpgroup(a: Array[gk.float16, 2], c: Array[float32, 2]):
     gk.store_matrix(c, (0, 0), acc)
 
 
+@kernel
+def tma(a: Array[gk.float16, 2]):
+    tile = shared(gk.float16, 16 * 64)
+    bars = shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (16, 64), swizzle=128)
+    gk.mbarrier_init(bars[0], 1)
+    gk.tma_load(tile[0], amap, (0, thread_idx.x), bars[0])
+
+
 def _variant(k: gk.Kernel, *args: object):
     return k.variant(k.signature_of(args))
 
@@ -144,6 +153,21 @@ def test_wgmma_reads_its_two_operands():
     assert "__shared__ __align__(1024) __half s[8192];" in v.source("cuda")  # the swizzled atoms'
 
 
+def test_tma_writes_its_box_reads_its_array_and_updates_its_barrier():
+    v = _variant(tma, np.zeros((16, 64), np.float16))
+    kinds = _by_kind(v)
+    (init,) = kinds[ir.Mbarrier]
+    (bar,) = init.accesses()
+    _expect(bar, "bars", True, True, 8, 8)
+    (load,) = kinds[ir.TmaLoad]
+    box, src, bar = load.accesses()
+    _expect(box, "tile", False, True, 16 * 64 * 2, 1024)  # a swizzled box: the pattern's 1024 bytes
+    _expect(src, "a", True, False, None, 16)
+    _expect(bar, "bars", True, True, 8, 8)
+    assert src.indices is load.coords and box.indices is load.dst_indices
+    assert v.vector_alignment == {"a": 16}  # an array from elsewhere must start 16-byte aligned
+
+
 def test_what_the_passes_read_of_it():
     v = _every_access()
     assert v.written == {"y", "z", "hist", "s"}
@@ -157,6 +181,7 @@ NO_ACCESS = {
     ir.Shape: "reads the array's shape (a kernel parameter), not an element",
     ir.DeclArray: "declares the array",
     ir.Call: "passes arrays on: the callee's own nodes access them",
+    ir.TensorMap: "describes the array (its address and shape, at launch); the copies with it access it",
 }
 KINDS = {
     ir.Load,
@@ -168,6 +193,8 @@ KINDS = {
     ir.LoadMatrix,
     ir.StoreMatrix,
     ir.WarpgroupMma,
+    ir.Mbarrier,
+    ir.TmaLoad,
 }
 
 
