@@ -268,7 +268,7 @@ def syn_matmul(a: Array[float32], ai: Array[int32], x: float32, n: int32):
 
 @gk.kernel
 def syn_is(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    if n is None:  # E039
+    if n is x:  # E039
         a[0] = x
 
 
@@ -480,8 +480,8 @@ def ty_return_value(a: Array[float32], ai: Array[int32], x: float32, n: int32):
 @gk.func
 def _mixed_return(v):
     if v > 0:
-        return v
-    return  # E127
+        return v, v  # E127
+    return
 
 
 @gk.kernel
