@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import weakref
 from typing import Any
@@ -51,6 +52,7 @@ from ..semantics.warp import BLOCK_VOTES, LANES, full_mask, mask_dtype
 from ..types import StorageType, TupleType
 from . import wave64
 from .access import Memory
+from .branches import Branches
 from .limits import memory_guard
 from .memory import MemoryPath
 from .mma import Fragments
@@ -119,6 +121,8 @@ class _Run:
             self.specials["lane_id"] = [(t % self.width).astype(np.int32)]
             self.all = np.ones(self.lanes, bool)
         self.lane_ids = lane
+        # what differs between the sides of an if run side by side (``sim.branches``): per thread
+        self._local = threading.local()
         self.frames: list[_Frame] = []
         self.mem = MemoryPath(self, check)
         self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
@@ -127,8 +131,45 @@ class _Run:
         self.breaks: list[np.ndarray] = []
         self.continues: list[np.ndarray] = []
         self._warps: Warps | None = None  # made at the first warp op or fragment (warps)
+        # the sides of an if that wait on each other's mbarriers run side by side (None: no waits)
+        waits = any(isinstance(n, ir.Mbarrier) and n.op in ("wait", "try_wait") for fd in (
+            variant.program.kernel, *variant.program.funcs) for n in ir.walk_body(fd.body))
+        self.branches = Branches(self) if waits else None
         self.maps: dict[str, Memory] = {}  # each TMA descriptor's array (KernelParam 'tensor_map')
         self._fragments: Fragments | None = None  # made at the first fragment
+
+    # ------------------------------------------------------------ per-thread state (sim.branches)
+    @property
+    def frames(self) -> list[_Frame]:
+        return self._local.frames
+
+    @frames.setter
+    def frames(self, value: list[_Frame]) -> None:
+        self._local.frames = value
+
+    @property
+    def breaks(self) -> list[np.ndarray]:
+        return self._local.breaks
+
+    @breaks.setter
+    def breaks(self, value: list[np.ndarray]) -> None:
+        self._local.breaks = value
+
+    @property
+    def continues(self) -> list[np.ndarray]:
+        return self._local.continues
+
+    @continues.setter
+    def continues(self, value: list[np.ndarray]) -> None:
+        self._local.continues = value
+
+    def thread_state(self, state: Any = None) -> Any:
+        """This thread's frames and loops (a copy of the lists: the frames and masks are shared), or,
+        given such a copy, make it this thread's."""
+        if state is None:
+            return (list(self.frames), list(self.breaks), list(self.continues))
+        self.frames, self.breaks, self.continues = state
+        return state
 
     @property
     def prof(self) -> Any:
@@ -280,9 +321,18 @@ class _Run:
 
     def s_If(self, s: ir.If, m: np.ndarray) -> None:
         c = np.broadcast_to(self.eval(s.cond, m), (self.lanes,)).astype(bool)
-        self.run_block(s.then, m & c)
+        then, orelse = m & c, m & ~c
+        if self.branches is not None and self.branches.side_by_side(s, then, orelse):  # (sim.branches)
+            self.branches.run_sides(
+                [
+                    (lambda: self.run_block(s.then, then), self.thread_state()),
+                    (lambda: self.run_block(s.orelse, orelse), self.thread_state()),
+                ]
+            )
+            return
+        self.run_block(s.then, then)
         if s.orelse:
-            self.run_block(s.orelse, m & ~c)
+            self.run_block(s.orelse, orelse)
 
     def loop(self, body: list[ir.Stmt], m: np.ndarray, cond: Any, step: Any = None) -> None:
         self.breaks.append(np.zeros(self.lanes, bool))

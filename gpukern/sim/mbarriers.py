@@ -13,9 +13,9 @@ elements, whose ordering is the barrier's.
 
 Reported at the line (``_Run.report``): a barrier used before ``mbarrier_init`` or, by another
 thread, before a ``barrier()`` after it; more arrivals than a phase expects; a wait that cannot
-complete -- the phase still expects arrivals or bytes and the lanes' program order offers none
-before the wait returns (a deadlock on a GPU: it would hang); a box whose destination runs past
-its shared array.
+complete -- the phase still expects arrivals or bytes and no thread can move it, the sides of an
+``if`` that wait on each other run side by side (``sim.branches``) -- a deadlock on a GPU, which
+would hang; a box whose destination runs past its shared array.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ class Barriers:
         self.seen: dict[Memory, np.ndarray] = {}  # per barrier array: per lane, per element, phases seen done
         self.inits: dict[Memory, tuple[np.ndarray, np.ndarray]] = {}  # per array: initialising lane, epoch
         self.tiles: dict[Memory, _Tiles] = {}
+        self.spins: dict[int, tuple[int, int]] = {}  # per try_wait: the progress it last said no at, how often
+        self.forced: set[int] = set()  # barriers whose wait was reported a deadlock and let pass
 
     # ------------------------------------------------------------ finding barriers
     def state(self, mem: Memory) -> mbar.State:
@@ -110,6 +112,8 @@ class Barriers:
         a = self.locate(mem, [run.eval(i, m) for i in e.bar_indices], m, e)
         lanes = a.lanes
         vals = [np.broadcast_to(np.asarray(v), (run.lanes,))[lanes].astype(np.int64) for v in args]
+        if run.branches is not None and e.op not in ("wait", "try_wait"):
+            run.branches.moved()  # the state changes: a side waiting on it may pass
         if e.op == "init":
             s.init(a.where, vals[0])
             epoch = run.mem.races.epoch[run.block_of[lanes]] if run.mem.races is not None else 0
@@ -128,13 +132,30 @@ class Barriers:
             return None
         passed = s.passed(a.where, vals[0])
         seen = self.seen[mem]
-        if e.op == "wait" and not passed.all():  # reported; to go on, the lanes take the phase as seen
+        while not passed.all():  # the other side of an if may move it (sim.branches)
+            if run.branches is None or not run.branches.wait_turn():
+                break
+            passed = s.passed(a.where, vals[0])
+            if e.op == "try_wait":
+                break  # (a try_wait answers after one turn: a loop of them asks again)
+        if not passed.all() and (e.op == "wait" or self.spinning(e)):
+            # nothing can complete the phase: reported; to go on, the lanes take the phase as seen
             self.deadlock(e, a, s, vals[0], passed)
             stuck = ~passed
             seen[lanes[stuck], a.offsets[stuck]] = s.phase[a.where[stuck]] + 1
+            passed[:] = True
         ok = lanes[passed]
         seen[ok, a.offsets[passed]] = np.maximum(seen[ok, a.offsets[passed]], s.phase[a.where[passed]])
         return self._result(e, lanes, passed) if e.op == "try_wait" else None
+
+    def spinning(self, e: ir.Mbarrier) -> bool:
+        """Whether a try_wait that answers no has answered no three times running with nothing moved
+        in between: a loop of them would never end."""
+        stamp = self.run.branches.progress if self.run.branches is not None else 0
+        last = self.spins.get(id(e))
+        count = last[1] + 1 if last is not None and last[0] == stamp else 0
+        self.spins[id(e)] = (stamp, count)
+        return count >= 2
 
     def _result(self, e: ir.Mbarrier, lanes: np.ndarray, values: np.ndarray) -> Any:
         if e.type is None:
@@ -147,7 +168,7 @@ class Barriers:
         if not self.run.check:
             return
         where, counts = np.unique(a.where, return_counts=True)
-        over = counts > s.pending[where]
+        over = (counts > s.pending[where]) & ~np.isin(where, list(self.forced))
         if over.any():
             w = int(where[np.argmax(over)])
             k = int(np.nonzero(a.where == w)[0][0])
@@ -163,13 +184,13 @@ class Barriers:
     def deadlock(self, e: ir.Mbarrier, a: Access, s: mbar.State, parity: np.ndarray, passed: np.ndarray) -> None:
         k = int(np.argmin(passed))
         w = int(a.where[k])
+        self.forced.update(int(x) for x in a.where[~passed])  # what follows on them is this fault's doing
         self.run.report(
             BarrierDivergenceError,
             f"{self.run.who(int(a.lanes[k]))} waits on {self.name(e, a, k)} for its phase of parity "
             f"{int(parity[k]) & 1}, which cannot complete: phase {int(s.phase[w])} still expects "
             f"{int(s.pending[w])} arrival(s) and {int(s.tx[w])} byte(s), and no thread arrives or copies before "
-            "this wait returns (on a GPU the kernel would hang; the simulator runs the two sides of an if one "
-            "after the other, not a producer and its consumers side by side)",
+            "this wait returns: on a GPU the kernel would hang",
             e,
             (int(a.lanes[k]),),
         )
@@ -219,6 +240,8 @@ class Barriers:
             tiles.phase[where] = state.phase[b.where[k]]
             landed.append((int(lane), where))
             state.complete_tx(b.where[k : k + 1], np.array([nbytes]))
+            if run.branches is not None:
+                run.branches.moved()
         init = run.mem.initialised
         if init is not None:  # written, for the uninitialised-read step
             for lane, where in landed:

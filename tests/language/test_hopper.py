@@ -160,6 +160,61 @@ def test_a_ring_of_stages_flips_parity(backend, stages, rows):
     np.testing.assert_array_equal(sums.get(), a.sum(axis=0))
 
 
+@gk.kernel
+def specialized(a: Array[float32, 2], sums: Array[float32], STAGES: Const[int], EMPTY: Const[int]):
+    """Warp specialization: thread 32 (the producer warp's) fills a ring of stages and waits for
+    them to be emptied; warp 0 (the consumers) waits for each to be filled, sums it, and arrives on
+    its empty barrier (EMPTY arrivals a phase: 32, one per consumer)."""
+    tiles = gk.shared(float32, (STAGES, 8, 32))
+    full = gk.shared(gk.mbarrier, STAGES)
+    empty = gk.shared(gk.mbarrier, STAGES)
+    amap = gk.tensor_map(a, (8, 32))
+    t = gk.thread_idx.x
+    n = a.shape[0] // 8
+    if t == 0:
+        for s in range(STAGES):
+            gk.mbarrier_init(full[s], 1)
+            gk.mbarrier_init(empty[s], EMPTY)
+    gk.fence_mbarrier_init()
+    gk.barrier()
+    if t >= 32:  # the producer warp
+        if t == 32:
+            for k in range(n):
+                s = k % STAGES
+                if k >= STAGES:
+                    gk.mbarrier_wait(empty[s], (k // STAGES - 1) % 2)  # emptied
+                gk.mbarrier_arrive_expect_tx(full[s], gk.box_bytes(amap))
+                gk.tma_load(tiles[s, 0, 0], amap, (8 * k, 0), full[s])
+    else:  # the consumers
+        acc = float32(0)
+        for k in range(n):
+            s = k % STAGES
+            gk.mbarrier_wait(full[s], (k // STAGES) % 2)
+            for r in range(8):
+                acc += tiles[s, r, t]
+            gk.mbarrier_arrive(empty[s])
+        sums[t] = acc
+
+
+@pytest.mark.parametrize("stages, rows", [(2, 80), (3, 64)])
+def test_a_producer_and_its_consumers_run_side_by_side(backend, stages, rows):
+    """The two sides of the if wait on each other: the simulator runs them taking turns."""
+    _need_tma(backend)
+    a = np.random.default_rng(stages).integers(-50, 50, (rows, 32)).astype(np.float32)
+    sums = gk.to_device(np.zeros(32, np.float32))
+    specialized[1, 64](gk.to_device(a), sums, stages, 32)
+    np.testing.assert_array_equal(sums.get(), a.sum(axis=0))
+
+
+def test_consumers_that_never_empty_a_stage_are_a_deadlock():
+    """33 arrivals expected, 32 consumers: the producer's wait can never pass (a GPU hangs)."""
+    a = np.ones((40, 32), np.float32)
+    faults = gk.sanitize(specialized[1, 64], a, np.zeros(32, np.float32), 2, 33)
+    assert [type(f) for f in faults] == [gk.BarrierDivergenceError]
+    assert faults[0].loc.lineno == line_of(specialized, "# emptied")
+    assert "phase 0 still expects 1 arrival(s)" in str(faults[0]) and "would hang" in str(faults[0])
+
+
 # ---------------------------------------------------------------- what the simulator reports
 @gk.kernel
 def misuse(a: Array[float32, 2], out: Array[float32, 2], bug: Const[int]):
