@@ -38,6 +38,7 @@ from gpukern import (
     kernel,
     launch_bounds,
     thread_idx,
+    wgmma_ops,
 )
 
 WM, WN = 128, 256  # the block's tile of C: two warpgroups, each 64 x 256 (one wgmma accumulator)
@@ -55,26 +56,32 @@ def grouped_tile(group: int32):
 
 
 @gk.func
-def copy_edge(c: Array[float32, 2], cs: Array[float32, 1], ldc: int32, row0: int32, col0: int32, m: int32, n: int32):
-    """The block's tile of C, staged in shared memory ``ldc`` elements a row, copied where it lies in C."""
+def copy_edge(c, cs: Array[float32, 1], ldc: int32, row0: int32, col0: int32, m: int32, n: int32, scale: float32):
+    """The block's tile of C, staged in shared memory ``ldc`` elements a row, times ``scale``, stored
+    (rounded to C's type) where it lies in C."""
     for e in range(thread_idx.x, WM * WN, block_dim.x):
         r = e // WN
         q = e % WN
         if row0 + r < m and col0 + q < n:
-            c[row0 + r, col0 + q] = cs[r * ldc + q]
+            c[row0 + r, col0 + q] = cs[r * ldc + q] * scale
 
 
-def make_tma(T, STAGES: int = 4, GROUP: int = 8):
-    """The kernel for inputs of type ``T`` (float16 or bfloat16): ``STAGES`` stages of A's and B's
-    tiles in dynamic shared memory, ``STAGES - 1`` k steps in flight ahead of the one multiplied."""
+def make_tma(T, STAGES: int = 4, GROUP: int = 8, OUT=float32):
+    """The kernel for inputs of type ``T`` (float16, bfloat16, float8_e4m3fn, float8_e5m2):
+    ``STAGES`` stages of A's and B's tiles in dynamic shared memory, ``STAGES - 1`` k steps in
+    flight ahead of the one multiplied; C of type ``OUT``: float32 straight from the accumulators
+    (``scale`` 1), another (bfloat16) through shared memory, each element times ``scale`` (the
+    product of A's and B's per-tensor scales, FP8's way) and rounded once."""
     KS = 128 // T.itemsize  # the k step: one 128-byte swizzled row
-    FK = 16  # the wgmma's k
+    FK = wgmma_ops.K[T.name]  # the wgmma's k
     A_TILE = WM * KS
     STAGE = A_TILE + WN * KS  # elements of a stage: A's tile, then B's (both 1024-byte multiples)
     LDC = WN + 4
+    DIRECT = OUT == float32  # C straight from the accumulators where a whole tile lies inside it
 
     @kernel
-    def tma_gemm(a: Array[T, 2], bt: Array[T, 2], c: Array[float32, 2], m: int32, n: int32, k: int32):
+    def tma_gemm(a: Array[T, 2], bt: Array[T, 2], c: Array[OUT, 2], m: int32, n: int32, k: int32, scale: float32):
+        OUT  # noqa: B018 (named in the body, so that the annotation of c finds it: a closure variable)
         launch_bounds(THREADS, 1)
         s = dynamic_shared(T)
         full = gk.shared(gk.mbarrier, STAGES)
@@ -116,14 +123,14 @@ def make_tma(T, STAGES: int = 4, GROUP: int = 8):
                 gk.tma_load(s[at], amap, (row0, ahead * KS), full[ahead % STAGES])
                 gk.tma_load(s[at + A_TILE], bmap, (col0, ahead * KS), full[ahead % STAGES])
         gk.wgmma_wait(0)
-        if row0 + WM <= m and col0 + WN <= n:  # a whole tile of C: straight from the accumulator
+        if DIRECT and row0 + WM <= m and col0 + WN <= n:  # a whole tile: straight from the accumulator
             gk.store_matrix(c, (row0 + wg * 64, col0), acc)
-        else:  # C's edge: through shared memory (the stages' bytes, free now), then a guarded copy
+        else:  # C's edge, or C of another type: through shared memory (the stages', free now)
             cs = dynamic_shared(float32)
             barrier()
             gk.store_matrix(cs, wg * 64 * LDC, acc, ldm=LDC)
             barrier()
-            copy_edge(c, cs, LDC, row0, col0, m, n)
+            copy_edge(c, cs, LDC, row0, col0, m, n, scale)
 
     tma_gemm.shared_bytes = max(STAGES * STAGE * T.itemsize, WM * LDC * 4)
     return tma_gemm
@@ -131,13 +138,16 @@ def make_tma(T, STAGES: int = 4, GROUP: int = 8):
 
 hgemm_tma = make_tma(float16)
 bgemm_tma = make_tma(gk.bfloat16)
+fp8gemm_tma = make_tma(gk.float8_e4m3fn, OUT=gk.bfloat16)  # e4m3 inputs, scaled, BF16 C
 
 
-def run_transposed(kern, da, dbt, dc, m: int, n: int, k: int) -> None:
-    """C (m x n) = A (m x k) @ B, given B's transpose ``dbt`` (n x k); k a multiple of 8."""
-    if k % 8:
-        raise ValueError(f"TMA copies rows of 16-byte multiples: k must be a multiple of 8, not {k}")
-    kern[(-(-n // WN), -(-m // WM)), THREADS, kern.shared_bytes](da, dbt, dc, m, n, k)
+def run_transposed(kern, da, dbt, dc, m: int, n: int, k: int, scale: float = 1.0) -> None:
+    """C (m x n) = scale * A (m x k) @ B, given B's transpose ``dbt`` (n x k); k's rows a multiple of
+    16 bytes (8 halves, 16 8-bit floats)."""
+    chunk = 16 // (da.itemsize if hasattr(da, "itemsize") else np.dtype(da.dtype).itemsize)
+    if k % chunk:
+        raise ValueError(f"TMA copies rows of 16-byte multiples: k must be a multiple of {chunk}, not {k}")
+    kern[(-(-n // WN), -(-m // WM)), THREADS, kern.shared_bytes](da, dbt, dc, m, n, k, scale)
 
 
 def tma_gpu() -> bool:

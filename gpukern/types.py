@@ -165,6 +165,53 @@ class StorageType(ScalarType):
 bfloat16 = StorageType("bfloat16", np.dtype(np.uint16), float32, _bf16_floats, _bf16_bits)
 
 
+def _fp8_values(exponent_bits: int, bias: int, ieee: bool) -> np.ndarray:
+    """The float32 value of each of the 256 bit patterns of an 8-bit float with ``exponent_bits``
+    (the rest of the 7 mantissa); ``ieee``: the top exponent holds inf and NaNs (e5m2), else only
+    its all-ones mantissa is a NaN (e4m3fn: no inf)."""
+    bits = np.arange(256)
+    man_bits = 7 - exponent_bits
+    e, m = (bits >> man_bits) & ((1 << exponent_bits) - 1), bits & ((1 << man_bits) - 1)
+    top = (1 << exponent_bits) - 1
+    value = np.where(e == 0, m * 2.0 ** (1 - bias - man_bits), (1 + m / 2**man_bits) * 2.0 ** (e - bias))
+    if ieee:
+        value = np.where(e == top, np.where(m == 0, np.inf, np.nan), value)
+    else:
+        value = np.where((e == top) & (m == (1 << man_bits) - 1), np.nan, value)
+    return np.where(bits >> 7, -value, value).astype(np.float32)
+
+
+class _Fp8:
+    """An 8-bit float's two NumPy forms: bits -> float32 (a table), and float32 -> bits rounded to
+    nearest even and saturated to the largest finite value (inf too), a NaN kept a NaN of its sign:
+    CUDA's ``__nv_cvt_float_to_fp8(x, __NV_SATFINITE, ...)`` and PTX's ``cvt.rn.satfinite``."""
+
+    def __init__(self, exponent_bits: int, bias: int, ieee: bool, largest: int):
+        self.table = _fp8_values(exponent_bits, bias, ieee)
+        self.finite = self.table[: largest + 1].astype(np.float64)  # 0 .. the largest finite, ascending
+        self.largest = largest
+
+    def floats(self, bits: Any) -> np.ndarray:
+        return self.table[np.asarray(bits, np.uint8)]
+
+    def bits(self, x: Any) -> np.ndarray:
+        x = np.asarray(x, np.float32)
+        ax = np.abs(x).astype(np.float64)
+        hi = np.clip(np.searchsorted(self.finite, ax), 1, self.largest)
+        lo = hi - 1
+        below, above = ax - self.finite[lo], self.finite[hi] - ax
+        pick = np.where((above < below) | ((above == below) & (hi % 2 == 0)), hi, lo)
+        pick = np.where(ax >= self.finite[-1], self.largest, pick)  # saturated (inf included)
+        out = (pick | np.where(np.signbit(x), 0x80, 0)).astype(np.uint8)
+        return np.where(np.isnan(x), np.where(np.signbit(x), 0xFF, 0x7F), out).astype(np.uint8)
+
+
+_E4M3, _E5M2 = _Fp8(4, 7, False, 0x7E), _Fp8(5, 15, True, 0x7B)  # largest finite: 448, 57344
+float8_e4m3fn = StorageType("float8_e4m3fn", np.dtype(np.uint8), float32, _E4M3.floats, _E4M3.bits)
+float8_e5m2 = StorageType("float8_e5m2", np.dtype(np.uint8), float32, _E5M2.floats, _E5M2.bits)
+STORAGE_TYPES = (bfloat16, float8_e4m3fn, float8_e5m2)  # by name: ml_dtypes' dtypes of the same names
+
+
 class BarrierType(ScalarType):
     """sm_90's mbarrier (``semantics.mbarrier``): the element type of shared arrays of barriers,
     ``gk.shared(gk.mbarrier, n)``.  Its 64 bits are the hardware's, used only through the
@@ -185,14 +232,15 @@ def value_type(t: ScalarType) -> ScalarType:
 
 def from_dtype(dtype: Any, where: str = "") -> ScalarType:
     """The scalar type of a NumPy dtype, or a clear error naming the unsupported one."""
-    if dtype is bfloat16:
-        return bfloat16
+    if any(dtype is t for t in STORAGE_TYPES):  # (identity: NumPy's == takes a type for its .dtype)
+        return dtype
     try:
         dt = np.dtype(dtype)
     except TypeError:
         dt = None
-    if dt is not None and dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
-        return bfloat16
+    for t in STORAGE_TYPES:  # ml_dtypes.bfloat16, float8_e4m3fn, float8_e5m2
+        if dt is not None and dt.name == t.name and dt.itemsize == t.itemsize:
+            return t
     if dt is None or dt not in _BY_DTYPE:
         names = ", ".join(t.name for t in SCALARS)
         raise KernelTypeError(f"unsupported element type {dtype!r}{where}; supported: {names}")

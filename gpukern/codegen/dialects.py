@@ -17,6 +17,8 @@ from ..types import (
     bool_,
     complex64,
     complex128,
+    float8_e4m3fn,
+    float8_e5m2,
     float16,
     float32,
     float64,
@@ -68,6 +70,48 @@ def _bf16_helpers(T: str, to_bits: str, from_bits: str) -> dict[str, str]:
         ),
     }
 
+
+def _fp8_helpers(T: str, to_bits: str, from_bits: str, rint: str) -> dict[str, str]:
+    """float8_e4m3fn and float8_e5m2 elements (the bits, in an unsigned char) read as float32 and
+    written rounded to nearest even, saturated to the largest finite value, a NaN kept a NaN of its
+    sign: the same as ``types.float8_*``'s NumPy forms (and CUDA's ``cvt.rn.satfinite``)."""
+    out = {}
+    # name, exponent bits, bias, whether the top exponent holds inf (e5m2), largest finite bits,
+    # its float32 bits, the smallest normal's float32 bits
+    for name, e_bits, bias, ieee, largest, top, normal in (
+        ("e4m3", 4, 7, False, 0x7E, 0x43E00000, 0x3C800000),
+        ("e5m2", 5, 15, True, 0x7B, 0x47600000, 0x38800000),
+    ):
+        m_bits = 7 - e_bits
+        shift, rebias, emax, mmax = 23 - m_bits, 127 - bias, (1 << e_bits) - 1, (1 << m_bits) - 1
+        special = (
+            f"    if (e == {emax}u) return {from_bits}(s | (m ? 0x7fc00000u : 0x7f800000u));\n"
+            if ieee
+            else f"    if (e == {emax}u && m == {mmax}u) return {from_bits}(s | 0x7fc00000u);\n"
+        )
+        out[f"gk_{name}_load"] = (
+            f"float gk_{name}_load({T} b)\n{{\n"
+            f"    uint_t s = (uint_t)(b & 0x80u) << 24, e = ((uint_t)b >> {m_bits}) & {emax}u, m = b & {mmax}u;\n"
+            f"{special}"
+            f"    if (e == 0u) return {from_bits}(s | {to_bits}((float)m * {2.0 ** (1 - bias - m_bits)!r}f));\n"
+            f"    return {from_bits}(s | ((e + {rebias}u) << 23) | (m << {shift}));\n}}"
+        )
+        scale = 2.0 ** (bias + m_bits - 1)
+        out[f"gk_{name}_store"] = (
+            f"{T} gk_{name}_store(float x)\n{{\n"
+            f"    uint_t u = {to_bits}(x), s = (u >> 24) & 0x80u, a = u & 0x7fffffffu;\n"
+            f"    if (a > 0x7f800000u) return ({T})(s | 0x7fu);\n"
+            f"    if (a >= 0x{top:08x}u) return ({T})(s | 0x{largest:02x}u);\n"
+            f"    if (a < 0x{normal:08x}u) return ({T})(s | (uint_t){rint}({from_bits}(a) * {scale!r}f));\n"
+            f"    a += 0x{(1 << (shift - 1)) - 1:x}u + ((a >> {shift}) & 1u);\n"
+            f"    return ({T})(s | ((a >> {shift}) - {rebias << m_bits}u));\n}}"
+        )
+    return out
+
+
+# the 8-bit floats' elements in every dialect: read and written through their helpers
+_FP8_LOADS = {float8_e4m3fn: "gk_e4m3_load({e})", float8_e5m2: "gk_e5m2_load({e})"}
+_FP8_STORES = {float8_e4m3fn: "{e} = gk_e4m3_store({v})", float8_e5m2: "{e} = gk_e5m2_store({v})"}
 
 # CUDA's half: arithmetic and comparisons on __half (cuda_fp16.h); conversions spelled here, every
 # other operation in float (ops.compute_type)
@@ -279,7 +323,7 @@ CUDA = Dialect(
         float16: "__half",
     },
     unsigned_types={4: "unsigned int", 8: "unsigned long long", 1: "unsigned char", 2: "unsigned short"},
-    storage_types={bfloat16: "unsigned short"},
+    storage_types={bfloat16: "unsigned short", float8_e4m3fn: "unsigned char", float8_e5m2: "unsigned char"},
     global_ptr="{const}{T}* {restrict}{name}",
     restrict="__restrict__ ",
     qualifiers={"shared": "__shared__ ", "local": "", "constant": "__constant__ "},
@@ -418,12 +462,16 @@ CUDA = Dialect(
     scalar_params={float16: ("float", "__float2half_rn({0})")},
     matrix={"wmma": _CUDA_WMMA, "tf32": cuda_tf32(_CUDA_LANE), wgmma_ops.LOWERING: cuda_wgmma(_CUDA_THREAD)},
     hopper=CUDA_HOPPER,
-    element_loads={bfloat16: "gk_bf16_load({e})"},
-    element_stores={bfloat16: "{e} = gk_bf16_store({v})"},
+    element_loads={bfloat16: "gk_bf16_load({e})", **_FP8_LOADS},
+    element_stores={bfloat16: "{e} = gk_bf16_store({v})", **_FP8_STORES},
     helper_defs={
         **{
             k: v.replace("uint_t", "unsigned int")
             for k, v in _bf16_helpers("unsigned short", "__float_as_uint", "__uint_as_float").items()
+        },
+        **{
+            k: v.replace("uint_t", "unsigned int")
+            for k, v in _fp8_helpers("unsigned char", "__float_as_uint", "__uint_as_float", "rintf").items()
         },
         **_CUDA_WARP_HELPERS,
     },
@@ -478,7 +526,7 @@ OPENCL = Dialect(
     unsigned_types={4: "uint", 8: "ulong", 1: "uchar", 2: "ushort"},
     # OpenCL forbids bool in kernel arguments and buffers; half needs cl_khr_fp16 but as ushort bits
     # read and written by vload_half/vstore_half (element_loads), which every device has
-    storage_types={bool_: "uchar", float16: "ushort", bfloat16: "ushort"},
+    storage_types={bool_: "uchar", float16: "ushort", bfloat16: "ushort", float8_e4m3fn: "uchar", float8_e5m2: "uchar"},
     global_ptr="__global {const}{T}* {restrict}{name}",
     restrict="restrict ",
     qualifiers={"shared": "__local ", "local": "", "constant": "__constant "},
@@ -586,8 +634,8 @@ OPENCL = Dialect(
     no_contract="#pragma OPENCL FP_CONTRACT OFF",
     casts={("*", "float16"): "gk_half((float)({0}))", ("float64", "float16"): "gk_half_d({0})"},
     rounding={float16: "gk_half({0})"},
-    element_loads={float16: "vload_half(0, (const {q}half*)&{e})", bfloat16: "gk_bf16_load({e})"},
-    element_stores={float16: "{e} = gk_half_bits({v})", bfloat16: "{e} = gk_bf16_store({v})"},
+    element_loads={float16: "vload_half(0, (const {q}half*)&{e})", bfloat16: "gk_bf16_load({e})", **_FP8_LOADS},
+    element_stores={float16: "{e} = gk_half_bits({v})", bfloat16: "{e} = gk_bf16_store({v})", **_FP8_STORES},
     scalar_params={float16: ("float", "{0}")},
     helper_defs={
         # a float rounded to the nearest half (ties to even), through vstore_half, which every device has
@@ -604,6 +652,7 @@ OPENCL = Dialect(
         "    vstore_half(x, 0, (half*)&h);\n    return h;\n}",
         "gk_half_value": "float gk_half_value(ushort h)\n{\n    return vload_half(0, (half*)&h);\n}",
         **{k: v.replace("uint_t", "uint") for k, v in _bf16_helpers("ushort", "as_uint", "as_float").items()},
+        **{k: v.replace("uint_t", "uint") for k, v in _fp8_helpers("uchar", "as_uint", "as_float", "rint").items()},
         # a block-wide vote: the first barrier is the vote's own (memory ordered as barrier()'s), after
         # which every work-item has read the last vote's count, so it can be cleared; the second orders
         # the clearing before the additions, the third the additions before the reads
@@ -766,7 +815,12 @@ HIP = replace(
     warp_helpers=_HIP_WARP_HELPERS,
     # hip_fp16's __half has no constexpr constructor (no __constant__ table of them) and its
     # __half_raw{bits} converts the number: a half is kept as its bits, as bfloat16 is everywhere
-    storage_types={bfloat16: "unsigned short", float16: "unsigned short"},
+    storage_types={
+        bfloat16: "unsigned short",
+        float16: "unsigned short",
+        float8_e4m3fn: "unsigned char",
+        float8_e5m2: "unsigned char",
+    },
     element_loads={**CUDA.element_loads, float16: "__ushort_as_half({e})"},
     element_stores={**CUDA.element_stores, float16: "{e} = __half_as_ushort({v})"},
     constant_bits={},

@@ -44,7 +44,7 @@ template <int N> __device__ __forceinline__ void gk_wg_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
 }"""
 
-_PTX_TYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32"}
+_PTX_TYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 
 
 def cuda_wgmma(thread: str) -> dict[str, str]:
@@ -80,7 +80,8 @@ def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
     d = ", ".join(f"%{i}" for i in range(regs))
     ops = ", ".join(f'"+f"(d.x[{i}])' for i in range(regs))
     ptx = _PTX_TYPES[elem]
-    tail = "1, 1, 1" if elem == "float32" else f"1, 1, 1, 0, {int(row_major_b)}"  # scale-d, scales (, transposes)
+    # scale-d, scales (, transposes: 16-bit inputs only)
+    tail = "1, 1, 1" if elem in wgmma_ops.K_MAJOR_ONLY else f"1, 1, 1, 0, {int(row_major_b)}"
     lbo, sbo = ("1024", "sbo") if row_major_b else ("16", "1024")
     name = helper_name(elem, n, row_major_b)
     return (

@@ -275,7 +275,8 @@ class _Wgmma(Intrinsic):
         elem = a.type.elem
         if elem.name not in wgmma_ops.K or b.type.elem != elem:
             raise KernelTypeError(
-                f"wgmma() multiplies float16, bfloat16 or float32 (TF32) operands of one type, not "
+                f"wgmma() multiplies float16, bfloat16, float32 (TF32), float8_e4m3fn or float8_e5m2 operands of "
+                "one type, not "
                 f"{a.type.elem.name} and {b.type.elem.name}",
                 loc,
             )
@@ -297,9 +298,10 @@ class _Wgmma(Intrinsic):
                 f"swizzled atoms side by side) and at least n ({d.type.n})",
                 loc,
             )
-        if width is not None and elem == float32:
+        if width is not None and elem.name in wgmma_ops.K_MAJOR_ONLY:
+            what = "TF32" if elem == float32 else elem.name
             raise KernelTypeError(
-                "wgmma() of TF32 operands reads B K-major only (stored n x k, as A is): leave out b_width", loc
+                f"wgmma() of {what} operands reads B K-major only (stored n x k, as A is): leave out b_width", loc
             )
         cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, None if width is None else int(width), loc=loc))
         return d

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import LaunchError
-from ..types import bfloat16
+from ..types import STORAGE_TYPES, StorageType
 
 
 def is_cl_array(a: Any) -> bool:
@@ -55,8 +55,9 @@ def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
     if hasattr(a, "__cuda_array_interface__"):
         iface = cuda_interface(a, name)
         dtype = np.dtype(iface["typestr"])
-        if dtype == np.dtype("V2") and str(getattr(a, "dtype", "")).endswith("bfloat16"):
-            dtype = bfloat16_dtype()  # (a PyTorch bfloat16 tensor's interface says only "2 bytes")
+        if dtype.kind == "V":  # a PyTorch bfloat16 or 8-bit float tensor's interface says only "n bytes"
+            named = str(getattr(a, "dtype", "")).rsplit(".", 1)[-1]
+            dtype = next((storage_dtype(t) for t in STORAGE_TYPES if t.name == named), dtype)
         return dtype, tuple(iface["shape"])
     if is_cl_array(a):
         if not a.flags.c_contiguous:
@@ -65,15 +66,15 @@ def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
     return None
 
 
-def bfloat16_dtype() -> np.dtype:
-    """NumPy's name for bfloat16: ``ml_dtypes``' where it is installed, else its bits (uint16), which an
-    ``Array[bfloat16]`` parameter takes too (``types.bfloat16``)."""
+def storage_dtype(t: StorageType) -> np.dtype:
+    """NumPy's name for a storage type (bfloat16, the 8-bit floats): ``ml_dtypes``' where it is
+    installed, else its bits (uint16, uint8), which an ``Array`` of the type takes too (``types``)."""
     try:
         import ml_dtypes
 
-        return np.dtype(ml_dtypes.bfloat16)
-    except ImportError:
-        return bfloat16.dtype
+        return np.dtype(getattr(ml_dtypes, t.name))
+    except (ImportError, AttributeError):
+        return t.dtype
 
 
 def contiguous_copy(a: Any) -> Any:
@@ -149,13 +150,14 @@ def _torch_reader(cls: type) -> Reader:
     import torch
 
     names = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
-    torch_dtype = {n: getattr(torch, n) for n in (*names, "complex64", "complex128", "bfloat16")}
+    more = ("complex64", "complex128", "bfloat16", "float8_e4m3fn", "float8_e5m2")
+    torch_dtype = {n: getattr(torch, n) for n in (*names, *more) if hasattr(torch, n)}
     # the methods taken from the class once: calling them skips the lookup through the tensor's
     # class and instance dict on every read (a tensor is read five times per launch)
     methods = {m: getattr(cls, m) for m in ("dim", "get_device", "is_contiguous", "data_ptr")}
     check = "{a}.dtype is {dtype} and {dim}({a}) == {ndim} and {get_device}({a}) == {device} and {is_contiguous}({a})"
     names = {**methods, "raw": torch._C._cuda_getCurrentRawStream}
-    of = lambda elem: torch_dtype.get(elem.name)  # noqa: E731 (bfloat16: torch's own, which NumPy has not)
+    of = lambda elem: torch_dtype.get(elem.name)  # noqa: E731 (bfloat16, float8: torch's own, which NumPy has not)
     return Reader(cls, "{data_ptr}({a})", check, "({raw}({device}) or 1)", names, of)
 
 

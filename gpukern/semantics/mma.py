@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..types import FragmentType, bfloat16, float16, float32
+from ..types import FragmentType, StorageType, bfloat16, float16, float32
 from . import wgmma as wgmma_ops
 
 # (m, n, k) of each input type's tiles; the accumulator is float32 in all of them
@@ -221,7 +221,8 @@ def round_elements(v: np.ndarray, elem: object) -> np.ndarray:
         return to_tf32(v)
     if elem == float16:
         return v.astype(np.float16).astype(np.float32)
-    return np.asarray(bfloat16.to_value(bfloat16.from_value(v)), np.float32)
+    t = elem if isinstance(elem, StorageType) else bfloat16  # bfloat16, the 8-bit floats: their own rounding
+    return np.asarray(t.to_value(t.from_value(v)), np.float32)
 
 
 def mma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

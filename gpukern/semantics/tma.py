@@ -27,6 +27,7 @@ GLOBAL_ALIGN = 16  # the array's address, and its strides but the last dimension
 DATA_TYPES = {
     "uint8": 0, "int8": 0, "uint16": 1, "int16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5,
     "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
+    "float8_e4m3fn": 0, "float8_e5m2": 0,  # (bytes: the copy moves bits)
 }  # fmt: skip
 SWIZZLE_ENUM = {0: 0, 32: 1, 64: 2, 128: 3}
 

@@ -34,7 +34,9 @@ WARPS = 4
 THREADS = WARPS * 32
 WARP_ROWS = ROWS // WARPS
 N_SIZES = tuple(range(8, 257, 8))
-K = {"float16": 16, "bfloat16": 16, "float32": 8}  # each input type's k (float32: TF32)
+# each input type's k (float32: TF32; the 8-bit floats: 32)
+K = {"float16": 16, "bfloat16": 16, "float32": 8, "float8_e4m3fn": 32, "float8_e5m2": 32}
+K_MAJOR_ONLY = ("float32", "float8_e4m3fn", "float8_e5m2")  # inputs whose B wgmma reads K-major only
 ROW_BYTES = 128  # a swizzled atom's row
 ATOM_ROWS = 8
 ATOM_BYTES = ROW_BYTES * ATOM_ROWS
