@@ -26,6 +26,7 @@ from . import backends as _backends
 from .errors import DependencyError, GpukernError
 from .kernel import Kernel, Launch, grid_for
 from .runtime.array import DeviceArray
+from .runtime.foreign import has_cuda_interface
 from .types import SCALARS
 
 if TYPE_CHECKING:
@@ -410,7 +411,7 @@ def assert_kernel_matches(
         values = list(inputs)
         names = kernel_names(len(values))
     for name, v in zip(names, values):
-        if isinstance(v, DeviceArray) or (hasattr(v, "__cuda_array_interface__") and not isinstance(v, np.ndarray)):
+        if isinstance(v, DeviceArray) or (has_cuda_interface(v) and not isinstance(v, np.ndarray)):
             raise TypeError(f"input {name!r}: pass NumPy arrays; each backend gets its own copy of them")
     original = dict(zip(names, _fresh(values)))
 

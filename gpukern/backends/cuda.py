@@ -23,7 +23,7 @@ from ..errors import BackendError, CompileError, InteropError, LaunchError
 from ..runtime import dlpack
 from ..runtime.array import DeviceArray
 from ..runtime.cache import binary_cache
-from ..runtime.foreign import cuda_interface, interface_stream, order_streams
+from ..runtime.foreign import cuda_interface, has_cuda_interface, interface_stream, order_streams
 from ..semantics import tma
 from .base import Backend
 from .cuda_compile import cubin_key as _cubin_key
@@ -217,7 +217,7 @@ class CUDABackend(Backend):
         run = self.launcher(variant, grid, block, shared or 0)
         for name, align in variant.vector_alignment.items():  # foreign arrays may start anywhere
             a = next(args[p.arg_index] for p in variant.kernel_params if p.name == name)
-            if hasattr(a, "__cuda_array_interface__") and _cuda_array_pointer(a, name) % align:
+            if has_cuda_interface(a) and _cuda_array_pointer(a, name) % align:
                 raise LaunchError(
                     f"argument {name!r} is read or written {align} bytes at a time (vector, copy or fragment accesses) "
                     f"but its data "
@@ -226,7 +226,7 @@ class CUDABackend(Backend):
         named = []  # the streams foreign arrays' owners work on (their interface's v3 stream field)
         for p in variant.kernel_params:
             a = args[p.arg_index]
-            if p.kind == "array" and hasattr(a, "__cuda_array_interface__"):
+            if p.kind == "array" and has_cuda_interface(a):
                 self._check_device(_cuda_array_pointer(a, p.name), p.name)
                 s = interface_stream(a)
                 if s is not None:

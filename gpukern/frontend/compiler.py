@@ -350,7 +350,10 @@ class FunctionLowering(ast.NodeVisitor):
         found = self.captured.get(name)
         if found is not None:
             return found
-        iface = getattr(value, "__cuda_array_interface__", None)
+        try:  # (PyTorch's float8 tensors raise KeyError: their dtype is read below)
+            iface = getattr(value, "__cuda_array_interface__", None)
+        except KeyError:
+            iface = None
         try:
             dtype = np.dtype(iface["typestr"]) if iface is not None else np.dtype(value.dtype)
         except TypeError:

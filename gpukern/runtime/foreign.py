@@ -35,9 +35,33 @@ def is_cl_array(a: Any) -> bool:
     return cl_array is not None and isinstance(a, cl_array.Array)
 
 
+def has_cuda_interface(a: Any) -> bool:
+    """Whether ``a`` has ``__cuda_array_interface__`` (a CUDA PyTorch tensor of a dtype its interface
+    cannot name -- float8 -- raises KeyError reading it: it has one, ``cuda_interface`` makes it)."""
+    try:
+        return hasattr(a, "__cuda_array_interface__")
+    except KeyError:
+        return True
+
+
+def _raw_interface(a: Any) -> dict[str, Any]:
+    try:
+        return a.__cuda_array_interface__
+    except KeyError:  # PyTorch's for float8 tensors: the same facts, read from the tensor
+        if type(a).__module__.split(".")[0] != "torch":
+            raise
+        import torch
+
+        itemsize = a.element_size()
+        strides = None if a.is_contiguous() else tuple(s * itemsize for s in a.stride())
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+        return {"data": (a.data_ptr(), False), "shape": tuple(a.shape), "typestr": f"|V{itemsize}",
+                "strides": strides, "version": 3, "stream": stream or 1}  # fmt: skip
+
+
 def cuda_interface(a: Any, name: str) -> dict[str, Any]:
     """``a.__cuda_array_interface__``, checked to describe a C-contiguous array."""
-    iface = a.__cuda_array_interface__
+    iface = _raw_interface(a)
     strides = iface.get("strides")
     if strides is not None:
         itemsize = np.dtype(iface["typestr"]).itemsize
@@ -52,7 +76,7 @@ def cuda_interface(a: Any, name: str) -> dict[str, Any]:
 
 def array_info(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]] | None:
     """(dtype, shape) of a foreign array, or None where ``a`` is none."""
-    if hasattr(a, "__cuda_array_interface__"):
+    if has_cuda_interface(a):
         iface = cuda_interface(a, name)
         dtype = np.dtype(iface["typestr"])
         if dtype.kind == "V":  # a PyTorch bfloat16 or 8-bit float tensor's interface says only "n bytes"
@@ -100,7 +124,7 @@ def write_back(a: Any, copy: Any) -> None:
 def interface_stream(a: Any) -> int | None:
     """The stream a CUDA array interface (v3) names: its owner's work on the array is ordered on
     it (1 and 2 are the legacy and per-thread default streams); None: nothing to wait for."""
-    iface = getattr(a, "__cuda_array_interface__", None)
+    iface = _raw_interface(a) if has_cuda_interface(a) else None
     s = None if iface is None else iface.get("stream")
     return None if s is None else int(s)
 

@@ -51,7 +51,7 @@ from ..types import (
 )
 from .array import DeviceArray, array_kind
 from .fast_path import Source, compile_fast, write_launch
-from .foreign import Reader, array_info, is_cl_array, order_streams, reader
+from .foreign import Reader, array_info, has_cuda_interface, is_cl_array, order_streams, reader
 
 # ---------------------------------------------------------------- scalar arguments
 
@@ -333,7 +333,7 @@ class Param:
 def is_array(a: Any) -> bool:
     """Whether ``a`` is passed as an array (NumPy, gpukern device array, CUDA array interface,
     pyopencl array)."""
-    return isinstance(a, (np.ndarray, DeviceArray)) or hasattr(a, "__cuda_array_interface__") or is_cl_array(a)
+    return isinstance(a, (np.ndarray, DeviceArray)) or has_cuda_interface(a) or is_cl_array(a)
 
 
 def array_facts(a: Any, name: str) -> tuple[np.dtype, tuple[int, ...]]:
