@@ -69,15 +69,13 @@ def copy_edge(c, cs: Array[float32, 1], ldc: int32, row0: int32, col0: int32, m:
 def make_tma(T, STAGES: int = 4, GROUP: int = 8, OUT=float32):
     """The kernel for inputs of type ``T`` (float16, bfloat16, float8_e4m3fn, float8_e5m2):
     ``STAGES`` stages of A's and B's tiles in dynamic shared memory, ``STAGES - 1`` k steps in
-    flight ahead of the one multiplied; C of type ``OUT``: float32 straight from the accumulators
-    (``scale`` 1), another (bfloat16) through shared memory, each element times ``scale`` (the
-    product of A's and B's per-tensor scales, FP8's way) and rounded once."""
+    flight ahead of the one multiplied; C of type ``OUT`` (float32, bfloat16, float16), each element
+    times ``scale`` (the product of A's and B's per-tensor scales, FP8's way) and rounded once."""
     KS = 128 // T.itemsize  # the k step: one 128-byte swizzled row
     FK = wgmma_ops.K[T.name]  # the wgmma's k
     A_TILE = WM * KS
     STAGE = A_TILE + WN * KS  # elements of a stage: A's tile, then B's (both 1024-byte multiples)
     LDC = WN + 4
-    DIRECT = OUT == float32  # C straight from the accumulators where a whole tile lies inside it
 
     @kernel
     def tma_gemm(a: Array[T, 2], bt: Array[T, 2], c: Array[OUT, 2], m: int32, n: int32, k: int32, scale: float32):
@@ -123,9 +121,9 @@ def make_tma(T, STAGES: int = 4, GROUP: int = 8, OUT=float32):
                 gk.tma_load(s[at], amap, (row0, ahead * KS), full[ahead % STAGES])
                 gk.tma_load(s[at + A_TILE], bmap, (col0, ahead * KS), full[ahead % STAGES])
         gk.wgmma_wait(0)
-        if DIRECT and row0 + WM <= m and col0 + WN <= n:  # a whole tile: straight from the accumulator
-            gk.store_matrix(c, (row0 + wg * 64, col0), acc)
-        else:  # C's edge, or C of another type: through shared memory (the stages', free now)
+        if row0 + WM <= m and col0 + WN <= n:  # a whole tile: straight from the accumulator (scaled, rounded)
+            gk.store_matrix(c, (row0 + wg * 64, col0), acc, scale=scale)
+        else:  # C's edge: through shared memory (the stages' bytes, free now), then a guarded copy
             cs = dynamic_shared(float32)
             barrier()
             gk.store_matrix(cs, wg * 64 * LDC, acc, ldm=LDC)

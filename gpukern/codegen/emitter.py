@@ -383,7 +383,12 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     def stmt_StoreMatrix(self, s: ir.StoreMatrix, depth: int) -> list[str]:
         m = self.matrix_table(s, s.fragment.type)
         p, f = self.tile_pointer(m, s.array, s.indices), self.name(s.fragment.name)
-        return [self.line(depth, m["store"].format(p=p, f=f, ldm=self.expr(s.ldm)), s)]
+        elem = s.array.type.elem.name
+        key = f"store:{elem}" if elem != "float32" else "store:scaled" if s.scale is not None else "store"
+        if f"store_preamble:{key[6:]}" in m:  # (a warpgroup's rounded or scaled store: its helper)
+            self.preambles.setdefault(m[f"store_preamble:{key[6:]}"], None)
+        scale = self.expr(s.scale) if s.scale is not None else "1.0f"
+        return [self.line(depth, m[key].format(p=p, f=f, ldm=self.expr(s.ldm), scale=scale), s)]
 
     def stmt_Mma(self, s: ir.Mma, depth: int) -> list[str]:
         names = {k: self.name(getattr(s, k).name) for k in "dabc"}

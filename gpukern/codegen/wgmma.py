@@ -44,12 +44,42 @@ template <int N> __device__ __forceinline__ void gk_wg_wait() {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
 }"""
 
+# a warpgroup accumulator stored into 16-bit elements (``store_matrix(..., scale=)`` of a
+# bfloat16 or float16 array): each pair of neighbouring values times the scale, rounded to nearest
+# even (cuda_bf16.h's and cuda_fp16.h's conversions: ``types.bfloat16``'s, NumPy's half), one 32-bit store
+_NARROW_STORE = r"""template <int N>
+__device__ __forceinline__ void gk_wg_store_@T@(unsigned short* p, const gk_wg_acc<N>& f, int ldm, float s) {
+    int w = (gk_wg_thread() / 32) % 4, g = (gk_wg_thread() % 32) / 4, t = gk_wg_thread() % 4;
+    for (int j = 0; j < N / 8; j++)
+        for (int h = 0; h < 2; h++) {
+            @PAIR@ v = @MAKE@(f.x[4 * j + 2 * h] * s, f.x[4 * j + 2 * h + 1] * s);
+            *(unsigned int*)(p + (16 * w + g + 8 * h) * ldm + 8 * j + 2 * t) = *(unsigned int*)&v;
+        }
+}"""
+_SCALED_STORE = r"""template <int N>
+__device__ __forceinline__ void gk_wg_store_scaled(float* p, const gk_wg_acc<N>& f, int ldm, float s) {
+    int w = (gk_wg_thread() / 32) % 4, g = (gk_wg_thread() % 32) / 4, t = gk_wg_thread() % 4;
+    for (int j = 0; j < N / 8; j++)
+        for (int h = 0; h < 2; h++)
+            ((float2*)p)[(16 * w + g + 8 * h) * (ldm >> 1) + 4 * j + t] =
+                make_float2(f.x[4 * j + 2 * h] * s, f.x[4 * j + 2 * h + 1] * s);
+}"""
+NARROW = {
+    "bfloat16": ("#include <cuda_bf16.h>", "__nv_bfloat162", "__floats2bfloat162_rn"),
+    "float16": ("#include <cuda_fp16.h>", "__half2", "__floats2half2_rn"),
+}
+
 _PTX_TYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "tf32", "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 
 
 def cuda_wgmma(thread: str) -> dict[str, str]:
     """The table, its helpers reading a thread's index in the block as the dialect spells it."""
-    return {**_TABLE, "preamble": _HELPERS.replace("@THREAD@", thread)}
+    narrow = {
+        f"store_preamble:{name}": f"{header}\n"
+        + _NARROW_STORE.replace("@T@", name).replace("@PAIR@", pair).replace("@MAKE@", make)
+        for name, (header, pair, make) in NARROW.items()
+    }
+    return {**_TABLE, **narrow, "preamble": _HELPERS.replace("@THREAD@", thread)}
 
 
 _TABLE = {
@@ -58,6 +88,11 @@ _TABLE = {
     "fill": "gk_wg_fill({f}, {v});",
     "value:float32": "{0}",
     "store": "gk_wg_store({p}, {f}, {ldm});",
+    "store:scaled": "gk_wg_store_scaled({p}, {f}, {ldm}, {scale});",
+    "pointer:float16": "(unsigned short*)",  # (a 16-bit C's bits: CUDA keeps float16 elements as __half)
+    "store:bfloat16": "gk_wg_store_bfloat16({p}, {f}, {ldm}, {scale});",
+    "store:float16": "gk_wg_store_float16({p}, {f}, {ldm}, {scale});",
+    "store_preamble:scaled": _SCALED_STORE,
     "mma_async": "{name}({d}, {a}, {b}, {sbo});",
     "fence": "gk_wg_fence();",
     "commit": "gk_wg_commit();",

@@ -712,15 +712,17 @@ class LoadMatrix(MatrixOp):
 @dataclass(eq=False)
 class StoreMatrix(MatrixOp):
     """An accumulator ``fragment`` stored to the tile of ``array`` at ``indices``, row-major, as
-    ``LoadMatrix`` reads one."""
+    ``LoadMatrix`` reads one; a warpgroup's, each element times ``scale`` (float32) where given and
+    rounded once to the array's type (float32, bfloat16, float16)."""
 
     WHAT = "store_matrix()"  # the intrinsic, as messages name it
-    CHILDREN = ("array", "indices", "ldm", "fragment")
+    CHILDREN = ("array", "indices", "ldm", "fragment", "scale")
     array: ArrayRef
     indices: list[Expr]
     ldm: Expr
     fragment: Fragment
     loc: Loc | None = _loc()
+    scale: Expr | None = None
 
     def accesses(self) -> tuple[MemoryAccess, ...]:
         return (MemoryAccess(self.array, self.indices, False, True, None, TILE_ALIGNMENT),)

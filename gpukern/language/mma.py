@@ -19,7 +19,7 @@ from ..ir import nodes as ir
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.mma import ACCUMULATOR, FRAGMENT_SHAPES, LAYOUTS, USES, input_type
 from ..semantics.values import Static, Value, coerce, describe, scalar
-from ..types import FragmentType, bool_, float32, int32, int64, type_named
+from ..types import FragmentType, ScalarType, bfloat16, bool_, float16, float32, int32, int64, type_named
 from .core import GroupWait, Intrinsic, Lowering, Statement, func
 
 _USE_ALIASES = {"a": "a", "matrix_a": "a", "b": "b", "matrix_b": "b", "accumulator": "accumulator", "c": "accumulator"}
@@ -113,8 +113,18 @@ class _Fill(Intrinsic):
         return Static(None)
 
 
-def _tile(cx: Lowering, node: ast.Call, what: str, f: ir.Fragment, arr: ast.expr, at: ast.expr, ldm: ast.expr | None):
-    """The array, the corner's indices and the leading dimension of a load or store."""
+def _tile(
+    cx: Lowering,
+    node: ast.Call,
+    what: str,
+    f: ir.Fragment,
+    arr: ast.expr,
+    at: ast.expr,
+    ldm: ast.expr | None,
+    rounded: tuple[ScalarType, ...] = (),
+):
+    """The array, the corner's indices and the leading dimension of a load or store (``rounded``:
+    the other element types it takes, each value rounded to them)."""
     loc = cx.loc(arr)
     array = cx.visit(arr)
     if not isinstance(array, ir.ArrayRef):
@@ -128,7 +138,7 @@ def _tile(cx: Lowering, node: ast.Call, what: str, f: ir.Fragment, arr: ast.expr
     if array.type.space not in ("global", "shared"):
         raise KernelTypeError(f"{what} reads and writes global or shared arrays, not {array.type.space} ones", loc)
     want = ACCUMULATOR if f.type.use == "accumulator" else f.type.elem
-    if array.type.elem != want:
+    if array.type.elem != want and array.type.elem not in rounded:
         raise KernelTypeError(
             f"{what} of fragment {f.name!r} ({f.type!r}) needs a {want.name} array, "
             f"not {array.type!r} ({array.name!r})",
@@ -181,16 +191,30 @@ class _Load(Intrinsic):
 
 
 class _Store(Intrinsic):
-    """``store_matrix(array, index, f, ldm=None)``."""
+    """``store_matrix(array, index, f, ldm=None, scale=None)``."""
 
-    keywords = ("ldm",)
+    keywords = ("ldm", "scale")
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        arr, at, f_, ldm = self.arguments(cx, node, ("array", "index", "fragment", "ldm"), 3)
+        arr, at, f_, ldm, scale_ = self.arguments(cx, node, ("array", "index", "fragment", "ldm", "scale"), 3)
         f = _fragment(cx, f_, "store_matrix()'s fragment", "accumulator")  # type: ignore[arg-type]
-        array, indices, ld = _tile(cx, node, "store_matrix()", f, arr, at, ldm)  # type: ignore[arg-type]
+        group = wgmma_ops.is_warpgroup(f.type)
+        narrow = (bfloat16, float16) if group else ()
+        array, indices, ld = _tile(cx, node, "store_matrix()", f, arr, at, ldm, narrow)  # type: ignore[arg-type]
         cx.check_writable(node, array)  # type: ignore[attr-defined]
-        cx.emit(ir.StoreMatrix(array, indices, ld, f, loc=cx.loc(node)))
+        scale = None
+        if scale_ is not None:
+            if not group:
+                raise KernelTypeError(
+                    "store_matrix()'s scale is for a warpgroup's accumulator (wgmma's); scale a wmma "
+                    "fragment's tile after storing it",
+                    cx.loc(scale_),
+                )
+            sv = scalar(cx.loc(scale_), cx.visit(scale_), "store_matrix()'s scale")
+            if not (cx.type_of(sv).is_float or cx.type_of(sv).is_int) or cx.type_of(sv) == bool_:
+                raise KernelTypeError("store_matrix()'s scale is a real number", cx.loc(scale_))
+            scale = coerce(cx.loc(scale_), sv, float32)
+        cx.emit(ir.StoreMatrix(array, indices, ld, f, loc=cx.loc(node), scale=scale))
         return Static(None)
 
 

@@ -175,8 +175,13 @@ class Fragments:
         self.check_landed(s, frame, s.fragment, warps, m)
         f = frame.fragments[s.fragment.name]
         w = self.warps.warp
+        elem = s.array.type.elem
+        scale = None if s.scale is None else np.broadcast_to(self.run.eval(s.scale, m), (self.run.lanes,))
         for mem, idx, part, _, at in self.tile_access(s, m, warps):
-            self.run.mem.store(mem, idx, [f[w, r, c] for r, c in at], part, s)
+            values = [f[w, r, c] if scale is None else (f[w, r, c] * scale).astype(np.float32) for r, c in at]
+            if isinstance(elem, StorageType):  # bfloat16: each value rounded once, as bits
+                values = [elem.from_value(v) for v in values]
+            self.run.mem.store(mem, idx, values, part, s)
 
     def mma(self, frame: Any, s: ir.Mma, m: np.ndarray) -> None:
         warps = self.warps_of(s, m)
