@@ -157,9 +157,9 @@ class StorageType(ScalarType):
         return self.from_value(values)
 
     def floats(self, bits: Any) -> np.ndarray:
-        """bfloat16 bits (a uint16 or ``ml_dtypes.bfloat16`` array) as float32 values."""
+        """The type's bits (a uint16 or uint8 array, or ``ml_dtypes``' of the type) as float32 values."""
         bits = np.asarray(bits)
-        return self.to_value(bits.view(np.uint16) if bits.dtype.itemsize == 2 else bits)
+        return self.to_value(bits.view(self.dtype) if bits.dtype.itemsize == self.itemsize else bits)
 
 
 bfloat16 = StorageType("bfloat16", np.dtype(np.uint16), float32, _bf16_floats, _bf16_bits)
