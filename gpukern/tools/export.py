@@ -111,6 +111,12 @@ def export(
         _refuse(kernel, "reads device arrays of its module", "pass them to it as arguments")
     if variant.grid_sync:
         _refuse(kernel, "calls grid_sync() (a cooperative launch)", "split it into two kernels launched in turn")
+    if any(p.kind == "tensor_map" for p in variant.kernel_params):
+        _refuse(
+            kernel,
+            "copies with TMA (gk.tensor_map: a descriptor made at launch by the driver)",
+            "launch it from Python, or export a kernel that reads its tiles with ordinary loads",
+        )
     params = _parameters(kernel, variant)
     name = re.sub(r"\W", "_", kernel.__name__)
     cname = global_identifier(variant.program.kernel.name)

@@ -267,3 +267,11 @@ def test_a_hip_export_bundles_the_targets_and_builds_against_rocm(tmp_path):
 def test_export_refuses_a_kernel_that_is_not_one():
     with pytest.raises(gk.LaunchError, match="@gk.kernel"):
         export(lambda a: a, int32)
+
+
+def test_export_refuses_a_kernel_that_copies_with_tma():
+    """A TMA descriptor is made at launch by the driver: the exported C has no such step."""
+    from language.test_hopper import copy_boxes
+
+    with pytest.raises(gk.CompileError, match=r"copies with TMA \(gk.tensor_map"):
+        export(copy_boxes, Array[float32, 2], Array[float32, 2], 16, 32)
