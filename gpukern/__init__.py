@@ -114,6 +114,9 @@ from .language.hopper import (
     mbarrier_wait,
     tensor_map,
     tma_load,
+    tma_store,
+    tma_store_commit,
+    tma_store_wait,
 )
 from .language.mma import (
     fill_fragment,
@@ -198,6 +201,9 @@ __all__ = [
     "mbarrier_wait",
     "tensor_map",
     "tma_load",
+    "tma_store",
+    "tma_store_commit",
+    "tma_store_wait",
     "fill_fragment",
     "fragment",
     "load_matrix",

@@ -544,7 +544,8 @@ def _kernel_params(fd: ir.FuncDef, key: tuple[Any, ...]) -> list[ir.KernelParam]
                     shapes_used.setdefault(a.name, set()).update(range(a.type.ndim))
     maps: dict[str, list[ir.TensorMap]] = {}  # per array: the TMA descriptors of it the kernel copies with
     for n in ir.walk_body(fd.body):
-        if isinstance(n, ir.TmaLoad) and all(m.name != n.map.name for m in maps.get(n.map.array.name, [])):
+        copy = isinstance(n, (ir.TmaLoad, ir.TmaStore))
+        if copy and all(m.name != n.map.name for m in maps.get(n.map.array.name, [])):
             maps.setdefault(n.map.array.name, []).append(n.map)
     out = []
     for i, (name, k) in enumerate(flat):

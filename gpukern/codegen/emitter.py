@@ -76,7 +76,7 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.wgmma = any(isinstance(n, ir.WarpgroupOp) for fd in fds for n in ir.walk_body(fd.body))
-        self.tma = any(isinstance(n, ir.TmaLoad) for fd in fds for n in ir.walk_body(fd.body))
+        self.tma = any(isinstance(n, (ir.TmaLoad, ir.TmaStore)) for fd in fds for n in ir.walk_body(fd.body))
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -493,6 +493,29 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
             b=f"&{self.element(s.bar, s.bar_indices)}",
         )
         return [self.line(depth, text, s)]
+
+    def stmt_TmaStore(self, s: ir.TmaStore, depth: int) -> list[str]:
+        table = self.hopper(s)
+        if len(s.coords) > hopper_codegen.MAX_RANK:
+            raise CompileError(
+                f"tma_store() of a {len(s.coords)}-dimensional box: gpukern's CUDA copies boxes of 1 to "
+                f"{hopper_codegen.MAX_RANK} dimensions",
+                s.loc,
+            )
+        text = table["tma_store"].format(
+            rank=len(s.coords),
+            map=self.name(s.map.name),
+            coords=", ".join(self.expr(c) for c in reversed(s.coords)),  # innermost first, as PTX takes them
+            s=f"&{self.element(s.src, s.src_indices)}",
+        )
+        return [self.line(depth, text, s)]
+
+    def stmt_BulkCommit(self, s: ir.BulkCommit, depth: int) -> list[str]:
+        return [self.line(depth, self.hopper(s)["bulk_commit"], s)]
+
+    def stmt_BulkWait(self, s: ir.BulkWait, depth: int) -> list[str]:
+        key = "bulk_wait_read" if s.read else "bulk_wait"
+        return [self.line(depth, self.hopper(s)[key].format(n=s.pending), s)]
 
     def stmt_AsyncCopy(self, s: ir.AsyncCopy, depth: int) -> list[str]:
         dst, src = self.element(s.dst, s.dst_indices), self.element(s.src, s.src_indices)

@@ -60,8 +60,28 @@ __device__ __forceinline__ void gk_tma_load_3d(void* d, const gk_tensor_map* m, 
                  :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(gk_smem(b)) : "memory");
 }"""
 
+_STORES = r"""__device__ __forceinline__ void gk_tma_store_1d(const gk_tensor_map* m, int c0, const void* s) {
+    asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n"
+                 :: "l"(m), "r"(c0), "r"(gk_smem(s)) : "memory");
+}
+__device__ __forceinline__ void gk_tma_store_2d(const gk_tensor_map* m, int c0, int c1, const void* s) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 :: "l"(m), "r"(c0), "r"(c1), "r"(gk_smem(s)) : "memory");
+}
+__device__ __forceinline__ void gk_tma_store_3d(const gk_tensor_map* m, int c0, int c1, int c2, const void* s) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%1, %2, %3}], [%4];\n"
+                 :: "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(gk_smem(s)) : "memory");
+}
+__device__ __forceinline__ void gk_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void gk_bulk_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;\n" :: "n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void gk_bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" :: "n"(N) : "memory");
+}"""
+
 CUDA_HOPPER = {
-    "preamble": _HELPERS,
+    "preamble": _HELPERS + "\n" + _STORES,
     "type": "unsigned long long",
     "init": "gk_mbar_init({b}, {0})",
     "arrive": "gk_mbar_arrive({b})",
@@ -73,5 +93,9 @@ CUDA_HOPPER = {
     "fence:mbarrier_init": 'asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
     "fence:proxy_async": 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
     "map_param": "const __grid_constant__ gk_tensor_map {name}",
+    "tma_store": "gk_tma_store_{rank}d(&{map}, {coords}, {s});",
+    "bulk_commit": "gk_bulk_commit();",
+    "bulk_wait": "gk_bulk_wait<{n}>();",
+    "bulk_wait_read": "gk_bulk_wait_read<{n}>();",
 }
 MAX_RANK = 3  # the ranks the helpers above copy

@@ -633,6 +633,47 @@ class TmaLoad(Stmt):
 
 
 @dataclass(eq=False)
+class TmaStore(Stmt):
+    """``tma_store(map, coords, src[...])``: this thread starts a TMA copy of ``map``'s box from
+    shared memory (``src[src_indices]`` on, laid out as a load lays it) to the array at ``coords``
+    (elements outside the array are not written).  It joins the thread's open bulk group
+    (``BulkCommit`` closes it); the source may be written again once a ``BulkWait`` covering the
+    group has its reads done."""
+
+    CHILDREN = ("map", "coords", "src", "src_indices")
+    map: TensorMap
+    coords: list[Expr]
+    src: ArrayRef
+    src_indices: list[Expr]
+    loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        """The box read from shared memory, the array written from the box's first element."""
+        box = self.map.array.type.elem.itemsize * math.prod(self.map.box)
+        return (
+            MemoryAccess(self.src, self.src_indices, True, False, box, 1024 if self.map.swizzle else 128),
+            MemoryAccess(self.map.array, self.coords, False, True, None, 16),
+        )
+
+
+@dataclass(eq=False)
+class BulkCommit(Stmt):
+    """``tma_store_commit()``: this thread's TMA stores issued since its last commit form a bulk group."""
+
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class BulkWait(Stmt):
+    """``tma_store_wait(pending, read)``: this thread waits until at most ``pending`` of its bulk groups
+    are in flight -- their reads of shared memory done (``read``), or their writes done and seen."""
+
+    pending: int
+    read: bool
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class ExprStmt(Stmt):
     CHILDREN = ("value",)
     value: Expr

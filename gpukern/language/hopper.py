@@ -118,48 +118,97 @@ class _BoxBytes(Intrinsic):
         return Static(tma.box_elements(m.box) * m.array.type.elem.itemsize)
 
 
+def _tile(cx: Lowering, arg: ast.expr, name: str, example: str) -> ir.Load:
+    """The shared element ``arg`` names (a box's first element in shared memory), without reading it."""
+    tile = cx.visit(arg) if isinstance(arg, ast.Subscript) else None
+    if not isinstance(tile, ir.Load) or tile.array.type.space != "shared" or tile.array.record_field is not None:
+        raise KernelTypeError(
+            f"{name}() copies between a global array and a shared one, named at the box's first element, not "
+            f"{ast.unparse(arg)}",
+            cx.loc(arg),
+            f"write {example}",
+        )
+    return tile
+
+
+def _map_and_coords(
+    cx: Lowering, node: ast.Call, name: str, tile: ir.Load, map_arg: ast.expr, coords_arg: ast.expr
+) -> tuple[ir.TensorMap, list[ir.Expr]]:
+    """A copy's tensor map (of the tile's element type) and the box's first element, as int32s."""
+    loc = cx.loc(node)
+    m = cx.visit(map_arg)
+    if not isinstance(m, ir.TensorMap):
+        raise KernelTypeError(f"{name}() takes a gk.tensor_map(), not {ast.unparse(map_arg)}", cx.loc(map_arg))
+    if tile.array.type.elem != m.array.type.elem:
+        raise KernelTypeError(
+            f"{name}() copies bytes, so the tile and the array have one element type: {tile.array.name!r} "
+            f"holds {tile.array.type.elem.name}, {m.array.name!r} {m.array.type.elem.name}",
+            loc,
+        )
+    coords = cx.visit(coords_arg)
+    items = cx.items_of(coords_arg, coords) or (coords,)  # type: ignore[attr-defined]
+    if len(items) != len(m.box):
+        raise KernelTypeError(
+            f"{name}() takes the box's first element as {len(m.box)} coordinates (one per dimension of "
+            f"{m.array.name!r}), not {ast.unparse(coords_arg)}",
+            cx.loc(coords_arg),
+        )
+    cs = []
+    for c in items:
+        v = scalar(loc, c, f"{name}() coordinate")
+        if not (isinstance(v, Static) or (v.type.is_int and v.type != bool_)):
+            raise KernelTypeError(f"{name}()'s coordinates are integers, not {v.type.name}", loc)
+        cs.append(coerce(loc, v, int32))
+    return m, cs
+
+
 class _TmaLoad(Intrinsic):
     """``tma_load(dst[i, j], map, coords, bar[s])``."""
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 4, self.name)
-        loc = cx.loc(node)
-        dst = cx.visit(node.args[0]) if isinstance(node.args[0], ast.Subscript) else None
-        if not isinstance(dst, ir.Load) or dst.array.type.space != "shared" or dst.array.record_field is not None:
-            raise KernelTypeError(
-                f"{self.name}() copies into a shared array, named at the box's first element, not "
-                f"{ast.unparse(node.args[0])}",
-                cx.loc(node.args[0]),
-                "write tma_load(tile[0, 0], amap, (row, col), bars[s])",
-            )
-        m = cx.visit(node.args[1])
-        if not isinstance(m, ir.TensorMap):
-            raise KernelTypeError(
-                f"{self.name}()'s second argument is a gk.tensor_map(), not {ast.unparse(node.args[1])}",
-                cx.loc(node.args[1]),
-            )
-        if dst.array.type.elem != m.array.type.elem:
-            raise KernelTypeError(
-                f"{self.name}() copies bytes, so the tile and the array have one element type: {dst.array.name!r} "
-                f"holds {dst.array.type.elem.name}, {m.array.name!r} {m.array.type.elem.name}",
-                loc,
-            )
-        coords = cx.visit(node.args[2])
-        items = cx.items_of(node.args[2], coords) or (coords,)  # type: ignore[attr-defined]
-        if len(items) != len(m.box):
-            raise KernelTypeError(
-                f"{self.name}() takes the box's first element as {len(m.box)} coordinates (one per dimension of "
-                f"{m.array.name!r}), not {ast.unparse(node.args[2])}",
-                cx.loc(node.args[2]),
-            )
-        cs = []
-        for c in items:
-            v = scalar(loc, c, f"{self.name}() coordinate")
-            if not (isinstance(v, Static) or (v.type.is_int and v.type != bool_)):
-                raise KernelTypeError(f"{self.name}()'s coordinates are integers, not {v.type.name}", loc)
-            cs.append(coerce(loc, v, int32))
+        dst = _tile(cx, node.args[0], self.name, "tma_load(tile[0, 0], amap, (row, col), bars[s])")
+        m, cs = _map_and_coords(cx, node, self.name, dst, node.args[1], node.args[2])
         bar, indices = _barrier(cx, node.args[3], self.name)
-        cx.emit(ir.TmaLoad(dst.array, dst.indices, m, cs, bar, indices, loc=loc))
+        cx.emit(ir.TmaLoad(dst.array, dst.indices, m, cs, bar, indices, loc=cx.loc(node)))
+        return Static(None)
+
+
+class _TmaStore(Intrinsic):
+    """``tma_store(map, coords, src[i, j])``."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        src = _tile(cx, node.args[2], self.name, "tma_store(cmap, (row, col), tile[0, 0])")
+        m, cs = _map_and_coords(cx, node, self.name, src, node.args[0], node.args[1])
+        cx.check_writable(node, m.array)  # type: ignore[attr-defined]
+        cx.emit(ir.TmaStore(m, cs, src.array, src.indices, loc=cx.loc(node)))
+        return Static(None)
+
+
+class _BulkCommit(Intrinsic):
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 0, self.name)
+        cx.emit(ir.BulkCommit(loc=cx.loc(node)))
+        return Static(None)
+
+
+class _BulkWait(Intrinsic):
+    """``tma_store_wait(n=0, read=False)``."""
+
+    keywords = ("read",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        n_, read_ = self.arguments(cx, node, ("n", "read"), 0)
+        n = 0 if n_ is None else cx.static_value(n_, default=None)
+        read = False if read_ is None else cx.static_value(read_, default=None)
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 7 or not isinstance(read, bool):
+            raise KernelTypeError(
+                f"{self.name}(n, read) takes how many bulk groups may stay in flight, a constant from 0 to 7, and "
+                "whether to wait for their reads of shared memory only (a constant bool)",
+                cx.loc(node),
+            )
+        cx.emit(ir.BulkWait(n, read, loc=cx.loc(node)))
         return Static(None)
 
 
@@ -222,6 +271,22 @@ mbarrier_wait = _BarrierOp(
     "phase's copies wrote may then be read.",
     (1 << 32) - 1,
 )  # fmt: skip
+tma_store = _TmaStore(
+    "tma_store",
+    "tma_store(map, coords, src[i, j]): start a TMA copy of map's box from shared memory (src[i, j] on, laid out "
+    "as tma_load lays it) to the array at coords (elements outside the array are not written).  Write the tile, "
+    "fence_proxy_async(), barrier(), then one thread stores; tma_store_commit() closes the thread's group, "
+    "tma_store_wait() waits for it.",
+)
+tma_store_commit = _BulkCommit(
+    "tma_store_commit", "tma_store_commit(): this thread's TMA stores since its last commit form a bulk group."
+)
+tma_store_wait = _BulkWait(
+    "tma_store_wait",
+    "tma_store_wait(n=0, read=False): wait until at most n of this thread's bulk groups are in flight: their "
+    "writes done and seen by the grid, or with read=True only their reads of shared memory (the tile may then "
+    "be written again).",
+)
 fence_mbarrier_init = _Fence(
     "fence_mbarrier_init", "mbarrier_init",
     "fence_mbarrier_init(): this thread's mbarrier_init()s are seen by the copies and other threads after it "

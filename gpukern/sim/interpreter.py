@@ -645,6 +645,15 @@ class _Run:
     def s_TmaLoad(self, s: ir.TmaLoad, m: np.ndarray) -> None:
         self.mem.barriers.tma_load(s, m, self.maps)
 
+    def s_TmaStore(self, s: ir.TmaStore, m: np.ndarray) -> None:
+        self.mem.barriers.tma_store(s, m, self.maps)
+
+    def s_BulkCommit(self, s: ir.BulkCommit, m: np.ndarray) -> None:
+        self.mem.barriers.bulk_commit(m)
+
+    def s_BulkWait(self, s: ir.BulkWait, m: np.ndarray) -> None:
+        self.mem.barriers.bulk_wait(m, s.pending)
+
     def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""
         mask = self.eval(e.mask, m) if e.mask is not None else mask_dtype(self.width).type(full_mask(self.width))

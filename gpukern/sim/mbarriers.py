@@ -28,7 +28,7 @@ from ..errors import BarrierDivergenceError, DataRaceError, OutOfBoundsError, Un
 from ..ir import nodes as ir
 from ..semantics import mbarrier as mbar
 from ..semantics import tma
-from .access import LANDED, STORE, Access, Memory
+from .access import LANDED, LOAD, STORE, Access, Memory
 
 NONE = -1
 
@@ -54,6 +54,11 @@ class Barriers:
         self.tiles: dict[Memory, _Tiles] = {}
         self.spins: dict[int, tuple[int, int]] = {}  # per try_wait: the progress it last said no at, how often
         self.forced: set[int] = set()  # barriers whose wait was reported a deadlock and let pass
+        # TMA stores: per shared array, the lane whose store still reads each element (or NONE) and its
+        # bulk group; per lane, the groups it has committed
+        self.reading: dict[Memory, np.ndarray] = {}
+        self.reading_group: dict[Memory, np.ndarray] = {}
+        self.committed: dict[int, int] = {}
 
     # ------------------------------------------------------------ finding barriers
     def state(self, mem: Memory) -> mbar.State:
@@ -278,7 +283,82 @@ class Barriers:
             )
 
     def written(self, a: Access) -> None:
-        """An ordinary write of a TMA destination: the element is no longer the copy's."""
+        """An ordinary write of a TMA destination: the element is no longer the copy's; of a TMA
+        store's source still being read: a ``DataRaceError``."""
         tiles = self.tiles.get(a.memory)
         if tiles is not None:
             tiles.bar[a.elements()] = NONE
+        reading = self.reading.get(a.memory)
+        if reading is not None and self.run.check:
+            lane = reading[a.elements()]
+            busy = lane != NONE
+            if busy.any():
+                k = int(np.argmax(busy))
+                writer = int(a.per_element(a.lanes)[k])
+                self.run.report(
+                    DataRaceError,
+                    f"{self.run.who(writer)} writes {a.memory.name!r} element {int(a.per_element(a.offsets)[k])}, "
+                    f"which a tma_store of {self.run.who(int(lane[k]))} may still be reading: that thread's "
+                    "tma_store_wait(read=True) (and a barrier() after it) must come first",
+                    a.node,
+                    (writer, int(lane[k])),
+                )
+
+    # ------------------------------------------------------------ TMA stores (bulk groups)
+    def tma_store(self, s: ir.TmaStore, m: np.ndarray, maps: dict[str, Memory]) -> None:
+        """Each active lane's box: read from shared memory now (checked as reads: written, and
+        ordered after the writes of other threads), written into the array where it lies inside it;
+        the source stays read, for the writes that follow, until the lane's wait covers its group."""
+        run = self.run
+        src = run.memory(s.src)
+        dst = maps[s.map.name]
+        box, itemsize = s.map.box, src.data.dtype.itemsize
+        a = run.mem.access(src, [run.eval(i, m) for i in s.src_indices], m, s, LOAD, steps=False, ref=s.src)
+        coords = [np.broadcast_to(np.asarray(run.eval(c, m)), (run.lanes,))[a.lanes].astype(np.int64) for c in s.coords]
+        reading = self.reading.setdefault(src, np.full(src.data.size, NONE, np.int64))
+        group = self.reading_group.setdefault(src, np.zeros(src.data.size, np.int64))
+        for k, lane in enumerate(a.lanes):
+            start = int(a.offsets[k])
+            offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
+            if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= src.size):
+                run.report(
+                    OutOfBoundsError,
+                    f"tma_store: {run.who(int(lane))} copies a box of {box} elements from {src.name!r} that runs "
+                    f"past its end ({src.size} elements) or starts off a {tma.SHARED_ALIGN}-byte boundary",
+                    s,
+                    (int(lane),),
+                )
+                continue
+            where = a.where[k] - start + offsets.ravel()
+            flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), dst.shape)
+            keep = inside.ravel()
+            lanes = np.full(int(keep.sum()), lane)
+            read = Access(src, s, LOAD, lanes, offsets.ravel()[keep], where[keep], 1, [])
+            out = flat.ravel()[keep]
+            write = Access(dst, s, STORE, lanes, out, out, 1, [])
+            for event in (read, write):
+                for step in run.mem.steps:
+                    step(event)
+            dst.data[out] = src.data[where[keep]]
+            reading[where], group[where] = lane, self.open_group(int(lane))
+
+    def open_group(self, lane: int) -> int:
+        return self.committed.get(lane, 0)
+
+    def bulk_commit(self, m: np.ndarray) -> None:
+        for lane in self.run.lanes_of(m):
+            self.committed[int(lane)] = self.committed.get(int(lane), 0) + 1
+
+    def bulk_wait(self, m: np.ndarray, pending: int) -> None:
+        """The lanes' bulk groups but the ``pending`` latest are done: their sources free again."""
+        lanes = self.run.lanes_of(m)
+        for src, reading in self.reading.items():
+            busy = reading != NONE
+            if not busy.any():
+                continue
+            owner = reading[busy]
+            done = np.isin(owner, lanes)
+            limit = np.array([self.committed.get(int(x), 0) for x in owner]) - pending
+            done &= self.reading_group[src][busy] < limit
+            idx = np.nonzero(busy)[0][done]
+            reading[idx] = NONE

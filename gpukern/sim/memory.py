@@ -303,7 +303,7 @@ class MemoryPath:
     def store(self, mem: Memory, idx: list[Any], values: list[Any], m: np.ndarray, node: ir.Node) -> None:
         """Each active lane writes ``values`` (one per element: a whole-grid array or a scalar)."""
         a = self.access(mem, idx, m, node, STORE, len(values))
-        if mem in self.barriers.tiles:
+        if mem in self.barriers.tiles or mem in self.barriers.reading:
             self.barriers.written(a)
         full = len(a.lanes) == self.run.lanes
         for k, v in enumerate(values):

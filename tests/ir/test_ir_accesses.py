@@ -65,6 +65,7 @@ def tma(a: Array[gk.float16, 2]):
     amap = gk.tensor_map(a, (16, 64), swizzle=128)
     gk.mbarrier_init(bars[0], 1)
     gk.tma_load(tile[0], amap, (0, thread_idx.x), bars[0])
+    gk.tma_store(amap, (thread_idx.x, 0), tile[0])
 
 
 def _variant(k: gk.Kernel, *args: object):
@@ -165,7 +166,13 @@ def test_tma_writes_its_box_reads_its_array_and_updates_its_barrier():
     _expect(src, "a", True, False, None, 16)
     _expect(bar, "bars", True, True, 8, 8)
     assert src.indices is load.coords and box.indices is load.dst_indices
+    (store,) = kinds[ir.TmaStore]
+    box, dst = store.accesses()
+    _expect(box, "tile", True, False, 16 * 64 * 2, 1024)
+    _expect(dst, "a", False, True, None, 16)
+    assert dst.indices is store.coords
     assert v.vector_alignment == {"a": 16}  # an array from elsewhere must start 16-byte aligned
+    assert "a" in v.written  # a TMA store writes its array (so a NumPy argument is copied back)
 
 
 def test_what_the_passes_read_of_it():
@@ -195,6 +202,7 @@ KINDS = {
     ir.WarpgroupMma,
     ir.Mbarrier,
     ir.TmaLoad,
+    ir.TmaStore,
 }
 
 

@@ -215,6 +215,58 @@ def test_consumers_that_never_empty_a_stage_are_a_deadlock():
     assert "phase 0 still expects 1 arrival(s)" in str(faults[0]) and "would hang" in str(faults[0])
 
 
+@gk.kernel
+def scale_through_tma(a: Array[float32, 2], out: Array[float32, 2], WAIT: Const[bool]):
+    """Each block loads a 16 x 32 box of a, doubles it in shared memory and stores it with TMA into
+    the same place of out (past out's edges nothing is written); then it reuses the tile."""
+    tile = gk.shared(float32, (16, 32))
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (16, 32))
+    omap = gk.tensor_map(out, (16, 32))
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    r0 = gk.block_idx.y * 16
+    c0 = gk.block_idx.x * 32
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0, 0], amap, (r0, c0), bars[0])
+    gk.mbarrier_wait(bars[0], 0)
+    v0 = tile[t // 32, t % 32] * 2
+    v1 = tile[t // 32 + 8, t % 32] * 2
+    gk.barrier()
+    tile[t // 32, t % 32] = v0
+    tile[t // 32 + 8, t % 32] = v1
+    gk.fence_proxy_async()  # the tile's writes seen by the TMA unit
+    gk.barrier()
+    if t == 0:
+        gk.tma_store(omap, (r0, c0), tile[0, 0])
+        gk.tma_store_commit()
+        if WAIT:
+            gk.tma_store_wait(0, read=True)
+    gk.barrier()
+    tile[t // 32, t % 32] = 0.0  # reused
+
+
+def test_a_tma_store_writes_only_inside_the_array(backend):
+    _need_tma(backend)
+    a = np.random.default_rng(5).random((40, 68)).astype(np.float32)
+    out = gk.to_device(np.full((40, 68), -1, np.float32))
+    scale_through_tma[(3, 3), 256](gk.to_device(a), out, True)
+    np.testing.assert_array_equal(out.get(), a * 2)
+
+
+def test_a_tile_written_while_a_tma_store_reads_it_is_a_race():
+    a = np.ones((16, 32), np.float32)
+    faults = gk.sanitize(scale_through_tma[1, 256], a, np.zeros((16, 32), np.float32), False)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(scale_through_tma, "# reused")
+    assert "may still be reading: that thread's tma_store_wait(read=True)" in str(faults[0])
+    assert gk.sanitize(scale_through_tma[1, 256], a, np.zeros((16, 32), np.float32), True) == []
+
+
 # ---------------------------------------------------------------- what the simulator reports
 @gk.kernel
 def misuse(a: Array[float32, 2], out: Array[float32, 2], bug: Const[int]):
@@ -296,7 +348,7 @@ def test_other_dialects_refuse():
         ("m = gk.tensor_map(a, (16, 32), swizzle=48)", "swizzle is one of 0, 32, 64, 128"),
         ("m = gk.tensor_map(tile, (16, 32))", "describes one of the kernel's array arguments as a whole"),
         ("gk.tma_load(tile[0, 0], gk.tensor_map(a, (16, 32)), (0,), bars[0])", "as 2 coordinates"),
-        ("gk.tma_load(a[0, 0], gk.tensor_map(a, (16, 32)), (0, 0), bars[0])", "copies into a shared array"),
+        ("gk.tma_load(a[0, 0], gk.tensor_map(a, (16, 32)), (0, 0), bars[0])", "between a global array and a shared"),
     ],
 )
 def test_refusals(body, match, tmp_path):
