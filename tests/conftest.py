@@ -90,7 +90,7 @@ def _write_dialect_sources() -> None:
     there (``hip/``, ``opencl/``) for scripts/hip_check.py and scripts/opencl_check.py."""
     for k in iter_kernels():
         for variant in list(k.variants.values()):
-            if id(variant) in _dialects_written:
+            if id(variant) in _dialects_written or variant.program.lanes != 32:  # (wave64: the simulator's only)
                 continue
             _dialects_written.add(id(variant))
             for dialect, ext in (("hip", "hip"), ("opencl", "cl")):
@@ -117,6 +117,8 @@ def _cuda_source_compiles():
         return
     for k in iter_kernels():
         for variant in list(k.variants.values()):
+            if variant.program.lanes != 32:  # a variant of the simulator's 64-lane wavefronts: no C for it
+                continue
             src = variant.source("cuda", line_directives=True)
             digest = hashlib.sha256(src.encode()).hexdigest()
             if digest not in _compiled:

@@ -11,9 +11,10 @@ blocked since the last progress is not run again until there is some.  When no s
 the wait that finds it so is a deadlock, reported at its line (``sim.mbarriers``).
 
 Only one thread runs at a time, between waits, so the interpreter's state needs no locking; what
-differs between the sides -- the function frames they are in, the loops they are in -- is kept per
-thread (``_Run.frames``, ``breaks``, ``continues``: a ``threading.local``).  A fault raised in a side
-ends the others and is raised by the ``if``.
+differs between the sides -- the function frames they are in, the loops they are in
+(``_Run.thread_state``) -- each side saves when it hands over and installs again when its turn
+comes, so the simulator's statements read plain attributes.  A fault raised in a side ends the
+others and is raised by the ``if``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class _Task:
         self.status = "ready"  # ready | blocked (at ``stamp``) | joining (its sides running) | done
         self.stamp = -1
         self.children: list[_Task] = []
+        self.state: Any = None  # its interpreter state while another task runs (``_Run.thread_state``)
 
 
 class Branches:
@@ -112,10 +114,10 @@ class Branches:
 
     def _side(self, task: _Task, body: Callable[[], None], state: Any) -> None:
         self._local.task = task
-        self.run.thread_state(state)
         with self.cond:
             while self.current is not task and not self.aborted:
                 self.cond.wait()
+        self.run.thread_state(state)  # its turn: its frames and loops are the interpreter's
         try:
             if not self.aborted:
                 with np.errstate(all="ignore"), ir.deep_recursion():
@@ -174,6 +176,7 @@ class Branches:
 
     def _hand_over(self, task: _Task) -> None:
         """``task`` gives the turn to the next that can run and waits for its own turn again."""
+        task.state = self.run.thread_state()
         nxt = self._next(task)
         if nxt is not None:
             self.current = nxt
@@ -182,6 +185,7 @@ class Branches:
             self.cond.wait()
         if self.aborted and task.parent is not None:
             raise _Abort
+        self.run.thread_state(task.state)
 
     def _pass(self, task: _Task) -> None:
         """A finished ``task`` gives the turn on (its parent, once its sides are all done)."""

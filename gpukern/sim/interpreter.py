@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 import weakref
 from typing import Any
@@ -78,6 +77,18 @@ class _Frame:
         self.assigned: dict[str, np.ndarray] = {}  # ... and the lanes that assigned each
 
 
+_WAITS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _waits(program: ir.Program) -> bool:
+    """Whether a program waits on mbarriers anywhere (worked out once per program, not per launch)."""
+    found = _WAITS.get(program)
+    if found is None:
+        nodes = (n for fd in (program.kernel, *program.funcs) for n in ir.walk_body(fd.body))
+        found = _WAITS[program] = any(isinstance(n, ir.Mbarrier) and n.op in ("wait", "try_wait") for n in nodes)
+    return found
+
+
 class _Run:
     """One launch: the lanes, the memories, and the statement interpreter."""
 
@@ -121,8 +132,7 @@ class _Run:
             self.specials["lane_id"] = [(t % self.width).astype(np.int32)]
             self.all = np.ones(self.lanes, bool)
         self.lane_ids = lane
-        # what differs between the sides of an if run side by side (``sim.branches``): per thread
-        self._local = threading.local()
+        # what differs between the sides of an if run side by side: each side's, installed in turn
         self.frames: list[_Frame] = []
         self.mem = MemoryPath(self, check)
         self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
@@ -132,40 +142,15 @@ class _Run:
         self.continues: list[np.ndarray] = []
         self._warps: Warps | None = None  # made at the first warp op or fragment (warps)
         # the sides of an if that wait on each other's mbarriers run side by side (None: no waits)
-        waits = any(isinstance(n, ir.Mbarrier) and n.op in ("wait", "try_wait") for fd in (
-            variant.program.kernel, *variant.program.funcs) for n in ir.walk_body(fd.body))
-        self.branches = Branches(self) if waits else None
+        self.branches = Branches(self) if _waits(variant.program) else None
         self.maps: dict[str, Memory] = {}  # each TMA descriptor's array (KernelParam 'tensor_map')
         self._fragments: Fragments | None = None  # made at the first fragment
 
-    # ------------------------------------------------------------ per-thread state (sim.branches)
-    @property
-    def frames(self) -> list[_Frame]:
-        return self._local.frames
-
-    @frames.setter
-    def frames(self, value: list[_Frame]) -> None:
-        self._local.frames = value
-
-    @property
-    def breaks(self) -> list[np.ndarray]:
-        return self._local.breaks
-
-    @breaks.setter
-    def breaks(self, value: list[np.ndarray]) -> None:
-        self._local.breaks = value
-
-    @property
-    def continues(self) -> list[np.ndarray]:
-        return self._local.continues
-
-    @continues.setter
-    def continues(self, value: list[np.ndarray]) -> None:
-        self._local.continues = value
-
+    # ------------------------------------------------------------ the running side's state (sim.branches)
     def thread_state(self, state: Any = None) -> Any:
-        """This thread's frames and loops (a copy of the lists: the frames and masks are shared), or,
-        given such a copy, make it this thread's."""
+        """The running side's frames and loops (a copy of the lists: the frames and masks are
+        shared), or, given such a copy, make it the running side's: the sides of an if run side by
+        side one at a time, each installing its own when its turn comes (``Branches``)."""
         if state is None:
             return (list(self.frames), list(self.breaks), list(self.continues))
         self.frames, self.breaks, self.continues = state
