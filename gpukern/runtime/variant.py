@@ -15,7 +15,7 @@ import numpy as np
 from ..codegen import lines
 from ..codegen.dialects import dialect
 from ..codegen.emitter import Emitter
-from ..errors import LaunchError
+from ..errors import CompileError, LaunchError
 from ..ir import nodes as ir
 from ..semantics import mma as mma_ops
 from .compile_options import CompileOptions
@@ -142,6 +142,11 @@ class Variant:
     def source(self, backend: str, line_directives: bool = False) -> str:
         """The C of ``backend``'s dialect: as compiled, with ``#line`` directives naming the Python
         lines (``line_directives``), else as shown to people, without them."""
+        if self.program.lanes != 32:
+            raise CompileError(
+                f"{self.kernel.__name__}: this variant is compiled for the simulator's 64-lane wavefronts "
+                "(GPUKERN_SIM_LANES=64), which no C dialect runs; the compiled languages' warps are 32 lanes"
+            )
         if backend not in self.sources:
             emitter = Emitter(dialect(backend))
             with ir.deep_recursion():

@@ -282,3 +282,12 @@ def test_a_width_other_than_32_or_64_is_refused(monkeypatch):
     monkeypatch.setenv("GPUKERN_SIM_LANES", "16")
     with pytest.raises(gk.BackendError, match="GPUKERN_SIM_LANES='16'"):
         sum32[1, 64](np.ones(64, np.float32), np.zeros(1, np.float32), backend="sim")
+
+
+def test_a_64_lane_variant_has_no_c():
+    """The compiled languages' warps are 32 lanes: a variant made for the simulator's wavefronts is
+    the simulator's only."""
+    v = sum32.variant(sum32.signature_of((np.ones(64, np.float32), np.zeros(1, np.float32))), 64)
+    with pytest.raises(gk.CompileError, match="64-lane wavefronts .* no C dialect runs"):
+        v.source("cuda")
+    assert v.program.lanes == 64
