@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from ..errors import BarrierDivergenceError, KernelTypeError, warn_at
 from ..ir import nodes as ir
+from ..semantics import wgmma as wgmma_ops
 from ..types import BarrierType
 
 # ---------------------------------------------------------------- definite assignment
@@ -185,6 +186,57 @@ def _varies(n: ir.Node, indices: frozenset[str] = _THREAD) -> bool:
     )
 
 
+def _bare(e: ir.Node) -> ir.Node:
+    while isinstance(e, ir.Cast):
+        e = e.value
+    return e
+
+
+def _is_thread_x(e: ir.Node, names: AbstractSet[str]) -> bool:
+    e = _bare(e)
+    return (isinstance(e, ir.Special) and e.name == "thread_idx" and e.dim == 0) or (
+        isinstance(e, ir.Var) and e.name in names
+    )
+
+
+def _thread_x_names(fd: ir.FuncDef) -> frozenset[str]:
+    """The locals every assignment of which is ``thread_idx.x`` (``t = thread_idx.x``)."""
+    values: dict[str, list[ir.Expr]] = {}
+    for n in ir.walk_body(fd.body):
+        if isinstance(n, ir.Assign):
+            values.setdefault(n.target.name, []).append(n.value)
+        elif isinstance(n, ir.For):
+            values.setdefault(n.var.name, []).append(n.var)  # (a loop variable: never thread_idx.x)
+    return frozenset(name for name, vs in values.items() if all(_is_thread_x(v, frozenset()) for v in vs))
+
+
+def _group_number(n: ir.Node, granule: int, thread_x: AbstractSet[str] = frozenset()) -> bool:
+    """Whether ``n`` is ``thread_idx.x // k`` with k a multiple of ``granule`` (casts around either;
+    ``thread_x``: locals that hold ``thread_idx.x``)."""
+    if not (isinstance(n, ir.BinOp) and n.op == "//"):
+        return False
+    right = _bare(n.right)
+    return (
+        _is_thread_x(n.left, thread_x)
+        and isinstance(right, ir.Lit)
+        and isinstance(right.value, int)
+        and right.value > 0
+        and right.value % granule == 0
+    )
+
+
+def _outside_groups(e: ir.Node, granule: int, thread_x: AbstractSet[str]) -> Iterator[ir.Node]:
+    """``e``'s nodes (``ir.walk``'s order), leaving out what lies under a group number (``_group_number``)."""
+    stack = [e]
+    while stack:
+        n = stack.pop()
+        yield n
+        if n.CHILDREN and not _group_number(n, granule, thread_x):
+            sub = list(ir.children(n))
+            sub.reverse()
+            stack.extend(sub)
+
+
 def _reads_thread_state(fd: ir.FuncDef, indices: frozenset[str] = _THREAD) -> bool:
     """Whether a function's result may differ between threads for the same arguments."""
     for n in ir.walk_body(fd.body):
@@ -205,8 +257,14 @@ class _Uniformity:
         varying_params: frozenset[str] = frozenset(),
         indices: frozenset[str] = _THREAD,
         by_data: _Uniformity | None = None,
+        granule: int = 0,
     ):
         self.indices = indices  # none: only values that data makes differ (memory, warp ops) count
+        # where not 0: ``thread_idx.x // k`` (k a multiple of it) counts as the same in every thread of a
+        # group of ``granule`` consecutive threads (a warp's 32, a warpgroup's 128), as a branch on the
+        # warp or warpgroup number is (warp specialization); the simulator checks the groups whole
+        self.granule = granule
+        self.thread_x = _thread_x_names(fd) if granule else frozenset()  # locals that are thread_idx.x
         # given (the same function's by data alone): an if on the thread's index against values known
         # at launch is taken to be taken by every thread of the block (``_launch_bound``)
         self.by_data = by_data
@@ -232,7 +290,7 @@ class _Uniformity:
         return self._depends(e, names)
 
     def _depends(self, e: ir.Node, names: AbstractSet[str]) -> bool:
-        for n in ir.walk(e):
+        for n in ir.walk(e) if not self.granule else _outside_groups(e, self.granule, self.thread_x):
             if _varies(n, self.indices):
                 return True
             if isinstance(n, ir.Var) and n.name in names:
@@ -521,16 +579,36 @@ def check_matrix_ops(fd: ir.FuncDef) -> None:
     32 == 0``) is refused too."""
     if not has_matrix_op(fd):
         return
-    for site in _collective_sites(fd, _Uniformity(fd)):
-        what = _matrix_op_of(site.node)
-        if what is not None and site.reasons:
+    # a branch on the warp's number (thread_idx.x // 32k) keeps warps whole, on the warpgroup's
+    # (// 128k) warpgroups: warp specialization; the simulator checks at run time that they are whole
+    warps, groups = _Uniformity(fd, granule=32), _Uniformity(fd, granule=wgmma_ops.THREADS)
+    for u, level, number in ((warps, "warp", "32"), (groups, "warpgroup", "128")):
+        for site in _collective_sites(fd, u):
+            what = _matrix_op_of(site.node)
+            if what is None or not site.reasons or _matrix_level(site.node) != level:
+                continue
             raise KernelTypeError(
-                f"{what} {describe_divergence(site.reasons[0])}: fragment operations are warp-collective, every lane "
-                "of the warp must execute them together",
+                f"{what} {describe_divergence(site.reasons[0])}: fragment operations are {level}-collective, every "
+                f"lane of the {level} must execute them together",
                 site.stmt.loc,
                 "keep fragment operations out of thread-dependent branches: guard the loads that stage "
-                "the tiles instead (zero-padding), and the copies of the results",
+                f"the tiles instead (zero-padding), and the copies of the results; a branch on the {level}'s "
+                f"number (thread_idx.x // {number}) is allowed",
             )
+
+
+def _matrix_level(n: ir.Node) -> str:
+    """Whose operation a matrix node is: a warpgroup's (wgmma, its commit and wait, a warpgroup
+    accumulator's fill and store, a call of a function with one) or a warp's."""
+    if isinstance(n, ir.WarpgroupOp):
+        return "warpgroup"
+    if isinstance(n, ir.MatrixOp):
+        t = n.fragment.type if hasattr(n, "fragment") else None
+        return "warpgroup" if t is not None and wgmma_ops.is_warpgroup(t) else "warp"
+    if isinstance(n, ir.Call):
+        nodes = ir.walk_body(n.func.body)
+        return "warpgroup" if any(_matrix_level(m) == "warpgroup" for m in nodes if _matrix_op_of(m)) else "warp"
+    return "warp"
 
 
 def has_matrix_op(fd: ir.FuncDef) -> bool:

@@ -267,6 +267,51 @@ def test_a_tile_written_while_a_tma_store_reads_it_is_a_race():
     assert gk.sanitize(scale_through_tma[1, 256], a, np.zeros((16, 32), np.float32), True) == []
 
 
+@gk.kernel
+def one_warpgroup_multiplies(a: Array[gk.float16, 2], c: Array[float32, 2]):
+    """Warpgroup 1 of 2 stages A (64 x 64, swizzled) and multiplies it by itself transposed; warpgroup
+    0 does nothing: a branch on the warpgroup's number around wgmma (warp specialization)."""
+    s = gk.shared(gk.float16, 4096)
+    t = gk.thread_idx.x
+    if t // 128 == 1:
+        for e in range(t - 128, 4096, 128):
+            s[gk.swizzle128(e // 64, e % 64, 64, 8)] = a[e // 64, e % 64]
+    gk.barrier()
+    if t // 128 == 1:
+        acc = gk.fragment("accumulator", 64, 64, 16, float32)
+        gk.fill_fragment(acc, 0.0)
+        for kk in gk.unroll(range(0, 64, 16)):
+            acc = gk.wgmma(acc, s, kk, s, kk)
+        gk.wgmma_commit()
+        gk.wgmma_wait(0)
+        gk.store_matrix(c, (0, 0), acc)
+
+
+def test_a_branch_on_the_warpgroup_number_keeps_wgmma(backend):
+    _need_tma(backend)
+    a = (np.random.default_rng(7).integers(-4, 4, (64, 64))).astype(np.float16)
+    c = gk.to_device(np.zeros((64, 64), np.float32))
+    one_warpgroup_multiplies[1, 256](gk.to_device(a), c)
+    np.testing.assert_array_equal(c.get(), a.astype(np.float64) @ a.astype(np.float64).T)
+
+
+def test_a_branch_that_splits_a_warpgroup_is_refused(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(
+        "import gpukern as gk\nfrom gpukern import Array, float32\n\n@gk.kernel\n"
+        "def k(c: Array[float32, 2]):\n    s = gk.shared(gk.float16, 4096)\n"
+        "    acc = gk.fragment('accumulator', 64, 64, 16, float32)\n"
+        "    if gk.thread_idx.x // 64 == 0:\n        acc = gk.wgmma(acc, s, 0, s, 0)\n"
+    )
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("split_warpgroup", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(gk.KernelTypeError, match="(?s)warpgroup-collective.*thread_idx.x // 128"):
+        mod.k.source(Array[float32, 2])
+
+
 # ---------------------------------------------------------------- what the simulator reports
 @gk.kernel
 def misuse(a: Array[float32, 2], out: Array[float32, 2], bug: Const[int]):
