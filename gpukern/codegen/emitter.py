@@ -477,38 +477,25 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.preambles.setdefault(self.d.hopper["preamble"], None)
         return self.d.hopper
 
-    def stmt_TmaLoad(self, s: ir.TmaLoad, depth: int) -> list[str]:
-        table = self.hopper(s)
-        if len(s.coords) > hopper_codegen.MAX_RANK:
+    def tma_copy(self, node: ir.TmaLoad | ir.TmaStore, key: str, **operands: str) -> str:
+        """A TMA copy's statement (``key``: 'tma_load' or 'tma_store'): the box's rank, its
+        descriptor, its first element's coordinates innermost first (as PTX takes them)."""
+        table = self.hopper(node)
+        if len(node.coords) > hopper_codegen.MAX_RANK:
             raise CompileError(
-                f"tma_load() of a {len(s.coords)}-dimensional box: gpukern's CUDA copies boxes of 1 to "
+                f"{key}() of a {len(node.coords)}-dimensional box: gpukern's CUDA copies boxes of 1 to "
                 f"{hopper_codegen.MAX_RANK} dimensions",
-                s.loc,
+                node.loc,
             )
-        text = table["tma_load"].format(
-            rank=len(s.coords),
-            d=f"&{self.element(s.dst, s.dst_indices)}",
-            map=self.name(s.map.name),
-            coords=", ".join(self.expr(c) for c in reversed(s.coords)),  # innermost first, as PTX takes them
-            b=f"&{self.element(s.bar, s.bar_indices)}",
-        )
-        return [self.line(depth, text, s)]
+        coords = ", ".join(self.expr(c) for c in reversed(node.coords))
+        return table[key].format(rank=len(node.coords), map=self.name(node.map.name), coords=coords, **operands)
+
+    def stmt_TmaLoad(self, s: ir.TmaLoad, depth: int) -> list[str]:
+        d, b = f"&{self.element(s.dst, s.dst_indices)}", f"&{self.element(s.bar, s.bar_indices)}"
+        return [self.line(depth, self.tma_copy(s, "tma_load", d=d, b=b), s)]
 
     def stmt_TmaStore(self, s: ir.TmaStore, depth: int) -> list[str]:
-        table = self.hopper(s)
-        if len(s.coords) > hopper_codegen.MAX_RANK:
-            raise CompileError(
-                f"tma_store() of a {len(s.coords)}-dimensional box: gpukern's CUDA copies boxes of 1 to "
-                f"{hopper_codegen.MAX_RANK} dimensions",
-                s.loc,
-            )
-        text = table["tma_store"].format(
-            rank=len(s.coords),
-            map=self.name(s.map.name),
-            coords=", ".join(self.expr(c) for c in reversed(s.coords)),  # innermost first, as PTX takes them
-            s=f"&{self.element(s.src, s.src_indices)}",
-        )
-        return [self.line(depth, text, s)]
+        return [self.line(depth, self.tma_copy(s, "tma_store", s=f"&{self.element(s.src, s.src_indices)}"), s)]
 
     def stmt_BulkCommit(self, s: ir.BulkCommit, depth: int) -> list[str]:
         return [self.line(depth, self.hopper(s)["bulk_commit"], s)]

@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 from compilers import needs_nvcc
-from kernel_source import line_of
+from kernel_source import line_of, load_kernel
 
 import gpukern as gk
 from gpukern import Array, Const, float16, float32
@@ -295,21 +295,15 @@ def test_a_branch_on_the_warpgroup_number_keeps_wgmma(backend):
     np.testing.assert_array_equal(c.get(), a.astype(np.float64) @ a.astype(np.float64).T)
 
 
-def test_a_branch_that_splits_a_warpgroup_is_refused(tmp_path):
-    path = tmp_path / "k.py"
-    path.write_text(
+def test_a_branch_that_splits_a_warpgroup_is_refused():
+    k = load_kernel(
         "import gpukern as gk\nfrom gpukern import Array, float32\n\n@gk.kernel\n"
         "def k(c: Array[float32, 2]):\n    s = gk.shared(gk.float16, 4096)\n"
         "    acc = gk.fragment('accumulator', 64, 64, 16, float32)\n"
         "    if gk.thread_idx.x // 64 == 0:\n        acc = gk.wgmma(acc, s, 0, s, 0)\n"
     )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("split_warpgroup", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with pytest.raises(gk.KernelTypeError, match="(?s)warpgroup-collective.*thread_idx.x // 128"):
-        mod.k.source(Array[float32, 2])
+        k.source(Array[float32, 2])
 
 
 # ---------------------------------------------------------------- what the simulator reports
@@ -396,21 +390,15 @@ def test_other_dialects_refuse():
         ("gk.tma_load(a[0, 0], gk.tensor_map(a, (16, 32)), (0, 0), bars[0])", "between a global array and a shared"),
     ],
 )
-def test_refusals(body, match, tmp_path):
-    path = tmp_path / "k.py"
-    path.write_text(
+def test_refusals(body, match):
+    k = load_kernel(
         "import gpukern as gk\nfrom gpukern import Array, float32\n\n@gk.kernel\n"
         "def k(a: Array[float32, 2]):\n"
         "    tile = gk.shared(float32, (16, 32))\n    bars = gk.shared(gk.mbarrier, 1)\n"
         f"    {body}\n"
     )
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"hopper_refusal_{abs(hash(body))}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     with pytest.raises(gk.KernelTypeError, match=match):
-        mod.k.source(Array[float32, 2])
+        k.source(Array[float32, 2])
 
 
 def test_the_cuda_names_the_ptx():
