@@ -25,7 +25,7 @@ from ..semantics import formats, ops
 from ..semantics import mma as mma_ops
 from ..semantics import wgmma as wgmma_ops
 from ..semantics.warp import BLOCK_VOTES
-from ..types import ArrayType, FragmentType, RecordType, ScalarType, component, int64
+from ..types import ArrayType, BarrierType, FragmentType, RecordType, ScalarType, component, int64
 from . import hopper as hopper_codegen
 from . import lines as line_directives
 from . import wgmma
@@ -277,6 +277,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         if t.shape is None:  # dynamic_shared(): every one starts at byte 0 of the launch's buffer
             T = f"{self.d.pointer_spaces.get('shared', '')}{self.storage(t.elem)}*"
             return [self.line(depth, f"{T} {self.name(s.array.name)} = ({T}){DYNAMIC_BUFFER};", s)]
+        if isinstance(t.elem, BarrierType):
+            self.hopper(s)  # (mbarriers only where the dialect has them: a CompileError at the line else)
         qual = self.d.qualifiers[t.space]
         if (self.wgmma or self.tma) and t.space == "shared":  # wgmma's operands, TMA's boxes: 1024-byte swizzled atoms
             qual += self.d.align.format(n=wgmma_ops.ATOM_BYTES)

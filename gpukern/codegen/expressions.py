@@ -148,8 +148,8 @@ class ExpressionEmitter:
             self.uses_fp64 = True
         if t in self.d.type_preamble:
             self.preambles.setdefault(self.d.type_preamble[t])
-        if isinstance(t, BarrierType):  # (declared: its operations say what the dialect lacks)
-            return self.d.hopper.get("type", "unsigned long long")
+        if isinstance(t, BarrierType):  # (a dialect without one refuses the declaration: stmt_DeclArray)
+            return self.d.hopper["type"]
         stored = self.d.storage_types.get(t)
         return stored if stored is not None else self.d.types[t]
 

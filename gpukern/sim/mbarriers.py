@@ -73,9 +73,9 @@ class Barriers:
         return self.run.mem.access(mem, idx, m, node, STORE, steps=False)
 
     def name(self, node: ir.Mbarrier | ir.TmaLoad, a: Access, k: int) -> str:
-        bar = node.bar if isinstance(node, (ir.Mbarrier, ir.TmaLoad)) else None
+        """The barrier lane ``k`` of ``a`` uses, as the kernel names it (``bars[1]``)."""
         idx = ", ".join(str(int(np.broadcast_to(i, (self.run.lanes,))[a.lanes[k]])) for i in a.indices)
-        return f"mbarrier {bar.name if bar is not None else a.memory.name}[{idx}]"
+        return f"mbarrier {node.bar.name}[{idx}]"
 
     def ready(self, node: ir.Node, a: Access, s: mbar.State, op: str) -> bool:
         """Check the lanes' barriers are initialised and that initialisation is theirs to see."""

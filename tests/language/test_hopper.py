@@ -368,6 +368,19 @@ def test_a_box_larger_than_its_tile_is_out_of_bounds():
 
 
 # ---------------------------------------------------------------- refusals
+@gk.kernel
+def barriers_only(out: Array[float32]):
+    bars = gk.shared(gk.mbarrier, 2)  # declared, never used  # noqa: F841
+    out[0] = 1.0
+
+
+def test_a_declaration_alone_is_refused_where_there_are_no_mbarriers():
+    with pytest.raises(gk.CompileError, match="cannot be compiled to opencl") as e:
+        barriers_only.source(Array[float32], backend="opencl")
+    assert e.value.loc.lineno == line_of(barriers_only, "declared, never used")
+    assert "__shared__ unsigned long long bars[2];" in barriers_only.source(Array[float32])  # (8-byte aligned)
+
+
 def test_other_dialects_refuse():
     for dialect in ("opencl", "hip"):
         with pytest.raises(gk.CompileError, match=f"cannot be compiled to {dialect}: they need NVIDIA sm_90's"):
@@ -417,7 +430,6 @@ def test_the_cuda_compiles_for_sm90():
 
 def test_tensor_maps_are_parameters_after_their_array():
     v = copy_boxes.specialise(Array[float32, 2], Array[float32, 2], 16, 32)
-    kinds = [(p.kind, p.name) for p in v.kernel_params]
-    first = kinds.index(("array", "a"))
-    assert ("tensor_map", v.kernel_params[first + 2].name) == kinds[first + 2]
-    assert v.kernel_params[first + 2].map.box == (16, 32)
+    kinds = [(p.kind, p.name, p.arg_index) for p in v.kernel_params]
+    assert kinds[:3] == [("array", "a", 0), ("shape", "a", 0), ("tensor_map", "a_map", 0)]
+    assert v.kernel_params[2].map.box == (16, 32) and v.kernel_params[2].map.array.name == "a"
