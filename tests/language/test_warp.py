@@ -18,10 +18,11 @@ DTYPES = [np.int32, np.uint32, np.int64, np.float32, np.float64]
 
 
 # ---------------------------------------------------------------- the model (CUDA's definition)
-def source_lane(mode: str, lane: int, b: int, width: int) -> int:
-    """The lane a shuffle reads, per the CUDA Programming Guide and PTX's shfl.sync (which reads
-    the low 5 bits of b: a delta of 33 is a delta of 1)."""
-    b %= 32
+def source_lane(mode: str, lane: int, b: int, width: int, n: int = 32) -> int:
+    """The lane a shuffle reads in a warp of ``n`` lanes, per the CUDA Programming Guide and PTX's
+    shfl.sync (which reads the low 5 bits of b: a delta of 33 is a delta of 1; log2(n) bits of a
+    wavefront of 64, ``tests/sim/test_wave64.py``)."""
+    b %= n
     start = lane - lane % width
     if mode == "idx":
         return start + b % width

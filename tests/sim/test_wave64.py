@@ -1,7 +1,7 @@
 """The simulator's 64-lane wavefronts (AMD CDNA's): warp intrinsics against a NumPy model of n lanes
-(written here, per thread, independently of gpukern.semantics.warp) at 32 and at 64 lanes, the
-warp example at both, and each report of code that assumes 32 lanes (``gk.WarpWidthError``) at its
-line -- with kernels written for any width reported by none."""
+(per thread, independently of gpukern.semantics.warp: test_warp's shuffle model and warps here)
+at 32 and at 64 lanes, the warp example at both, and each report of code that assumes 32 lanes
+(``gk.WarpWidthError``) at its line -- with kernels written for any width reported by none."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from kernel_source import line_of, load_example
+from language.test_warp import source_lane  # the model of a shuffle, at n lanes
 
 import gpukern as gk
 from gpukern import Array, Const, bool_, float32, int32, uint32, uint64
@@ -22,22 +23,7 @@ def lanes64(monkeypatch):
     monkeypatch.setenv("GPUKERN_SIM_LANES", "64")
 
 
-# ---------------------------------------------------------------- the model, n lanes to a warp
-def source_lane(mode: str, lane: int, b: int, width: int, n: int) -> int:
-    """The lane a shuffle reads in a warp of n lanes: the lane operand's low log2(n) bits (PTX's
-    low 5 of a 32-lane warp), then the CUDA Programming Guide's rule for the mode."""
-    b %= n
-    start = lane - lane % width
-    if mode == "idx":
-        return start + b % width
-    if mode == "up":
-        return lane - b if lane - b >= start else lane
-    if mode == "down":
-        return lane + b if lane + b < start + width else lane
-    j = lane ^ b
-    return j if j < start + width else lane
-
-
+# ---------------------------------------------------------------- n lanes to a warp (the shuffle model: test_warp's)
 def warps_of(count: int, tpb: int, n: int) -> list[list[int]]:
     """The global thread numbers of each warp: n consecutive threads of a block, the last partial."""
     starts = [s for b in range(0, count, tpb) for s in range(b, b + tpb, n)]
