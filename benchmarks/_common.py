@@ -86,6 +86,37 @@ def flagship_launches(
     return out, lambda c: float(np.abs(c.reshape(n, n) - ref).max() / np.abs(ref).max())
 
 
+def paired(fns: Sequence[Any], reps: int, events: str = "cupy") -> list[list[float]]:
+    """Seconds of each of ``fns`` per repetition, timed with ``events`` ("cupy" or "torch": that
+    library's CUDA events on its current stream) one after the other in every repetition (after 3
+    warm-up rounds), so that a ratio of two is taken under the same clocks."""
+    if events == "torch":
+        import torch
+
+        def event() -> Any:
+            return torch.cuda.Event(enable_timing=True)
+
+        def elapsed(start: Any, end: Any) -> float:
+            return start.elapsed_time(end)
+    else:
+        import cupy as cp
+
+        event, elapsed = cp.cuda.Event, cp.cuda.get_elapsed_time
+    for _ in range(3):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(reps):
+        for fn, t in zip(fns, times):
+            start, end = event(), event()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            t.append(elapsed(start, end) * 1e-3)
+    return times
+
+
 def add_common_args(p: argparse.ArgumentParser) -> None:
     """``--backend`` and ``--out``, the options every benchmark has."""
     p.add_argument("--backend", choices=("cuda", "opencl"), help="default: gpukern's default backend")

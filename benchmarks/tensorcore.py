@@ -35,26 +35,6 @@ from gpukern.semantics import mma as mma_ops
 GOAL = 0.5
 
 
-def paired(fns, reps: int) -> list[list[float]]:
-    """Seconds of each of ``fns`` per repetition, timed with CuPy events one after the other in
-    every repetition (after 3 warm-up rounds), so that a ratio of two is taken under the same clocks."""
-    import cupy as cp
-
-    for _ in range(3):
-        for fn in fns:
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(reps):
-        for fn, t in zip(fns, times):
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            t.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
-    return times
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096, 8192])
@@ -111,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, run in runs.items():
             dc.fill(np.nan)
             gk_run = lambda da=da, db=db, dc=dc, n=n, run=run: run(da, db, dc, n, n, n)  # noqa: E731
-            t_gks, t_cubs = paired([gk_run, lambda da=da, db=db: cp.matmul(da, db)], args.reps)
+            t_gks, t_cubs = _common.paired([gk_run, lambda da=da, db=db: cp.matmul(da, db)], args.reps)
             t_gk, t_cublas = statistics.median(t_gks), statistics.median(t_cubs)
             got = dc.get()[pick].astype(np.float64)
             good = bool((np.abs(got - ref) <= tol).all())

@@ -30,24 +30,6 @@ GOAL = 0.95
 FP8_GOAL = 0.9  # against torch._scaled_mm
 
 
-def paired(fns, reps: int) -> list[list[float]]:
-    import torch
-
-    for _ in range(3):
-        for fn in fns:
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(reps):
-        for fn, t in zip(fns, times):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            t.append(start.elapsed_time(end) * 1e-3)
-    return times
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[2048, 4096, 8192])
@@ -83,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             cublas = lambda a=a, bt=bt: torch.matmul(a, bt.t())  # noqa: E731
             for name, run in runs.items():
                 c.fill_(float("nan"))
-                t_gks, t_cubs = paired([run, cublas], args.reps)
+                t_gks, t_cubs = _common.paired([run, cublas], args.reps, events="torch")
                 got = c.cpu().numpy()[pick].astype(np.float64)
                 good = bool((np.abs(got - ref) <= tol).all())
                 ok &= good
@@ -128,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             cub = scaled().float().cpu().numpy()[pick]
             cub_good = bool((np.abs(cub - ref) <= tol).all())
             run = lambda a=a, bt=bt, c=c, n=n: ex.run_transposed(ex.fp8gemm_tma, a, bt, c, n, n, n, 0.125)  # noqa: E731
-            t_gks, t_cubs = paired([run, scaled], args.reps)
+            t_gks, t_cubs = _common.paired([run, scaled], args.reps, events="torch")
             got = c.float().cpu().numpy()[pick].astype(np.float64)
             good = bool((np.abs(got - ref) <= tol).all())
             ok &= good and cub_good
