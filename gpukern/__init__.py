@@ -130,6 +130,13 @@ from .language.mma import (
     wgmma_commit,
     wgmma_wait,
 )
+from .language.specialization import (
+    elect_one,
+    named_barrier,
+    named_barrier_arrive,
+    setmaxnreg_dec,
+    setmaxnreg_inc,
+)
 from .language.warp import (
     activemask,
     all_sync,
@@ -204,6 +211,11 @@ __all__ = [
     "tma_store",
     "tma_store_commit",
     "tma_store_wait",
+    "elect_one",
+    "named_barrier",
+    "named_barrier_arrive",
+    "setmaxnreg_dec",
+    "setmaxnreg_inc",
     "fill_fragment",
     "fragment",
     "load_matrix",

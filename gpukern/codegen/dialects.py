@@ -693,7 +693,8 @@ OPENCL = Dialect(
     warp_scratch="__local ulong gk_warp[2][{n}];  // the warp intrinsics' exchange, one slot per work-item\n"
     "    uint gk_warp_turn = 0u;  // which of the two the next warp intrinsic uses",
     warp_group_max=1024,
-    hopper_missing="NVIDIA sm_90's mbarriers and Tensor Memory Accelerator, which OpenCL C does not reach",
+    hopper_missing="NVIDIA sm_90's PTX (mbarriers, the Tensor Memory Accelerator, named barriers, elect, "
+    "setmaxnreg), which OpenCL C does not reach",
     matrix_missing="a matrix multiply-accumulate unit, which OpenCL C reaches only through vendor extensions "
     "(cl_intel_subgroup_matrix_multiply_accumulate, cl_khr_cooperative_matrix) that gpukern does not target",
     warp_emulation="sub-groups of 32 work-items (gpukern's OpenCL C emulates warps with work-group barriers "
@@ -796,7 +797,8 @@ HIP = replace(
     async_wait="",
     async_preamble="",
     hopper={},
-    hopper_missing="NVIDIA sm_90's mbarriers and Tensor Memory Accelerator, which AMD GPUs do not have",
+    hopper_missing="NVIDIA sm_90's PTX (mbarriers, the Tensor Memory Accelerator, named barriers, elect, "
+    "setmaxnreg), which AMD GPUs do not have",
     matrix={},
     matrix_missing="a matrix unit gpukern targets: AMD's MFMA/WMMA instructions (rocWMMA) are not written by "
     "gpukern's HIP dialect yet; use the CUDA backend for tensor cores",

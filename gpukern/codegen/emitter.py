@@ -44,6 +44,12 @@ def uses_dynamic_shared(fd: ir.FuncDef) -> bool:
 
 
 MAX_PRAGMA_UNROLL = 64
+# what a dialect without sm_90's machinery refuses, by IR node (the rest: mbarriers and TMA copies)
+_HOPPER_NAMES = {
+    "NamedBarrier": "named barriers (named_barrier, named_barrier_arrive)",
+    "Elect": "elect_one()",
+    "SetMaxNreg": "setmaxnreg",
+}
 
 
 def _trip_count(s: ir.For) -> float:
@@ -469,10 +475,12 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
 
     # ------------------------------------------------------------ mbarriers and TMA (gpukern.language.hopper)
     def hopper(self, node: ir.Node) -> dict[str, str]:
-        """The dialect's mbarrier and TMA spellings, their helpers included; a CompileError where it has none."""
+        """The dialect's spellings of sm_90's machinery (mbarriers, TMA, warp specialization), their
+        helpers included; a CompileError naming the construct where it has none."""
         if not self.d.hopper:
+            what = _HOPPER_NAMES.get(type(node).__name__, "mbarriers and TMA copies")
             raise CompileError(
-                f"mbarriers and TMA copies cannot be compiled to {self.d.name}: they need {self.d.hopper_missing}",
+                f"{what} cannot be compiled to {self.d.name}: it needs {self.d.hopper_missing}",
                 node.loc,
                 "run the kernel on CUDA (sm_90) or on the simulator",
             )
@@ -505,6 +513,13 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     def stmt_BulkWait(self, s: ir.BulkWait, depth: int) -> list[str]:
         key = "bulk_wait_read" if s.read else "bulk_wait"
         return [self.line(depth, self.hopper(s)[key].format(n=s.pending), s)]
+
+    def stmt_NamedBarrier(self, s: ir.NamedBarrier, depth: int) -> list[str]:
+        text = self.hopper(s)["named_sync" if s.wait else "named_arrive"]
+        return [self.line(depth, text.format(id=self.expr(s.id), count=self.expr(s.count)), s)]
+
+    def stmt_SetMaxNreg(self, s: ir.SetMaxNreg, depth: int) -> list[str]:
+        return [self.line(depth, self.hopper(s)["setmaxnreg_inc" if s.inc else "setmaxnreg_dec"].format(n=s.count), s)]
 
     def stmt_AsyncCopy(self, s: ir.AsyncCopy, depth: int) -> list[str]:
         dst, src = self.element(s.dst, s.dst_indices), self.element(s.src, s.src_indices)

@@ -158,6 +158,9 @@ class ExpressionEmitter:
         args = [self.expr(a) for a in e.args]
         return table[e.op].format(*args, b=f"&{self.element(e.bar, e.bar_indices)}"), 16
 
+    def expr_Elect(self, e: ir.Elect) -> tuple[str, int]:
+        return self.hopper(e)["elect"], 16  # type: ignore[attr-defined]
+
     def make_complex(self, t: ScalarType, re: str, im: str) -> str:
         return self.d.complex_make.format(re, im, T=self.type(t))
 

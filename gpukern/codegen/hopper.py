@@ -1,13 +1,15 @@
-"""mbarriers and TMA copies in CUDA C: sm_90's PTX, inline (``semantics.mbarrier``, ``semantics.tma``).
+"""mbarriers, TMA copies and warp specialization in CUDA C: sm_90's PTX, inline
+(``semantics.mbarrier``, ``semantics.tma``, ``semantics.specialization``).
 
 The table (the dialect's ``hopper``) has one format per ``ir.Mbarrier`` op ('{b}': the barrier's
 address, '{0}': its operand), 'tma_load' ('{rank}', '{d}' the destination's address, '{map}' the
 descriptor parameter, '{coords}' the coordinates innermost first, '{b}'), the two fences, the
-descriptor parameter's declaration ('map_param': '{name}') and the C type of an mbarrier; the
-preamble defines the helpers they call.  A descriptor is the driver's 128-byte ``CUtensorMap``,
-passed by value as a ``__grid_constant__`` parameter (so its address is a constant-bank one, as
-``cp.async.bulk.tensor`` wants) and built at launch by ``cuTensorMapEncodeTiled``
-(``backends.cuda_driver.tensor_map``).
+descriptor parameter's declaration ('map_param': '{name}'), the C type of an mbarrier, and warp
+specialization's 'named_sync' / 'named_arrive' ('{id}', '{count}'), 'elect', 'setmaxnreg_inc' /
+'setmaxnreg_dec' ('{n}'); the preamble defines the helpers they call.  A descriptor is the
+driver's 128-byte ``CUtensorMap``, passed by value as a ``__grid_constant__`` parameter (so its
+address is a constant-bank one, as ``cp.async.bulk.tensor`` wants) and built at launch by
+``cuTensorMapEncodeTiled`` (``backends.cuda_driver.tensor_map``).
 """
 
 from __future__ import annotations
@@ -80,8 +82,22 @@ template <int N> __device__ __forceinline__ void gk_bulk_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" :: "n"(N) : "memory");
 }"""
 
+_SPECIALIZATION = r"""// warp specialization (gpukern/semantics/specialization.py)
+__device__ __forceinline__ bool gk_elect_one() {
+    unsigned leader;
+    asm volatile("{\n .reg .pred p;\n elect.sync _|p, %1;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(leader) : "r"(__activemask()));
+    return leader != 0;
+}
+__device__ __forceinline__ void gk_named_sync(unsigned id, unsigned count) {
+    asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void gk_named_arrive(unsigned id, unsigned count) {
+    asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(count) : "memory");
+}"""
+
 CUDA_HOPPER = {
-    "preamble": _HELPERS + "\n" + _STORES,
+    "preamble": _HELPERS + "\n" + _STORES + "\n" + _SPECIALIZATION,
     "type": "unsigned long long",
     "init": "gk_mbar_init({b}, {0})",
     "arrive": "gk_mbar_arrive({b})",
@@ -97,5 +113,10 @@ CUDA_HOPPER = {
     "bulk_commit": "gk_bulk_commit();",
     "bulk_wait": "gk_bulk_wait<{n}>();",
     "bulk_wait_read": "gk_bulk_wait_read<{n}>();",
+    "named_sync": "gk_named_sync({id}, {count});",
+    "named_arrive": "gk_named_arrive({id}, {count});",
+    "elect": "gk_elect_one()",
+    "setmaxnreg_inc": 'asm volatile("setmaxnreg.inc.sync.aligned.u32 {n};\\n" ::: "memory");',
+    "setmaxnreg_dec": 'asm volatile("setmaxnreg.dec.sync.aligned.u32 {n};\\n" ::: "memory");',
 }
 MAX_RANK = 3  # the ranks the helpers above copy

@@ -674,6 +674,27 @@ class BulkWait(Stmt):
 
 
 @dataclass(eq=False)
+class NamedBarrier(Stmt):
+    """``named_barrier(id, count)`` (``wait``) or ``named_barrier_arrive(id, count)``: this thread's
+    warp arrives at the block's hardware barrier ``id`` (1 to 15), whose phase completes when
+    ``count`` threads have (``semantics.specialization``); both uint32."""
+
+    CHILDREN = ("id", "count")
+    id: Expr
+    count: Expr
+    wait: bool
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class Elect(Expr):
+    """``elect_one()``: true in the lowest-numbered of the warp's threads that execute it."""
+
+    type: ScalarType
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class ExprStmt(Stmt):
     CHILDREN = ("value",)
     value: Expr
@@ -828,6 +849,17 @@ class WgmmaWait(WarpgroupOp):
 
     WHAT = "wgmma_wait()"
     pending: int
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class SetMaxNreg(WarpgroupOp):
+    """``setmaxnreg_inc(count)`` / ``setmaxnreg_dec(count)``: the warpgroup's threads may use at most
+    ``count`` registers from here on (``semantics.specialization``); it changes no value."""
+
+    WHAT = "setmaxnreg()"
+    count: int
+    inc: bool
     loc: Loc | None = _loc()
 
 

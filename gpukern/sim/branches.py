@@ -70,6 +70,8 @@ class Branches:
     def _waits(self, n: ir.Node) -> bool:
         if isinstance(n, ir.Mbarrier):
             return n.op in _WAITS
+        if isinstance(n, ir.NamedBarrier):
+            return n.wait
         if isinstance(n, ir.Call):
             return self.waits_in(n.func.body)
         return False

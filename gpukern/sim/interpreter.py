@@ -55,6 +55,7 @@ from .branches import Branches
 from .limits import memory_guard
 from .memory import MemoryPath
 from .mma import Fragments
+from .named_barriers import NamedBarriers
 from .overflow import OverflowCheck
 from .warp import Warps
 
@@ -81,11 +82,15 @@ _WAITS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 def _waits(program: ir.Program) -> bool:
-    """Whether a program waits on mbarriers anywhere (worked out once per program, not per launch)."""
+    """Whether a program waits on mbarriers or named barriers anywhere (worked out once per program,
+    not per launch)."""
     found = _WAITS.get(program)
     if found is None:
         nodes = (n for fd in (program.kernel, *program.funcs) for n in ir.walk_body(fd.body))
-        found = _WAITS[program] = any(isinstance(n, ir.Mbarrier) and n.op in ("wait", "try_wait") for n in nodes)
+        found = _WAITS[program] = any(
+            (isinstance(n, ir.Mbarrier) and n.op in ("wait", "try_wait")) or (isinstance(n, ir.NamedBarrier) and n.wait)
+            for n in nodes
+        )
     return found
 
 
@@ -145,6 +150,7 @@ class _Run:
         self.branches = Branches(self) if _waits(variant.program) else None
         self.maps: dict[str, Memory] = {}  # each TMA descriptor's array (KernelParam 'tensor_map')
         self._fragments: Fragments | None = None  # made at the first fragment
+        self._named: NamedBarriers | None = None  # made at the first named barrier
 
     # ------------------------------------------------------------ the running side's state (sim.branches)
     def thread_state(self, state: Any = None) -> Any:
@@ -216,6 +222,12 @@ class _Run:
     def s_DeclArray(self, s: ir.DeclArray, m: np.ndarray) -> None:
         if s.array.name not in self.frame.arrays:
             self.frame.arrays[s.array.name] = self.mem.declare(s.array, s)
+
+    @property
+    def named_barriers(self) -> NamedBarriers:
+        if self._named is None:
+            self._named = NamedBarriers(self)
+        return self._named
 
     # ------------------------------------------------------------ fragments (sim_mma)
     @property
@@ -632,6 +644,22 @@ class _Run:
 
     def s_TmaStore(self, s: ir.TmaStore, m: np.ndarray) -> None:
         self.mem.barriers.tma_store(s, m, self.maps)
+
+    def s_NamedBarrier(self, s: ir.NamedBarrier, m: np.ndarray) -> None:
+        if self.prof is not None:
+            self.prof.barrier(s.loc, self.lanes_of(m))
+        self.named_barriers.arrive(s, m)
+
+    def e_Elect(self, e: ir.Elect, m: np.ndarray) -> Any:
+        """True in the lowest of each warp's lanes in ``m``."""
+        lanes = self.lanes_of(m)
+        warp = self.block_of[lanes] * self.tpb + self.thread_in_block[lanes] // self.width
+        out = np.zeros(self.lanes, bool)
+        out[lanes[np.unique(warp, return_index=True)[1]]] = True
+        return out
+
+    def s_SetMaxNreg(self, s: ir.SetMaxNreg, m: np.ndarray) -> None:
+        self.fragments.groups_of(s, m)  # (checked: whole warpgroups; the registers are the hardware's)
 
     def s_BulkCommit(self, s: ir.BulkCommit, m: np.ndarray) -> None:
         self.mem.barriers.bulk_commit(m)

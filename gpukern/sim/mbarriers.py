@@ -126,14 +126,21 @@ class Barriers:
             return None
         if not self.ready(e, a, s, e.op):
             return self._result(e, lanes, np.zeros(len(lanes), bool))
+        order = run.mem.races.order if run.mem.races is not None else None
         if e.op in ("arrive", "arrive_tx"):
             self.check_arrivals(e, a, s)
             before = s.phase[a.where].copy()
-            s.arrive(a.where, vals[0] if e.op == "arrive_tx" else None)
+            if order is not None:
+                order.arrive(mem, a.where, lanes)
+            done = s.arrive(a.where, vals[0] if e.op == "arrive_tx" else None)
+            if order is not None:
+                order.completed(mem, done)
             return self._result(e, lanes, before.astype(np.uint64))
         if e.op == "expect_tx":
             s.expect_tx(a.where, vals[0])
-            s.complete(np.unique(a.where))  # (bytes expected after the copies completed: nothing pending)
+            done = s.complete(np.unique(a.where))  # (bytes expected after the copies completed: nothing pending)
+            if order is not None:
+                order.completed(mem, done)
             return None
         passed = s.passed(a.where, vals[0])
         seen = self.seen[mem]
@@ -148,9 +155,15 @@ class Barriers:
             self.deadlock(e, a, s, vals[0], passed)
             stuck = ~passed
             seen[lanes[stuck], a.offsets[stuck]] = s.phase[a.where[stuck]] + 1
+            if order is not None:
+                order.acquire(mem, a.where[stuck], lanes[stuck], forced=True)
             passed[:] = True
         ok = lanes[passed]
         seen[ok, a.offsets[passed]] = np.maximum(seen[ok, a.offsets[passed]], s.phase[a.where[passed]])
+        if order is not None:  # (a barrier whose wait was let pass: its arrivals so far, as that wait took)
+            after_fault = np.isin(a.where[passed], list(self.forced))
+            order.acquire(mem, a.where[passed][~after_fault], ok[~after_fault])
+            order.acquire(mem, a.where[passed][after_fault], ok[after_fault], forced=True)
         return self._result(e, lanes, passed) if e.op == "try_wait" else None
 
     def spinning(self, e: ir.Mbarrier) -> bool:
@@ -216,6 +229,7 @@ class Barriers:
         if not self.ready(s, b, state, "tma"):
             return
         nbytes = tma.box_elements(box) * itemsize
+        races = run.mem.races
         tiles = self.tiles.get(dst)
         if tiles is None:
             tiles = self.tiles[dst] = _Tiles(dst.data.size)
@@ -240,11 +254,19 @@ class Barriers:
             flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), src.shape)
             values = np.where(inside, src.data[flat], np.zeros((), src.data.dtype))
             where = d.where[k] - start + offsets.ravel()
+            if run.check:  # what was read or written there before must be ordered before the issue
+                write = Access(dst, s, STORE, np.full(len(where), lane), where - (d.where[k] - start), where, 1, [])
+                if run.mem.in_flight is not None:
+                    run.mem.in_flight.track(write)
+                if races is not None:
+                    races.tma_write(write)
             dst.data[where] = values.ravel()
             tiles.bar[where] = b.where[k]
             tiles.phase[where] = state.phase[b.where[k]]
             landed.append((int(lane), where))
-            state.complete_tx(b.where[k : k + 1], np.array([nbytes]))
+            done = state.complete_tx(b.where[k : k + 1], np.array([nbytes]))
+            if races is not None and races.order is not None:
+                races.order.completed(bmem, done)
             if run.branches is not None:
                 run.branches.moved()
         init = run.mem.initialised

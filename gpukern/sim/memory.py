@@ -149,6 +149,18 @@ class MemoryPath:
         if self.races is not None:
             self.races.grid_sync()
 
+    def sync_threads(self, block: int, lanes: np.ndarray) -> None:
+        """Threads ``lanes`` of ``block`` met at a named barrier: all of its live ones, a barrier();
+        some, ordered among themselves (``sim.ordering``)."""
+        if self.races is None:
+            return
+        run = self.run
+        live = np.nonzero((run.block_of == block) & ~run.frames[0].returned)[0]
+        if np.isin(live, lanes).all():
+            self.races.barrier(np.array([block]))
+        else:
+            self.races.sync_threads(np.unique(lanes))
+
     def async_copy(
         self, dst: Memory, dst_idx: list[Any], src: Memory, src_idx: list[Any], m: np.ndarray, s: ir.AsyncCopy
     ) -> None:

@@ -317,6 +317,12 @@ class Fragments:
             return
         first = self.first_lanes(warps, m)
         run.mem.in_flight.wgmma_wait(run.lanes_of(m), s.pending)
+        order = run.mem.races.order if run.mem.races is not None else None
+        if order is not None:  # the group's operand reads, one collective read, seen done by each of its warps
+            lanes = run.lanes_of(m)
+            group = run.block_of[lanes] * run.tpb + run.thread_in_block[lanes] // wgmma_ops.THREADS
+            for g in np.unique(group):
+                order.join(lanes[group == g])
         for key, (_, pending, _) in list(self.pending.items()):
             p = pending[warps]
             done = run.mem.in_flight.wgmma_retired(p, first, s.pending)

@@ -41,6 +41,7 @@ from ..errors import DataRaceError, Loc
 from ..ir import nodes as ir
 from ..semantics.warp import mask_dtype
 from .access import ATOMIC, LANDED, LOAD, STORE, Access, Memory
+from .ordering import Ordering
 
 NONE = -1  # no thread recorded
 SEVERAL = -2  # readers (or updaters) of several blocks
@@ -125,11 +126,13 @@ class _Group:
     many: np.ndarray
     at: np.ndarray
 
-    def __init__(self, n: int, synced: bool):
+    def __init__(self, n: int, synced: bool, warps: int = 0):
         _make(self, _GROUP, n)
         self.synced = synced
         if synced:
             _make(self, _GROUP_SYNC, n)
+        # under sim.ordering: per element, per warp of the block, the latest clock a member read at
+        self.wc = np.zeros((n, warps), np.int32) if warps else None
 
     def unordered(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Per element: whether some thread of the group is not ordered before thread t (of block
@@ -140,7 +143,14 @@ class _Group:
         return (u != NONE) & ((blk != b) | (same_epoch & (self.many[where] | (u != t))))
 
     def add(
-        self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray, site: int, clocks: _Clocks | None
+        self,
+        where: np.ndarray,
+        t: np.ndarray,
+        b: np.ndarray,
+        e: np.ndarray,
+        site: int,
+        clocks: _Clocks | None,
+        ordering: Ordering | None = None,
     ) -> None:
         """File accesses by lanes t (blocks b, epochs e) of elements ``where`` (repeats allowed)."""
         order = np.argsort(where, kind="stable")
@@ -170,6 +180,9 @@ class _Group:
         self.thread[w_u] = t_last
         self.epoch[w_u] = e_u
         self.at[w_u] = site
+        if self.wc is not None and ordering is not None:
+            self.wc[w_u[replace]] = 0  # (those before are ordered before these)
+            np.maximum.at(self.wc, (w, ordering.warp[t]), ordering.clock(t))
         if self.synced and clocks is not None:
             warp = clocks.warp[t]
             new_warp = np.where(
@@ -192,13 +205,15 @@ class _Records:
     writer_epoch: np.ndarray
     writer_at: np.ndarray
 
-    def __init__(self, n: int, shared: bool, synced: bool):
+    def __init__(self, n: int, shared: bool, synced: bool, warps: int = 0):
         self.shared = shared
         _make(self, _WRITER, n)
         if synced:
             _make(self, _WRITER_SYNC, n)
         self.synced = synced
-        self.readers = _Group(n, synced)
+        self.warps = warps
+        self.writer_wc = np.zeros(n, np.int32) if warps else None  # the writer's clock (sim.ordering)
+        self.readers = _Group(n, synced, warps)
         self.updaters: _Group | None = None
         self.n = n
         # whether records may hold accesses not ordered before everything to come: after a barrier
@@ -226,16 +241,24 @@ class Races:
         self.pending_budget = _PENDING_PER_LANE * run.lanes
         self.copy_sites: set[int] = set()  # the sites of asynchronous copies (sim_async), for messages
         program = run.variant.program
-        synced = any(
-            isinstance(n, ir.WarpOp) and n.op == "syncwarp"
-            for fd in [program.kernel, *program.funcs]
-            for n in ir.walk_body(fd.body)
-        )
+        nodes = [n for fd in [program.kernel, *program.funcs] for n in ir.walk_body(fd.body)]
+        named = any(isinstance(n, ir.NamedBarrier) for n in nodes)
+        synced = named or any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in nodes)
         self.clocks = _Clocks(run) if synced else None  # only kernels that call syncwarp() need them
+        # ordering between warps: kernels with named barriers or mbarrier arrivals
+        arrivals = named or any(isinstance(n, ir.Mbarrier) and n.op in ("arrive", "arrive_tx") for n in nodes)
+        self.order = Ordering(run) if arrivals else None
+        self.warps = self.order.per_block if self.order is not None else 0
+        if self.order is not None:
+            self.order.flush = self.file_all
+
+    def file_all(self) -> None:
+        for rec in self.records.values():
+            self.file_reads(rec)
 
     def attach(self, mem: Memory) -> None:
         """Track ``mem``: a shared array just declared, or a global array the kernel writes."""
-        self.records[mem] = _Records(mem.data.size, mem.space == "shared", self.clocks is not None)
+        self.records[mem] = _Records(mem.data.size, mem.space == "shared", self.clocks is not None, self.warps)
 
     def site(self, node: ir.Node) -> int:
         s = self.site_of_node.get(id(node))
@@ -280,6 +303,8 @@ class Races:
             rec.writer_at[where] = site
             if self.clocks is not None:
                 rec.writer_clock[where] = self.clocks.own(lanes)
+            if rec.writer_wc is not None and self.order is not None:
+                rec.writer_wc[where] = self.order.clock(lanes)
             rec.written = True
             if len(where) > 1:  # two threads writing one element in this statement
                 again = rec.writer[where] != lanes
@@ -290,8 +315,8 @@ class Races:
                     )
             return
         if rec.updaters is None:
-            rec.updaters = _Group(rec.n, self.clocks is not None)
-        rec.updaters.add(where, lanes, b, e, site, self.clocks)
+            rec.updaters = _Group(rec.n, self.clocks is not None, rec.warps)
+        rec.updaters.add(where, lanes, b, e, site, self.clocks, self.order)
         rec.updated = True
 
     def threads(self, lanes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, Any]:
@@ -314,6 +339,11 @@ class Races:
         if bad.any() and self.clocks is not None:  # or ordered by syncwarp()s
             k = np.nonzero(bad)[0]
             bad[k] = ~self.clocks.after(t[k], w[k], rec.writer_clock[where[k]])
+        if bad.any() and self.order is not None and rec.writer_wc is not None:  # or by mbarriers, named barriers
+            k = np.nonzero(bad)[0]
+            wk, tk = w[k].astype(np.int64), t[k].astype(np.int64)
+            other_warp = (wk // self.run.tpb == b[k]) & (self.order.warp[wk] != self.order.warp[tk])
+            bad[k] = ~(other_warp & self.order.ordered(tk, self.order.warp[wk], rec.writer_wc[where[k]]))
         if bad.any():
             k = int(np.argmax(bad))
             site = int(rec.writer_at[where[k]])
@@ -339,16 +369,63 @@ class Races:
             at = where[k]
             same_block = group.block[at] == b[k]
             bad[k] = ~(same_block & self.clocks.after_all(t[k], group.warp[at], group.lanes[at], group.clock[at]))
+        if bad.any() and self.order is not None and group.wc is not None:  # or by mbarriers, named barriers
+            k = np.nonzero(bad)[0]
+            bad[k] = ~self.group_ordered(group, where[k], t[k].astype(np.int64), b[k])
         if bad.any():
             k = int(np.argmax(bad))
             other = int(group.thread[where[k]])
             self.race(a, where, k, int(t[k]), before, other if other != t[k] else NONE, int(group.at[where[k]]))
 
+    def group_ordered(self, group: _Group, at: np.ndarray, t: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Whether threads t (of blocks b) are ordered after every member of ``group`` at elements
+        ``at`` by the clocks of ``sim.ordering``: the members are of t's block, those of other warps
+        read before clocks t has taken in, and t's own warp's were t itself."""
+        order = self.order
+        assert order is not None and group.wc is not None
+        wc = group.wc[at]
+        own = order.warp[t]
+        rows = order.vc[t]
+        others = (wc <= rows) | (np.arange(order.per_block) == own[:, None])
+        mine = (wc[np.arange(len(t)), own] == 0) | ((group.thread[at] == t) & ~group.many[at])
+        return (group.block[at] == b) & others.all(axis=1) & mine
+
+    def tma_write(self, a: Access) -> None:
+        """A TMA copy into shared elements, issued by ``a.lanes``: every read and write of them before
+        must be ordered before the issue (its writes are the copy's, ordered by its mbarrier:
+        ``sim.mbarriers``)."""
+        rec = self.records.get(a.memory)
+        if rec is None:
+            return
+        self.file_reads(rec)
+        where = a.elements()
+        lanes, b, e = self.threads(a.lanes, a.width)
+        if rec.written:
+            self.check_writer(a, rec, where, lanes, b, e)
+        if rec.filed:
+            self.check_group(a, rec, rec.readers, where, lanes, b, e, "read it")
+
+    def sync_threads(self, lanes: np.ndarray) -> None:
+        """Threads of one block meeting at a named barrier: ordered after each other's accesses, their
+        warps' lanes among themselves as by a syncwarp (the hardware waits for the whole warp)."""
+        if self.order is not None:
+            self.order.join(lanes)
+        if self.clocks is not None:
+            n, c = self.run.width, self.clocks
+            warps, first = np.unique(c.warp[lanes], return_index=True)  # (lanes ascending)
+            slots = (lanes[first] - c.lane[lanes[first]])[:, None] + np.arange(n)
+            inside = slots < self.run.lanes
+            slots = np.where(inside, slots, 0)
+            inside &= c.warp[slots] == warps[:, None]
+            active = inside & np.isin(slots, lanes)
+            t = mask_dtype(n).type
+            self.syncwarp(slots, active, np.full(slots.shape, ~t(0), mask_dtype(n)))
+
     def file_reads(self, rec: _Records) -> None:
         """Record the pending reads."""
         for where, lanes, width, site in rec.pending:
             t, b, e = self.threads(lanes, width)
-            rec.readers.add(where, t, b, e, site, self.clocks)
+            rec.readers.add(where, t, b, e, site, self.clocks, self.order)
             rec.filed = True
         rec.pending.clear()
         rec.pending_elements = 0
@@ -365,12 +442,14 @@ class Races:
                 self.file_reads(rec)
         self.epoch[blocks] += 1
         self.same_epoch = self.same_epoch + 1 if everyone and self.same_epoch is not None else None
+        if self.order is not None:
+            self.order.block_join(blocks)
 
     def grid_sync(self) -> None:
         """A barrier of the whole grid: every access recorded so far, in any block and any memory,
         is ordered before every access to come, so the records start afresh."""
         for mem, rec in self.records.items():
-            self.records[mem] = _Records(rec.n, rec.shared, rec.synced)
+            self.records[mem] = _Records(rec.n, rec.shared, rec.synced, rec.warps)
         self.epoch += 1
         self.same_epoch = self.same_epoch + 1 if self.same_epoch is not None else None
 

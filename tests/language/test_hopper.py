@@ -383,7 +383,7 @@ def test_a_declaration_alone_is_refused_where_there_are_no_mbarriers():
 
 def test_other_dialects_refuse():
     for dialect in ("opencl", "hip"):
-        with pytest.raises(gk.CompileError, match=f"cannot be compiled to {dialect}: they need NVIDIA sm_90's"):
+        with pytest.raises(gk.CompileError, match=f"cannot be compiled to {dialect}: it needs NVIDIA sm_90's"):
             copy_boxes.source(Array[float32, 2], Array[float32, 2], 16, 32, backend=dialect)
 
 
