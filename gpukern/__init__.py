@@ -55,6 +55,7 @@ from .errors import (
     ZeroDivisionFault,
 )
 from .kernel import Kernel, grid_for, kernel
+from .language.cluster import cluster_barrier, cluster_dims, cluster_rank, cluster_size, peer
 from .language.core import (
     DeviceFunction,
     async_commit,
@@ -212,6 +213,11 @@ __all__ = [
     "tma_store_commit",
     "tma_store_wait",
     "elect_one",
+    "cluster_barrier",
+    "cluster_dims",
+    "cluster_rank",
+    "cluster_size",
+    "peer",
     "named_barrier",
     "named_barrier_arrive",
     "setmaxnreg_dec",

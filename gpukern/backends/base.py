@@ -13,6 +13,7 @@ from ..errors import InteropError, LaunchError
 from ..runtime.array import DeviceArray
 from ..runtime.plan import C_VALUE, convert_scalar
 from ..runtime.variant import Variant
+from ..semantics import cluster as cluster_ops
 from ..types import int64
 
 
@@ -75,6 +76,13 @@ class Backend:
             raise LaunchError(
                 f"block {block} has {threads} threads but {variant.kernel.__name__} declares "
                 f"launch_bounds({bounds[0]}): it may not run with more"
+            )
+        dims = variant.program.kernel.cluster
+        why = cluster_ops.grid_problem(grid, dims) if dims is not None else None
+        if why is not None:
+            raise LaunchError(
+                f"{variant.kernel.__name__} runs in clusters of {dims} blocks (cluster_dims): {why}; launch a "
+                "grid whose size in each dimension is a multiple of the cluster's"
             )
         if any(g > m for g, m in zip(grid, self.max_grid)):
             raise LaunchError(

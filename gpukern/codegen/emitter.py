@@ -49,6 +49,10 @@ _HOPPER_NAMES = {
     "NamedBarrier": "named barriers (named_barrier, named_barrier_arrive)",
     "Elect": "elect_one()",
     "SetMaxNreg": "setmaxnreg",
+    "FuncDef": "thread-block clusters (cluster_dims)",
+    "ClusterInfo": "thread-block clusters (cluster_rank, cluster_size)",
+    "Barrier": "cluster_barrier()",
+    "ArrayRef": "distributed shared memory (peer)",
 }
 
 
@@ -139,6 +143,9 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
             if fd.launch_bounds and self.d.launch_bounds:
                 bounds = fd.launch_bounds
                 prefix += " " + self.d.launch_bounds.format(args=", ".join(map(str, bounds)), threads=bounds[0])
+            if fd.cluster is not None:
+                x, y, z = fd.cluster
+                prefix += " " + self.hopper(fd)["cluster_dims"].format(x=x, y=y, z=z)
             head = f"{prefix} void {func_names[id(fd)]}({', '.join(params)})"
         else:
             params = []
@@ -453,6 +460,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         # shared writes ordered before wgmma's reads (a dialect without matrix units: refused at the
         # warpgroup statement itself, not here)
         fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma and self.d.matrix else ""
+        if s.scope == "cluster":
+            return [self.line(depth, fence + self.hopper(s)["cluster_sync"], s)]
         if s.scope == "grid":
             if not self.d.grid_sync:
                 raise CompileError(

@@ -201,7 +201,12 @@ class ExpressionEmitter:
         if array.record_field is not None:  # a field of a record array: the struct's member
             record = self.record_arrays[array.name]
             text += "." + self.records[record][1][array.record_field]
+        if array.peer is not None:  # the element in another block of the cluster
+            text = self.hopper(array)["peer"].format(e=text, rank=self.expr(array.peer))  # type: ignore[attr-defined]
         return text
+
+    def expr_ClusterInfo(self, e: ir.ClusterInfo) -> tuple[str, int]:
+        return self.hopper(e)[e.what], ATOM  # type: ignore[attr-defined]
 
     def _element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
         name = self.name(array.name)

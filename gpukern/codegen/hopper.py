@@ -6,7 +6,8 @@ address, '{0}': its operand), 'tma_load' ('{rank}', '{d}' the destination's addr
 descriptor parameter, '{coords}' the coordinates innermost first, '{b}'), the two fences, the
 descriptor parameter's declaration ('map_param': '{name}'), the C type of an mbarrier, and warp
 specialization's 'named_sync' / 'named_arrive' ('{id}', '{count}'), 'elect', 'setmaxnreg_inc' /
-'setmaxnreg_dec' ('{n}'); the preamble defines the helpers they call.  A descriptor is the
+'setmaxnreg_dec' ('{n}'), and clusters' 'cluster_dims' ('{x}', '{y}', '{z}'), 'rank', 'size',
+'cluster_sync' and 'peer' (the element '{e}' in block '{rank}'); the preamble defines the helpers.  A descriptor is the
 driver's 128-byte ``CUtensorMap``, passed by value as a ``__grid_constant__`` parameter (so its
 address is a constant-bank one, as ``cp.async.bulk.tensor`` wants) and built at launch by
 ``cuTensorMapEncodeTiled`` (``backends.cuda_driver.tensor_map``).
@@ -94,6 +95,25 @@ __device__ __forceinline__ void gk_named_sync(unsigned id, unsigned count) {
 }
 __device__ __forceinline__ void gk_named_arrive(unsigned id, unsigned count) {
     asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(count) : "memory");
+}
+// thread-block clusters (gpukern/semantics/cluster.py)
+__device__ __forceinline__ int gk_cluster_rank() {
+    unsigned r;
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return (int)r;
+}
+__device__ __forceinline__ int gk_cluster_size() {
+    unsigned n;
+    asm("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+    return (int)n;
+}
+template <class T> __device__ __forceinline__ T* gk_peer(T* p, unsigned rank) {  // the same element, in block rank
+    unsigned long long q;
+    asm("mapa.u64 %0, %1, %2;\n" : "=l"(q) : "l"(p), "r"(rank));
+    return reinterpret_cast<T*>(q);
+}
+__device__ __forceinline__ void gk_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }"""
 
 CUDA_HOPPER = {
@@ -118,5 +138,10 @@ CUDA_HOPPER = {
     "elect": "gk_elect_one()",
     "setmaxnreg_inc": 'asm volatile("setmaxnreg.inc.sync.aligned.u32 {n};\\n" ::: "memory");',
     "setmaxnreg_dec": 'asm volatile("setmaxnreg.dec.sync.aligned.u32 {n};\\n" ::: "memory");',
+    "cluster_dims": "__cluster_dims__({x}, {y}, {z})",
+    "rank": "gk_cluster_rank()",
+    "size": "gk_cluster_size()",
+    "cluster_sync": "gk_cluster_sync();",
+    "peer": "(*gk_peer(&{e}, {rank}))",
 }
 MAX_RANK = 3  # the ranks the helpers above copy

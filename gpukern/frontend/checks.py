@@ -161,7 +161,8 @@ def _runs_at_least_once(s: ir.For) -> bool:
 # ---------------------------------------------------------------- collective operations
 
 _THREAD = frozenset({"thread_idx", "global_id", "lane_id"})  # what differs between a block's threads
-_GRID = _THREAD | {"block_idx"}  # ... and between the grid's (a grid_sync's reach)
+_GRID = _THREAD | {"block_idx"}  # ... and between the grid's (a grid_sync's reach, a cluster_barrier's)
+_BARRIER_NAMES = {"block": "barrier", "grid": "grid_sync", "cluster": "cluster_barrier"}
 
 
 def contains_barrier(node: ir.Node) -> bool:
@@ -181,7 +182,8 @@ def _varies(n: ir.Node, indices: frozenset[str] = _THREAD) -> bool:
     return (
         isinstance(n, ir.Special)
         and n.name in indices
-        or isinstance(n, (ir.Lane, ir.WarpOp))
+        or isinstance(n, (ir.Lane, ir.WarpOp, ir.Elect))
+        or (isinstance(n, ir.ClusterInfo) and n.what == "rank" and "block_idx" in indices)
         or any(a.read for a in n.accesses())
     )
 
@@ -519,30 +521,31 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     divide the threads as a branch does."""
     if not has_barrier(fd):
         return
-    grid = any(isinstance(n, ir.Barrier) and n.scope == "grid" for n in ir.walk_body(fd.body))
+    grid = any(isinstance(n, ir.Barrier) and n.scope != "block" for n in ir.walk_body(fd.body))
     for indices in (_THREAD, _GRID) if grid else (_THREAD,):
         u = _Uniformity(fd, varying_params, indices)
         assumed: dict[int, tuple[ir.Node, ...]] | None = None  # the reasons left if launch-bound ifs are taken by all
         for site in _collective_sites(fd, u):
             n = site.node
             why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
-            if isinstance(n, ir.Barrier) and why is not None and (indices is _THREAD or n.scope == "grid"):
-                what = "this grid_sync() is" if n.scope == "grid" else "this barrier() is"
+            if isinstance(n, ir.Barrier) and why is not None and (indices is _THREAD or n.scope != "block"):
+                name = _BARRIER_NAMES[n.scope]
+                what = f"this {name}() is"
                 if assumed is None:
                     data = _Uniformity(fd, varying_params, frozenset())
                     at_launch = _Uniformity(fd, varying_params, indices, by_data=data)
                     assumed = {id(t.node): t.reasons for t in _collective_sites(fd, at_launch)}
                 left = [r for r in assumed[id(n)] if not (fd.is_kernel and isinstance(r, ir.Return))]
                 if not left:
-                    whose = "of the grid" if n.scope == "grid" else "of the block"
+                    whose = f"of the {n.scope}"
                     warn_at(
                         f"{what} {describe_divergence(why)} only through its index and values known "
                         f"at launch: accepted, since at a launch every thread {whose} may take that branch. "
                         f"The simulator checks at run time that all do; on CUDA and OpenCL a "
-                        f"{'grid' if n.scope == 'grid' else 'block'} whose threads do not all take it would "
+                        f"{n.scope} whose threads do not all take it would "
                         "hang or misbehave",
                         n.loc,
-                        f"move the {'grid_sync' if n.scope == 'grid' else 'barrier'} out of the branch to be "
+                        f"move the {name} out of the branch to be "
                         "safe at every launch",
                     )
                     continue

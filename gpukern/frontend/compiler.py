@@ -233,6 +233,7 @@ class FunctionLowering(ast.NodeVisitor):
         self.block_arrays: set[str] = set()  # names of arrays bound in an if or loop body, out of scope
         self.declared_names: set[str] = set()  # names a shared()/local() in an if or loop body was bound to
         self.launch_bounds: tuple[int, ...] | None = None
+        self.cluster: tuple[int, int, int] | None = None
         self.captured: dict[str, ir.ArrayRef] = {}  # a module's device array's name -> its parameter
         code = parsed.fn.__code__  # every name the function's body uses, without walking its tree
         self.python_names = {*code.co_varnames, *code.co_names, *code.co_freevars, *code.co_cellvars}
@@ -286,6 +287,7 @@ class FunctionLowering(ast.NodeVisitor):
             is_kernel=self.is_kernel,
             loc=self.loc(tree),
             launch_bounds=self.launch_bounds,
+            cluster=self.cluster,
             nones=self.nones,
             optional=self.optional_return,
         )
@@ -369,6 +371,11 @@ class FunctionLowering(ast.NodeVisitor):
         if self.launch_bounds not in (None, bounds):
             raise self.type_error(node, f"launch_bounds{bounds} contradicts launch_bounds{self.launch_bounds}")
         self.launch_bounds = bounds
+
+    def set_cluster(self, node: ast.AST, dims: tuple[int, int, int]) -> None:
+        if self.cluster not in (None, dims):
+            raise self.type_error(node, f"cluster_dims{dims} contradicts cluster_dims{self.cluster}")
+        self.cluster = dims
 
     def set_type(self, name: str, t: Type) -> None:
         """Record a variable's (joined) type; a change after its first assignment means code

@@ -71,6 +71,7 @@ class ExpressionLowering(ast.NodeVisitor):
         self.declare = f.declare
         self.fresh = f.fresh
         self.set_launch_bounds = f.set_launch_bounds
+        self.set_cluster = f.set_cluster
 
     def generic_visit(self, node: ast.AST) -> Any:
         raise unsupported(self.loc(node), node)

@@ -127,6 +127,9 @@ class ArrayRef(Node):
     # (its name and type, the indices the base's) and ``view`` says which view the kernel went
     # through, for the simulator's bounds check and messages
     view: View | None = field(default=None, kw_only=True)
+    # a shared array of another block of the cluster (``peer(a, rank)``): that block's rank (uint32)
+    peer: Expr | None = field(default=None, kw_only=True)
+    CHILDREN = ("peer",)
 
 
 @dataclass(eq=False)
@@ -508,7 +511,8 @@ class Barrier(Stmt):
     (``__syncthreads_count`` ...) is a barrier too: ``vote`` names its entry of
     ``semantics.warp.BLOCK_VOTES``, ``pred`` is each thread's predicate (bool) and ``result`` the
     variable that receives the block's answer, the same in every thread.  ``scope="grid"``: every
-    thread of the grid waits (``grid_sync``, a cooperative launch on CUDA); never with a vote."""
+    thread of the grid waits (``grid_sync``, a cooperative launch on CUDA); never with a vote;
+    ``scope="cluster"``: every thread of the block's cluster (``cluster_barrier``)."""
 
     CHILDREN = ("pred", "result")
     vote: str | None = None
@@ -683,6 +687,16 @@ class NamedBarrier(Stmt):
     id: Expr
     count: Expr
     wait: bool
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
+class ClusterInfo(Expr):
+    """``cluster_rank()`` (``what`` 'rank': the block's rank in its cluster) or ``cluster_size()``
+    ('size': its blocks), as ``semantics.cluster`` defines them; int32."""
+
+    what: str
+    type: ScalarType
     loc: Loc | None = _loc()
 
 
@@ -899,6 +913,7 @@ class FuncDef:
     loc: Loc | None = None
     description: str = ""
     launch_bounds: tuple[int, ...] | None = None  # (max threads per block[, min blocks per SM])
+    cluster: tuple[int, int, int] | None = None  # the kernel's cluster shape (``cluster_dims``)
     # locals some paths leave unassigned that are only read as a shuffle's value (``if lane == 0:
     # v = x`` then ``shfl_sync(mask, v, 0)``): C declares them 0; the simulator checks the source lane set it
     partial: set[str] = field(default_factory=set)

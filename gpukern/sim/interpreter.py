@@ -52,6 +52,7 @@ from ..types import StorageType, TupleType
 from . import wave64
 from .access import Memory
 from .branches import Branches
+from .cluster import Clusters
 from .limits import memory_guard
 from .memory import MemoryPath
 from .mma import Fragments
@@ -139,6 +140,7 @@ class _Run:
         self.lane_ids = lane
         # what differs between the sides of an if run side by side: each side's, installed in turn
         self.frames: list[_Frame] = []
+        self._clusters: Clusters | None = None  # made at the first use
         self.mem = MemoryPath(self, check)
         self.tables = {  # constant tables: read-only, so no check but bounds needs to follow them
             ref.name: self.mem.table(ref, data) for ref, data in variant.program.tables
@@ -222,6 +224,15 @@ class _Run:
     def s_DeclArray(self, s: ir.DeclArray, m: np.ndarray) -> None:
         if s.array.name not in self.frame.arrays:
             self.frame.arrays[s.array.name] = self.mem.declare(s.array, s)
+
+    @property
+    def clusters(self) -> Clusters:
+        if self._clusters is None:
+            self._clusters = Clusters(self)
+        return self._clusters
+
+    def e_ClusterInfo(self, e: ir.ClusterInfo, m: np.ndarray) -> Any:
+        return self.clusters.ranks() if e.what == "rank" else np.int32(self.clusters.size)
 
     @property
     def named_barriers(self) -> NamedBarriers:
@@ -424,6 +435,11 @@ class _Run:
         the predicate of the threads that do, each evaluated before it waits."""
         if s.scope == "grid":
             self.grid_sync(s, m)
+            return
+        if s.scope == "cluster":
+            if self.prof is not None:
+                self.prof.barrier(s.loc, self.lanes_of(m))
+            self.clusters.barrier(s, m)
             return
         pred = None if s.pred is None else np.broadcast_to(self.eval(s.pred, m), (self.lanes,)).astype(bool)
         if self.prof is not None:
@@ -820,6 +836,8 @@ class SimBackend(Backend):
                 wave64.report_static(run, wave64.static_findings(variant.program))
             with np.errstate(all="ignore"), ir.deep_recursion():
                 run.run_block(fd.body, run.all)
+                if run._clusters is not None and checked:
+                    run._clusters.finish(fd)
             if run._warps is not None and run._warps.reach is not None and checked:
                 run._warps.reach.finish()
         finally:

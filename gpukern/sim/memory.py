@@ -149,6 +149,13 @@ class MemoryPath:
         if self.races is not None:
             self.races.grid_sync()
 
+    def cluster_barrier(self, blocks: np.ndarray, clusters: np.ndarray) -> None:
+        """A cluster_barrier() of the clusters of ``blocks`` (each one's cluster: ``clusters``)."""
+        if self.races is not None:
+            self.races.barrier(blocks, cluster=True)
+            if self.races.order is not None:
+                self.races.order.cluster_join(blocks, clusters)
+
     def sync_threads(self, block: int, lanes: np.ndarray) -> None:
         """Threads ``lanes`` of ``block`` met at a named barrier: all of its live ones, a barrier();
         some, ordered among themselves (``sim.ordering``)."""
@@ -392,8 +399,14 @@ class MemoryPath:
             keep = self.check_bounds(mem, ix, flat, idx, lanes, width, wide, node, view)
             if keep is not None:  # faults being collected: the lanes out of bounds skip the access
                 lanes, flat, full = lanes[keep], flat[keep], False
+        peer = getattr(ref or getattr(node, "array", None), "peer", None)
         if mem.space in ("global", "constant"):  # one copy for the whole grid
             where = flat
+        elif peer is not None:  # another block's copy (peer(a, rank): sim.cluster)
+            blocks, ok = run.clusters.targets(lanes, run.eval(peer, m), node)
+            if not ok.all():
+                lanes, flat, blocks, full = lanes[ok], flat[ok], blocks[ok], False
+            where = blocks.astype(itype) * mem.size + flat
         else:
             base = self.block_base(mem.size, wide) if mem.space == "shared" else run.lane_ids.astype(itype) * mem.size
             where = (base if full else base[lanes]) + flat

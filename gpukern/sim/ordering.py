@@ -1,14 +1,15 @@
-"""Ordering between warps of a block by mbarriers and named barriers: vector clocks for ``sim.races``.
+"""Ordering between warps by mbarriers, named and cluster barriers: vector clocks for ``sim.races``.
 
-A block barrier orders every thread of a block (``sim.races`` counts them as epochs); mbarriers and
-named barriers order some threads after others: a consumer that waited for a phase is ordered
-after what the threads that arrived at it did before arriving, and the threads meeting at a named
-barrier after each other.  In a kernel with either, each thread keeps a vector clock over its
-block's warps (``vc[thread, warp]``): an access records its thread's own entry (its *clock*); an
-arrival publishes the thread's clock into the mbarrier's phase, then moves its own entry on; a
-wait that sees the phase complete takes in what the phase's arrivals published; a named barrier's
-or block barrier's threads take in each other's.  A later access by thread t is then ordered
-after an access of warp w at clock c when ``vc[t, w] >= c``.
+A block barrier orders every thread of a block (``sim.races`` counts them as epochs); mbarriers,
+named barriers and cluster barriers order some threads after others: a consumer that waited for a
+phase is ordered after what the threads that arrived at it did before arriving, the threads
+meeting at a named barrier after each other, the threads of a cluster after a cluster barrier.
+In a kernel with any of them, each thread keeps a vector clock over its block's warps -- its
+cluster's, where the kernel has clusters (``vc[thread, warp]``): an access records its thread's
+own entry (its *clock*); an arrival publishes the thread's clock into the mbarrier's phase, then
+moves its own entry on; a wait that sees the phase complete takes in what the phase's arrivals
+published; the threads of a named, block or cluster barrier take in each other's.  A later access
+by thread t is then ordered after an access of warp w at clock c when ``vc[t, w] >= c``.
 
 The unit is the warp: a thread's arrival covers its warp's accesses before it (CUDA's pipelines
 arrive with one thread of a warp or warpgroup, after collective operations), and a warpgroup's
@@ -33,8 +34,12 @@ class Ordering:
 
     def __init__(self, run: Any):
         self.run = run
-        self.per_block = -(-run.tpb // run.width)
-        self.warp = (run.thread_in_block.astype(np.int64) // run.width).astype(np.int64)  # its warp in its block
+        per_block = -(-run.tpb // run.width)
+        clusters = run.clusters
+        self.per_block = per_block * clusters.size  # the warps of a cluster (of a block, without clusters)
+        # per lane: its warp in its cluster (the block's rank first)
+        self.warp = clusters.rank[run.block_of] * per_block + run.thread_in_block.astype(np.int64) // run.width
+        self.cluster = clusters.cluster
         self.vc = np.zeros((run.lanes, self.per_block), np.int32)
         self.vc[run.lane_ids, self.warp] = 1
         self.now = 1
@@ -91,6 +96,14 @@ class Ordering:
         if len(lanes):
             self.vc[lanes] = self.vc[lanes].max(axis=0)
             self.tick(lanes)
+
+    def cluster_join(self, blocks: np.ndarray, clusters: np.ndarray) -> None:
+        """A cluster_barrier() of the clusters of ``blocks`` (``clusters``: each one's): every thread of
+        each takes in the others'."""
+        tpb = self.run.tpb
+        for c in np.unique(clusters).tolist():
+            mine = blocks[clusters == c]
+            self.join((mine[:, None] * tpb + np.arange(tpb)).ravel())
 
     def block_join(self, blocks: np.ndarray) -> None:
         """A barrier() of ``blocks``: every thread of each takes in the others'."""

@@ -246,7 +246,13 @@ class Races:
         synced = named or any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in nodes)
         self.clocks = _Clocks(run) if synced else None  # only kernels that call syncwarp() need them
         # ordering between warps: kernels with named barriers or mbarrier arrivals
-        arrivals = named or any(isinstance(n, ir.Mbarrier) and n.op in ("arrive", "arrive_tx") for n in nodes)
+        self.peers = any(isinstance(n, ir.ArrayRef) and n.peer is not None for n in nodes)  # distributed shared memory
+        arrivals = (
+            named
+            or self.peers
+            or any(isinstance(n, ir.Mbarrier) and n.op in ("arrive", "arrive_tx") for n in nodes)
+            or any(isinstance(n, ir.Barrier) and n.scope == "cluster" for n in nodes)
+        )
         self.order = Ordering(run) if arrivals else None
         self.warps = self.order.per_block if self.order is not None else 0
         if self.order is not None:
@@ -342,7 +348,8 @@ class Races:
         if bad.any() and self.order is not None and rec.writer_wc is not None:  # or by mbarriers, named barriers
             k = np.nonzero(bad)[0]
             wk, tk = w[k].astype(np.int64), t[k].astype(np.int64)
-            other_warp = (wk // self.run.tpb == b[k]) & (self.order.warp[wk] != self.order.warp[tk])
+            same = self.order.cluster[wk // self.run.tpb] == self.order.cluster[b[k]]  # (warps of one cluster)
+            other_warp = same & (self.order.warp[wk] != self.order.warp[tk])
             bad[k] = ~(other_warp & self.order.ordered(tk, self.order.warp[wk], rec.writer_wc[where[k]]))
         if bad.any():
             k = int(np.argmax(bad))
@@ -371,16 +378,19 @@ class Races:
             bad[k] = ~(same_block & self.clocks.after_all(t[k], group.warp[at], group.lanes[at], group.clock[at]))
         if bad.any() and self.order is not None and group.wc is not None:  # or by mbarriers, named barriers
             k = np.nonzero(bad)[0]
-            bad[k] = ~self.group_ordered(group, where[k], t[k].astype(np.int64), b[k])
+            bad[k] = ~self.group_ordered(group, where[k], t[k].astype(np.int64), b[k], rec.shared)
         if bad.any():
             k = int(np.argmax(bad))
             other = int(group.thread[where[k]])
             self.race(a, where, k, int(t[k]), before, other if other != t[k] else NONE, int(group.at[where[k]]))
 
-    def group_ordered(self, group: _Group, at: np.ndarray, t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    def group_ordered(
+        self, group: _Group, at: np.ndarray, t: np.ndarray, b: np.ndarray, shared: bool
+    ) -> np.ndarray:
         """Whether threads t (of blocks b) are ordered after every member of ``group`` at elements
-        ``at`` by the clocks of ``sim.ordering``: the members are of t's block, those of other warps
-        read before clocks t has taken in, and t's own warp's were t itself."""
+        ``at`` by the clocks of ``sim.ordering``: the members are of t's cluster (in ``shared``
+        memory, always), those of other warps read before clocks t has taken in, and t's own warp's
+        were t itself."""
         order = self.order
         assert order is not None and group.wc is not None
         wc = group.wc[at]
@@ -388,7 +398,8 @@ class Races:
         rows = order.vc[t]
         others = (wc <= rows) | (np.arange(order.per_block) == own[:, None])
         mine = (wc[np.arange(len(t)), own] == 0) | ((group.thread[at] == t) & ~group.many[at])
-        return (group.block[at] == b) & others.all(axis=1) & mine
+        same = (group.block[at] == b) | (group.block[at] >= 0) & (order.cluster[group.block[at]] == order.cluster[b])
+        return (same | shared) & others.all(axis=1) & mine
 
     def tma_write(self, a: Access) -> None:
         """A TMA copy into shared elements, issued by ``a.lanes``: every read and write of them before
@@ -430,11 +441,13 @@ class Races:
         rec.pending.clear()
         rec.pending_elements = 0
 
-    def barrier(self, blocks: np.ndarray) -> None:
-        """A barrier in ``blocks``: their threads' later accesses are ordered after earlier ones."""
+    def barrier(self, blocks: np.ndarray, cluster: bool = False) -> None:
+        """A barrier in ``blocks``: their threads' later accesses are ordered after earlier ones (of the
+        same block; of the same cluster too, at a ``cluster`` barrier)."""
         everyone = len(blocks) == self.run.nblocks
+        clear = everyone and (cluster or not self.peers)  # (another block's accesses of shared memory)
         for rec in self.records.values():
-            if rec.shared and everyone:  # every record is ordered before whatever comes next
+            if rec.shared and clear:  # every record is ordered before whatever comes next
                 rec.pending.clear()
                 rec.pending_elements = 0
                 rec.written = rec.filed = rec.updated = False

@@ -1,0 +1,166 @@
+"""Thread-block clusters (gpukern.language.cluster): cluster_dims, cluster_rank/size, cluster_barrier
+and distributed shared memory (peer).  Results on the simulator and on an sm_90 GPU against NumPy,
+each misuse the simulator reports at its line, the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from compilers import needs_nvcc
+from kernel_source import line_of, load_kernel
+
+import gpukern as gk
+from gpukern import Array, Const, float32, int32
+from gpukern.backends.cuda_compile import nvcc_compile
+
+
+def _need_sm90(backend):
+    if backend == "opencl":
+        pytest.skip("OpenCL has no clusters (test_other_dialects_refuse)")
+    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
+        pytest.skip("needs an sm_90 GPU")
+
+
+@gk.kernel
+def cluster_sums(a: Array[float32], out: Array[float32], CLUSTER: Const[int], SYNC: Const[bool], LAST: Const[bool]):
+    """Each block puts its 128 elements of a in shared memory; the block of rank 0 of each cluster adds
+    the cluster's blocks' through distributed shared memory (SYNC: after a cluster barrier; LAST: a
+    cluster barrier keeps the peers until they are read)."""
+    gk.cluster_dims(CLUSTER)
+    part = gk.shared(float32, 128)
+    t = gk.thread_idx.x
+    b = gk.block_idx.x
+    part[t] = a[b * 128 + t]
+    if SYNC:
+        gk.cluster_barrier()
+    if gk.cluster_rank() == 0:
+        acc = float32(0)
+        for r in range(gk.cluster_size()):
+            acc += gk.peer(part, r)[t]  # read the peers
+        out[(b // CLUSTER) * 128 + t] = acc
+    if LAST:
+        gk.cluster_barrier()
+
+
+@pytest.mark.parametrize("cluster, blocks", [(2, 4), (4, 8)])
+def test_a_cluster_adds_its_blocks_through_distributed_shared_memory(backend, cluster, blocks):
+    _need_sm90(backend)
+    a = np.random.default_rng(cluster).integers(-50, 50, blocks * 128).astype(np.float32)
+    out = gk.to_device(np.zeros(blocks // cluster * 128, np.float32))
+    cluster_sums[blocks, 128](gk.to_device(a), out, cluster, True, True)
+    np.testing.assert_array_equal(out.get(), a.reshape(-1, cluster, 128).sum(axis=1).ravel())
+    if backend == "sim":
+        assert gk.sanitize(cluster_sums[blocks, 128], a, np.zeros(blocks // cluster * 128, np.float32),
+                           cluster, True, True) == []  # fmt: skip
+
+
+def test_reading_a_peer_before_a_cluster_barrier_is_a_race():
+    a = np.ones(4 * 128, np.float32)
+    faults = gk.sanitize(cluster_sums[4, 128], a, np.zeros(256, np.float32), 2, False, True)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(cluster_sums, "# read the peers")
+    assert "'part'" in str(faults[0])
+
+
+def test_a_peer_read_with_no_cluster_barrier_after_it_may_find_the_block_gone():
+    a = np.ones(4 * 128, np.float32)
+    faults = gk.sanitize(cluster_sums[4, 128], a, np.zeros(256, np.float32), 2, True, False)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(cluster_sums, "# read the peers")
+    assert "may have exited" in str(faults[0])
+
+
+@gk.kernel
+def rotate(a: Array[int32], out: Array[int32]):
+    """Each block writes its 64 elements into the next block's shared memory (round its cluster of 4)."""
+    gk.cluster_dims(2, 2)
+    buf = gk.shared(int32, 64)
+    t = gk.thread_idx.x
+    b = gk.block_idx.x + gk.block_idx.y * gk.grid_dim.x
+    n = gk.cluster_size()
+    gk.peer(buf, (gk.cluster_rank() + 1) % n)[t] = a[b * 64 + t]
+    gk.cluster_barrier()
+    out[b * 64 + t] = buf[t]
+
+
+def test_blocks_write_each_others_shared_memory(backend):
+    _need_sm90(backend)
+    a = np.arange(16 * 64, dtype=np.int32)
+    out = gk.to_device(np.zeros_like(a))
+    rotate[(4, 4), 64](gk.to_device(a), out)
+    got = out.get().reshape(4, 4, 64)  # [by, bx, t]
+    blocks = a.reshape(4, 4, 64)
+    for by in range(4):
+        for bx in range(4):
+            rank = bx % 2 + (by % 2) * 2
+            src = (rank - 1) % 4  # the block that wrote into this one
+            sy, sx = by - by % 2 + src // 2, bx - bx % 2 + src % 2
+            np.testing.assert_array_equal(got[by, bx], blocks[sy, sx])
+
+
+def test_the_cuda_source_spells_the_ptx():
+    src = cluster_sums.source(Array[float32], Array[float32], 2, True, True)
+    for text in ("__cluster_dims__(2, 1, 1)", "mapa.u64", "barrier.cluster.arrive.release.aligned",
+                 "%%cluster_ctarank", "(*gk_peer(&part[t], (unsigned int)r))"):  # fmt: skip
+        assert text in src, text
+
+
+@needs_nvcc
+def test_nvcc_compiles_it_for_sm_90():
+    nvcc_compile(rotate.source(Array[int32], Array[int32], line_directives=True), "sm_90")
+
+
+def test_a_grid_of_part_of_a_cluster_is_refused_at_launch():
+    with pytest.raises(gk.LaunchError, match=r"not a whole number of clusters of \(2, 1, 1\)"):
+        cluster_sums[3, 128](np.ones(3 * 128, np.float32), np.zeros(256, np.float32), 2, True, True)
+
+
+_HEADER = "import gpukern as gk\nfrom gpukern import Array, int32\n"
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("gk.cluster_dims(4, 4)", "at most 8 blocks"),
+        ("gk.cluster_dims(0)", "positive integers"),
+        ("x = gk.peer(out, 1)[0]", "takes one of the kernel's shared arrays"),
+        ("x = gk.peer(buf, 9)[0]", "rank in its cluster is 0 to 7"),
+        ("if gk.cluster_rank() == 0: gk.cluster_barrier()", "cluster_barrier"),
+    ],
+)
+def test_bad_uses_are_refused_at_the_line(body, match):
+    src = f"""{_HEADER}
+@gk.kernel
+def k(out: Array[int32]):
+    gk.cluster_dims(2)
+    buf = gk.shared(int32, 32)
+    {body}
+    out[0] = 1
+"""
+    with pytest.raises(gk.GpukernError, match=match) as e:
+        load_kernel(src).source(Array[int32])
+    assert e.value.loc.lineno == src.splitlines().index(f"    {body}") + 1
+
+
+@gk.kernel
+def far_peer(out: Array[int32], R: int32):
+    gk.cluster_dims(2)
+    buf = gk.shared(int32, 32)
+    buf[gk.thread_idx.x] = 1
+    gk.cluster_barrier()
+    out[gk.block_idx.x * 32 + gk.thread_idx.x] = gk.peer(buf, R)[gk.thread_idx.x]  # rank R
+    gk.cluster_barrier()
+
+
+def test_a_rank_outside_the_cluster_is_reported():
+    assert gk.sanitize(far_peer[2, 32], np.zeros(64, np.int32), 1) == []
+    faults = gk.sanitize(far_peer[2, 32], np.zeros(64, np.int32), 2)
+    assert [type(f) for f in faults] == [gk.OutOfBoundsError]
+    assert faults[0].loc.lineno == line_of(far_peer, "# rank R")
+    assert "rank 2 of its cluster, which has 2 blocks" in str(faults[0])
+
+
+def test_other_dialects_refuse():
+    for dialect in ("opencl", "hip"):
+        with pytest.raises(gk.CompileError, match=r"cannot be compiled to " + dialect):
+            rotate.source(Array[int32], Array[int32], backend=dialect)
