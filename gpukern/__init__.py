@@ -105,6 +105,8 @@ from .language.core import (
 )
 from .language.hopper import (
     box_bytes,
+    bulk_load,
+    bulk_store,
     fence_mbarrier_init,
     fence_proxy_async,
     mbarrier_arrive,
@@ -198,6 +200,8 @@ from .types import (
 __all__ = [
     "__version__",
     "box_bytes",
+    "bulk_load",
+    "bulk_store",
     "fence_mbarrier_init",
     "fence_proxy_async",
     "mbarrier",

@@ -49,6 +49,7 @@ _HOPPER_NAMES = {
     "NamedBarrier": "named barriers (named_barrier, named_barrier_arrive)",
     "Elect": "elect_one()",
     "SetMaxNreg": "setmaxnreg",
+    "BulkCopy": "bulk copies (bulk_load, bulk_store)",
     "FuncDef": "thread-block clusters (cluster_dims)",
     "ClusterInfo": "thread-block clusters (cluster_rank, cluster_size)",
     "Barrier": "cluster_barrier()",
@@ -511,7 +512,18 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
 
     def stmt_TmaLoad(self, s: ir.TmaLoad, depth: int) -> list[str]:
         d, b = f"&{self.element(s.dst, s.dst_indices)}", f"&{self.element(s.bar, s.bar_indices)}"
+        if s.multicast is not None:
+            return [self.line(depth, self.tma_copy(s, "tma_load_mc", d=d, b=b, mask=self.expr(s.multicast)), s)]
         return [self.line(depth, self.tma_copy(s, "tma_load", d=d, b=b), s)]
+
+    def stmt_BulkCopy(self, s: ir.BulkCopy, depth: int) -> list[str]:
+        d, src = f"&{self.element(s.dst, s.dst_indices)}", f"&{self.element(s.src, s.src_indices)}"
+        size = s.dst.type.elem.itemsize
+        nbytes = f"{self.expr(s.count, PREC['*'])} * {size}u" if size != 1 else self.expr(s.count)
+        if s.bar is None:
+            return [self.line(depth, self.hopper(s)["bulk_store"].format(d=d, s=src, bytes=nbytes), s)]
+        b = f"&{self.element(s.bar, s.bar_indices)}"
+        return [self.line(depth, self.hopper(s)["bulk_load"].format(d=d, s=src, bytes=nbytes, b=b), s)]
 
     def stmt_TmaStore(self, s: ir.TmaStore, depth: int) -> list[str]:
         return [self.line(depth, self.tma_copy(s, "tma_store", s=f"&{self.element(s.src, s.src_indices)}"), s)]

@@ -63,6 +63,34 @@ __device__ __forceinline__ void gk_tma_load_3d(void* d, const gk_tensor_map* m, 
                  :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(gk_smem(b)) : "memory");
 }"""
 
+_MULTICAST = r"""// TMA multicast into the cluster's blocks of a mask, plain bulk copies
+__device__ __forceinline__ void gk_tma_load_mc_1d(void* d, const gk_tensor_map* m, int c0, unsigned long long* b,
+                                                  unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2}], [%3], %4;\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(gk_smem(b)), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void gk_tma_load_mc_2d(void* d, const gk_tensor_map* m, int c0, int c1,
+                                                  unsigned long long* b, unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(gk_smem(b)), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void gk_tma_load_mc_3d(void* d, const gk_tensor_map* m, int c0, int c1, int c2,
+                                                  unsigned long long* b, unsigned short mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
+                 :: "r"(gk_smem(d)), "l"(m), "r"(c0), "r"(c1), "r"(c2), "r"(gk_smem(b)), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void gk_bulk_load(void* d, const void* s, unsigned bytes, unsigned long long* b) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+                 :: "r"(gk_smem(d)), "l"(s), "r"(bytes), "r"(gk_smem(b)) : "memory");
+}
+__device__ __forceinline__ void gk_bulk_store(void* d, const void* s, unsigned bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n"
+                 :: "l"(d), "r"(gk_smem(s)), "r"(bytes) : "memory");
+}"""
+
 _STORES = r"""__device__ __forceinline__ void gk_tma_store_1d(const gk_tensor_map* m, int c0, const void* s) {
     asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%1}], [%2];\n"
                  :: "l"(m), "r"(c0), "r"(gk_smem(s)) : "memory");
@@ -117,7 +145,7 @@ __device__ __forceinline__ void gk_cluster_sync() {
 }"""
 
 CUDA_HOPPER = {
-    "preamble": _HELPERS + "\n" + _STORES + "\n" + _SPECIALIZATION,
+    "preamble": _HELPERS + "\n" + _MULTICAST + "\n" + _STORES + "\n" + _SPECIALIZATION,
     "type": "unsigned long long",
     "init": "gk_mbar_init({b}, {0})",
     "arrive": "gk_mbar_arrive({b})",
@@ -126,6 +154,9 @@ CUDA_HOPPER = {
     "try_wait": "gk_mbar_try_wait({b}, {0})",
     "wait": "gk_mbar_wait({b}, {0})",
     "tma_load": "gk_tma_load_{rank}d({d}, &{map}, {coords}, {b});",
+    "tma_load_mc": "gk_tma_load_mc_{rank}d({d}, &{map}, {coords}, {b}, (unsigned short)({mask}));",
+    "bulk_load": "gk_bulk_load({d}, {s}, {bytes}, {b});",
+    "bulk_store": "gk_bulk_store({d}, {s}, {bytes});",
     "fence:mbarrier_init": 'asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
     "fence:proxy_async": 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
     "map_param": "const __grid_constant__ gk_tensor_map {name}",

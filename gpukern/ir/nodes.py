@@ -615,7 +615,7 @@ class TmaLoad(Stmt):
     as ``semantics.tma`` says; its bytes complete on the mbarrier ``bar[bar_indices]``, and the
     destination may be read by a thread once it has waited for that phase."""
 
-    CHILDREN = ("dst", "dst_indices", "map", "coords", "bar", "bar_indices")
+    CHILDREN = ("dst", "dst_indices", "map", "coords", "bar", "bar_indices", "multicast")
     dst: ArrayRef
     dst_indices: list[Expr]
     map: TensorMap
@@ -623,6 +623,9 @@ class TmaLoad(Stmt):
     bar: ArrayRef
     bar_indices: list[Expr]
     loc: Loc | None = _loc()
+    # a uint16 mask of the cluster's blocks the box lands in (each at the same place, completing on
+    # its own barrier at the same place), or None: this block only
+    multicast: Expr | None = None
 
     def accesses(self) -> tuple[MemoryAccess, ...]:
         """The box written into shared memory from its first element (128-byte aligned, 1024 where
@@ -658,6 +661,33 @@ class TmaStore(Stmt):
             MemoryAccess(self.src, self.src_indices, True, False, box, 1024 if self.map.swizzle else 128),
             MemoryAccess(self.map.array, self.coords, False, True, None, 16),
         )
+
+
+@dataclass(eq=False)
+class BulkCopy(Stmt):
+    """``bulk_load(dst[...], src[...], count, bar[...])`` (global to shared, its bytes completing on the
+    mbarrier) or ``bulk_store(dst[...], src[...], count)`` (shared to global, in the thread's bulk
+    group; ``bar`` None): ``count`` (uint32) contiguous elements from each first element on, a
+    multiple of 16 bytes, both ends 16-byte aligned (``semantics.tma.BULK_ALIGN``)."""
+
+    CHILDREN = ("dst", "dst_indices", "src", "src_indices", "count", "bar", "bar_indices")
+    dst: ArrayRef
+    dst_indices: list[Expr]
+    src: ArrayRef
+    src_indices: list[Expr]
+    count: Expr
+    bar: ArrayRef | None
+    bar_indices: list[Expr]
+    loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        out = [
+            MemoryAccess(self.dst, self.dst_indices, False, True, None, 16),
+            MemoryAccess(self.src, self.src_indices, True, False, None, 16),
+        ]
+        if self.bar is not None:
+            out.append(_elements(self.bar, self.bar_indices, 1, read=True, write=True))
+        return tuple(out)
 
 
 @dataclass(eq=False)

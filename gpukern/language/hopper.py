@@ -163,15 +163,83 @@ def _map_and_coords(
 
 
 class _TmaLoad(Intrinsic):
-    """``tma_load(dst[i, j], map, coords, bar[s])``."""
+    """``tma_load(dst[i, j], map, coords, bar[s], multicast=None)``."""
+
+    keywords = ("multicast",)
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        dst_, map_, coords_, bar_, mask_ = self.arguments(cx, node, ("dst", "map", "coords", "bar", "multicast"), 4)
+        assert dst_ is not None and map_ is not None and coords_ is not None and bar_ is not None
+        dst = _tile(cx, dst_, self.name, "tma_load(tile[0, 0], amap, (row, col), bars[s])")
+        m, cs = _map_and_coords(cx, node, self.name, dst, map_, coords_)
+        bar, indices = _barrier(cx, bar_, self.name)
+        mask = None if mask_ is None else _count(cx, mask_, f"{self.name}()'s multicast mask", 0xFFFF)
+        cx.emit(ir.TmaLoad(dst.array, dst.indices, m, cs, bar, indices, loc=cx.loc(node), multicast=mask))
+        return Static(None)
+
+
+def _bulk_count(cx: Lowering, arg: ast.expr, name: str, elem: object) -> ir.Expr:
+    """A bulk copy's element count (a constant: a positive multiple of 16 bytes, checked now)."""
+    n = _count(cx, arg, f"{name}()'s element count", (1 << 20) - 1)
+    size = elem.itemsize  # type: ignore[attr-defined]
+    if isinstance(n, ir.Lit) and (n.value <= 0 or n.value * size % tma.BULK_ALIGN):
+        raise KernelTypeError(
+            f"{name}() moves a positive multiple of {tma.BULK_ALIGN} bytes: {n.value} elements of {size} bytes "
+            f"are {n.value * size}",
+            cx.loc(arg),
+        )
+    return n
+
+
+def _global_element(cx: Lowering, arg: ast.expr, name: str, example: str) -> ir.Load:
+    v = cx.visit(arg) if isinstance(arg, ast.Subscript) else None
+    if not isinstance(v, ir.Load) or v.array.type.space != "global" or v.array.record_field is not None:
+        raise KernelTypeError(
+            f"{name}() copies between a global array and a shared one, each named at its first element, not "
+            f"{ast.unparse(arg)}",
+            cx.loc(arg),
+            f"write {example}",
+        )
+    return v
+
+
+class _BulkLoad(Intrinsic):
+    """``bulk_load(dst[i], src[j], count, bar[s])``."""
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 4, self.name)
-        dst = _tile(cx, node.args[0], self.name, "tma_load(tile[0, 0], amap, (row, col), bars[s])")
-        m, cs = _map_and_coords(cx, node, self.name, dst, node.args[1], node.args[2])
+        example = "bulk_load(buf[0], a[i], n, bars[s])"
+        dst = _tile(cx, node.args[0], self.name, example)
+        src = _global_element(cx, node.args[1], self.name, example)
+        _same_type(cx, node, self.name, dst.array, src.array)
+        n = _bulk_count(cx, node.args[2], self.name, dst.array.type.elem)
         bar, indices = _barrier(cx, node.args[3], self.name)
-        cx.emit(ir.TmaLoad(dst.array, dst.indices, m, cs, bar, indices, loc=cx.loc(node)))
+        cx.emit(ir.BulkCopy(dst.array, dst.indices, src.array, src.indices, n, bar, indices, loc=cx.loc(node)))
         return Static(None)
+
+
+class _BulkStore(Intrinsic):
+    """``bulk_store(dst[j], src[i], count)``."""
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        example = "bulk_store(out[i], buf[0], n)"
+        dst = _global_element(cx, node.args[0], self.name, example)
+        src = _tile(cx, node.args[1], self.name, example)
+        _same_type(cx, node, self.name, dst.array, src.array)
+        cx.check_writable(node, dst.array)  # type: ignore[attr-defined]
+        n = _bulk_count(cx, node.args[2], self.name, src.array.type.elem)
+        cx.emit(ir.BulkCopy(dst.array, dst.indices, src.array, src.indices, n, None, [], loc=cx.loc(node)))
+        return Static(None)
+
+
+def _same_type(cx: Lowering, node: ast.Call, name: str, a: ir.ArrayRef, b: ir.ArrayRef) -> None:
+    if a.type.elem != b.type.elem:
+        raise KernelTypeError(
+            f"{name}() copies bytes, so both arrays have one element type: {a.name!r} holds {a.type.elem.name}, "
+            f"{b.name!r} {b.type.elem.name}",
+            cx.loc(node),
+        )
 
 
 class _TmaStore(Intrinsic):
@@ -233,10 +301,11 @@ tensor_map = _TensorMap(
 box_bytes = _BoxBytes("box_bytes", "box_bytes(map): the bytes one copy of the map's box moves (a constant).")
 tma_load = _TmaLoad(
     "tma_load",
-    "tma_load(dst[i, j], map, coords, bar[s]): start a TMA copy of map's box whose first element is at coords "
-    "(a tuple, C order; parts outside the array are read as zeros) into shared memory from dst[i, j] on; its "
-    "bytes complete on mbarrier bar[s] (expect them there: mbarrier_arrive_expect_tx).  A thread may read the "
-    "tile once it has waited for that phase (mbarrier_wait).",
+    "tma_load(dst[i, j], map, coords, bar[s], multicast=None): start a TMA copy of map's box whose first element "
+    "is at coords (a tuple, C order; parts outside the array are read as zeros) into shared memory from dst[i, j] "
+    "on; its bytes complete on mbarrier bar[s] (expect them there: mbarrier_arrive_expect_tx).  A thread may read "
+    "the tile once it has waited for that phase (mbarrier_wait).  multicast: a mask of the cluster's blocks (bit "
+    "r: rank r) the box lands in, each at the same place, completing on its own bar[s].",
 )
 mbarrier_init = _BarrierOp(
     "mbarrier_init", "init", "count", None,
@@ -271,6 +340,18 @@ mbarrier_wait = _BarrierOp(
     "phase's copies wrote may then be read.",
     (1 << 32) - 1,
 )  # fmt: skip
+bulk_load = _BulkLoad(
+    "bulk_load",
+    "bulk_load(dst[i], src[j], n, bar[s]): start copying n contiguous elements of a global array from src[j] on "
+    "into shared memory from dst[i] on (cp.async.bulk: no tensor map; n * the element size a positive multiple "
+    "of 16 bytes, both ends 16-byte aligned); its bytes complete on mbarrier bar[s], as a tma_load's.",
+)
+bulk_store = _BulkStore(
+    "bulk_store",
+    "bulk_store(dst[j], src[i], n): start copying n contiguous elements of shared memory from src[i] on into a "
+    "global array from dst[j] on (sizes and alignment as bulk_load's), in this thread's bulk group "
+    "(tma_store_commit(), tma_store_wait()).",
+)
 tma_store = _TmaStore(
     "tma_store",
     "tma_store(map, coords, src[i, j]): start a TMA copy of map's box from shared memory (src[i, j] on, laid out "

@@ -22,6 +22,7 @@ MAX_RANK = 5
 SWIZZLES = (0, 32, 64, 128)  # bytes; 0: none
 SHARED_ALIGN = 128  # a copy's shared address: 128-byte aligned (1024 for a swizzled box, so its pattern starts)
 GLOBAL_ALIGN = 16  # the array's address, and its strides but the last dimension's, in bytes
+BULK_ALIGN = 16  # a plain bulk copy (cp.async.bulk): both addresses and its size, in bytes
 
 # cuTensorMapEncodeTiled's enums (cuda.h: CUtensorMapDataType, CUtensorMapSwizzle)
 DATA_TYPES = {

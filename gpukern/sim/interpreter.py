@@ -656,10 +656,10 @@ class _Run:
         return self.mem.barriers.op(e, m, [self.eval(a, m) for a in e.args])
 
     def s_TmaLoad(self, s: ir.TmaLoad, m: np.ndarray) -> None:
-        self.mem.barriers.tma_load(s, m, self.maps)
+        self.mem.copies.tma_load(s, m, self.maps)
 
     def s_TmaStore(self, s: ir.TmaStore, m: np.ndarray) -> None:
-        self.mem.barriers.tma_store(s, m, self.maps)
+        self.mem.copies.tma_store(s, m, self.maps)
 
     def s_NamedBarrier(self, s: ir.NamedBarrier, m: np.ndarray) -> None:
         if self.prof is not None:
@@ -678,10 +678,16 @@ class _Run:
         self.fragments.groups_of(s, m)  # (checked: whole warpgroups; the registers are the hardware's)
 
     def s_BulkCommit(self, s: ir.BulkCommit, m: np.ndarray) -> None:
-        self.mem.barriers.bulk_commit(m)
+        self.mem.copies.bulk_commit(m)
 
     def s_BulkWait(self, s: ir.BulkWait, m: np.ndarray) -> None:
-        self.mem.barriers.bulk_wait(m, s.pending)
+        self.mem.copies.bulk_wait(m, s.pending)
+
+    def s_BulkCopy(self, s: ir.BulkCopy, m: np.ndarray) -> None:
+        if s.bar is not None:
+            self.mem.copies.bulk_load(s, m)
+        else:
+            self.mem.copies.bulk_store(s, m)
 
     def e_WarpOp(self, e: ir.WarpOp, m: np.ndarray) -> Any:
         """A warp intrinsic among the lanes of ``m`` (``sim.warp``); it touches no memory."""

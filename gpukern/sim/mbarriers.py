@@ -1,21 +1,18 @@
-"""mbarriers and TMA copies on the simulator (``semantics.mbarrier``, ``semantics.tma``).
+"""mbarriers on the simulator (``semantics.mbarrier``); the copies that complete on them are
+``sim.copies``'.
 
 Each shared array of ``gk.mbarrier`` gets a ``semantics.mbarrier.State`` with one entry per
 element of each block's copy; an operation finds its lanes' barriers through the memory path
 (indices checked, no access event: a barrier's word is the hardware's) and changes the state as
-the hardware does.  A TMA load moves its box when issued -- zeros where the box leaves the array
--- and its bytes complete on its barrier then; the destination's elements remember the barrier
-and the phase they land in, and a thread reading one before it has *seen* that phase complete
-(an ``mbarrier_wait`` or a true ``mbarrier_try_wait`` on the barrier after it) is a
-``DataRaceError``: on a GPU it could read the tile before the copy wrote it.  The copy counts as
-the destination's write for the uninitialised-read step; race tracking is left out of its
-elements, whose ordering is the barrier's.
+the hardware does.  Per lane and barrier, the phases it has *seen* complete (an ``mbarrier_wait``
+or a true ``mbarrier_try_wait``): what a copy landed in a phase may be read after that.  Arrivals
+and waits order the threads (``sim.ordering``).
 
 Reported at the line (``_Run.report``): a barrier used before ``mbarrier_init`` or, by another
 thread, before a ``barrier()`` after it; more arrivals than a phase expects; a wait that cannot
 complete -- the phase still expects arrivals or bytes and no thread can move it, the sides of an
 ``if`` that wait on each other run side by side (``sim.branches``) -- a deadlock on a GPU, which
-would hang; a box whose destination runs past its shared array.
+would hang.
 """
 
 from __future__ import annotations
@@ -24,41 +21,24 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import BarrierDivergenceError, DataRaceError, OutOfBoundsError, UninitializedReadError
+from ..errors import BarrierDivergenceError, DataRaceError, UninitializedReadError
 from ..ir import nodes as ir
 from ..semantics import mbarrier as mbar
-from ..semantics import tma
-from .access import LANDED, LOAD, STORE, Access, Memory
+from .access import STORE, Access, Memory
 
 NONE = -1
 
 
-class _Tiles:
-    """Per element of one shared array: the barrier (its state entry) and the phase in which a TMA
-    copy into it completes, or NONE."""
-
-    def __init__(self, n: int):
-        self.bar = np.full(n, NONE, np.int64)
-        self.phase = np.zeros(n, np.int64)
-        self.barriers: Memory | None = None  # the barrier array they refer to
-
-
 class Barriers:
-    """The mbarriers of one launch and the TMA copies that complete on them."""
+    """The mbarriers of one launch."""
 
     def __init__(self, run: Any):
         self.run = run
         self.states: dict[Memory, mbar.State] = {}
         self.seen: dict[Memory, np.ndarray] = {}  # per barrier array: per lane, per element, phases seen done
         self.inits: dict[Memory, tuple[np.ndarray, np.ndarray]] = {}  # per array: initialising lane, epoch
-        self.tiles: dict[Memory, _Tiles] = {}
         self.spins: dict[int, tuple[int, int]] = {}  # per try_wait: the progress it last said no at, how often
         self.forced: set[int] = set()  # barriers whose wait was reported a deadlock and let pass
-        # TMA stores: per shared array, the lane whose store still reads each element (or NONE) and its
-        # bulk group; per lane, the groups it has committed
-        self.reading: dict[Memory, np.ndarray] = {}
-        self.reading_group: dict[Memory, np.ndarray] = {}
-        self.committed: dict[int, int] = {}
 
     # ------------------------------------------------------------ finding barriers
     def state(self, mem: Memory) -> mbar.State:
@@ -212,175 +192,3 @@ class Barriers:
             e,
             (int(a.lanes[k]),),
         )
-
-    # ------------------------------------------------------------ TMA
-    def tma_load(self, s: ir.TmaLoad, m: np.ndarray, maps: dict[str, Memory]) -> None:
-        run = self.run
-        dst = run.memory(s.dst)
-        src = maps[s.map.name]
-        box, itemsize = s.map.box, dst.data.dtype.itemsize
-        d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
-        if not len(d.lanes):
-            return
-        coords = [np.broadcast_to(np.asarray(run.eval(c, m)), (run.lanes,))[d.lanes].astype(np.int64) for c in s.coords]
-        bmem = run.memory(s.bar)
-        state = self.state(bmem)
-        b = self.locate(bmem, [run.eval(i, m) for i in s.bar_indices], m, s)
-        if not self.ready(s, b, state, "tma"):
-            return
-        nbytes = tma.box_elements(box) * itemsize
-        races = run.mem.races
-        tiles = self.tiles.get(dst)
-        if tiles is None:
-            tiles = self.tiles[dst] = _Tiles(dst.data.size)
-        tiles.barriers = bmem
-        landed = []
-        for k, lane in enumerate(d.lanes):
-            start = int(d.offsets[k])
-            offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
-            if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= dst.size):
-                why = (
-                    f"starts at element {start}, not a multiple of {tma.SHARED_ALIGN} bytes"
-                    if start % (tma.SHARED_ALIGN // itemsize)
-                    else f"runs past the end of {dst.name!r} ({dst.size} elements)"
-                )
-                run.report(
-                    OutOfBoundsError,
-                    f"tma_load: {run.who(int(lane))} copies a box of {box} elements into {dst.name!r} that {why}",
-                    s,
-                    (int(lane),),
-                )
-                continue
-            flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), src.shape)
-            values = np.where(inside, src.data[flat], np.zeros((), src.data.dtype))
-            where = d.where[k] - start + offsets.ravel()
-            if run.check:  # what was read or written there before must be ordered before the issue
-                write = Access(dst, s, STORE, np.full(len(where), lane), where - (d.where[k] - start), where, 1, [])
-                if run.mem.in_flight is not None:
-                    run.mem.in_flight.track(write)
-                if races is not None:
-                    races.tma_write(write)
-            dst.data[where] = values.ravel()
-            tiles.bar[where] = b.where[k]
-            tiles.phase[where] = state.phase[b.where[k]]
-            landed.append((int(lane), where))
-            done = state.complete_tx(b.where[k : k + 1], np.array([nbytes]))
-            if races is not None and races.order is not None:
-                races.order.completed(bmem, done)
-            if run.branches is not None:
-                run.branches.moved()
-        init = run.mem.initialised
-        if init is not None:  # written, for the uninitialised-read step
-            for lane, where in landed:
-                event = Access(dst, s, LANDED, np.full(len(where), lane), where, where, 1, [], copy=True)
-                init.track(event)
-
-    def check_read(self, a: Access) -> None:
-        """A load of a TMA destination: each lane must have seen its copy's phase complete."""
-        tiles = self.tiles.get(a.memory)
-        if tiles is None or tiles.barriers is None:
-            return
-        where = a.elements()
-        lanes = a.per_element(a.lanes)
-        bar = tiles.bar[where]
-        pending = bar != NONE
-        if not pending.any():
-            return
-        seen = self.seen[tiles.barriers]
-        bmem = tiles.barriers
-        size = bmem.size
-        early = np.zeros(len(where), bool)
-        early[pending] = seen[lanes[pending], bar[pending] % size] <= tiles.phase[where[pending]]
-        if early.any():
-            k = int(np.argmax(early))
-            w = int(where[k])
-            self.run.report(
-                DataRaceError,
-                f"{self.run.who(int(lanes[k]))} reads {a.memory.name!r} element {int(a.per_element(a.offsets)[k])}, "
-                f"which a tma_load fills in phase {int(tiles.phase[w])} of mbarrier {bmem.name}[{int(bar[k]) % size}], "
-                "before it has waited for that phase: on a GPU it may read the tile before the copy wrote it; "
-                "mbarrier_wait on it first",
-                a.node,
-                (int(lanes[k]),),
-            )
-
-    def written(self, a: Access) -> None:
-        """An ordinary write of a TMA destination: the element is no longer the copy's; of a TMA
-        store's source still being read: a ``DataRaceError``."""
-        tiles = self.tiles.get(a.memory)
-        if tiles is not None:
-            tiles.bar[a.elements()] = NONE
-        reading = self.reading.get(a.memory)
-        if reading is not None and self.run.check:
-            lane = reading[a.elements()]
-            busy = lane != NONE
-            if busy.any():
-                k = int(np.argmax(busy))
-                writer = int(a.per_element(a.lanes)[k])
-                self.run.report(
-                    DataRaceError,
-                    f"{self.run.who(writer)} writes {a.memory.name!r} element {int(a.per_element(a.offsets)[k])}, "
-                    f"which a tma_store of {self.run.who(int(lane[k]))} may still be reading: that thread's "
-                    "tma_store_wait(read=True) (and a barrier() after it) must come first",
-                    a.node,
-                    (writer, int(lane[k])),
-                )
-
-    # ------------------------------------------------------------ TMA stores (bulk groups)
-    def tma_store(self, s: ir.TmaStore, m: np.ndarray, maps: dict[str, Memory]) -> None:
-        """Each active lane's box: read from shared memory now (checked as reads: written, and
-        ordered after the writes of other threads), written into the array where it lies inside it;
-        the source stays read, for the writes that follow, until the lane's wait covers its group."""
-        run = self.run
-        src = run.memory(s.src)
-        dst = maps[s.map.name]
-        box, itemsize = s.map.box, src.data.dtype.itemsize
-        a = run.mem.access(src, [run.eval(i, m) for i in s.src_indices], m, s, LOAD, steps=False, ref=s.src)
-        coords = [np.broadcast_to(np.asarray(run.eval(c, m)), (run.lanes,))[a.lanes].astype(np.int64) for c in s.coords]
-        reading = self.reading.setdefault(src, np.full(src.data.size, NONE, np.int64))
-        group = self.reading_group.setdefault(src, np.zeros(src.data.size, np.int64))
-        for k, lane in enumerate(a.lanes):
-            start = int(a.offsets[k])
-            offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
-            if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= src.size):
-                run.report(
-                    OutOfBoundsError,
-                    f"tma_store: {run.who(int(lane))} copies a box of {box} elements from {src.name!r} that runs "
-                    f"past its end ({src.size} elements) or starts off a {tma.SHARED_ALIGN}-byte boundary",
-                    s,
-                    (int(lane),),
-                )
-                continue
-            where = a.where[k] - start + offsets.ravel()
-            flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), dst.shape)
-            keep = inside.ravel()
-            lanes = np.full(int(keep.sum()), lane)
-            read = Access(src, s, LOAD, lanes, offsets.ravel()[keep], where[keep], 1, [])
-            out = flat.ravel()[keep]
-            write = Access(dst, s, STORE, lanes, out, out, 1, [])
-            for event in (read, write):
-                for step in run.mem.steps:
-                    step(event)
-            dst.data[out] = src.data[where[keep]]
-            reading[where], group[where] = lane, self.open_group(int(lane))
-
-    def open_group(self, lane: int) -> int:
-        return self.committed.get(lane, 0)
-
-    def bulk_commit(self, m: np.ndarray) -> None:
-        for lane in self.run.lanes_of(m):
-            self.committed[int(lane)] = self.committed.get(int(lane), 0) + 1
-
-    def bulk_wait(self, m: np.ndarray, pending: int) -> None:
-        """The lanes' bulk groups but the ``pending`` latest are done: their sources free again."""
-        lanes = self.run.lanes_of(m)
-        for src, reading in self.reading.items():
-            busy = reading != NONE
-            if not busy.any():
-                continue
-            owner = reading[busy]
-            done = np.isin(owner, lanes)
-            limit = np.array([self.committed.get(int(x), 0) for x in owner]) - pending
-            done &= self.reading_group[src][busy] < limit
-            idx = np.nonzero(busy)[0][done]
-            reading[idx] = NONE

@@ -25,6 +25,7 @@ from ..ir import nodes as ir
 from ..semantics import ops
 from .access import ATOMIC, LOAD, STORE, Access, Memory
 from .asynchronous import AsyncCopies, paired
+from .copies import Copies
 from .init import FLAG_BYTES, Initialised
 from .limits import memory_guard
 from .mbarriers import Barriers
@@ -116,7 +117,8 @@ class MemoryPath:
         self.races = Races(run) if check else None
         self.initialised = Initialised(run) if check else None
         self.in_flight = AsyncCopies(run) if check else None
-        self.barriers = Barriers(run)  # mbarriers and TMA copies: their state is the program's, checks or not
+        self.barriers = Barriers(run)  # mbarriers and bulk copies: their state is the program's, checks or not
+        self.copies = Copies(run, self.barriers)
         self.profiler: Any = None
         self.steps: list[Callable[[Access], None]] = []
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
@@ -307,8 +309,8 @@ class MemoryPath:
         """The ``width`` elements each active lane reads, one whole-grid array per element
         (``operand``: a wgmma's operand read, ``Access.operand``)."""
         a = self.access(mem, idx, m, node, LOAD, width, operand=operand)
-        if self.check and mem in self.barriers.tiles:  # a TMA copy's destination: waited for?
-            self.barriers.check_read(a)
+        if self.check and mem in self.copies.tiles:  # a bulk copy's destination: waited for?
+            self.copies.check_read(a)
         full = len(a.lanes) == self.run.lanes
         out = []
         for k in range(width):
@@ -322,8 +324,8 @@ class MemoryPath:
     def store(self, mem: Memory, idx: list[Any], values: list[Any], m: np.ndarray, node: ir.Node) -> None:
         """Each active lane writes ``values`` (one per element: a whole-grid array or a scalar)."""
         a = self.access(mem, idx, m, node, STORE, len(values))
-        if mem in self.barriers.tiles or mem in self.barriers.reading:
-            self.barriers.written(a)
+        if mem in self.copies.tiles or mem in self.copies.reading:
+            self.copies.written(a)
         full = len(a.lanes) == self.run.lanes
         for k, v in enumerate(values):
             v = np.broadcast_to(np.asarray(v, mem.data.dtype), (self.run.lanes,))

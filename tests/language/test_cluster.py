@@ -164,3 +164,61 @@ def test_other_dialects_refuse():
     for dialect in ("opencl", "hip"):
         with pytest.raises(gk.CompileError, match=r"cannot be compiled to " + dialect):
             rotate.source(Array[int32], Array[int32], backend=dialect)
+
+
+# ---------------------------------------------------------------- TMA multicast
+@gk.kernel
+def multicast_rows(a: Array[float32, 2], out: Array[float32, 2], MASK: Const[int]):
+    """The block of rank 0 of each cluster of 2 loads one 8 x 32 box of a, multicast into both blocks'
+    tiles (MASK); each block copies its tile into its own rows of out."""
+    gk.cluster_dims(2)
+    tile = gk.shared(float32, (8, 32))
+    bars = gk.shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (8, 32))
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.cluster_barrier()  # every block's barrier initialised before the copies
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        if gk.cluster_rank() == 0:
+            gk.tma_load(tile[0, 0], amap, (8 * (gk.block_idx.x // 2), 0), bars[0], multicast=MASK)
+    gk.mbarrier_wait(bars[0], 0)  # landed
+    for r in range(8):
+        out[gk.block_idx.x * 8 + r, t] = tile[r, t]
+
+
+def test_a_multicast_box_lands_in_every_block_of_the_mask(backend):
+    _need_sm90(backend)
+    a = np.random.default_rng(3).random((16, 32)).astype(np.float32)
+    out = gk.to_device(np.zeros((32, 32), np.float32))
+    multicast_rows[4, 32](gk.to_device(a), out, 0b11)
+    np.testing.assert_array_equal(out.get(), np.repeat(a.reshape(2, 8, 32), 2, axis=0).reshape(32, 32))
+    if backend == "sim":
+        assert gk.sanitize(multicast_rows[4, 32], a, np.zeros((32, 32), np.float32), 0b11) == []
+
+
+def test_a_block_left_out_of_the_mask_waits_forever():
+    a = np.ones((16, 32), np.float32)
+    faults = gk.sanitize(multicast_rows[4, 32], a, np.zeros((32, 32), np.float32), 0b01)
+    assert [type(f) for f in faults][:1] == [gk.BarrierDivergenceError]  # (then: its tile is never written)
+    assert faults[0].loc.lineno == line_of(multicast_rows, "# landed")
+    assert "would hang" in str(faults[0])
+
+
+def test_a_mask_past_the_cluster_is_reported():
+    a = np.ones((16, 32), np.float32)
+    faults = gk.sanitize(multicast_rows[4, 32], a, np.zeros((32, 32), np.float32), 0b111)
+    assert gk.OutOfBoundsError in [type(f) for f in faults]
+    assert "its cluster has 2 blocks" in str(next(f for f in faults if isinstance(f, gk.OutOfBoundsError)))
+
+
+def test_multicast_spells_the_ptx():
+    src = multicast_rows.source(Array[float32, 2], Array[float32, 2], 3)
+    assert "multicast::cluster" in src and "gk_tma_load_mc_2d(" in src and "(unsigned short)(3u)" in src
+
+
+@needs_nvcc
+def test_nvcc_compiles_multicast():
+    nvcc_compile(multicast_rows.source(Array[float32, 2], Array[float32, 2], 3, line_directives=True), "sm_90")

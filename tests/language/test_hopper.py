@@ -12,7 +12,7 @@ from compilers import needs_nvcc
 from kernel_source import line_of, load_kernel
 
 import gpukern as gk
-from gpukern import Array, Const, float16, float32
+from gpukern import Array, Const, float16, float32, int32
 from gpukern.backends.cuda_compile import nvcc_compile
 from gpukern.semantics import tma
 
@@ -433,3 +433,70 @@ def test_tensor_maps_are_parameters_after_their_array():
     kinds = [(p.kind, p.name, p.arg_index) for p in v.kernel_params]
     assert kinds[:3] == [("array", "a", 0), ("shape", "a", 0), ("tensor_map", "a_map", 0)]
     assert v.kernel_params[2].map.box == (16, 32) and v.kernel_params[2].map.array.name == "a"
+
+
+# ---------------------------------------------------------------- plain bulk copies
+@gk.kernel
+def bulk_double(a: Array[float32], out: Array[float32], N: Const[int], OFFSET: int32):
+    """Each block copies N elements of a (from its N-element chunk on, plus OFFSET) into shared memory
+    with one bulk copy, doubles them and writes them back to out with a bulk store."""
+    buf = gk.shared(float32, N)
+    bars = gk.shared(gk.mbarrier, 1)
+    t = gk.thread_idx.x
+    base = gk.block_idx.x * N
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], N * 4)
+        gk.bulk_load(buf[0], a[base + OFFSET], N, bars[0])  # load
+    gk.mbarrier_wait(bars[0], 0)
+    v = buf[t] * 2
+    gk.barrier()
+    buf[t] = v
+    gk.fence_proxy_async()
+    gk.barrier()
+    if t == 0:
+        gk.bulk_store(out[base], buf[0], N)
+        gk.tma_store_commit()
+        gk.tma_store_wait(0)
+
+
+def test_bulk_copies_move_contiguous_elements(backend):
+    _need_tma(backend)
+    a = np.random.default_rng(2).random(3 * 64).astype(np.float32)
+    out = gk.to_device(np.zeros(3 * 64, np.float32))
+    bulk_double[3, 64](gk.to_device(a), out, 64, 0)
+    np.testing.assert_array_equal(out.get(), a * 2)
+    if backend == "sim":
+        assert gk.sanitize(bulk_double[3, 64], a, np.zeros(3 * 64, np.float32), 64, 0) == []
+
+
+def test_a_misaligned_bulk_copy_is_reported():
+    faults = gk.sanitize(bulk_double[2, 32], np.ones(80, np.float32), np.zeros(64, np.float32), 32, 2)
+    assert [type(f) for f in faults][:1] == [gk.MisalignedAccessError]
+    assert faults[0].loc.lineno == line_of(bulk_double, "# load")
+    assert "multiples of 16 bytes" in str(faults[0])
+
+
+def test_a_bulk_copy_past_the_array_is_reported():
+    faults = gk.sanitize(bulk_double[2, 32], np.ones(64, np.float32), np.zeros(64, np.float32), 32, 4)
+    assert [type(f) for f in faults][:1] == [gk.OutOfBoundsError]
+    assert "run past the end of 'a'" in str(faults[0])
+
+
+def test_a_bulk_copy_of_a_size_off_16_bytes_is_refused():
+    with pytest.raises(gk.KernelTypeError, match="positive multiple of 16 bytes: 3 elements of 4 bytes are 12"):
+        bulk_double.source(Array[float32], Array[float32], 3, int32)
+
+
+def test_bulk_copies_spell_the_ptx():
+    src = bulk_double.source(Array[float32], Array[float32], 64, int32)
+    assert "gk_bulk_load(&buf[0], &a[base + OFFSET], 64u * 4u, &bars[0]);" in src
+    assert "gk_bulk_store(&out[base], &buf[0], 64u * 4u);" in src
+
+
+@needs_nvcc
+def test_nvcc_compiles_bulk_copies():
+    nvcc_compile(bulk_double.source(Array[float32], Array[float32], 64, int32, line_directives=True), "sm_90")
