@@ -90,6 +90,9 @@ COMPARED = {  # our counter -> the ncu metrics (base names, summed with .sum) th
     "shared_load_conflicts": [_CONFL + "ld"],
     "shared_store_conflicts": [_CONFL + "st"],
     "shared_atomic_requests": ["smsp__sass_inst_executed_op_shared_atom"],
+    "tma_requests": ["l1tex__tmain_requests"],
+    "tma_load_sectors": ["l1tex__m_xbar2l1tex_read_sectors_pipe_tma"],
+    "tma_store_sectors": ["l1tex__m_l1tex2xbar_write_sectors_pipe_tma"],
 }
 RECORDED = [  # written down beside the comparison: which atomic instruction ran, shared atomic traffic,
     # and the tensor-core kernels' matrix loads (LDSM) and asynchronous copies (LDGSTS)
@@ -107,6 +110,15 @@ RECORDED = [  # written down beside the comparison: which atomic instruction ran
     _CONFL + "atom",
     "smsp__sass_inst_executed_op_shared_ld",
     "smsp__sass_inst_executed_op_shared_st",
+    # the TMA pipe's traffic by kind (compared above as the pipe's totals)
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld_dest_self",
+    "l1tex__m_xbar2l1tex_read_sectors_mem_global_op_tma_ld_dest_multicast",
+    "l1tex__m_l1tex2xbar_write_sectors_mem_global_op_tma_st",
+    "l1tex__m_l1tex2xbar_read_requests_mem_global_op_tma_ld_dest_multicast",
+    "sm__inst_executed_pipe_tma",
+    "l1tex__m_xbar2l1tex_read_bytes_pipe_tma",  # (its sectors times 32)
+    "l1tex__m_l1tex2xbar_write_bytes_pipe_tma",
 ]
 
 
@@ -172,6 +184,9 @@ SHORT = {
     "shared_load_conflicts": "sh ld confl",
     "shared_store_conflicts": "sh st confl",
     "shared_atomic_requests": "sh atom req",
+    "tma_requests": "tma req",
+    "tma_load_sectors": "tma ld sect",
+    "tma_store_sectors": "tma st sect",
 }
 
 
@@ -412,6 +427,127 @@ def fragment_kernel(T: Any, shape: tuple[int, int, int], la: str, lb: str, stage
     return frags
 
 
+@kernel
+def tma_box(
+    a: Array[float32, 2], out: Array[float32, 2], BR: Const[int], BC: Const[int], STORE: Const[bool], R: int32, C: int32
+):
+    """Each block loads one BR x BC box of a with TMA (zeros past its edges), its first element (R, C)
+    on from its tile's, and, with STORE, stores it to the same place of out with TMA (nothing written
+    past its edges)."""
+    tile = shared(float32, (BR, BC))
+    bars = shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (BR, BC))
+    omap = gk.tensor_map(out, (BR, BC))
+    t = thread_idx.x
+    r0 = block_idx.y * BR + R
+    c0 = block_idx.x * BC + C
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0, 0], amap, (r0, c0), bars[0])
+    gk.mbarrier_wait(bars[0], 0)
+    if STORE and t == 0:
+        gk.tma_store(omap, (r0, c0), tile[0, 0])
+        gk.tma_store_commit()
+        gk.tma_store_wait(0)
+
+
+@kernel
+def tma_bulk(a: Array[float32], out: Array[float32], N: Const[int], OFFSET: int32):
+    """Each block moves N floats of a (from its chunk on, plus OFFSET) into shared memory and back to
+    out with plain bulk copies (cp.async.bulk)."""
+    buf = shared(float32, N)
+    bars = shared(gk.mbarrier, 1)
+    t = thread_idx.x
+    base = block_idx.x * N
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], N * 4)
+        gk.bulk_load(buf[0], a[base + OFFSET], N, bars[0])
+    gk.mbarrier_wait(bars[0], 0)
+    if t == 0:
+        gk.bulk_store(out[base], buf[0], N)
+        gk.tma_store_commit()
+        gk.tma_store_wait(0)
+
+
+@kernel
+def tma_multicast(a: Array[float32, 2], out: Array[float32]):
+    """The block of rank 0 of each cluster of 2 loads an 8 x 32 box, multicast into both blocks."""
+    gk.cluster_dims(2)
+    tile = shared(float32, (8, 32))
+    bars = shared(gk.mbarrier, 1)
+    amap = gk.tensor_map(a, (8, 32))
+    t = thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.cluster_barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], gk.box_bytes(amap))
+        if gk.cluster_rank() == 0:
+            gk.tma_load(tile[0, 0], amap, (8 * (block_idx.x // 2), 0), bars[0], multicast=3)
+    gk.mbarrier_wait(bars[0], 0)
+    out[block_idx.x * 32 + t] = tile[t % 8, t]
+
+
+def tma_cases(rng: np.random.Generator) -> list[tuple[str, Any, tuple[Any, ...]]]:
+    """sm_90's bulk copies: boxes inside an array and over its edges (rows not a whole number of
+    sectors), loads and stores, plain bulk copies at and off a sector boundary, a multicast, and
+    examples/matmul_tma.py's FP16 GEMM."""
+    f32 = np.float32
+    out: list[tuple[str, Any, tuple[Any, ...]]] = []
+    boxes = ((64, 64, 16, 32), (40, 68, 16, 32), (100, 36, 8, 16), (72, 44, 8, 24), (33, 20, 4, 8), (50, 92, 8, 40))
+    for rows, cols, br, bc in (*boxes, (48, 52, 4, 12), (56, 28, 4, 20), (20, 60, 2, 36)):
+        a = rng.standard_normal((rows, cols), dtype=f32)
+        grid = (-(-cols // bc), -(-rows // br))
+        for store in (False, True):
+            label = f"tma box {br}x{bc} of {rows}x{cols} {'load+store' if store else 'load'}"
+            out.append((label, tma_box[grid, 32], (a, np.zeros((rows, cols), f32), br, bc, store, 0, 0)))
+    probes = (  # one box (rows, cols of a; box; its first element)
+        (64, 68, 16, 32, 0, 0),
+        (64, 68, 1, 32, 1, 0),
+        (64, 64, 1, 32, 0, 4),
+        (64, 128, 1, 64, 0, 4),
+        (64, 64, 1, 8, 0, 4),
+        (64, 64, 16, 32, 0, 48),
+        (64, 64, 16, 32, 56, 0),
+        (64, 64, 16, 32, 56, 48),
+        (64, 64, 1, 32, 0, 48),
+        (64, 64, 1, 32, 0, -16),
+        (64, 68, 2, 16, -1, -4),
+        (64, 68, 3, 64, 62, 40),
+        (64, 44, 5, 24, -2, 28),
+        (64, 84, 3, 40, 1, -8),
+        (64, 52, 2, 12, 63, 44),
+        (64, 60, 3, 36, -1, 32),
+    )
+    for rows, cols, br, bc, r, c in probes:
+        a = rng.standard_normal((rows, cols), dtype=f32)
+        label = f"tma probe box {br}x{bc} at ({r}, {c}) of {rows}x{cols}"
+        out.append((label, tma_box[1, 32], (a, np.zeros((rows, cols), f32), br, bc, False, r, c)))
+    x = rng.standard_normal(4 * 64 + 8, dtype=f32)
+    for offset in (0, 4):
+        out.append((f"tma bulk 64 floats offset {offset}", tma_bulk[4, 32], (x, np.zeros(4 * 64, f32), 64, offset)))
+    for n, offset in ((8, 4), (16, 4), (32, 4), (128, 4), (48, 8), (100, 4), (36, 12), (56, 4), (24, 8), (20, 4)):
+        label = f"tma bulk {n} floats offset {offset}"
+        out.append((label, tma_bulk[1, 32], (x, np.zeros(4 * 64, f32), n, offset)))
+    m = rng.standard_normal((16, 32), dtype=f32)
+    out.append(("tma multicast 8x32 to 2 blocks", tma_multicast[4, 32], (m, np.zeros(4 * 32, f32))))
+    mt = _common.example("matmul_tma")
+    mm, nn, kk = 256, 256, 128
+    a16, bt16 = rng.uniform(-1, 1, (mm, kk)).astype(np.float16), rng.uniform(-1, 1, (nn, kk)).astype(np.float16)
+    launch = mt.hgemm_tma[(nn // mt.WN, mm // mt.WM), mt.THREADS, mt.hgemm_tma.shared_bytes]
+    out.append((f"tma gemm float16 {mm}x{nn}x{kk}", launch, (a16, bt16, np.zeros((mm, nn), f32), mm, nn, kk, 1.0)))
+    return out
+
+
 def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
     """(label, launch, args) for every measured launch, in a fixed order (seeded data)."""
     names = ("transpose", "reduce_sum", "histogram", "matmul_tiled", "matmul_fast", "matmul_tensorcore")
@@ -573,6 +709,7 @@ def cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
         launch = kern[(n // tc.WN, m // tc.WM), tc.WTHREADS, kern.shared_bytes]
         label = f"tensor-core warpgroup {np.dtype(dt).name} {m}x{n}x{k}"
         out.append((label, launch, (a, b, np.zeros((m, n), f32), m, n, k)))
+    out += tma_cases(rng)
     return [c for c in out if ONLY in c[0]]
 
 

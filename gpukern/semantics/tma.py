@@ -100,3 +100,71 @@ def global_indices(
         inside &= (g >= 0) & (g < n)
         flat = flat * n + np.clip(g, 0, max(n - 1, 0))
     return flat, inside
+
+
+# ---------------------------------------------------------------- the traffic (the profiler's count)
+REQUEST_BYTES = 128  # a TMA request never crosses a 128-byte boundary of shared memory
+SECTOR_BYTES = 32
+
+
+def _pieces(lo: int, hi: int, cuts: tuple[int, ...], smem: int | None = None) -> list[tuple[int, int]]:
+    """Byte offsets [lo, hi) of a row cut at ``cuts`` and, given ``smem``, where ``smem + offset`` is a
+    multiple of 128 (a boundary of shared memory)."""
+    points = {lo, hi} | {c for c in cuts if lo < c < hi}
+    if smem is not None:
+        points |= set(range(lo + (-(smem + lo)) % REQUEST_BYTES, hi, REQUEST_BYTES))
+    p = sorted(x for x in points if lo <= x <= hi)
+    return list(zip(p, p[1:]))
+
+
+def _sectors(a: int, b: int) -> int:
+    return (b - 1) // SECTOR_BYTES - a // SECTOR_BYTES + 1
+
+
+def traffic(
+    box: tuple[int, ...],
+    coords: tuple[int, ...],
+    shape: tuple[int, ...],
+    itemsize: int,
+    load: bool,
+    smem: int = 0,
+) -> tuple[int, int]:
+    """(bytes, sectors) of global memory one copy of a box moves, as Nsight Compute counts the TMA
+    unit's traffic on an H200 (measured: ``benchmarks/profile_vs_ncu.py``, the ``tma`` cases).  The
+    bytes are those inside the array.  The unit moves each row of the box (its last dimension) in
+    requests: the part inside the array in requests that never cross a 128-byte boundary of shared
+    memory (the box laid out row after row from byte ``smem``), each counting the 32-byte sectors
+    its global bytes touch (128 bytes starting 16 bytes into a sector: 5); a load's part past the
+    array's first or last column, and a row past its other edges, counts the sectors of the
+    shared memory its zeros fill.  A store moves only the parts inside the array."""
+    outer = [np.arange(b, dtype=np.int64) + c for b, c in zip(box[:-1], coords[:-1])]
+    grids = [g.ravel() for g in np.meshgrid(*outer, indexing="ij")] if outer else []
+    nrows = int(np.prod(box[:-1], dtype=np.int64)) if outer else 1
+    inside = np.ones(nrows, bool)
+    row = np.zeros(nrows, np.int64)
+    for g, n in zip(grids, shape[:-1]):
+        inside &= (g >= 0) & (g < n)
+        row = row * n + g
+    cols, c0, bc = shape[-1], coords[-1], box[-1]
+    width = bc * itemsize
+    edges = tuple((e - c0) * itemsize for e in (0, cols))  # the array's columns, as byte offsets in the row
+    nbytes = sectors = 0
+    for k in range(nrows):
+        here = smem + k * width  # the row's first byte in shared memory
+        if not inside[k]:  # a row past the array's edges: a load's zero fill, in shared memory's sectors
+            sectors += _sectors(here, here + width) if load else 0
+            continue
+        base = (int(row[k]) * cols + c0) * itemsize  # the row's first byte, as if the array went on
+        for lo, hi in _pieces(0, width, edges):  # (cut at the array's columns)
+            if edges[0] <= lo and hi <= edges[1]:
+                nbytes += hi - lo
+                sectors += sum(_sectors(base + a, base + b) for a, b in _pieces(lo, hi, (), here))
+            elif load:
+                sectors += _sectors(here + lo, here + hi)
+    return nbytes, sectors
+
+
+def bulk_traffic(start_byte: int, nbytes: int, smem: int = 0) -> int:
+    """The sectors a plain bulk copy of ``nbytes`` from global byte ``start_byte`` moves (requests that
+    never cross a 128-byte boundary of shared memory, from byte ``smem``, as a TMA row's)."""
+    return sum(_sectors(start_byte + a, start_byte + b) for a, b in _pieces(0, nbytes, (), smem))

@@ -59,6 +59,7 @@ class Access:
     write of its destination at issue (``sim.asynchronous``); ``operand``: the matrix units' read of a
     ``wgmma`` operand from shared memory, in flight until its ``wgmma_wait`` (no instruction of the
     thread's: the profiler counts none).
+    ``bulk``: a bulk copy's read or write (the TMA unit's: the profiler counts it apart).
     ``indices`` are the kernel's index values per dimension, before any conversion (broadcastable
     to every lane of the grid), so messages can show them as the kernel computed them.
     """
@@ -73,6 +74,7 @@ class Access:
     indices: list[np.ndarray]
     copy: bool = False
     operand: bool = False
+    bulk: bool = False  # a bulk copy's (TMA, cp.async.bulk) read or write: no LSU instruction's
 
     @property
     def space(self) -> str:

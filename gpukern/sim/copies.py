@@ -75,6 +75,8 @@ class Copies:
         for k, lane in enumerate(d.lanes):
             start = int(d.offsets[k])
             offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
+            if run.check:  # (reported; the copy still moves, so what follows is not this fault's doing)
+                self.inner_aligned(s, "tma_load", int(coords[-1][k]), itemsize, int(lane))
             if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= dst.size):
                 why = (
                     f"starts at element {start}, not a multiple of {tma.SHARED_ALIGN} bytes"
@@ -90,9 +92,14 @@ class Copies:
                 continue
             flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), src.shape)
             values = np.where(inside, src.data[flat], np.zeros((), src.data.dtype)).ravel()
-            within = offsets.ravel()  # (in its block's copy: the block's start added per block)
             mask = None if masks is None else int(masks[k])
-            for block in self.blocks(s, int(lane), mask):
+            blocks = self.blocks(s, int(lane), mask)
+            if run.prof is not None:  # (a multicast: its sectors counted once per block it lands in)
+                at = tuple(int(c[k]) for c in coords)
+                nb, sectors = tma.traffic(box, at, src.shape, itemsize, True, start * itemsize)
+                run.prof.bulk(s.loc, True, nb, sectors * len(blocks))
+            within = offsets.ravel()  # (in its block's copy: the block's start added per block)
+            for block in blocks:
                 self.land(s, dst, within + block * dst.size, values, int(lane), bar, block, nbytes)
 
     def bulk_load(self, s: ir.BulkCopy, m: np.ndarray) -> None:
@@ -113,7 +120,26 @@ class Copies:
             within = (d.where[k] % dst.size) + np.arange(n)
             block = int(d.where[k] // dst.size)
             values = src.data[int(a.where[k]) : int(a.where[k]) + n]
+            if run.prof is not None:
+                moved = tma.bulk_traffic(int(a.where[k]) * itemsize, n * itemsize, int(d.offsets[k]) * itemsize)
+                run.prof.bulk(s.loc, True, n * itemsize, moved)
             self.land(s, dst, within + block * dst.size, values, int(lane), bar, block, n * itemsize)
+
+    def inner_aligned(self, s: ir.Node, name: str, col: int, itemsize: int, lane: int) -> bool:
+        """Whether a box's first element along the last dimension lies on a 16-byte boundary of its row
+        (else reported: the H200 stops the kernel with an illegal instruction, measured)."""
+        if col * itemsize % tma.GLOBAL_ALIGN == 0:
+            return True
+        self.run.report(
+            MisalignedAccessError,
+            f"{name}: {self.run.who(lane)} copies a box whose first element is at column {col} of the array, byte "
+            f"{col * itemsize} of its row: a TMA box starts on a {tma.GLOBAL_ALIGN}-byte boundary of its last "
+            f"dimension (a column that is a multiple of {tma.GLOBAL_ALIGN // itemsize}); on a GPU the kernel stops "
+            "with an illegal instruction",
+            s,
+            (lane,),
+        )
+        return False
 
     def barrier(self, s: ir.TmaLoad | ir.BulkCopy, m: np.ndarray) -> tuple[Memory, Any, Access] | None:
         """The mbarrier a load completes on: its memory, state and the lanes' elements (None: not
@@ -290,6 +316,8 @@ class Copies:
         for k, lane in enumerate(a.lanes):
             start = int(a.offsets[k])
             offsets = tma.shared_offsets(box, itemsize, s.map.swizzle, start * itemsize)
+            if run.check:
+                self.inner_aligned(s, "tma_store", int(coords[-1][k]), itemsize, int(lane))
             if run.check and (start % (tma.SHARED_ALIGN // itemsize) or offsets.max() >= src.size):
                 run.report(
                     OutOfBoundsError,
@@ -302,7 +330,8 @@ class Copies:
             where = a.where[k] - start + offsets.ravel()
             flat, inside = tma.global_indices(box, tuple(int(c[k]) for c in coords), dst.shape)
             keep = inside.ravel()
-            self.store(s, src, where, offsets.ravel(), dst, flat.ravel(), keep, int(lane))
+            moved = tma.traffic(box, tuple(int(c[k]) for c in coords), dst.shape, itemsize, False, start * itemsize)
+            self.store(s, src, where, offsets.ravel(), dst, flat.ravel(), keep, int(lane), moved)
 
     def bulk_store(self, s: ir.BulkCopy, m: np.ndarray) -> None:
         """``count`` contiguous shared elements from each lane's first on into its global ones."""
@@ -311,13 +340,16 @@ class Copies:
         a = run.mem.access(src, [run.eval(i, m) for i in s.src_indices], m, s, LOAD, steps=False, ref=s.src)
         d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
         counts = np.broadcast_to(np.asarray(run.eval(s.count, m)), (run.lanes,))
+        itemsize = dst.data.dtype.itemsize
         for k, lane in enumerate(a.lanes):
             n = int(counts[lane])
             if not self.bulk_range(s, src, int(a.offsets[k]), dst, int(d.where[k]), n, int(lane)):
                 continue
             span = np.arange(n)
             out = int(d.where[k]) + span
-            self.store(s, src, a.where[k] + span, a.offsets[k] + span, dst, out, np.ones(n, bool), int(lane))
+            smem = int(a.offsets[k]) * itemsize
+            moved = (n * itemsize, tma.bulk_traffic(int(d.where[k]) * itemsize, n * itemsize, smem))
+            self.store(s, src, a.where[k] + span, a.offsets[k] + span, dst, out, np.ones(n, bool), int(lane), moved)
 
     def store(
         self,
@@ -329,13 +361,17 @@ class Copies:
         out: np.ndarray,
         keep: np.ndarray,
         lane: int,
+        traffic: tuple[int, int],
     ) -> None:
         """One lane's store of ``src`` elements ``where`` (``keep``: those that are written) into
-        ``dst`` elements ``out``: a read and a write for the steps, the source busy until its wait."""
+        ``dst`` elements ``out``: a read and a write for the steps, the source busy until its wait;
+        ``traffic``: its (bytes, sectors) for the profiler."""
         run = self.run
         lanes = np.full(int(keep.sum()), lane)
-        read = Access(src, s, LOAD, lanes, offsets[keep], where[keep], 1, [])
-        write = Access(dst, s, STORE, lanes, out[keep], out[keep], 1, [])
+        read = Access(src, s, LOAD, lanes, offsets[keep], where[keep], 1, [], bulk=True)
+        write = Access(dst, s, STORE, lanes, out[keep], out[keep], 1, [], bulk=True)
+        if run.prof is not None:
+            run.prof.bulk(s.loc, False, *traffic)
         for event in (read, write):
             for step in run.mem.steps:
                 step(event)
@@ -344,9 +380,12 @@ class Copies:
         group = self.reading_group.setdefault(src, np.zeros(src.data.size, np.int64))
         reading[where], group[where] = lane, self.committed.get(lane, 0)
 
-    def bulk_commit(self, m: np.ndarray) -> None:
-        for lane in self.run.lanes_of(m):
+    def bulk_commit(self, s: ir.Node, m: np.ndarray) -> None:
+        lanes = self.run.lanes_of(m)
+        for lane in lanes:
             self.committed[int(lane)] = self.committed.get(int(lane), 0) + 1
+        if self.run.prof is not None:  # (a commit is a request to the TMA unit: measured)
+            self.run.prof.bulk(s.loc, False, 0, 0, requests=len(lanes))
 
     def bulk_wait(self, m: np.ndarray, pending: int) -> None:
         """The lanes' bulk groups but the ``pending`` latest are done: their sources free again."""

@@ -678,7 +678,7 @@ class _Run:
         self.fragments.groups_of(s, m)  # (checked: whole warpgroups; the registers are the hardware's)
 
     def s_BulkCommit(self, s: ir.BulkCommit, m: np.ndarray) -> None:
-        self.mem.copies.bulk_commit(m)
+        self.mem.copies.bulk_commit(s, m)
 
     def s_BulkWait(self, s: ir.BulkWait, m: np.ndarray) -> None:
         self.mem.copies.bulk_wait(m, s.pending)

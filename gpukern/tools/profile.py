@@ -42,6 +42,14 @@ and per Python source line, what Nsight Compute reports on an NVIDIA GPU:
   element read again with nothing in between that could change it is loaded once, and
   a loop of constant bounds along a shared row reads it in 16-byte vectors;
 - shared-memory atomics, as elements and requests (their wavefronts are not modelled);
+- bulk copies (sm_90's TMA unit: ``tma_load``/``tma_store`` boxes, ``bulk_load``/``bulk_store``): one
+  request per thread and copy (a multicast is one) and per ``tma_store_commit``, the global bytes
+  each reads or writes inside the array, and the sectors the TMA pipe moves as ncu counts them
+  (``l1tex__tmain_requests``, ``l1tex__m_xbar2l1tex_read_sectors_pipe_tma``,
+  ``l1tex__m_l1tex2xbar_write_sectors_pipe_tma``): a box's rows in requests of 128 bytes, past
+  the array's edges too for a load, and a multicast's once per block it lands in
+  (``semantics.tma.traffic``, measured on an H200); ncu's bytes of the pipe are its sectors times
+  32.  Their shared side goes through no load or store instruction and is not counted;
 - barriers executed (per warp), floating-point operations (per thread: + - * / and
   math functions on floats; on complex numbers the float operations of the C each
   operation is (``ops.BinaryOp.complex_flops``: + and - 2, * 6, / 10), a math function
@@ -90,6 +98,11 @@ COUNTERS = (
     "global_atomic_sectors",
     "shared_atomic_requests",
     "shared_atomic_elems",
+    "tma_requests",
+    "tma_load_bytes",
+    "tma_load_sectors",
+    "tma_store_bytes",
+    "tma_store_sectors",
     "barriers",
     "flops",
 )
@@ -118,6 +131,11 @@ class LineCounts:
     global_atomic_sectors: int = 0
     shared_atomic_requests: int = 0
     shared_atomic_elems: int = 0
+    tma_requests: int = 0  # bulk copies (TMA boxes, cp.async.bulk) issued: one per thread and copy
+    tma_load_bytes: int = 0  # global bytes they read (a box's inside the array: the rest is zero fill)
+    tma_load_sectors: int = 0
+    tma_store_bytes: int = 0
+    tma_store_sectors: int = 0
     barriers: int = 0
     flops: int = 0
 
@@ -365,7 +383,7 @@ class Profiler:
         LDGSTS, is a global load request); its write into shared memory goes through no shared-memory
         store instruction (ncu counts none), and its landing moves nothing more.  A wgmma's operands
         are read by the matrix units themselves, through no load instruction (``Access.operand``)."""
-        if a.kind == LANDED or (a.copy and a.kind == STORE) or a.operand:
+        if a.kind == LANDED or (a.copy and a.kind == STORE) or a.operand or a.bulk:
             return
         if a.space == "global":
             self._global(a)
@@ -494,6 +512,19 @@ class Profiler:
         slots = (np.arange(len(rows))[:, None] * (self.banks + 1) + banks).ravel()
         counts = np.bincount(slots, minlength=len(rows) * (self.banks + 1)).reshape(len(rows), self.banks + 1)
         return counts[:, : self.banks].max(axis=1).clip(min=1)
+
+    def bulk(self, loc: Loc | None, load: bool, nbytes: int, sectors: int, requests: int = 1) -> None:
+        """Bulk copies (a TMA box, a cp.async.bulk; a commit of a bulk group): ``requests`` to the TMA
+        unit, the global bytes they read or write inside the array and the sectors ncu counts
+        (``semantics.tma.traffic``)."""
+        c = self.at(loc)
+        c.tma_requests += requests
+        if load:
+            c.tma_load_bytes += nbytes
+            c.tma_load_sectors += sectors
+        else:
+            c.tma_store_bytes += nbytes
+            c.tma_store_sectors += sectors
 
     def barrier(self, loc: Loc | None, lanes: np.ndarray) -> None:
         self.at(loc).barriers += int(np.unique(self.warp_of[lanes]).size)
