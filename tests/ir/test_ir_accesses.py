@@ -68,6 +68,15 @@ def tma(a: Array[gk.float16, 2]):
     gk.tma_store(amap, (thread_idx.x, 0), tile[0])
 
 
+@kernel
+def bulk(a: Array[gk.float32], out: Array[gk.float32]):
+    buf = shared(gk.float32, 64)
+    bars = shared(gk.mbarrier, 1)
+    gk.mbarrier_init(bars[0], 1)
+    gk.bulk_load(buf[0], a[thread_idx.x * 64], 64, bars[0])
+    gk.bulk_store(out[thread_idx.x * 64], buf[0], 64)
+
+
 def _variant(k: gk.Kernel, *args: object):
     return k.variant(k.signature_of(args))
 
@@ -175,6 +184,19 @@ def test_tma_writes_its_box_reads_its_array_and_updates_its_barrier():
     assert "a" in v.written  # a TMA store writes its array (so a NumPy argument is copied back)
 
 
+def test_bulk_copies_write_their_destination_and_read_their_source():
+    v = _variant(bulk, np.zeros(128, np.float32), np.zeros(128, np.float32))
+    load, store = _by_kind(v)[ir.BulkCopy]
+    dst, src, bar = load.accesses()
+    _expect(dst, "buf", False, True, None, 16)
+    _expect(src, "a", True, False, None, 16)
+    _expect(bar, "bars", True, True, 8, 8)
+    dst, src = store.accesses()
+    _expect(dst, "out", False, True, None, 16)
+    _expect(src, "buf", True, False, None, 16)
+    assert "out" in v.written and "a" not in v.written
+
+
 def test_what_the_passes_read_of_it():
     v = _every_access()
     assert v.written == {"y", "z", "hist", "s"}
@@ -203,6 +225,7 @@ KINDS = {
     ir.Mbarrier,
     ir.TmaLoad,
     ir.TmaStore,
+    ir.BulkCopy,
 }
 
 

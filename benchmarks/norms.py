@@ -1,0 +1,137 @@
+"""Row-wise softmax, LayerNorm and RMSNorm (``examples/rowwise.py``) against the device's copy
+bandwidth and PyTorch, on FP32 rows of 1,024 to 262,144 elements.
+
+    python benchmarks/norms.py [--total 28] [--cols 1024 ... 262144] [--reps 10] [--out DIR]
+
+For each row length n: a tensor of 2**total elements (rows = 2**total / n), random normal times 3,
+as a PyTorch tensor gpukern reads in place.  In each of ``--reps`` repetitions, one after the other
+on the same stream with CUDA events (after 3 warm-up rounds): a device-to-device copy of the tensor
+(``y.copy_(x)``), gpukern's kernel, and PyTorch's (``torch.softmax``, ``layer_norm``, ``rms_norm``).
+Bandwidth is the bytes read and written (2 x the tensor) over the median time; the fraction is
+gpukern's over the copy's, the ratio the median of the repetitions' torch / gpukern times.
+Checked in the same run: gpukern's output against PyTorch's on the device (within float32's
+rounding over a row) and 16 rows against a float64 NumPy reference.  Goal (issue 35): >= 0.9 of the
+copy's bandwidth at every row length.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from typing import Any
+
+import _common
+import numpy as np
+
+GOAL = 0.9
+COLS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--total", type=int, default=28, help="log2 of the elements of a tensor (default 28)")
+    p.add_argument("--cols", type=int, nargs="+", default=COLS)
+    p.add_argument("--ops", nargs="+", default=["softmax", "layernorm", "rmsnorm"])
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
+    p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
+    args = p.parse_args(argv)
+    import torch
+    import torch.nn.functional as F
+
+
+    backend = _common.select_backend("cuda")
+    rw = _common.example("rowwise")
+    torch_ops = {
+        "softmax": lambda x, w, b: torch.softmax(x, dim=1),
+        "layernorm": lambda x, w, b: F.layer_norm(x, (x.shape[1],), w, b, 1e-5),
+        "rmsnorm": lambda x, w, b: F.rms_norm(x, (x.shape[1],), w, 1e-5),
+    }
+    rng = np.random.default_rng(0)
+    rows_out: list[dict] = []
+    for n in args.cols:
+        rows_out += _one_length(n, 1 << args.total, args, rw, torch_ops, rng)
+        torch.cuda.empty_cache()
+    ok = all(r["checked"] for r in rows_out)
+    goals = {f"{r['op']} {r['n']}": r["fraction_of_copy"] >= GOAL for r in rows_out}
+    print(f"goal >= {GOAL} of the copy's bandwidth: {sum(goals.values())} of {len(goals)} met")
+    series = {}
+    for op in args.ops:
+        pts = [r for r in rows_out if r["op"] == op]
+        series[f"gpukern {op}"] = {"x": [r["n"] for r in pts], "y": [r["gpukern_tbs"] for r in pts]}
+        series[f"torch {op}"] = {"x": [r["n"] for r in pts], "y": [r["torch_tbs"] for r in pts]}
+    pts = [r for r in rows_out if r["op"] == args.ops[0]]
+    series["device-to-device copy"] = {"x": [r["n"] for r in pts], "y": [r["copy_tbs"] for r in pts]}
+    plot = {
+        "kind": "lines",
+        "title": "Row-wise normalisations, FP32 (bytes read + written / time)",
+        "xlabel": "row length (elements)",
+        "ylabel": "TB/s",
+        "log_x": True,
+        "series": series,
+    }
+    _common.save("norms", args.out, backend, vars(args), {"rows": rows_out, "goals": goals}, plot)
+    return 0 if ok else 1
+
+
+def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops: dict, rng: Any) -> list[dict]:
+    """Every op on rows of ``n`` elements (``total`` elements in all), timed beside the copy and torch."""
+    import torch
+
+    import gpukern as gk
+
+    rows = total // n
+    x = torch.randn((rows, n), device="cuda") * 3
+    y = torch.empty_like(x)
+    copy_out = torch.empty_like(x)
+    w = torch.randn(n, device="cuda")
+    b = torch.randn(n, device="cuda")
+    pick = rng.choice(rows, min(rows, 16), replace=False)
+    x_host = x[pick].cpu().numpy()
+    nbytes = 2 * x.numel() * 4
+    out = []
+    plans = [rw.plan(n)]
+    if args.sweep and n >= 4096:
+        for v in (16, 32):
+            threads = min(1024, n // v)
+            cluster = n // (threads * v)
+            if cluster <= 8:
+                plans += [rw.Plan(threads, 1, cluster, v, m) for m in (1, 2) if threads * m <= 1024 or m == 1]
+        plans = list(dict.fromkeys(plans))
+    for op, how in [(op, h) for op in args.ops for h in plans]:
+        kern, how = rw.make_rows(op, gk.float32, n, how)
+        mine = lambda k=kern, h=how, op=op: rw.run(op, k, h, x, y, w, b)  # noqa: E731
+        theirs = lambda f=torch_ops[op]: f(x, w, b)  # noqa: E731
+        copy = lambda: copy_out.copy_(x)  # noqa: E731
+        y.fill_(float("nan"))
+        t_copy, t_gk, t_torch = _common.paired([copy, mine, theirs], args.reps, events="torch")
+        ref = rw.reference(op, x_host, w.cpu().numpy(), b.cpu().numpy())
+        rtol, atol = rw.tolerance(op, gk.float32, n)
+        good = bool(np.allclose(y[pick].cpu().numpy(), ref, rtol=rtol, atol=atol))
+        good &= bool(torch.allclose(y, theirs(), rtol=rtol, atol=atol))
+        med = {k: statistics.median(v) for k, v in (("copy", t_copy), ("gpukern", t_gk), ("torch", t_torch))}
+        r = {
+            "op": op,
+            "n": n,
+            "rows": rows,
+            "plan": how._asdict(),
+            "copy_tbs": nbytes / med["copy"] / 1e12,
+            "gpukern_tbs": nbytes / med["gpukern"] / 1e12,
+            "torch_tbs": nbytes / med["torch"] / 1e12,
+            "fraction_of_copy": statistics.median(c / g for c, g in zip(t_copy, t_gk)),
+            "vs_torch": statistics.median(t / g for t, g in zip(t_torch, t_gk)),
+            "checked": good,
+        }
+        out.append(r)
+        print(
+            f"{op:9} n={n:>6} {tuple(how)}: gpukern {r['gpukern_tbs']:.2f} TB/s = {r['fraction_of_copy']:.3f} of "
+            f"the copy's {r['copy_tbs']:.2f}; torch {r['torch_tbs']:.2f} TB/s ({r['vs_torch']:.2f}x) "
+            f"{'OK' if good else 'WRONG'}",
+            flush=True,
+        )
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

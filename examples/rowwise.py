@@ -1,0 +1,255 @@
+"""Row-wise normalisations at the memory's speed: softmax, LayerNorm and RMSNorm over the rows of a
+matrix, each row read once from global memory and written once.
+
+Every thread holds V elements of its row in registers (``local`` arrays indexed by unrolled loop
+variables); a row longer than one block holds runs on a *cluster* of CLUSTER blocks, each holding
+its part, which meet through distributed shared memory instead of a second pass over global memory.
+A row's statistics are one pair per thread, combined by the op's own rule: (maximum, sum of
+exp(x - maximum)) for softmax (the online-softmax merge), (mean, sum of squared deviations) for
+LayerNorm (Chan's merge of equal counts), the sum of squares for RMSNorm.  The pairs meet across a
+warp by shuffles, across the block's warps through shared memory, across the cluster's blocks by
+reading each block's pair from its shared memory (``gk.peer``) after a ``cluster_barrier()``; then
+every thread writes its elements from its registers.
+
+    make_rows("softmax", float32, n)           # the kernel for rows of n elements, and its launch
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import gpukern as gk
+from gpukern import Array, block_idx, float32, func, kernel, local, shared, thread_idx, unroll, vload, vstore
+
+OPS = ("softmax", "layernorm", "rmsnorm")
+
+
+class Plan(NamedTuple):
+    """How rows of ``n`` elements are spread: ``threads`` a row (a warp, or a block), ``rows`` a block
+    (several warps' rows, or 1), ``cluster`` blocks a row, ``per`` elements a thread."""
+
+    threads: int
+    rows: int
+    cluster: int
+    per: int
+    blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
+
+
+def plan(n: int) -> Plan:
+    """Rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone); up to
+    32768: a block each, 32 elements a thread (blocks of 256 threads budgeted for two a
+    multiprocessor); longer: clusters of up to 8 blocks of 1024 threads, 32 elements each (262,144
+    elements at most).  Measured on an H200 (``benchmarks/norms.py --sweep``)."""
+    if n % 1024:
+        raise ValueError(f"rows of a multiple of 1024 elements, not {n}")
+    if n <= 2048:
+        return Plan(32, 4, 1, n // 32)
+    if n <= 32768:
+        return Plan(n // 32, 1, 1, 32, 2 if n == 8192 else 1)
+    cluster = n // 32768
+    if cluster > 8:
+        raise ValueError(f"rows of at most {8 * 32768} elements, not {n}")
+    return Plan(1024, 1, cluster, 32)
+
+
+@func
+def merge(op: int, a0: float32, a1: float32, na: float32, b0: float32, b1: float32, nb: float32):
+    """Two partial statistics, of ``na`` and ``nb`` elements, merged (see the module docstring)."""
+    if op == 0:  # softmax: (maximum, sum of exp(x - maximum))
+        m = max(a0, b0)
+        return m, a1 * math.exp(a0 - m) + b1 * math.exp(b0 - m)
+    if op == 1:  # layernorm: (mean, sum of squared deviations), Chan et al.'s merge
+        d = b0 - a0
+        n = na + nb
+        return a0 + d * (nb / n), a1 + b1 + d * d * (na * nb / n)
+    return a0 + b0, a1  # rmsnorm: (sum of squares, unused)
+
+
+def make_rows(op: str, T: Any, n: int, how: Plan | None = None) -> tuple[Any, Plan]:
+    """The kernel computing ``op`` over rows of ``n`` elements of type ``T`` (float32, bfloat16) and
+    how it is spread (``plan(n)`` unless given; ``run`` launches it)."""
+    OP = OPS.index(op)
+    how = how or plan(n)
+    THREADS, ROWS, CLUSTER, V, MINB = how
+    VEC = 4  # elements a load moves (16 bytes of float32, 8 of bfloat16)
+    WARPS = THREADS // 32  # a row's warps
+    SPAN = THREADS * V  # the elements of a row a block holds
+
+    @kernel
+    def rows(x: Array[T, 2], y: Array[T, 2], w: Array[T], b: Array[T], eps: float32):
+        gk.launch_bounds(THREADS * ROWS, MINB)
+        if CLUSTER > 1:
+            gk.cluster_dims(CLUSTER)
+        part = shared(float32, (2, WARPS))  # each warp's pair
+        mine = shared(float32, 2)  # the block's pair, read by the cluster's other blocks
+        v = local(float32, V)
+        t = thread_idx.x % THREADS
+        row = (block_idx.x // CLUSTER) * ROWS + thread_idx.x // THREADS
+        base = (block_idx.x % CLUSTER) * SPAN  # (the block's rank in its cluster)
+        for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
+            q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
+            for j in unroll(range(VEC)):
+                v[i * VEC + j] = float32(q[j])
+        # this thread's pair
+        p0 = float32(0)
+        p1 = float32(0)
+        if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
+            p0 = v[0]
+            for i in unroll(range(1, V)):
+                p0 = max(p0, v[i])
+            for i in unroll(range(V)):
+                v[i] = math.exp(v[i] - p0)
+                p1 += v[i]
+        elif OP == 1:
+            for i in unroll(range(V)):
+                p0 += v[i]
+            p0 = p0 / V
+            for i in unroll(range(V)):
+                p1 += (v[i] - p0) * (v[i] - p0)
+        else:
+            for i in unroll(range(V)):
+                p0 += v[i] * v[i]
+        m_own = p0
+        count = float32(V)
+        for k in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
+            q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> k)
+            q1 = gk.shfl_xor_sync(0xFFFFFFFF, p1, 16 >> k)
+            p0, p1 = merge(OP, p0, p1, count, q0, q1, count)
+            count *= 2
+        if WARPS > 1:  # across the row's warps, through shared memory (each thread alike)
+            if gk.lane_id() == 0:
+                part[0, t // 32] = p0
+                part[1, t // 32] = p1
+            gk.barrier()
+            p0 = part[0, 0]
+            p1 = part[1, 0]
+            for k in unroll(range(1, WARPS)):
+                p0, p1 = merge(OP, p0, p1, count * k, part[0, k], part[1, k], count)
+        if CLUSTER > 1:  # across the cluster's blocks, through their shared memory
+            if t == 0:
+                mine[0] = p0
+                mine[1] = p1
+            gk.cluster_barrier()
+            block_count = count * WARPS
+            p0 = gk.peer(mine, 0)[0]
+            p1 = gk.peer(mine, 0)[1]
+            for r in unroll(range(1, CLUSTER)):
+                p0, p1 = merge(OP, p0, p1, block_count * r, gk.peer(mine, r)[0], gk.peer(mine, r)[1], block_count)
+        # the row's statistics, then each element
+        if OP == 0:
+            scale = math.exp(m_own - p0) / p1
+        elif OP == 1:
+            scale = gk.rsqrt(p1 / n + eps)
+        else:
+            scale = gk.rsqrt(p0 / n + eps)
+        for i in unroll(range(V // VEC)):
+            col = base + (i * THREADS + t) * VEC
+            out = local(float32, VEC)
+            if OP == 0:
+                for j in unroll(range(VEC)):
+                    out[j] = v[i * VEC + j] * scale
+            else:
+                g = vload(w, col, VEC)
+                if OP == 1:
+                    h = vload(b, col, VEC)
+                    for j in unroll(range(VEC)):
+                        out[j] = (v[i * VEC + j] - p0) * scale * float32(g[j]) + float32(h[j])
+                else:
+                    for j in unroll(range(VEC)):
+                        out[j] = v[i * VEC + j] * scale * float32(g[j])
+            vstore(y, (row, col), (T(out[0]), T(out[1]), T(out[2]), T(out[3])))
+        if CLUSTER > 1:
+            gk.cluster_barrier()  # the other blocks have read this one's pair before it ends
+
+    return rows, how
+
+
+def run(op: str, kern: Any, how: Plan, x: Any, y: Any, w: Any, b: Any, eps: float = 1e-5) -> None:
+    """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n)."""
+    kern[x.shape[0] // how.rows * how.cluster, how.threads * how.rows](x, y, w, b, eps)
+
+
+def reference(op: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    """The op in float64 with NumPy."""
+    x = x.astype(np.float64)
+    if op == "softmax":
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    if op == "layernorm":
+        mu = x.mean(axis=1, keepdims=True)
+        var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+        return (x - mu) / np.sqrt(var + eps) * w.astype(np.float64) + b.astype(np.float64)
+    return x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps) * w.astype(np.float64)
+
+
+def tolerance(op: str, T: Any, n: int) -> tuple[float, float]:
+    """(rtol, atol) a result of type ``T`` meets against ``reference``: float32's rounding over a
+    row of n elements, or bfloat16's of the result."""
+    if T == gk.bfloat16:
+        return 2.0**-7, 2.0**-7 if op != "softmax" else 2.0**-7 / n
+    return 2e-5 * math.log2(n), 1e-6 if op != "softmax" else 1e-7 / n
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+    import time
+
+    p = argparse.ArgumentParser(description="Row-wise softmax, LayerNorm or RMSNorm, each row read once.")
+    p.add_argument("op", choices=OPS)
+    p.add_argument("--size", type=int, help="elements a row (a multiple of 1024; default 8192, 2048 with --small)")
+    p.add_argument("--rows", type=int, help="rows (default 2**28 / size on a GPU, 8 with --small)")
+    p.add_argument("--small", action="store_true", help="a size the simulator runs in seconds (and a cluster's)")
+    p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
+    p.add_argument("--show-source", action="store_true", help="print the kernel's C and exit")
+    args = p.parse_args(argv)
+    try:
+        if args.backend:
+            gk.set_backend(args.backend)
+        backend = gk.get_backend()
+    except gk.GpukernError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    small = args.small or backend.name == "sim"
+    sizes = [args.size] if args.size else ([2048, 65536] if small else [8192])
+    ok = True
+    for n in sizes:
+        how = plan(n)
+        if how.cluster > 1 and backend.name not in ("sim", "cuda"):
+            print(f"rowwise: rows of {n} run in clusters: CUDA (sm_90) or the simulator", file=sys.stderr)
+            continue
+        kern, how = make_rows(args.op, float32, n)
+        if args.show_source:
+            print(kern.source(Array[float32, 2], Array[float32, 2], Array[float32], Array[float32], float32))
+            return 0
+        rows = args.rows or (8 if small else (1 << 28) // n)
+        rows -= rows % how.rows
+        rng = np.random.default_rng(0)
+        x = (rng.standard_normal((rows, n)) * 3).astype(np.float32)
+        w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        dx, dy, dw, db = gk.to_device(x), gk.empty((rows, n), np.float32), gk.to_device(w), gk.to_device(b)
+        run(args.op, kern, how, dx, dy, dw, db)
+        backend.synchronize()
+        start = time.perf_counter()
+        reps = 1 if small else 20
+        for _ in range(reps):
+            run(args.op, kern, how, dx, dy, dw, db)
+        backend.synchronize()
+        t = (time.perf_counter() - start) / reps
+        pick = rng.choice(rows, min(rows, 16), replace=False)
+        rtol, atol = tolerance(args.op, float32, n)
+        good = bool(np.allclose(dy.get()[pick], reference(args.op, x[pick], w, b), rtol=rtol, atol=atol))
+        ok &= good
+        print(
+            f"rowwise {args.op}: {rows} rows x {n} ({how.threads * how.rows} threads a block, {how.cluster} a "
+            f"cluster)  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s  on {backend.device_name()}  "
+            f"{'OK' if good else 'WRONG'}"
+        )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
