@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from compilers import needs_nvcc
+from compilers import need_sm90, needs_nvcc
 from kernel_source import line_of, load_kernel
 
 import gpukern as gk
 from gpukern import Array, Const, float32, int32
 from gpukern.backends.cuda_compile import nvcc_compile
-
-
-def _need_sm90(backend):
-    if backend == "opencl":
-        pytest.skip("OpenCL has no clusters (test_other_dialects_refuse)")
-    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
-        pytest.skip("needs an sm_90 GPU")
 
 
 @gk.kernel
@@ -44,7 +37,7 @@ def cluster_sums(a: Array[float32], out: Array[float32], CLUSTER: Const[int], SY
 
 @pytest.mark.parametrize("cluster, blocks", [(2, 4), (4, 8)])
 def test_a_cluster_adds_its_blocks_through_distributed_shared_memory(backend, cluster, blocks):
-    _need_sm90(backend)
+    need_sm90(backend, "clusters")
     a = np.random.default_rng(cluster).integers(-50, 50, blocks * 128).astype(np.float32)
     out = gk.to_device(np.zeros(blocks // cluster * 128, np.float32))
     cluster_sums[blocks, 128](gk.to_device(a), out, cluster, True, True)
@@ -84,7 +77,7 @@ def rotate(a: Array[int32], out: Array[int32]):
 
 
 def test_blocks_write_each_others_shared_memory(backend):
-    _need_sm90(backend)
+    need_sm90(backend, "clusters")
     a = np.arange(16 * 64, dtype=np.int32)
     out = gk.to_device(np.zeros_like(a))
     rotate[(4, 4), 64](gk.to_device(a), out)
@@ -190,7 +183,7 @@ def multicast_rows(a: Array[float32, 2], out: Array[float32, 2], MASK: Const[int
 
 
 def test_a_multicast_box_lands_in_every_block_of_the_mask(backend):
-    _need_sm90(backend)
+    need_sm90(backend, "clusters")
     a = np.random.default_rng(3).random((16, 32)).astype(np.float32)
     out = gk.to_device(np.zeros((32, 32), np.float32))
     multicast_rows[4, 32](gk.to_device(a), out, 0b11)

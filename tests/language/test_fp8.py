@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from compilers import need_sm90
 from kernel_source import load_example, load_kernel
 
 import gpukern as gk
@@ -84,18 +85,11 @@ def test_ml_dtypes_arrays_are_taken_and_agree():
         assert gk.types.from_dtype(ref.dtype) is t
 
 
-def _need_sm90(backend):
-    if backend == "opencl":
-        pytest.skip("OpenCL has no matrix units or TMA")
-    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
-        pytest.skip("FP8 wgmma needs an sm_90 GPU")
-
-
 @pytest.mark.parametrize("t", [float8_e4m3fn, float8_e5m2])
 def test_the_fp8_tma_gemm_is_numpys_product(backend, t):
     """examples/matmul_tma.py's FP8 kernel (k = 32 wgmma's, TMA boxes of 128 x 128 bytes), C in
     bfloat16 times a scale: at sizes past its tiles' edges."""
-    _need_sm90(backend)
+    need_sm90(backend, "FP8 wgmma and TMA")
     mt = load_example("matmul_tma")
     kern = mt.fp8gemm_tma if t is float8_e4m3fn else mt.make_tma(t, OUT=gk.bfloat16)
     m, n, k = 130, 264, 144

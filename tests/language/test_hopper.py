@@ -8,21 +8,13 @@ import re
 
 import numpy as np
 import pytest
-from compilers import needs_nvcc
+from compilers import need_sm90, needs_nvcc
 from kernel_source import line_of, load_kernel
 
 import gpukern as gk
 from gpukern import Array, Const, float16, float32, int32
 from gpukern.backends.cuda_compile import nvcc_compile
 from gpukern.semantics import tma
-
-
-def _need_tma(backend):
-    """TMA runs on the simulator and on sm_90 GPUs; OpenCL refuses it (test_other_dialects_refuse)."""
-    if backend == "opencl":
-        pytest.skip("OpenCL has no TMA")
-    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
-        pytest.skip("TMA needs an sm_90 GPU")
 
 
 @gk.kernel
@@ -48,7 +40,7 @@ def copy_boxes(a: Array[float32, 2], out: Array[float32, 2], BR: Const[int], BC:
 
 @pytest.mark.parametrize("shape, box", [((40, 68), (16, 32)), ((33, 12), (8, 4)), ((64, 64), (64, 16))])
 def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = np.random.default_rng(1).random(shape).astype(np.float32) + 1
     grid = (-(-shape[1] // box[1]), -(-shape[0] // box[0]))
     out = gk.to_device(np.full((grid[1] * box[0], grid[0] * box[1]), -1, np.float32))
@@ -60,7 +52,7 @@ def test_a_box_past_the_edges_reads_zeros(backend, shape, box):
 
 def test_each_launch_copies_from_its_own_array(backend):
     """Launches after the first take the plan (on CUDA): each array its own descriptor, kept."""
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     rng = np.random.default_rng(3)
     arrays = [gk.to_device(rng.random((32, 64)).astype(np.float32)) for _ in range(3)]
     launch = copy_boxes[(2, 2), 128]
@@ -72,7 +64,7 @@ def test_each_launch_copies_from_its_own_array(backend):
 
 def test_rows_not_a_multiple_of_16_bytes_are_refused(backend):
     """As the driver refuses them (cuTensorMapEncodeTiled's global strides), before anything runs."""
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     out = gk.to_device(np.zeros((48, 96), np.float32))
     with pytest.raises(gk.LaunchError, match=r"'a' \(shape \(40, 70\)\) has rows of 280 bytes"):
         copy_boxes[(3, 3), 128](gk.to_device(np.ones((40, 70), np.float32)), out, 16, 32)
@@ -100,7 +92,7 @@ def swizzled(a: Array[float16, 2], out: Array[float16, 2]):
 
 
 def test_a_128_byte_swizzle_is_the_layout_wgmma_reads(backend):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = (np.arange(32 * 64) % 2011).astype(np.float16).reshape(32, 64)
     out = gk.to_device(np.zeros_like(a))
     swizzled[2, 128](gk.to_device(a), out)
@@ -153,7 +145,7 @@ def ring(a: Array[float32, 2], sums: Array[float32], STAGES: Const[int]):
 
 @pytest.mark.parametrize("stages, rows", [(2, 80), (3, 72), (4, 16)])
 def test_a_ring_of_stages_flips_parity(backend, stages, rows):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = np.random.default_rng(stages).integers(-50, 50, (rows, 32)).astype(np.float32)
     sums = gk.to_device(np.zeros(32, np.float32))
     ring[1, 64](gk.to_device(a), sums, stages)
@@ -199,7 +191,7 @@ def specialized(a: Array[float32, 2], sums: Array[float32], STAGES: Const[int], 
 @pytest.mark.parametrize("stages, rows", [(2, 80), (3, 64)])
 def test_a_producer_and_its_consumers_run_side_by_side(backend, stages, rows):
     """The two sides of the if wait on each other: the simulator runs them taking turns."""
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = np.random.default_rng(stages).integers(-50, 50, (rows, 32)).astype(np.float32)
     sums = gk.to_device(np.zeros(32, np.float32))
     specialized[1, 64](gk.to_device(a), sums, stages, 32)
@@ -251,7 +243,7 @@ def scale_through_tma(a: Array[float32, 2], out: Array[float32, 2], WAIT: Const[
 
 
 def test_a_tma_store_writes_only_inside_the_array(backend):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = np.random.default_rng(5).random((40, 68)).astype(np.float32)
     out = gk.to_device(np.full((40, 68), -1, np.float32))
     scale_through_tma[(3, 3), 256](gk.to_device(a), out, True)
@@ -288,7 +280,7 @@ def one_warpgroup_multiplies(a: Array[gk.float16, 2], c: Array[float32, 2]):
 
 
 def test_a_branch_on_the_warpgroup_number_keeps_wgmma(backend):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = (np.random.default_rng(7).integers(-4, 4, (64, 64))).astype(np.float16)
     c = gk.to_device(np.zeros((64, 64), np.float32))
     one_warpgroup_multiplies[1, 256](gk.to_device(a), c)
@@ -464,7 +456,7 @@ def bulk_double(a: Array[float32], out: Array[float32], N: Const[int], OFFSET: i
 
 
 def test_bulk_copies_move_contiguous_elements(backend):
-    _need_tma(backend)
+    need_sm90(backend, "TMA")
     a = np.random.default_rng(2).random(3 * 64).astype(np.float32)
     out = gk.to_device(np.zeros(3 * 64, np.float32))
     bulk_double[3, 64](gk.to_device(a), out, 64, 0)

@@ -7,19 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from compilers import needs_nvcc
+from compilers import need_sm90, needs_nvcc
 from kernel_source import line_of, load_kernel
 
 import gpukern as gk
 from gpukern import Array, Const, float32, int32
 from gpukern.backends.cuda_compile import nvcc_compile
-
-
-def _need_sm90(backend):
-    if backend == "opencl":
-        pytest.skip("OpenCL has no named barriers, elect or TMA (test_other_dialects_refuse)")
-    if backend == "cuda" and getattr(gk.get_backend(), "arch", None) != "sm_90":
-        pytest.skip("needs an sm_90 GPU")
 
 
 @gk.kernel
@@ -77,7 +70,7 @@ def ws_sums(a: Array[float32, 2], out: Array[float32], STAGES: Const[int], EARLY
 
 @pytest.mark.parametrize("stages, rows", [(2, 48), (3, 64)])
 def test_a_producer_warpgroup_and_two_consumer_warpgroups(backend, stages, rows):
-    _need_sm90(backend)
+    need_sm90(backend, "named barriers, elect or TMA")
     a = np.random.default_rng(rows).integers(-50, 50, (rows, 128)).astype(np.float32)
     out = gk.to_device(np.zeros(128, np.float32))
     ws_sums[1, 384](gk.to_device(a), out, stages, False, True)
@@ -131,7 +124,7 @@ def handoff(out: Array[int32], COUNT: Const[int], WARPS: Const[int]):
 
 
 def test_a_producer_arrives_and_consumers_wait(backend):
-    _need_sm90(backend)
+    need_sm90(backend, "named barriers, elect or TMA")
     out = gk.to_device(np.zeros(64, np.int32))
     handoff[1, 96](out, 96, 3)
     np.testing.assert_array_equal(out.get(), np.tile(np.arange(32) * 3, 2))
@@ -178,7 +171,7 @@ def elected(out: Array[int32]):
 
 
 def test_elect_one_picks_the_lowest_thread_that_executes_it(backend):
-    _need_sm90(backend)
+    need_sm90(backend, "named barriers, elect or TMA")
     out = gk.to_device(np.full(4, -1, np.int32))
     elected[1, 128](out)
     np.testing.assert_array_equal(out.get(), [1, 34, 64, 97])
