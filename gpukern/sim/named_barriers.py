@@ -8,10 +8,10 @@ A ``named_barrier`` whose phase is not complete waits: the sides of an ``if`` ru
 (``sim.branches``), so consumers and a producer each arriving on their side meet.
 
 Reported at the line: a warp some of whose live threads arrive and some not (the hardware makes a
-thread wait for its whole warp), a barrier number or count out of range or differing within one
-phase (``gk.LaunchError`` values are the kernel's: ``gk.BarrierDivergenceError``), more threads
-arriving at once than the phase has room for, and a wait that nothing can complete -- a count
-larger than the threads that come: on a GPU the kernel would hang.
+thread wait for its whole warp), a run-time barrier number or count out of range, counts that
+differ within one phase, more threads arriving at once than the phase has room for, and a wait
+that nothing can complete -- a count larger than the threads that come: on a GPU the kernel would
+hang (each a ``gk.BarrierDivergenceError``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ class NamedBarriers:
         self.count = np.zeros(shape, np.int64)  # the count they gave (0: none yet)
         self.phase = np.zeros(shape, np.int64)  # phases completed
         self.members: dict[tuple[int, int], list[np.ndarray]] = {}  # the lanes arrived at a current phase
+        per_block = -(-run.tpb // run.width)  # (a block's last warp may be partial: warps never span blocks)
+        self.warp_of = run.block_of * per_block + run.thread_in_block.astype(np.int64) // run.width
 
     def arrive(self, s: ir.NamedBarrier, m: np.ndarray) -> None:
         run = self.run
@@ -46,14 +48,14 @@ class NamedBarriers:
         if run.check and not self._valid(s, lanes, ids, counts, m):
             return
         blocks = run.block_of[lanes]
-        warp = lanes // run.width
+        warp = self.warp_of[lanes]
         waiting: list[tuple[int, int, int]] = []  # (block, id, phase) the waiting lanes wait for
         for b, i in sorted(set(zip(blocks.tolist(), ids.tolist()))):
             here = (blocks == b) & (ids == i)
             who = lanes[here]
             n = spec.WARP_THREADS * len(np.unique(warp[here]))
             c = int(counts[here][0])
-            if run.check and (counts[here] != c).any() or self.count[b, i] not in (0, c):
+            if run.check and ((counts[here] != c).any() or self.count[b, i] not in (0, c)):
                 given = int(self.count[b, i]) or int(counts[here][counts[here] != c][0])
                 run.report(
                     BarrierDivergenceError,
@@ -130,7 +132,7 @@ class NamedBarriers:
                     return False
         # a warp arrives whole: its live threads that do not execute this wait for those that do
         live = ~run.frames[0].returned
-        warp_of = run.lane_ids // run.width
+        warp_of = self.warp_of
         here = np.unique(warp_of[lanes])
         inside = np.isin(warp_of, here)
         missing = inside & live & ~m

@@ -225,3 +225,19 @@ def test_other_dialects_refuse():
             handoff.source(Array[int32], 96, 3, backend=dialect)
         with pytest.raises(gk.CompileError, match=r"elect_one\(\) cannot be compiled"):
             elected.source(Array[int32], backend=dialect)
+
+
+@gk.kernel
+def odd_block(out: Array[int32]):
+    """48 threads: warp 1 has 16; both warps count as 32 at a named barrier of 64."""
+    buf = gk.shared(int32, 48)
+    t = gk.thread_idx.x
+    buf[t] = t
+    gk.named_barrier(1, 64)
+    out[gk.block_idx.x * 48 + t] = buf[47 - t]
+
+
+def test_a_partial_last_warp_counts_as_a_warp():
+    out = np.zeros(2 * 48, np.int32)
+    assert gk.sanitize(odd_block[2, 48], out) == []
+    np.testing.assert_array_equal(out, np.tile(np.arange(47, -1, -1), 2))
