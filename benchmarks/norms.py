@@ -92,12 +92,11 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
     nbytes = 2 * x.numel() * 4
     out = []
     plans = [rw.plan(n)]
-    if args.sweep and n >= 4096:
-        for v in (16, 32):
-            threads = min(1024, n // v)
-            cluster = n // (threads * v)
-            if cluster <= 8:
-                plans += [rw.Plan(threads, 1, cluster, v, m) for m in (1, 2) if threads * m <= 1024 or m == 1]
+    if args.sweep and n >= 4096:  # blocks of 256 to 1024 threads, 32 elements each, and the clusters that needs
+        for threads in (256, 512, 1024):
+            cluster = n // (threads * 32)
+            if 1 <= cluster <= 8 and cluster * threads * 32 == n:
+                plans += [rw.Plan(threads, 1, cluster, 32, m) for m in (1, 2) if threads * m <= 1024]
         plans = list(dict.fromkeys(plans))
     for op, how in [(op, h) for op in args.ops for h in plans]:
         kern, how = rw.make_rows(op, gk.float32, n, how)

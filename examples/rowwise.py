@@ -40,19 +40,23 @@ class Plan(NamedTuple):
 
 def plan(n: int) -> Plan:
     """Rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone); up to
-    32768: a block each, 32 elements a thread (blocks of 256 threads budgeted for two a
-    multiprocessor); longer: clusters of up to 8 blocks of 1024 threads, 32 elements each (262,144
-    elements at most).  Measured on an H200 (``benchmarks/norms.py --sweep``)."""
+    16384: a block each, 32 elements a thread (256-thread blocks budgeted for two a multiprocessor);
+    longer: clusters of blocks of 512 threads, 32 elements each, budgeted for two a multiprocessor
+    (a cluster of 2 to 8), and at 262,144 elements (8 blocks of 1024 threads) the most a portable
+    cluster holds.  Measured on an H200 (``benchmarks/norms.py --sweep``)."""
     if n % 1024:
         raise ValueError(f"rows of a multiple of 1024 elements, not {n}")
     if n <= 2048:
         return Plan(32, 4, 1, n // 32)
-    if n <= 32768:
+    if n <= 16384:
         return Plan(n // 32, 1, 1, 32, 2 if n == 8192 else 1)
-    cluster = n // 32768
-    if cluster > 8:
-        raise ValueError(f"rows of at most {8 * 32768} elements, not {n}")
-    return Plan(1024, 1, cluster, 32)
+    if n <= 131072 and n % 16384 == 0:
+        return Plan(512, 1, n // 16384, 32, 2)
+    if n == 262144:
+        return Plan(1024, 1, 8, 32)
+    raise ValueError(
+        f"rows of a multiple of 1024 elements up to 16384, of 16384 up to 131072, or 262144: not {n}"
+    )
 
 
 @func
@@ -214,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     small = args.small or backend.name == "sim"
-    sizes = [args.size] if args.size else ([2048, 65536] if small else [8192])
+    sizes = [args.size] if args.size else ([2048, 32768] if small else [8192])
     ok = True
     for n in sizes:
         how = plan(n)

@@ -33,7 +33,7 @@ def test_a_warp_or_a_block_a_row(backend, op, n):
 def test_a_cluster_a_row(on_simulator, op):
     _check(op, 65536, 2)
     kern, how = rw.make_rows(op, gk.float32, 65536)
-    assert how.cluster == 2
+    assert how.cluster == 4
     x = np.random.default_rng(0).standard_normal((1, 65536)).astype(np.float32)
     args = (x, np.zeros_like(x), np.ones(65536, np.float32), np.zeros(65536, np.float32), 1e-5)
     assert gk.sanitize(kern[how.cluster, how.threads], *args) == []
@@ -41,8 +41,10 @@ def test_a_cluster_a_row(on_simulator, op):
 
 def test_plans():
     assert rw.plan(1024) == rw.Plan(32, 4, 1, 32) and rw.plan(262144) == rw.Plan(1024, 1, 8, 32)
-    with pytest.raises(ValueError, match="at most 262144"):
-        rw.plan(2 * 262144)
+    assert rw.plan(65536) == rw.Plan(512, 1, 4, 32, 2)
+    for bad in (2 * 262144, 20480, 1000):
+        with pytest.raises(ValueError, match="rows of a multiple of 1024"):
+            rw.plan(bad)
 
 
 def test_the_command_line(capsys):
