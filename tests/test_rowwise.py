@@ -50,4 +50,4 @@ def test_plans():
 def test_the_command_line(capsys):
     assert rw.main(["rmsnorm", "--small", "--backend", "sim"]) == 0
     out = capsys.readouterr().out
-    assert "8 rows x 2048" in out and "2 a cluster" in out and out.count("OK") == 2
+    assert "8 rows x 2048" in out and "2 a cluster" in out and out.count("OK") == 2 and "of a copy's" in out
