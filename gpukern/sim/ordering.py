@@ -65,11 +65,10 @@ class Ordering:
     # ------------------------------------------------------------ mbarriers
     def arrive(self, mem: Memory, where: np.ndarray, lanes: np.ndarray) -> None:
         """Lanes arriving at mbarriers (elements ``where`` of ``mem``, one each) publish their clocks."""
-        for w, lane in zip(where.tolist(), lanes.tolist()):
-            key = (mem, w)
-            row = self.vc[lane]
-            got = self.pending.get(key)
-            self.pending[key] = row.copy() if got is None else np.maximum(got, row)
+        for w in np.unique(where).tolist():
+            row = self.vc[lanes[where == w]].max(axis=0)
+            got = self.pending.get((mem, w))
+            self.pending[(mem, w)] = row if got is None else np.maximum(got, row)
         self.tick(lanes)
 
     def completed(self, mem: Memory, where: np.ndarray) -> None:
@@ -84,10 +83,11 @@ class Ordering:
         """Lanes that saw the phases of mbarriers ``where`` complete take in what they released
         (``forced``: a wait reported as a deadlock and let pass takes in its phase's arrivals so far,
         so that what follows is not reported again as that fault's consequence)."""
-        for w, lane in zip(where.tolist(), lanes.tolist()):
+        for w in np.unique(where).tolist():
+            mine = lanes[where == w]
             for got in (self.released.get((mem, w)), self.pending.get((mem, w)) if forced else None):
                 if got is not None:
-                    np.maximum(self.vc[lane], got, out=self.vc[lane])
+                    self.vc[mine] = np.maximum(self.vc[mine], got)
 
     # ------------------------------------------------------------ barriers
     def join(self, lanes: np.ndarray) -> None:
