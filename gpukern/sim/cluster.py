@@ -36,11 +36,11 @@ class Clusters:
         bidx = (b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]))
         self.rank = cl.ranks(bidx, self.dims).astype(np.int64)  # per block
         self.cluster = cl.clusters(bidx, grid, self.dims).astype(np.int64)  # per block
-        self.first = b - self._offset(self.rank)  # per block: the block of rank 0 of its cluster
+        self.first = b - self.offset(self.rank)  # per block: the block of rank 0 of its cluster
         self.epoch = np.zeros(int(self.cluster.max()) + 1 if run.nblocks else 1, np.int64)  # cluster barriers passed
         self.touch: dict[int, tuple[int, ir.Node, int]] = {}  # per block: the last peer access (epoch, node, lane)
 
-    def _offset(self, rank: np.ndarray) -> np.ndarray:
+    def offset(self, rank: np.ndarray) -> np.ndarray:
         """The linear block offset of the block of ``rank`` from its cluster's rank 0."""
         x, y, _ = self.dims
         gx, gy = self.run.grid[0], self.run.grid[1]
@@ -67,7 +67,7 @@ class Clusters:
                 node,
                 (int(lanes[k]),),
             )
-        block = np.where(ok, self.first[own] + self._offset(np.where(ok, r, 0)), own)
+        block = np.where(ok, self.first[own] + self.offset(np.where(ok, r, 0)), own)
         if run.check:
             gone = ok & self._exited(block)
             if gone.any():

@@ -30,6 +30,7 @@ from ..errors import DataRaceError, MisalignedAccessError, OutOfBoundsError, Uni
 from ..ir import nodes as ir
 from ..semantics import tma
 from .access import LANDED, LOAD, STORE, Access, Memory
+from .asynchronous import paired
 
 NONE = -1
 
@@ -108,6 +109,7 @@ class Copies:
         dst, src = run.memory(s.dst), run.memory(s.src)
         d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
         a = run.mem.access(src, [run.eval(i, m) for i in s.src_indices], m, s, LOAD, steps=False, ref=s.src)
+        d, a = paired(d, a)  # (a lane out of bounds at either end skips its copy)
         counts = np.broadcast_to(np.asarray(run.eval(s.count, m)), (run.lanes,))
         bar = self.barrier(s, m)
         if bar is None or not len(d.lanes):
@@ -169,7 +171,7 @@ class Copies:
                 (lane,),
             )
         first = int(clusters.first[own])
-        return [first + int(clusters._offset(np.array(r))) for r in ranks if r < clusters.size]
+        return [first + int(clusters.offset(np.array(r))) for r in ranks if r < clusters.size]
 
     def land(
         self,
@@ -339,6 +341,7 @@ class Copies:
         dst, src = run.memory(s.dst), run.memory(s.src)
         a = run.mem.access(src, [run.eval(i, m) for i in s.src_indices], m, s, LOAD, steps=False, ref=s.src)
         d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
+        a, d = paired(a, d)
         counts = np.broadcast_to(np.asarray(run.eval(s.count, m)), (run.lanes,))
         itemsize = dst.data.dtype.itemsize
         for k, lane in enumerate(a.lanes):
