@@ -139,12 +139,28 @@ def test_a_count_no_threads_reach_is_a_deadlock():
     assert "96 of its 128 threads have arrived" in str(faults[0]) and "would hang" in str(faults[0])
 
 
-def test_without_the_arrival_the_read_is_a_race():
-    """Warp 2 does not take part (WARPS=2, COUNT=64): warp 1's read is ordered after warp 0's write;
-    reads by a warp that skipped the barrier would not be -- here the count is met and none is."""
-    out = np.zeros(64, np.int32)
-    assert gk.sanitize(handoff[1, 96], out, 64, 2) == []
-    np.testing.assert_array_equal(out[:32], np.arange(32) * 3)
+@gk.kernel
+def bystander(out: Array[int32], READ: Const[bool]):
+    """Warp 0 writes, arrives at barrier 2; warp 1 waits there (a count of 64) and reads; warp 2 takes
+    no part and, with READ, reads too."""
+    buf = gk.shared(int32, 32)
+    t = gk.thread_idx.x
+    if t < 32:
+        buf[t] = t * 3
+        gk.named_barrier_arrive(2, 64)
+    elif t < 64:
+        gk.named_barrier(2, 64)
+        out[t - 32] = buf[t % 32]
+    elif READ:
+        out[t - 32] = buf[t % 32]  # unordered
+
+
+def test_a_warp_outside_the_barrier_reading_is_a_race():
+    """The named barrier orders the two warps that meet at it, not a third."""
+    assert gk.sanitize(bystander[1, 96], np.zeros(64, np.int32), False) == []
+    faults = gk.sanitize(bystander[1, 96], np.zeros(64, np.int32), True)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(bystander, "# unordered")
 
 
 @gk.kernel
