@@ -33,6 +33,7 @@ arrays the kernel never writes cannot race and are not tracked.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,30 @@ def _make(obj: object, layout: tuple[tuple[str, type, object], ...], n: int) -> 
 
 _NOW = {LOAD: "read", STORE: "written", ATOMIC: "updated atomically", LANDED: "copied into asynchronously"}
 _PENDING_PER_LANE = 64  # file unexamined reads once they hold this many elements per lane of the grid
+
+
+_NEEDS: weakref.WeakKeyDictionary[Any, tuple[bool, bool, bool]] = weakref.WeakKeyDictionary()
+
+
+def _needs(program: ir.Program) -> tuple[bool, bool, bool]:
+    """What a program's race tracking needs, worked out once per program (not per launch): lane
+    clocks (syncwarp, named barriers), warp clocks (``sim.ordering``: named barriers, mbarrier
+    arrivals, cluster barriers, peers' shared memory), and whether blocks touch each other's shared
+    memory (``peer``)."""
+    found = _NEEDS.get(program)
+    if found is None:
+        nodes = [n for fd in [program.kernel, *program.funcs] for n in ir.walk_body(fd.body)]
+        named = any(isinstance(n, ir.NamedBarrier) for n in nodes)
+        synced = named or any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in nodes)
+        peers = any(isinstance(n, ir.ArrayRef) and n.peer is not None for n in nodes)
+        ordered = (
+            named
+            or peers
+            or any(isinstance(n, ir.Mbarrier) and n.op in ("arrive", "arrive_tx") for n in nodes)
+            or any(isinstance(n, ir.Barrier) and n.scope == "cluster" for n in nodes)
+        )
+        found = _NEEDS[program] = (synced, ordered, peers)
+    return found
 
 
 class _Clocks:
@@ -240,20 +265,9 @@ class Races:
         self.site_of_node: dict[int, int] = {}
         self.pending_budget = _PENDING_PER_LANE * run.lanes
         self.copy_sites: set[int] = set()  # the sites of asynchronous copies (sim_async), for messages
-        program = run.variant.program
-        nodes = [n for fd in [program.kernel, *program.funcs] for n in ir.walk_body(fd.body)]
-        named = any(isinstance(n, ir.NamedBarrier) for n in nodes)
-        synced = named or any(isinstance(n, ir.WarpOp) and n.op == "syncwarp" for n in nodes)
+        synced, ordered, self.peers = _needs(run.variant.program)
         self.clocks = _Clocks(run) if synced else None  # only kernels that call syncwarp() need them
-        # ordering between warps: kernels with named barriers or mbarrier arrivals
-        self.peers = any(isinstance(n, ir.ArrayRef) and n.peer is not None for n in nodes)  # distributed shared memory
-        arrivals = (
-            named
-            or self.peers
-            or any(isinstance(n, ir.Mbarrier) and n.op in ("arrive", "arrive_tx") for n in nodes)
-            or any(isinstance(n, ir.Barrier) and n.scope == "cluster" for n in nodes)
-        )
-        self.order = Ordering(run) if arrivals else None
+        self.order = Ordering(run) if ordered else None
         self.warps = self.order.per_block if self.order is not None else 0
         if self.order is not None:
             self.order.flush = self.file_all
