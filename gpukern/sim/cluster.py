@@ -38,7 +38,10 @@ class Clusters:
         self.cluster = cl.clusters(bidx, grid, self.dims).astype(np.int64)  # per block
         self.first = b - self.offset(self.rank)  # per block: the block of rank 0 of its cluster
         self.epoch = np.zeros(int(self.cluster.max()) + 1 if run.nblocks else 1, np.int64)  # cluster barriers passed
-        self.touch: dict[int, tuple[int, ir.Node, int]] = {}  # per block: the last peer access (epoch, node, lane)
+        # per block: the cluster epoch of the last access by another block (-1: none), its lane and node
+        self.touch_epoch = np.full(run.nblocks, -1, np.int64)
+        self.touch_lane = np.zeros(run.nblocks, np.int64)
+        self.touch_node = np.empty(run.nblocks, object)
 
     def offset(self, rank: np.ndarray) -> np.ndarray:
         """The linear block offset of the block of ``rank`` from its cluster's rank 0."""
@@ -82,9 +85,10 @@ class Clusters:
                 )
                 ok &= ~gone
             other = ok & (block != own)
-            for blk in np.unique(block[other]).tolist():
-                k = int(np.argmax(other & (block == blk)))
-                self.touch[blk] = (int(self.epoch[self.cluster[blk]]), node, int(lanes[k]))
+            target = block[other]
+            self.touch_epoch[target] = self.epoch[self.cluster[target]]
+            self.touch_lane[target] = lanes[other]
+            self.touch_node[target] = node
         return block, ok
 
     def _exited(self, blocks: np.ndarray) -> np.ndarray:
@@ -118,17 +122,19 @@ class Clusters:
         blocks = np.nonzero(np.isin(self.cluster, done))[0]
         run.mem.cluster_barrier(blocks, self.cluster[blocks])
 
-    def finish(self, kernel: ir.FuncDef) -> None:
+    def finish(self) -> None:
         """At the end of the launch: a peer access after which the target's cluster had no barrier."""
         run = self.run
-        for blk, (epoch, node, lane) in sorted(self.touch.items()):
-            if epoch >= self.epoch[self.cluster[blk]]:
-                run.report(
-                    DataRaceError,
-                    f"{run.who(lane)} reaches the shared memory of the block of rank {int(self.rank[blk])} of its "
-                    "cluster with no cluster_barrier() after it: on a GPU that block may have exited by then and "
-                    "its shared memory be gone; end the kernel with cluster_barrier()",
-                    node,
-                    (lane,),
-                )
-                return
+        late = np.nonzero((self.touch_epoch >= 0) & (self.touch_epoch >= self.epoch[self.cluster]))[0]
+        if not len(late):
+            return
+        blk = int(late[0])
+        lane = int(self.touch_lane[blk])
+        run.report(
+            DataRaceError,
+            f"{run.who(lane)} reaches the shared memory of the block of rank {int(self.rank[blk])} of its "
+            "cluster with no cluster_barrier() after it: on a GPU that block may have exited by then and "
+            "its shared memory be gone; end the kernel with cluster_barrier()",
+            self.touch_node[blk],
+            (lane,),
+        )

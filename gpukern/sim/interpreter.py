@@ -843,7 +843,7 @@ class SimBackend(Backend):
             with np.errstate(all="ignore"), ir.deep_recursion():
                 run.run_block(fd.body, run.all)
                 if run._clusters is not None and checked:
-                    run._clusters.finish(fd)
+                    run._clusters.finish()
             if run._warps is not None and run._warps.reach is not None and checked:
                 run._warps.reach.finish()
         finally:
