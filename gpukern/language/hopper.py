@@ -203,33 +203,27 @@ def _global_element(cx: Lowering, arg: ast.expr, name: str, example: str) -> ir.
     return v
 
 
-class _BulkLoad(Intrinsic):
-    """``bulk_load(dst[i], src[j], count, bar[s])``."""
+class _BulkCopy(Intrinsic):
+    """``bulk_load(dst[i], src[j], count, bar[s])`` (global to shared) or ``bulk_store(dst[j], src[i],
+    count)`` (shared to global): one ``ir.BulkCopy``, ``bar`` None for a store."""
+
+    def __init__(self, name: str, load: bool, doc: str):
+        super().__init__(name, doc)
+        self.load = load
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, 4, self.name)
-        example = "bulk_load(buf[0], a[i], n, bars[s])"
-        dst = _tile(cx, node.args[0], self.name, example)
-        src = _global_element(cx, node.args[1], self.name, example)
+        cx.nargs(node, 4 if self.load else 3, self.name)
+        example = "bulk_load(buf[0], a[i], n, bars[s])" if self.load else "bulk_store(out[i], buf[0], n)"
+        shared_, global_ = (node.args[0], node.args[1]) if self.load else (node.args[1], node.args[0])
+        tile = _tile(cx, shared_, self.name, example)
+        glob = _global_element(cx, global_, self.name, example)
+        dst, src = (tile, glob) if self.load else (glob, tile)
         _same_type(cx, node, self.name, dst.array, src.array)
-        n = _bulk_count(cx, node.args[2], self.name, dst.array.type.elem)
-        bar, indices = _barrier(cx, node.args[3], self.name)
+        if not self.load:
+            cx.check_writable(node, dst.array)  # type: ignore[attr-defined]
+        n = _bulk_count(cx, node.args[2], self.name, tile.array.type.elem)
+        bar, indices = _barrier(cx, node.args[3], self.name) if self.load else (None, [])
         cx.emit(ir.BulkCopy(dst.array, dst.indices, src.array, src.indices, n, bar, indices, loc=cx.loc(node)))
-        return Static(None)
-
-
-class _BulkStore(Intrinsic):
-    """``bulk_store(dst[j], src[i], count)``."""
-
-    def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        cx.nargs(node, 3, self.name)
-        example = "bulk_store(out[i], buf[0], n)"
-        dst = _global_element(cx, node.args[0], self.name, example)
-        src = _tile(cx, node.args[1], self.name, example)
-        _same_type(cx, node, self.name, dst.array, src.array)
-        cx.check_writable(node, dst.array)  # type: ignore[attr-defined]
-        n = _bulk_count(cx, node.args[2], self.name, src.array.type.elem)
-        cx.emit(ir.BulkCopy(dst.array, dst.indices, src.array, src.indices, n, None, [], loc=cx.loc(node)))
         return Static(None)
 
 
@@ -340,14 +334,16 @@ mbarrier_wait = _BarrierOp(
     "phase's copies wrote may then be read.",
     (1 << 32) - 1,
 )  # fmt: skip
-bulk_load = _BulkLoad(
+bulk_load = _BulkCopy(
     "bulk_load",
+    True,
     "bulk_load(dst[i], src[j], n, bar[s]): start copying n contiguous elements of a global array from src[j] on "
     "into shared memory from dst[i] on (cp.async.bulk: no tensor map; n * the element size a positive multiple "
     "of 16 bytes, both ends 16-byte aligned); its bytes complete on mbarrier bar[s], as a tma_load's.",
 )
-bulk_store = _BulkStore(
+bulk_store = _BulkCopy(
     "bulk_store",
+    False,
     "bulk_store(dst[j], src[i], n): start copying n contiguous elements of shared memory from src[i] on into a "
     "global array from dst[j] on (sizes and alignment as bulk_load's), in this thread's bulk group "
     "(tma_store_commit(), tma_store_wait()).",
