@@ -439,6 +439,9 @@ class Kernel(lang.KernelObject):
                 given[i].set(copies[i].get())
             elif isinstance(given[i], np.ndarray):
                 given[i][...] = copies[i]
+            elif isinstance(given[i], np.void):  # one record of a NumPy array: written in place
+                for name in given[i].dtype.names:
+                    given[i][name] = copies[i][name]
             else:  # another library's: after the kernel, whatever stream its library copies on
                 b.synchronize()
                 write_back(given[i], copies[i])
@@ -467,6 +470,8 @@ def _contiguous(a: Any) -> Any:
     any other argument."""
     if isinstance(a, np.ndarray):
         return None if a.flags.c_contiguous else np.ascontiguousarray(a)
+    if isinstance(a, np.void) and a.dtype.names is not None:  # one record (a[0]): a 0-dimensional array of it
+        return np.array(a)
     if isinstance(a, DeviceArray):
         return a.copy() if a.staged else None
     return contiguous_copy(a)

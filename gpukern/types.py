@@ -453,11 +453,22 @@ class TupleType(Type):
 # ---------------------------------------------------------------- records (structured dtypes)
 @dataclass(frozen=True)
 class RecordField:
-    """One field of a record: its name, scalar type and byte offset in the record."""
+    """One field of a record: its name, scalar type and byte offset in the record; ``shape`` is a
+    sub-array field's (``("h", np.float32, (3, 2))``: a C array member), () for a scalar."""
 
     name: str
     type: ScalarType
     offset: int
+    shape: tuple[int, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """Scalars in the field: 1, or the sub-array's size."""
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.type.itemsize * self.count
 
 
 @dataclass(frozen=True)
@@ -477,7 +488,10 @@ class RecordType(Type):
 
     @property
     def name(self) -> str:
-        return "record{" + ", ".join(f"{f.name}: {f.type.name}" for f in self.fields) + "}"
+        def one(f: RecordField) -> str:
+            return f"{f.name}: {f.type.name}" + (f"[{', '.join(map(str, f.shape))}]" if f.shape else "")
+
+        return "record{" + ", ".join(one(f) for f in self.fields) + "}"
 
     def field(self, name: str) -> RecordField | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -486,32 +500,47 @@ class RecordType(Type):
         return self.name
 
 
+def _c_alignment(t: ScalarType) -> int:
+    """The alignment a record's member of type ``t`` may have: its size, a complex number's
+    component's (NumPy's: the generated C declares such a member with an under-aligned
+    float2 / double2, ``codegen.tables``)."""
+    return t.itemsize // 2 if t.is_complex else t.itemsize
+
+
 def record_type(dtype: np.dtype, where: str = "") -> RecordType:
     """The record type of a structured dtype, or a KernelTypeError saying why a kernel cannot use it:
-    a field that is not a scalar of a supported type (nested records, sub-arrays), fields that
-    overlap, or a layout C cannot reproduce (a field at an offset that is not a multiple of its
-    size, or an itemsize that is not a multiple of the widest field's: a packed dtype)."""
+    a field that is not a scalar of a supported type or a sub-array of one (nested records), fields
+    that overlap, or a layout C cannot reproduce (a field at an offset that is not a multiple of its
+    C alignment, or an itemsize that is not a multiple of the widest field's: a packed dtype)."""
     fields = []
     for name in dtype.names or ():
         fdtype, offset = dtype.fields[name][:2]
+        shape: tuple[int, ...] = ()
+        if fdtype.subdtype is not None:
+            fdtype, shape = fdtype.subdtype
         if fdtype.fields is not None or fdtype.subdtype is not None:
-            what = "a nested record" if fdtype.fields is not None else f"a sub-array {fdtype.subdtype[1]}"
-            raise KernelTypeError(f"record field {name!r}{where} is {what}; kernels take records of scalar fields only")
-        t = from_dtype(fdtype, f" (record field {name!r}{where})")
-        if offset % t.itemsize:
             raise KernelTypeError(
-                f"record field {name!r}{where} ({t.name}) is at byte {offset}, not a multiple of its size: "
+                f"record field {name!r}{where} is a nested record; kernels take records of scalar fields "
+                "and sub-arrays of scalars",
+                None,
+                "flatten the nested record's fields into the outer one",
+            )
+        t = from_dtype(fdtype, f" (record field {name!r}{where})")
+        align = _c_alignment(t)
+        if offset % align:
+            raise KernelTypeError(
+                f"record field {name!r}{where} ({t.name}) is at byte {offset}, not a multiple of {align}: "
                 "C cannot lay it out so (a packed dtype); make the dtype with numpy.dtype(..., align=True)"
             )
-        fields.append(RecordField(name, t, int(offset)))
+        fields.append(RecordField(name, t, int(offset), tuple(int(n) for n in shape)))
     if not fields:
         raise KernelTypeError(f"the structured dtype {dtype}{where} has no fields")
     fields.sort(key=lambda f: f.offset)
     for a, b in zip(fields, fields[1:]):
-        if a.offset + a.type.itemsize > b.offset:
+        if a.offset + a.nbytes > b.offset:
             raise KernelTypeError(f"record fields {a.name!r} and {b.name!r}{where} overlap")
-    widest = max(f.type.itemsize for f in fields)
-    if dtype.itemsize % widest or fields[-1].offset + fields[-1].type.itemsize > dtype.itemsize:
+    widest = max(_c_alignment(f.type) for f in fields)
+    if dtype.itemsize % widest or fields[-1].offset + fields[-1].nbytes > dtype.itemsize:
         raise KernelTypeError(
             f"records of {dtype}{where} are {dtype.itemsize} bytes, not a multiple of their widest field "
             f"({widest} bytes): C cannot lay them out so (a packed dtype); make the dtype with "

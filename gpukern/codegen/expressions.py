@@ -197,10 +197,12 @@ class ExpressionEmitter:
         return self.name(e.name), ATOM
 
     def element(self, array: ir.ArrayRef, indices: list[ir.Expr]) -> str:
-        text = self._element(array, indices)
+        inner = len(array.field_shape)  # a sub-array field: the last indices are the C member's
+        text = self._element(array, indices[: len(indices) - inner] if inner else indices)
         if array.record_field is not None:  # a field of a record array: the struct's member
             record = self.record_arrays[array.name]
             text += "." + self.records[record][1][array.record_field]
+            text += "".join(f"[{self.expr(i)}]" for i in indices[len(indices) - inner :]) if inner else ""
         if array.peer is not None:  # the element in another block of the cluster
             text = self.hopper(array)["peer"].format(e=text, rank=self.expr(array.peer))  # type: ignore[attr-defined]
         return text

@@ -57,8 +57,13 @@ class TableEmitter(ExpressionEmitter):
         for f in t.fields:
             if f.offset > at:
                 parts.append("{0}")
-            parts.append(self.constant_value(record[f.name], f.type, specials))
-            at = f.offset + f.type.itemsize
+            value = record[f.name]
+            if f.shape:  # a sub-array member: nested braces, a pair per dimension
+                flat = [self.constant_value(v, f.type, specials) for v in np.asarray(value).reshape(-1)]
+                parts.append("{" + self._table_rows(flat, f.shape).replace("\n    ", " ") + "}")
+            else:
+                parts.append(self.constant_value(value, f.type, specials))
+            at = f.offset + f.nbytes
         if t.itemsize > at:
             parts.append("{0}")
         return "{" + ", ".join(parts) + "}"
@@ -109,8 +114,15 @@ class TableEmitter(ExpressionEmitter):
         for f in t.fields:
             if f.offset > at:
                 lines.append(f"    unsigned char gk_pad{at}[{f.offset - at}];")
-            lines.append(f"    {self.storage(f.type)} {members[f.name]};  // byte {f.offset}")
-            at = f.offset + f.type.itemsize
+            dims = "".join(f"[{n}]" for n in f.shape)  # a sub-array field: a C array member
+            ctype = self.storage(f.type)
+            if f.offset % f.type.itemsize:  # a complex member where NumPy aligns it to its components
+                align = f.type.itemsize // 2
+                under = f"{cname}_{members[f.name]}_t"
+                lines.insert(0, f"typedef {ctype} __attribute__((aligned({align}))) {under};")
+                ctype = under
+            lines.append(f"    {ctype} {members[f.name]}{dims};  // byte {f.offset}")
+            at = f.offset + f.nbytes
         if t.itemsize > at:
             lines.append(f"    unsigned char gk_pad{at}[{t.itemsize - at}];")
         lines.append(f"}} {cname};")

@@ -26,6 +26,7 @@ from ..semantics import records
 from ..semantics.values import (
     NUMPY_RULES,
     Partial,
+    RecordElement,
     Rules,
     Static,
     Value,
@@ -483,6 +484,15 @@ class FunctionLowering(ast.NodeVisitor):
             self.assign_name(target, value, node)
         elif isinstance(target, ast.Subscript) and views.has_slice(target.slice):
             views.store_all(self, node, target, value)  # a[1:3] = 0: every element of the view
+        elif isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(
+            value, (RecordElement, ir.ArrayRef, Partial)
+        ):  # a whole record or sub-array field (a[i] = a[j], r.h = src), or the refusal of an array stored
+            stores = records.whole_stores(self.x, node, self.x.visit(target), value)
+            if stores is None:
+                array, indices = self.subscript_target(target)
+                self.store(node, array, indices, value)
+            for array, indices, v in stores or ():
+                self.store(node, array, indices, v)
         elif isinstance(target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(target)
             self.store(node, array, indices, value)
@@ -657,11 +667,9 @@ class FunctionLowering(ast.NodeVisitor):
         if isinstance(node, ast.Subscript) and views.has_slice(node.slice):
             raise views.refuse_slice_store(self.x, node, node)
         base = self.x.visit(node.value)
-        if isinstance(node, ast.Attribute):
-            return records.field_of(self.x, node, base, node.attr)
-        name = records.field_name(self.x, node.slice)
+        name = node.attr if isinstance(node, ast.Attribute) else records.field_name(self.x, node.slice)
         if name is not None:
-            return records.field_of(self.x, node, base, name)
+            return records.field_target(self.x, node, base, name)
         indices = self.x.index_list(node.slice)
         if isinstance(base, (Partial, ir.ArrayRef)):
             whole = base.array if isinstance(base, Partial) else base

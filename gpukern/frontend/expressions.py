@@ -18,7 +18,7 @@ from ..errors import CompileError, KernelSyntaxError, KernelTypeError, Loc, warn
 from ..ir import nodes as ir
 from ..language import core as lang
 from ..semantics import ops
-from ..semantics.records import field_array, field_name, field_of, is_record_array, not_a_record
+from ..semantics.records import field_array, field_name, field_value, is_record_array, not_a_record, one_record
 from ..semantics.values import (
     Partial,
     RecordElement,
@@ -184,9 +184,9 @@ class ExpressionLowering(ast.NodeVisitor):
         return None
 
     def visit_Attribute(self, node: ast.Attribute) -> Value:
-        base, attr = self.visit(node.value), node.attr
+        base, attr = one_record(self.visit(node.value)), node.attr
         if isinstance(base, RecordElement):  # a[i].x
-            return self.field_load(node, base, attr)
+            return field_value(self, node, base, attr)
         if isinstance(base, ir.Expr) and base.type.is_complex or is_number(base) and attr == "conjugate":
             return complex_attribute(self, node, base)
         if attr == "bit_count" and (isinstance(base, ir.Expr) or is_number(base)):
@@ -217,19 +217,23 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"arrays in kernels have .shape, .ndim and .size, not .{attr}", self.loc(node), hint)
         raise KernelTypeError(f"{describe(base)} has no attribute {attr!r}", self.loc(node))
 
-    def field_load(self, node: ast.AST, base: RecordElement, name: str) -> ir.Load:
-        array, indices = field_of(self, node, base, name)
-        return ir.Load(array, indices, array.type.elem, loc=self.loc(node))
+    def element_load(self, node: ast.AST, array: ir.ArrayRef, indices: list[ir.Expr]) -> ir.Load:
+        """A read of one element (indices checked; through a view: of its base)."""
+        indices = self.element_indices(node, array, indices)
+        array, indices = views.element(self, node, array, indices)
+        return ir.Load(array, indices, value_type(array.type.elem), loc=self.loc(node))
 
     def visit_Subscript(self, node: ast.Subscript) -> Value:
         base = self.visit(node.value)
         name = field_name(self, node.slice)
+        if name is not None:
+            base = one_record(base)
         if isinstance(base, RecordElement):  # a[i]["x"]
             if name is None:
                 raise KernelTypeError(
                     f"{describe(base)} is indexed by a field name, not {ast.unparse(node.slice)}", self.loc(node)
                 )
-            return self.field_load(node, base, name)
+            return field_value(self, node, base, name)
         if name is not None and is_record_array(base):  # a["x"]: the field as an array, as in NumPy
             return field_array(self, node, base, name)
         if isinstance(base, ShapeOf):
@@ -254,11 +258,9 @@ class ExpressionLowering(ast.NodeVisitor):
             indices = prior + self.index_list(node.slice)
             if len(indices) < array.type.ndim:
                 return Partial(array, tuple(indices))
-            indices = self.element_indices(node, array, indices)
             if is_record_array(array):
-                return RecordElement(array, tuple(indices))
-            array, indices = views.element(self, node, array, indices)
-            return ir.Load(array, indices, value_type(array.type.elem), loc=self.loc(node))
+                return RecordElement(array, tuple(self.element_indices(node, array, indices)))
+            return self.element_load(node, array, indices)
         raise KernelTypeError(f"cannot index {describe(base)}", self.loc(node))
 
     def index_list(self, index: ast.expr) -> list[ir.Expr]:
@@ -345,6 +347,9 @@ class ExpressionLowering(ast.NodeVisitor):
         """``array.shape[d]``: a constant for shared/local arrays, a kernel parameter otherwise."""
         if array.view is not None:
             return views.length(array, d)
+        inner = array.type.ndim - len(array.field_shape)
+        if d >= inner:  # a sub-array field's own dimension
+            return Static(array.field_shape[d - inner])
         if array.type.shape is not None:
             return Static(array.type.shape[d])
         if array.type.space == "shared" and not self.is_kernel:

@@ -122,6 +122,9 @@ class ArrayRef(Node):
     # one field of a record array ``name`` (a["x"]): an array of the field's type, element i being
     # a[i].x; C reaches it as a member, the simulator through a view of the field
     record_field: str | None = field(default=None, kw_only=True)
+    # a sub-array field's shape (``("h", np.float32, (3, 2))``): the array's last dimensions, indexing
+    # the C member (``a[i].h[j][k]``); () for a scalar field
+    field_shape: tuple[int, ...] = field(default=(), kw_only=True)
     # a slice of an array (``v = a[1:3]``, ``a[i, :]``, see ``View``).  In the front end a view is an
     # ArrayRef of the view's own type; in an access (``Node.accesses``) the array is the view's base
     # (its name and type, the indices the base's) and ``view`` says which view the kernel went

@@ -137,6 +137,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
             return f
         k = _kernel(**kept)(fn)
         k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
+        k.py_func = fn  # the Python function, as a Numba dispatcher names it
         return k
 
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):

@@ -37,6 +37,7 @@ class Memory:
     # and the field's byte offset in its record; 0, 0 for a plain array (elements ``itemsize`` apart)
     stride: int = 0
     offset: int = 0
+    sub: int = 1  # a sub-array field: its elements in each record (element k of record r is r * sub + k)
 
     @property
     def size(self) -> int:
@@ -94,7 +95,10 @@ class Access:
         mem = self.memory
         if mem.stride == 0:
             return self.offsets.astype(np.int64) * self.itemsize
-        return self.offsets.astype(np.int64) * mem.stride + mem.offset
+        if mem.sub == 1:
+            return self.offsets.astype(np.int64) * mem.stride + mem.offset
+        record, k = np.divmod(self.offsets.astype(np.int64), mem.sub)
+        return record * mem.stride + mem.offset + k * self.itemsize
 
     def elements(self) -> np.ndarray:
         """Every element touched, as positions in ``memory.data`` (lane by lane, ``width`` each)."""

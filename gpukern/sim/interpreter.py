@@ -54,7 +54,7 @@ from .access import Memory
 from .branches import Branches
 from .cluster import Clusters
 from .limits import memory_guard
-from .memory import MemoryPath
+from .memory import MemoryPath, record_slots
 from .mma import Fragments
 from .named_barriers import NamedBarriers
 from .overflow import OverflowCheck
@@ -847,6 +847,7 @@ class SimBackend(Backend):
             if run._warps is not None and run._warps.reach is not None and checked:
                 run._warps.reach.finish()
         finally:
+            run.mem.finish()
             for a in args:
                 if isinstance(a, DeviceArray) and a in self.unwritten and self.unwritten[a].all():
                     del self.unwritten[a]
@@ -870,9 +871,10 @@ class SimBackend(Backend):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         """Zeros, but reads before writes are ``UninitializedReadError`` with checks on."""
         a = DeviceArray(self, np.zeros(shape, dtype), shape, dtype)
-        if a.size:  # a record array: a flag per field of each record (sim_memory.MemoryPath.field)
-            fields = len(np.dtype(dtype).names or ())
-            self.unwritten[a] = np.zeros((a.size, fields) if fields else a.size, bool)
+        if a.size:  # a record array: a flag per scalar of each record (sim.memory.record_slots)
+            names = np.dtype(dtype).names
+            slots = sum(count for _, count in record_slots(np.dtype(dtype)).values()) if names else 0
+            self.unwritten[a] = np.zeros((a.size, slots) if names else a.size, bool)
         return a
 
     def download(self, array: DeviceArray) -> np.ndarray:

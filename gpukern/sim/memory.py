@@ -107,6 +107,17 @@ def _in_rounds(data: np.ndarray, runs: _Runs, rule: Callable[..., np.ndarray], o
     return found
 
 
+def record_slots(dtype: np.dtype) -> dict[str, tuple[int, int]]:
+    """Per field of a structured dtype, in the dtype's order: its first flag column and how many
+    scalars it holds (a sub-array field has one per element), for the empty() flags of records."""
+    out, at = {}, 0
+    for name in dtype.names:
+        sub = dtype.fields[name][0]
+        count = int(np.prod(sub.shape, dtype=np.int64)) if sub.shape else 1
+        out[name], at = (at, count), at + count
+    return out
+
+
 # ---------------------------------------------------------------- the path
 class MemoryPath:
     """Memory of one launch: its arrays, and the access path with its steps."""
@@ -124,10 +135,11 @@ class MemoryPath:
         self.bases: dict[tuple[int, bool], np.ndarray] = {}
         self.dynamic_buffer: np.ndarray | None = None  # the dynamic shared bytes of every block
         self.dynamic_views: dict[np.dtype, Memory] = {}  # that buffer per element type
-        # record arrays: whether the kernel writes each, its empty() flags (a column per field), and
-        # the memory of each field reached
+        # record arrays: whether the kernel writes each, its empty() flags (a column per scalar of a
+        # record: ``record_slots``), and the memory of each field reached
         self.record_arrays: dict[Memory, tuple[bool, np.ndarray | None]] = {}
         self.fields: dict[tuple[Memory, str], Memory] = {}
+        self.write_backs: list[Callable[[], None]] = []  # sub-array fields: copies to put back (``finish``)
         self.set_profiler(None)
 
     def set_profiler(self, profiler: Any) -> None:
@@ -254,22 +266,48 @@ class MemoryPath:
         """Field ``name`` of record array ``mem``: a view of the field in every record, so each access
         moves the field's own bytes; its events give its real addresses (``stride``, ``offset``) to
         the profiler, and each field has its own race tracking and empty() flags (fields of one
-        record are distinct memory: two threads writing two fields of a record do not race)."""
+        record are distinct memory: two threads writing two fields of a record do not race).
+        A sub-array field (``h[2]`` in each record) is no flat view of the records: the kernel gets
+        a flat copy of it, put back by ``finish``."""
         found = self.fields.get((mem, name))
         if found is not None:
             return found
         written, unwritten = self.record_arrays[mem]
         dtype = mem.data.dtype
-        view = Memory(f"{mem.name}.{name}", mem.space, mem.data[name], mem.shape, dtype.itemsize, dtype.fields[name][1])
+        sub, offset = dtype.fields[name][:2]
+        start, count = record_slots(dtype)[name]
+        flags = None if unwritten is None else unwritten[:, start]
+        if sub.shape:
+            records, base = mem.data[name], sub.base
+            data = np.ascontiguousarray(records).reshape(-1)
+            if unwritten is not None:
+                flags = unwritten[:, start : start + count].reshape(-1)  # (a copy, put back too)
+            view = Memory(f"{mem.name}.{name}", mem.space, data, mem.shape + sub.shape, dtype.itemsize, offset, count)
+
+            def put_back(records: np.ndarray = records, data: np.ndarray = data, flags: Any = flags) -> None:
+                if written:
+                    records[...] = data.reshape(records.shape).view(base)
+                if flags is not None:
+                    unwritten[:, start : start + count] = flags.reshape(-1, count)
+
+            self.write_backs.append(put_back)
+        else:
+            view = Memory(f"{mem.name}.{name}", mem.space, mem.data[name], mem.shape, dtype.itemsize, offset)
         if self.check:
             if written:
                 what = f"in kernel {self.run.kname}: race tracking of field {name!r} of {mem.name!r}"
                 with memory_guard(view.data.size * ELEMENT_BYTES, what):
                     self.races.attach(view)
-            if unwritten is not None:
-                self.initialised.attach(view, unwritten[:, list(dtype.names).index(name)])
+            if flags is not None:
+                self.initialised.attach(view, flags)
         self.fields[(mem, name)] = view
         return view
+
+    def finish(self) -> None:
+        """Put back what the kernel wrote into copies (sub-array fields of records), also after a fault."""
+        for put_back in self.write_backs:
+            put_back()
+        self.write_backs.clear()
 
     def declare_dynamic(self, ref: ir.ArrayRef, node: ir.Node) -> Memory:
         """A dynamic_shared() array: a view, as its element type, of the launch's dynamic shared bytes

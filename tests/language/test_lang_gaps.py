@@ -399,7 +399,7 @@ def test_constant_tables_of_records(backend):
         ("    gk.atomic_add(RECORDS['n'], 0, 1)\n", "'RECORDS' is a constant table"),
         ("    out[0] = RECORDS[0]\n", "must be a number, not a record of 'RECORDS'"),
         ("    out[0] = RECORDS[0].w\n", "the records of 'RECORDS' have no field 'w'"),
-        ("    out[0] = PACKED[0].n\n", "not a multiple of its size"),
+        ("    out[0] = PACKED[0].n\n", "not a multiple of 4"),
     ],
 )
 def test_record_table_refusals_name_the_line(tmp_path, body, message):

@@ -14,7 +14,6 @@ import pytest
 STILL_FAILING = {
     "test_syncwarp_mask[sim]": "the source passes a mask that leaves out the calling lane; the simulator reports "
     "it as WarpMaskError (CUDA leaves it undefined, and on the H100 gives the source's result)",
-    "test_set_a_recordtype": "a complex64 field at byte 12 (a packed dtype) is refused",
     "test_useful_syncwarp[sim]": "a race in the source, which the simulator reports: in `ary[i] = ary[0]`, "
     "after the syncwarp, thread 0 writes ary[0] while the other lanes read it, nothing ordering them",
 }

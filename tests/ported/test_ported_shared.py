@@ -142,7 +142,7 @@ def test_shared_bool(backend):
 RECORD_WITH_2D_ARRAY = np.dtype([("i", np.int32), ("j", np.float32, (3, 2))])
 
 
-@gap("records with a sub-array field (and shared arrays of records)")
+@gap("shared arrays of records")
 def test_shared_recarray(backend):
     # Source: test_sm.py, test_shared_recarray
     arr = np.zeros(64, dtype=RECORD_WITH_2D_ARRAY)
