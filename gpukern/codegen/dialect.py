@@ -53,6 +53,18 @@ class Dialect:
     vector_types: dict[ScalarType, str] = field(default_factory=dict)  # element -> vector name stem ('float')
     vload: str = ""  # '{V}' vector type, '{n}' width, '{p}' address of the first element
     vstore: str = ""  # the same and '{values}'; a whole statement
+    # vload/vstore of 2, 4 or 8 16-bit elements (half, bfloat16, int16, uint16): their bits moved as one
+    # vector of 32-bit words, two elements each (``bits16_words``), or of 16-bit lanes.  The vector's
+    # type ('{n}' elements, '{m}' words); an element of it, low half and high half of a word ('{v}' the
+    # vector, '{k}' the element, '{c}' the word's component); the pointer (`{p}` the first element's
+    # address, '{c}' 'const ' or not, '{q}' its qualifier); per element type, its value from its bits
+    # and its bits from a value ('{0}')
+    bits16_vector: str = ""
+    bits16_lanes: tuple[str, str] = ("", "")
+    bits16_pointer: str = "{p}"
+    bits16_words: bool = False
+    bits16_value: dict[ScalarType, str] = field(default_factory=dict)
+    bits16_of: dict[ScalarType, str] = field(default_factory=dict)
     # inf and nan where float_specials are not constant expressions (a constant table's values)
     constant_specials: dict[tuple[str, ScalarType], str] = field(default_factory=dict)
     # specials read once at a function's top into a local, the local used after: PoCL 3.1 miscompiles

@@ -443,6 +443,21 @@ CUDA = Dialect(
     vector_types={float32: "float", int32: "int", uint32: "uint", float64: "double", int64: "longlong"},
     vload="*reinterpret_cast<const {V}*>({p})",
     vstore="*reinterpret_cast<{V}*>({p}) = make_{V}({values});",
+    bits16_vector="uint{m}",
+    bits16_lanes=("({v}.{c} & 0xffffu)", "({v}.{c} >> 16)"),
+    bits16_words=True,
+    bits16_value={
+        float16: "__ushort_as_half((unsigned short){0})",
+        bfloat16: "gk_bf16_load((unsigned short){0})",
+        int16: "(short){0}",
+        uint16: "(unsigned short){0}",
+    },
+    bits16_of={
+        float16: "__half_as_ushort({0})",
+        bfloat16: "gk_bf16_store({0})",
+        int16: "(unsigned short)({0})",
+        uint16: "({0})",
+    },
     align="__align__({n}) ",
     launch_bounds="__launch_bounds__({args})",
     unroll_pragma="",  # nvcc unrolls loops of few constant iterations by itself (same PTX either way)
@@ -625,6 +640,11 @@ OPENCL = Dialect(
     unroll_pragma="#pragma unroll",  # as hand-written OpenCL does; PoCL does not unroll such loops itself
     vload="vload{n}(0, {p})",
     vstore="vstore{n}(({V})({values}), 0, {p});",
+    bits16_vector="ushort{n}",
+    bits16_lanes=("{v}.s{k}", "{v}.s{k}"),
+    bits16_pointer="({c}{q}ushort*){p}",
+    bits16_value={float16: "gk_half_value({0})", bfloat16: "gk_bf16_load({0})", int16: "(short){0}", uint16: "{0}"},
+    bits16_of={float16: "gk_half_bits({0})", bfloat16: "gk_bf16_store({0})", int16: "(ushort)({0})", uint16: "({0})"},
     fp64_preamble=("#pragma OPENCL EXTENSION cl_khr_fp64 : enable",),
     pointer_spaces={"global": "__global ", "shared": "__local ", "local": "", "constant": "__constant "},
     tuple_value="({T}){{{items}}}",  # a C99 compound literal

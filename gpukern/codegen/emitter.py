@@ -432,15 +432,35 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     def vector_type(self, t: ScalarType, n: int) -> str:
         return f"{self.d.vector_types[t]}{n}"
 
+    def bits16_vector(self, array: ir.ArrayRef, indices: list[ir.Expr], width: int, const: str) -> tuple[str, str, int]:
+        """16-bit elements moved as one vector of their bits: its type, the pointer, its length."""
+        words = self.d.bits16_words
+        V = self.d.bits16_vector.format(n=width, m=width // 2)
+        q = self.d.pointer_spaces.get(array.type.space, "")
+        p = self.d.bits16_pointer.format(p=f"&{self.element(array, indices)}", c=const, q=q)
+        return V, p, width // 2 if words else width
+
     def stmt_VecLoad(self, s: ir.VecLoad, depth: int) -> list[str]:
-        V = self.vector_type(s.array.type.elem, s.width)
-        load = self.d.vload.format(V=V, n=s.width, p=f"&{self.element(s.array, s.indices)}")
+        if s.array.type.elem.itemsize == 2:  # half, bfloat16, int16, uint16: the bits (expr_Lane converts)
+            V, p, n = self.bits16_vector(s.array, s.indices, s.width, "const ")
+            self.bits16[s.name] = s.array.type.elem
+        else:
+            V, p, n = self.vector_type(s.array.type.elem, s.width), f"&{self.element(s.array, s.indices)}", s.width
+        load = self.d.vload.format(V=V, n=n, p=p)
         return [self.line(depth, f"const {V} {self.name(s.name)} = {load};", s)]
 
     def stmt_VecStore(self, s: ir.VecStore, depth: int) -> list[str]:
-        values = ", ".join(self.expr(v) for v in s.values)
-        V, p = self.vector_type(s.array.type.elem, s.width), f"&{self.element(s.array, s.indices)}"
-        return [self.line(depth, self.d.vstore.format(V=V, n=s.width, p=p, values=values), s)]
+        elem = s.array.type.elem
+        if elem.itemsize == 2:  # the values' bits, packed two to a word where the dialect moves words
+            bits = [self.support(self.d.bits16_of[elem].format(self.expr(v))) for v in s.values]
+            if self.d.bits16_words:
+                bits = [f"((unsigned int){a} | ((unsigned int){b} << 16))" for a, b in zip(bits[::2], bits[1::2])]
+            V, p, n = self.bits16_vector(s.array, s.indices, s.width, "")
+            values = ", ".join(bits)
+        else:
+            values = ", ".join(self.expr(v) for v in s.values)
+            V, p, n = self.vector_type(elem, s.width), f"&{self.element(s.array, s.indices)}", s.width
+        return [self.line(depth, self.d.vstore.format(V=V, n=n, p=p, values=values), s)]
 
     def stmt_ExprStmt(self, s: ir.ExprStmt, depth: int) -> list[str]:
         return [self.line(depth, f"{self.expr(s.value)};", s)]

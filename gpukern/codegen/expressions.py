@@ -86,6 +86,7 @@ class ExpressionEmitter:
         self.extensions: dict[str, ir.Node] = {}  # language extension -> the first node needing it
         self.preambles: dict[str, None] = {}  # the headers of the types used (type_preamble), in order
         self.locations: dict[tuple[str, int], int] = {}  # (Python file, line) -> its index in the marks
+        self.bits16: dict[str, ScalarType] = {}  # vloads of 16-bit elements (their bits): name -> element type
 
     def name(self, pyname: str) -> str:
         return self.names[pyname]
@@ -423,6 +424,11 @@ class ExpressionEmitter:
             )
 
     def expr_Lane(self, e: ir.Lane) -> tuple[str, int]:
+        elem = self.bits16.get(e.vector)
+        if elem is not None:  # an element of 16-bit bits: its half of a word, or its lane, made a value
+            k, v = e.lane, self.name(e.vector)
+            bits = self.d.bits16_lanes[k % 2 if self.d.bits16_words else 0].format(v=v, k=k, c="xyzw"[k // 2])
+            return self.support(self.d.bits16_value[elem].format(bits)), UNARY
         return f"{self.name(e.vector)}.{'xyzw'[e.lane]}", ATOM
 
     # ------------------------------------------------------------ tuples

@@ -23,7 +23,7 @@ from ..ir import nodes as ir
 from ..ir.source import ParsedFunction, parse_function
 from ..semantics import ops
 from ..semantics.values import Rules, Static, Value, describe, scalar, store_value
-from ..types import ArrayType, ScalarType, StorageType, Type, bool_, int32, type_named
+from ..types import ArrayType, ScalarType, StorageType, Type, bool_, int32, type_named, value_type
 
 
 class Lowering(Protocol):
@@ -351,12 +351,12 @@ class _Vector(Intrinsic):
             raise KernelTypeError(f"{what}() of a 0-dimensional array, which holds one element", loc)
         if array.record_field is not None:
             raise KernelTypeError(f"{what}() of a record field: fields are read one element at a time", loc)
-        if width not in (2, 4) or isinstance(width, bool):
-            raise KernelTypeError(f"{what}() moves 2 or 4 elements at a time, not {width!r}", loc)
-        if elem == bool_ or elem.itemsize * width > 16 or elem.itemsize < 4 or elem.is_complex:
+        if width not in (2, 4, 8) or isinstance(width, bool):
+            raise KernelTypeError(f"{what}() moves 2, 4 or 8 elements at a time, not {width!r}", loc)
+        if elem == bool_ or elem.itemsize * width > 16 or elem.itemsize < 2 or elem.is_complex:
             raise KernelTypeError(
                 f"{what}() of {width} {elem.name} elements: vector accesses move 16 bytes at most, "
-                "of 4- or 8-byte elements, and no bools or complex numbers",
+                "of 2-, 4- or 8-byte elements (8 at a time: 2-byte ones), and no bools or complex numbers",
                 loc,
             )
         last = indices[-1]
@@ -381,7 +381,8 @@ class _VLoad(_Vector):
         width = self.check(cx, node, array, indices, cx.static_value(node.args[2]))
         name = cx.fresh(f"{array.name}_v")
         cx.emit(ir.VecLoad(name, array, indices, width, loc=cx.loc(node)))
-        return tuple(ir.Lane(name, k, array.type.elem, loc=cx.loc(node)) for k in range(width))
+        elem = value_type(array.type.elem)  # (bfloat16's values are float32)
+        return tuple(ir.Lane(name, k, elem, loc=cx.loc(node)) for k in range(width))
 
 
 class _VStore(_Vector):
@@ -394,7 +395,7 @@ class _VStore(_Vector):
         if not isinstance(values, tuple):
             raise KernelTypeError(f"vstore() stores a tuple of values, not {describe(values)}", cx.loc(node.args[2]))
         self.check(cx, node, array, indices, len(values))
-        elem, loc = array.type.elem, cx.loc(node.args[2])
+        elem, loc = value_type(array.type.elem), cx.loc(node.args[2])  # (bfloat16: float32 values, rounded)
         out = []
         for v in values:
             v = scalar(loc, v, "stored value")

@@ -48,7 +48,7 @@ from ..runtime.array import DeviceArray
 from ..runtime.plan import convert_scalar
 from ..semantics import formats, ops, tma
 from ..semantics.warp import BLOCK_VOTES, LANES, full_mask, mask_dtype
-from ..types import StorageType, TupleType
+from ..types import StorageType, TupleType, value_type
 from . import wave64
 from .access import Memory
 from .branches import Branches
@@ -315,13 +315,18 @@ class _Run:
 
     def s_VecLoad(self, s: ir.VecLoad, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
-        dtype = s.array.type.elem.dtype
+        elem = s.array.type.elem
         for k, values in enumerate(self.mem.load(self.memory(s.array), idx, m, s, s.width)):
-            self.assign_name(f"{s.name}[{k}]", dtype, values, m)
+            if isinstance(elem, StorageType):  # bfloat16 bits: floats
+                values = elem.to_value(values)
+            self.assign_name(f"{s.name}[{k}]", value_type(elem).dtype, values, m)
 
     def s_VecStore(self, s: ir.VecStore, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
         values = [self.eval(v, m) for v in s.values]  # all read before any is written
+        elem = s.array.type.elem
+        if isinstance(elem, StorageType):  # bfloat16: the float32 values rounded, as bits
+            values = [elem.from_value(np.broadcast_to(v, (self.lanes,))) for v in values]
         self.mem.store(self.memory(s.array), idx, values, m, s)
 
     def s_ExprStmt(self, s: ir.ExprStmt, m: np.ndarray) -> None:
