@@ -17,7 +17,6 @@ every thread writes its elements from its registers.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -79,12 +78,12 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None) -> tuple[Any, Pl
     OP = OPS.index(op)
     how = how or plan(n)
     THREADS, ROWS, CLUSTER, V, MINB = how
-    VEC = 4  # elements a load moves (16 bytes of float32, 8 of bfloat16)
+    VEC = 16 // np.dtype(T.dtype).itemsize  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
 
     @kernel
-    def rows(x: Array[T, 2], y: Array[T, 2], w: Array[T], b: Array[T], eps: float32):
+    def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
         gk.launch_bounds(THREADS * ROWS, MINB)
         if CLUSTER > 1:
             gk.cluster_dims(CLUSTER)
@@ -165,7 +164,10 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None) -> tuple[Any, Pl
                 else:
                     for j in unroll(range(VEC)):
                         out[j] = v[i * VEC + j] * scale * float32(g[j])
-            vstore(y, (row, col), (T(out[0]), T(out[1]), T(out[2]), T(out[3])))
+            if VEC == 4:  # (into bfloat16: rounded to nearest even)
+                vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
+            else:
+                vstore(y, (row, col), (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]))
         if CLUSTER > 1:
             gk.cluster_barrier()  # the other blocks have read this one's pair before it ends
 
@@ -208,29 +210,60 @@ def copy_rows(x: Array[float32, 2], y: Array[float32, 2]):
     vstore(y, (r, c), q)
 
 
-def _seconds(fn: Any, backend: Any, reps: int, *args: Any) -> float:
-    """Seconds one ``fn(*args)`` takes, the mean of ``reps`` after one to warm up."""
-    fn(*args)
-    backend.synchronize()
-    start = time.perf_counter()
-    for _ in range(reps):
-        fn(*args)
-    backend.synchronize()
-    return (time.perf_counter() - start) / reps
+TYPES = {"float32": float32, "bfloat16": gk.bfloat16}  # the kernel's types (NumPy's: host_dtype)
 
 
-def main(argv: list[str] | None = None) -> int:
+def host_dtype(name: str) -> Any:
+    """The NumPy dtype of rows of ``name`` (bfloat16: ml_dtypes')."""
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return np.float32
+
+
+def _measure(op: str, kern: Any, how: Plan, dtype_name: str, n: int, rows: int, small: bool, backend: Any) -> bool:
+    """Run ``op`` over ``rows`` random rows of ``n`` elements, time it beside a device copy of the same
+    bytes (device events, medians), check 16 rows against float64 NumPy, and print one line."""
+    T, dtype = TYPES[dtype_name], host_dtype(dtype_name)
+    rows -= rows % how.rows
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((rows, n)) * 3).astype(dtype)
+    w, b = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    dx, dy, dw, db = gk.to_device(x), gk.empty((rows, n), dtype), gk.to_device(w), gk.to_device(b)
+    reps, warm = (1, 1) if small else (20, 3)
+    t = gk.benchmark(lambda: run(op, kern, how, dx, dy, dw, db), reps, warm)
+    words = x.view(np.float32).reshape(-1, 1024)  # the same bytes, copied as float4s
+    src, dst = gk.to_device(words), gk.empty(words.shape, np.float32)
+    t_copy = gk.benchmark(lambda: copy_rows[words.shape[0], 256](src, dst), reps, warm)
+    pick = rng.choice(rows, min(rows, 16), replace=False)
+    rtol, atol = tolerance(op, T, n)
+    good = bool(np.allclose(dy.get()[pick].astype(np.float64), reference(op, x[pick], w, b), rtol=rtol, atol=atol))
+    print(
+        f"{op}: {rows} rows x {n} {dtype_name} ({how.threads * how.rows} threads a block, {how.cluster} a "
+        f"cluster)  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
+        f"{2 * x.nbytes / t_copy / 1e12:.3f}  on {backend.device_name()}  {'OK' if good else 'WRONG'}"
+    )
+    return good
+
+
+def main(argv: list[str] | None = None, op: str | None = None) -> int:
+    """The command line; ``op``: the one op this program runs (``examples/softmax.py`` and the others)."""
     import argparse
     import sys
 
-    p = argparse.ArgumentParser(description="Row-wise softmax, LayerNorm or RMSNorm, each row read once.")
-    p.add_argument("op", choices=OPS)
+    what = op or "softmax, LayerNorm or RMSNorm"
+    p = argparse.ArgumentParser(description=f"Row-wise {what}, each row read once.")
+    if op is None:
+        p.add_argument("op", choices=OPS)
     p.add_argument("--size", type=int, help="elements a row (a multiple of 1024; default 8192, 2048 with --small)")
     p.add_argument("--rows", type=int, help="rows (default 2**28 / size on a GPU, 8 with --small)")
+    p.add_argument("--dtype", choices=tuple(TYPES), default="float32", help="in and out (the math is float32's)")
     p.add_argument("--small", action="store_true", help="a size the simulator runs in seconds (and a cluster's)")
     p.add_argument("--backend", choices=("cuda", "opencl", "sim"), help="default: the best available")
     p.add_argument("--show-source", action="store_true", help="print the kernel's C and exit")
     args = p.parse_args(argv)
+    op = op or args.op
     try:
         if args.backend:
             gk.set_backend(args.backend)
@@ -238,36 +271,26 @@ def main(argv: list[str] | None = None) -> int:
     except gk.GpukernError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    T = TYPES[args.dtype]
     small = args.small or backend.name == "sim"
-    sizes = [args.size] if args.size else ([2048, 32768] if small else [8192])
+    if args.size:
+        sizes = [args.size]
+    elif args.small:
+        sizes = [2048, 32768]
+    else:  # (on the simulator, which runs every thread on this CPU: a warp's rows and a cluster's)
+        sizes = [8192] if backend.name != "sim" else [2048, gk.problem_size(None, 8192, 32768)]
     ok = True
     for n in sizes:
         how = plan(n)
         if how.cluster > 1 and backend.name not in ("sim", "cuda"):
-            print(f"rowwise: rows of {n} run in clusters: CUDA (sm_90) or the simulator", file=sys.stderr)
+            print(f"{op}: rows of {n} run in clusters: CUDA (sm_90) or the simulator", file=sys.stderr)
             continue
-        kern, how = make_rows(args.op, float32, n)
+        kern, how = make_rows(op, T, n)
         if args.show_source:
-            print(kern.source(Array[float32, 2], Array[float32, 2], Array[float32], Array[float32], float32))
+            dialect = "opencl" if backend.name == "opencl" else "cuda"
+            print(kern.source(Array[T, 2], Array[T, 2], Array[T], Array[T], float32, backend=dialect))
             return 0
-        rows = args.rows or (8 if small else (1 << 28) // n)
-        rows -= rows % how.rows
-        rng = np.random.default_rng(0)
-        x = (rng.standard_normal((rows, n)) * 3).astype(np.float32)
-        w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-        dx, dy, dw, db = gk.to_device(x), gk.empty((rows, n), np.float32), gk.to_device(w), gk.to_device(b)
-        reps = 1 if small else 20
-        t = _seconds(run, backend, reps, args.op, kern, how, dx, dy, dw, db)
-        t_copy = _seconds(copy_rows[rows * n // 1024, 256], backend, reps, dx, gk.empty((rows, n), np.float32))
-        pick = rng.choice(rows, min(rows, 16), replace=False)
-        rtol, atol = tolerance(args.op, float32, n)
-        good = bool(np.allclose(dy.get()[pick], reference(args.op, x[pick], w, b), rtol=rtol, atol=atol))
-        ok &= good
-        print(
-            f"rowwise {args.op}: {rows} rows x {n} ({how.threads * how.rows} threads a block, {how.cluster} a "
-            f"cluster)  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
-            f"{2 * x.nbytes / t_copy / 1e12:.3f}  on {backend.device_name()}  {'OK' if good else 'WRONG'}"
-        )
+        ok &= _measure(op, kern, how, args.dtype, n, args.rows or (8 if small else (1 << 28) // n), small, backend)
     return 0 if ok else 1
 
 

@@ -44,6 +44,7 @@ from .types import (
     ArrayType,
     ConstType,
     ScalarType,
+    StorageType,
     _ArrayAnnotation,
     _ConstAnnotation,
     from_dtype,
@@ -512,7 +513,15 @@ def grid_for(shape: int | Sequence[int], block: int | Sequence[int]) -> tuple[in
 
 def _example(a: Any) -> Any:
     if isinstance(a, ArrayType):
-        return np.empty((1,) * a.ndim, a.elem.dtype)
+        dtype = a.elem.dtype
+        if isinstance(a.elem, StorageType):  # ml_dtypes' bfloat16 keys as bfloat16 (its uint16 bits would not)
+            try:
+                import ml_dtypes
+
+                dtype = np.dtype(getattr(ml_dtypes, a.elem.name))
+            except ImportError:
+                pass
+        return np.empty((1,) * a.ndim, dtype)
     if isinstance(a, ScalarType):
         return a.dtype.type(0)
     return a

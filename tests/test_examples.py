@@ -267,7 +267,7 @@ def test_matmul_tensorcore_tf32_warpgroup_matches_numpy(backend, m, n, k, seed):
 
 SIMULATOR_SIZED = [
     "vector_add", "reduce_sum", "reduce_warp", "scan", "histogram", "matmul_tiled", "matmul_fast",
-    "matmul_tensorcore", "softmax", "stencil2d", "transpose", "streams_interop",
+    "matmul_tensorcore", "softmax_blocks", "softmax", "stencil2d", "transpose", "streams_interop",
 ]  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from kernel_source import EXAMPLES, load_example
 
 import gpukern as gk
 
-GALLERY = ["vector_add", "reduce_sum", "reduce_warp", "transpose", "histogram", "stencil2d", "scan", "softmax"]
+GALLERY = ["vector_add", "reduce_sum", "reduce_warp", "transpose", "histogram", "stencil2d", "scan", "softmax_blocks"]
 MODULES = {name: load_example(name) for name in GALLERY}
 
 # (example, arguments, the start of the result line)
@@ -28,7 +28,7 @@ RUNS = [
     ("stencil2d", ["--size", "45", "--cols", "70", "--tile", "8", "--steps", "3"], "stencil2d: 45x70 x 3 steps "),
     ("scan", ["--size", "5000", "--block", "32"], "scan: n=5000 "),  # 157 blocks -> 5 -> 1: three levels
     ("scan", ["--size", "32", "--block", "32"], "scan: n=32 "),  # exactly one block: one level
-    ("softmax", ["--size", "7", "--cols", "70", "--block", "32"], "softmax: 7x70 "),
+    ("softmax_blocks", ["--size", "7", "--cols", "70", "--block", "32"], "softmax: 7x70 "),
 ]
 ARGS = {name: args for name, args, _ in RUNS}  # the first case of each example
 
@@ -58,7 +58,7 @@ SOURCE_MARKS = {
     "histogram": ["clear", "histogram", "counts[100]"],
     "stencil2d": ["heat_step", "tile[10][10]"],
     "scan": ["scan_block", "add_block_offsets", "buf[32]"],
-    "softmax": ["softmax_rows", "block_max", "block_sum", "exp"],
+    "softmax_blocks": ["softmax_rows", "block_max", "block_sum", "exp"],
 }
 
 
@@ -108,7 +108,7 @@ BREAKS = {
         ["--size", "43", "--cols", "66", "--tile", "8", "--steps", "2"],
     ),
     "scan": ("add_block_offsets", lambda k, *args: None, ["--size", "4999", "--block", "32"]),  # no add-back
-    "softmax": (
+    "softmax_blocks": (
         "softmax_rows",
         lambda k, x, out, cols, bs: k(x, out, cols - 1, bs),
         ["--size", "5", "--cols", "71", "--block", "32"],

@@ -12,26 +12,33 @@ import gpukern as gk
 rw = load_example("rowwise")
 
 
-def _check(op: str, n: int, rows: int) -> None:
+def _check(op: str, n: int, rows: int, dtype: str = "float32") -> None:
     rng = np.random.default_rng(n)
-    x = (rng.standard_normal((rows, n)) * 3).astype(np.float32)
-    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-    y = gk.to_device(np.full((rows, n), np.nan, np.float32))
-    kern, how = rw.make_rows(op, gk.float32, n)
+    T, host = rw.TYPES[dtype], rw.host_dtype(dtype)
+    x = (rng.standard_normal((rows, n)) * 3).astype(host)
+    w, b = rng.standard_normal(n).astype(host), rng.standard_normal(n).astype(host)
+    y = gk.to_device(np.full((rows, n), np.nan, host))
+    kern, how = rw.make_rows(op, T, n)
     rw.run(op, kern, how, gk.to_device(x), y, gk.to_device(w), gk.to_device(b))
-    rtol, atol = rw.tolerance(op, gk.float32, n)
-    np.testing.assert_allclose(y.get(), rw.reference(op, x, w, b), rtol=rtol, atol=atol)
+    rtol, atol = rw.tolerance(op, T, n)
+    got = y.get().astype(np.float64)
+    np.testing.assert_allclose(got, rw.reference(op, x, w, b), rtol=rtol, atol=atol)
+    if dtype == "bfloat16":  # each element the float32 result rounded once, to nearest even
+        exact = rw.reference(op, x, w, b).astype(np.float32).astype(host).astype(np.float64)
+        assert np.mean(got == exact) > 0.9
 
 
 @pytest.mark.parametrize("op", rw.OPS)
 @pytest.mark.parametrize("n", [1024, 4096])
-def test_a_warp_or_a_block_a_row(backend, op, n):
-    _check(op, n, 8)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_warp_or_a_block_a_row(backend, op, n, dtype):
+    _check(op, n, 8, dtype)
 
 
 @pytest.mark.parametrize("op", rw.OPS)
 def test_a_cluster_a_row(on_simulator, op):
     _check(op, 65536, 2)
+    _check(op, 32768, 2, "bfloat16")
     kern, how = rw.make_rows(op, gk.float32, 65536)
     assert how.cluster == 4
     x = np.random.default_rng(0).standard_normal((1, 65536)).astype(np.float32)
@@ -51,3 +58,16 @@ def test_the_command_line(capsys):
     assert rw.main(["rmsnorm", "--small", "--backend", "sim"]) == 0
     out = capsys.readouterr().out
     assert "8 rows x 2048" in out and "2 a cluster" in out and out.count("OK") == 2 and "of a copy's" in out
+
+
+@pytest.mark.parametrize(
+    "name, argv, lines",
+    [("layernorm", ["--small", "--dtype", "bfloat16"], 2), ("rmsnorm", ["--small", "--size", "2048"], 1)],
+)
+def test_the_programs_of_each_op(name, argv, lines, capsys):
+    """examples/softmax.py, layernorm.py, rmsnorm.py: rowwise's command line with the op chosen
+    (softmax.py runs at its defaults in test_examples)."""
+    program = load_example(name)
+    assert program.main([*argv, "--backend", "sim"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"{name}: 8 rows x ") == lines and out.count("OK") == lines and "TB/s" in out
