@@ -99,11 +99,12 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
     nbytes = 2 * x.numel() * x.element_size()
     out = []
     plans = [rw.plan(n)]
-    if args.sweep and n >= 4096:  # blocks of 256 to 1024 threads, 32 elements each, and the clusters that needs
-        for threads in (256, 512, 1024):
-            cluster = n // (threads * 32)
-            if 1 <= cluster <= 8 and cluster * threads * 32 == n:
-                plans += [rw.Plan(threads, 1, cluster, 32, m) for m in (1, 2) if threads * m <= 1024]
+    if args.sweep and n >= 4096:  # blocks of 64 to 1024 threads, 32 (or 64) elements each, and the clusters that needs
+        for threads in (64, 128, 256, 512, 1024):
+            for per in (32, 64) if args.dtype == "bfloat16" else (32,):
+                cluster = n // (threads * per)
+                if 1 <= cluster <= 8 and cluster * threads * per == n:
+                    plans += [rw.Plan(threads, 1, cluster, per, m) for m in (1, 2, 4) if threads * m <= 1024]
         plans = list(dict.fromkeys(plans))
     for op, how in [(op, h) for op in args.ops for h in plans]:
         kern, how = rw.make_rows(op, T, n, how)

@@ -103,6 +103,8 @@ COUNTERS = (
     "tma_load_sectors",
     "tma_store_bytes",
     "tma_store_sectors",
+    "dram_read_bytes",
+    "dram_write_bytes",
     "barriers",
     "flops",
 )
@@ -136,6 +138,10 @@ class LineCounts:
     tma_load_sectors: int = 0
     tma_store_bytes: int = 0
     tma_store_sectors: int = 0
+    # DRAM traffic, sectors the launch touches first here: read (not yet read or written in the
+    # launch) and written (not yet written), as a cache holding all the launch reuses would see it
+    dram_read_bytes: int = 0
+    dram_write_bytes: int = 0
     barriers: int = 0
     flops: int = 0
 
@@ -211,6 +217,7 @@ class ProfileReport:
             ("shared loads", f"{s['shared_load_elems']:,} elements, {s['shared_load_conflicts']:,} bank conflicts"),
             ("shared stores", f"{s['shared_store_elems']:,} elements, {s['shared_store_conflicts']:,} bank conflicts"),
             ("global atomics", f"{s['global_atomic_elems']:,} elements, {s['global_atomic_sectors']:,} sectors"),
+            ("DRAM traffic", f"{s['dram_read_bytes']:,} B read, {s['dram_write_bytes']:,} B written (each sector once)"),
             ("shared atomics", f"{s['shared_atomic_elems']:,} elements"),
             ("barriers (per warp)", f"{s['barriers']:,}"),
             ("floating-point ops", f"{s['flops']:,}"),
@@ -322,6 +329,8 @@ class Profiler:
         self.banks = banks
         self.bank_bytes = bank_bytes
         self.lines: dict[int, LineCounts] = {}
+        # per global array (by name: a record's fields are one array): its sectors read, written so far
+        self.touched: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def start(self, run: Any) -> None:
         """Set up warp numbering for a launch of ``run`` (a simulator run)."""
@@ -383,12 +392,36 @@ class Profiler:
         LDGSTS, is a global load request); its write into shared memory goes through no shared-memory
         store instruction (ncu counts none), and its landing moves nothing more.  A wgmma's operands
         are read by the matrix units themselves, through no load instruction (``Access.operand``)."""
+        if a.space == "global" and a.kind != LANDED:
+            self._dram(a)
         if a.kind == LANDED or (a.copy and a.kind == STORE) or a.operand or a.bulk:
             return
         if a.space == "global":
             self._global(a)
         elif a.space == "shared":
             self._shared(a)
+
+    def _dram(self, a: Access) -> None:
+        """First touches of global sectors (every global access: the LSU's, asynchronous copies',
+        the TMA unit's, wgmma's): DRAM reads of sectors neither read nor written before in the
+        launch, DRAM writes of sectors not written before (an atomic does both)."""
+        start = a.byte_offsets()
+        if a.width > 1:
+            start = (start[:, None] + np.arange(a.width) * a.itemsize).ravel()
+        sectors = np.unique(np.concatenate([start, start + a.itemsize - 1]) // self.sector_bytes)
+        name = a.memory.name.split(".")[0]
+        read, written = self.touched.get(name, (np.zeros(0, bool), np.zeros(0, bool)))
+        if len(sectors) and sectors[-1] >= len(read):
+            grow = max(int(sectors[-1]) + 1, 2 * len(read)) - len(read)
+            read, written = np.append(read, np.zeros(grow, bool)), np.append(written, np.zeros(grow, bool))
+        c = self.at(a.loc)
+        if a.kind != STORE:  # a load or an atomic (read-modify-write)
+            c.dram_read_bytes += int(np.count_nonzero(~(read[sectors] | written[sectors]))) * self.sector_bytes
+            read[sectors] = True
+        if a.kind != "load":
+            c.dram_write_bytes += int(np.count_nonzero(~written[sectors])) * self.sector_bytes
+            written[sectors] = True
+        self.touched[name] = (read, written)
 
     def _global(self, a: Access) -> None:
         c = self.at(a.loc)

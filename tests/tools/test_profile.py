@@ -417,3 +417,25 @@ def test_16_bit_pairs_in_shared_memory_are_one_bank_word_each():
     np.testing.assert_allclose(out, np.repeat(rows.sum(axis=1, keepdims=True), 16, axis=1), rtol=1e-6)
     t = r.total
     assert (t.shared_load_wavefronts, t.shared_load_conflicts) == (8, 4)
+
+
+# ---------------------------------------------------------------- DRAM traffic (first touches)
+@gk.kernel
+def k_dram(x: gk.Array[gk.float32], y: gk.Array[gk.float32], w: gk.Array[gk.float32], h: gk.Array[gk.int32]):
+    i = gk.global_id(0)
+    v = gk.vload(x, 4 * i, 4)
+    y[i] = v[0] + v[1] + v[2] + v[3] + w[i % 8]  # w: 8 elements every thread reads (one sector)
+    y[i] = y[i] * 2.0  # read after its write: no DRAM read, and the sector is written once
+    gk.atomic_add(h, i % 16, 1)  # 64 bytes: two sectors read and written
+
+
+def test_dram_bytes_count_each_sector_once():
+    n = 256
+    report = gk.profile(k_dram[n // 64, 64], np.ones(4 * n, np.float32), np.zeros(n, np.float32),
+                        np.ones(8, np.float32), np.zeros(16, np.int32))  # fmt: skip
+    t = report.total
+    assert t.dram_read_bytes == 4 * n * 4 + 32 + 64  # x once, w's sector once, h's two sectors
+    assert t.dram_write_bytes == n * 4 + 64  # y once, h once
+    assert "DRAM traffic" in str(report)
+    lines = {k: c.dram_read_bytes for k, c in report.lines.items() if c.dram_read_bytes}
+    assert sorted(lines.values()) == sorted([4 * n * 4, 32, 64])  # each at the line that first touched it
