@@ -99,6 +99,8 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
     nbytes = 2 * x.numel() * x.element_size()
     out = []
     plans = [rw.plan(n)]
+    if args.sweep and n <= 2048:  # a warp a row: 4 or 8 rows a block
+        plans += [rw.Plan(32, rows, 1, n // 32, m) for rows in (4, 8) for m in (1, 2, 4)]
     if args.sweep and n >= 4096:  # blocks of 64 to 1024 threads, 32 (or 64) elements each, and the clusters that needs
         for threads in (64, 128, 256, 512, 1024):
             for per in (32, 64) if args.dtype == "bfloat16" else (32,):
