@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cols", type=int, nargs="+", default=COLS)
     p.add_argument("--ops", nargs="+", default=["softmax", "layernorm", "rmsnorm"])
     p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    p.add_argument("--exact", action="store_true", help="compile without fastmath (IEEE exp, division, sqrt)")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
@@ -109,7 +110,7 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
                     plans += [rw.Plan(threads, 1, cluster, per, m) for m in (1, 2, 4) if threads * m <= 1024]
         plans = list(dict.fromkeys(plans))
     for op, how in [(op, h) for op in args.ops for h in plans]:
-        kern, how = rw.make_rows(op, T, n, how)
+        kern, how = rw.make_rows(op, T, n, how, fast=not args.exact)
         mine = lambda k=kern, h=how, op=op: rw.run(op, k, h, x, y, w, b)  # noqa: E731
         theirs = lambda f=torch_ops[op]: f(x, w, b)  # noqa: E731
         copy = lambda: copy_out.copy_(x)  # noqa: E731

@@ -72,9 +72,11 @@ def merge(op: int, a0: float32, a1: float32, na: float32, b0: float32, b1: float
     return a0 + b0, a1  # rmsnorm: (sum of squares, unused)
 
 
-def make_rows(op: str, T: Any, n: int, how: Plan | None = None) -> tuple[Any, Plan]:
+def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = True) -> tuple[Any, Plan]:
     """The kernel computing ``op`` over rows of ``n`` elements of type ``T`` (float32, bfloat16) and
-    how it is spread (``plan(n)`` unless given; ``run`` launches it)."""
+    how it is spread (``plan(n)`` unless given; ``run`` launches it).  ``fast``: compiled with
+    ``fastmath`` (the hardware's exp2, reciprocal and square root: within ``tolerance``), which a
+    BF16 row needs to keep up with the memory (twice the elements a byte of float32's)."""
     OP = OPS.index(op)
     how = how or plan(n)
     THREADS, ROWS, CLUSTER, V, MINB = how
@@ -82,7 +84,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None) -> tuple[Any, Pl
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
 
-    @kernel
+    @kernel(fastmath=fast)
     def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
         gk.launch_bounds(THREADS * ROWS, MINB)
         if CLUSTER > 1:
