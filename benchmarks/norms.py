@@ -99,7 +99,7 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
     x_host = host(x[pick])
     nbytes = 2 * x.numel() * x.element_size()
     out = []
-    plans = [rw.plan(n)]
+    plans = [rw.plan(n, 4 if args.dtype == "float32" else 2)]
     if args.sweep and n <= 2048:  # a warp a row: 4 or 8 rows a block
         plans += [rw.Plan(32, rows, 1, n // 32, m) for rows in (4, 8) for m in (1, 2, 4)]
     if args.sweep and n >= 4096:  # blocks of 64 to 1024 threads, 32 (or 64) elements each, and the clusters that needs

@@ -38,14 +38,33 @@ class Plan(NamedTuple):
     blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
 
 
-def plan(n: int) -> Plan:
-    """Rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone); up to
-    16384: a block each, 32 elements a thread (256-thread blocks budgeted for two a multiprocessor);
-    longer: clusters of blocks of 512 threads, 32 elements each, budgeted for two a multiprocessor
-    (a cluster of 2 to 8), and at 262,144 elements (8 blocks of 1024 threads) the most a portable
-    cluster holds.  Measured on an H200 (``benchmarks/norms.py --sweep``)."""
+# BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
+# element is half a float32's bytes, so a thread holds 64 where it can, and the blocks that hide
+# the most latency differ): (threads a row, rows a block, blocks a row, elements a thread, blocks an SM)
+_BF16_PLANS = {
+    1024: Plan(32, 8, 1, 32, 4),
+    2048: Plan(32, 4, 1, 64, 4),
+    4096: Plan(128, 1, 1, 32, 4),
+    8192: Plan(128, 1, 1, 64, 4),
+    16384: Plan(256, 1, 1, 64, 1),
+    32768: Plan(256, 1, 2, 64, 4),
+    65536: Plan(256, 1, 4, 64, 4),
+    131072: Plan(256, 1, 8, 64, 4),
+    262144: Plan(512, 1, 8, 64, 2),
+}
+
+
+def plan(n: int, itemsize: int = 4) -> Plan:
+    """Float32 rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone);
+    up to 16384: a block each, 32 elements a thread (256-thread blocks budgeted for two a
+    multiprocessor); longer: clusters of blocks of 512 threads, 32 elements each, budgeted for two a
+    multiprocessor (a cluster of 2 to 8), and at 262,144 elements (8 blocks of 1024 threads) the most
+    a portable cluster holds.  Measured on an H200 (``benchmarks/norms.py --sweep``).  BF16 rows
+    (``itemsize`` 2) of those lengths: ``_BF16_PLANS``; other lengths as float32's."""
     if n % 1024:
         raise ValueError(f"rows of a multiple of 1024 elements, not {n}")
+    if itemsize == 2 and n in _BF16_PLANS:
+        return _BF16_PLANS[n]
     if n <= 2048:
         return Plan(32, 4, 1, n // 32)
     if n <= 16384:
@@ -78,7 +97,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     ``fastmath`` (the hardware's exp2, reciprocal and square root: within ``tolerance``), which a
     BF16 row needs to keep up with the memory (twice the elements a byte of float32's)."""
     OP = OPS.index(op)
-    how = how or plan(n)
+    how = how or plan(n, np.dtype(T.dtype).itemsize)
     THREADS, ROWS, CLUSTER, V, MINB = how
     VEC = 16 // np.dtype(T.dtype).itemsize  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
@@ -283,7 +302,7 @@ def main(argv: list[str] | None = None, op: str | None = None) -> int:
         sizes = [8192] if backend.name != "sim" else [2048, gk.problem_size(None, 8192, 32768)]
     ok = True
     for n in sizes:
-        how = plan(n)
+        how = plan(n, np.dtype(T.dtype).itemsize)
         if how.cluster > 1 and backend.name not in ("sim", "cuda"):
             print(f"{op}: rows of {n} run in clusters: CUDA (sm_90) or the simulator", file=sys.stderr)
             continue

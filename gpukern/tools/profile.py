@@ -217,7 +217,7 @@ class ProfileReport:
             ("shared loads", f"{s['shared_load_elems']:,} elements, {s['shared_load_conflicts']:,} bank conflicts"),
             ("shared stores", f"{s['shared_store_elems']:,} elements, {s['shared_store_conflicts']:,} bank conflicts"),
             ("global atomics", f"{s['global_atomic_elems']:,} elements, {s['global_atomic_sectors']:,} sectors"),
-            ("DRAM traffic", f"{s['dram_read_bytes']:,} B read, {s['dram_write_bytes']:,} B written (each sector once)"),
+            ("DRAM traffic", f"{s['dram_read_bytes']:,} B read, {s['dram_write_bytes']:,} B written (a sector once)"),
             ("shared atomics", f"{s['shared_atomic_elems']:,} elements"),
             ("barriers (per warp)", f"{s['barriers']:,}"),
             ("floating-point ops", f"{s['flops']:,}"),
