@@ -49,7 +49,7 @@ def test_a_cluster_a_row(on_simulator, op):
 def test_plans():
     assert rw.plan(1024) == rw.Plan(32, 4, 1, 32) and rw.plan(262144) == rw.Plan(1024, 1, 8, 32)
     assert rw.plan(65536) == rw.Plan(512, 1, 4, 32, 2)
-    assert rw.plan(262144, 2) == rw.Plan(512, 1, 8, 64, 2)  # BF16: 64 elements a thread (half the bytes)
+    assert rw.plan(262144, 2) == rw.Plan(512, 1, 8, 64, 1)  # BF16: 64 elements a thread (half the bytes)
     for bad in (2 * 262144, 20480, 1000):
         with pytest.raises(ValueError, match="rows of a multiple of 1024"):
             rw.plan(bad)
