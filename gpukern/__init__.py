@@ -122,6 +122,8 @@ from .language.hopper import (
     tma_store_wait,
 )
 from .language.mma import (
+    acc_col,
+    acc_row,
     fill_fragment,
     fragment,
     load_matrix,
@@ -236,6 +238,8 @@ __all__ = [
     "mma_ops",
     "wgmma_ops",
     "wgmma",
+    "acc_row",
+    "acc_col",
     "wgmma_commit",
     "wgmma_wait",
     "Array",

@@ -31,7 +31,7 @@ from . import lines as line_directives
 from . import wgmma
 from .atomics import AtomicEmitter
 from .dialect import DYNAMIC_BUFFER, DYNAMIC_BYTES
-from .expressions import PREC, TERNARY
+from .expressions import ATOM, PREC, TERNARY
 from .names import c_identifier, global_identifier
 from .phases import PhaseEmitter
 from .phases import plan as phase_plan
@@ -375,6 +375,15 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         )
         return [self.line(depth, text, s)]
 
+    def expr_FragmentElement(self, e: ir.FragmentElement) -> tuple[str, int]:
+        m = self.matrix_table(e, e.fragment.type)
+        return m["element"].format(f=self.name(e.fragment.name), i=e.index), ATOM
+
+    def stmt_SetFragmentElement(self, s: ir.SetFragmentElement, depth: int) -> list[str]:
+        m = self.matrix_table(s, s.fragment.type)
+        target = m["element"].format(f=self.name(s.fragment.name), i=s.index)
+        return [self.line(depth, f"{target} = {self.expr(s.value)};", s)]
+
     def stmt_FillFragment(self, s: ir.FillFragment, depth: int) -> list[str]:
         t = s.fragment.type
         m = self.matrix_table(s, t)
@@ -419,7 +428,24 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         sbo = wgmma_ops.row_major_stride(s.b_width, elem.itemsize) if row_major else 0
         a, b = (f"&{self.element(x, [at])}" for x, at in ((s.a, s.a_at), (s.b, s.b_at)))
         text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, sbo=sbo)
-        if not isinstance(self.previous, ir.WarpgroupMma):
+        if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
+            text = f"{m['fence']} {text}"
+        return [self.line(depth, text, s)]
+
+    def stmt_WarpgroupMmaRegs(self, s: ir.WarpgroupMmaRegs, depth: int) -> list[str]:
+        """A from registers: the eight floats of step ``s.step`` of accumulator ``s.p`` (their pairs
+        rounded to B's type in the helper)."""
+        t, elem = s.d.type, s.b.type.elem
+        m = self.matrix_table(s, t)
+        row_major = s.b_width is not None
+        name = wgmma.regs_helper_name(elem.name, t.n, row_major)
+        self.helpers.setdefault(name, wgmma.regs_helper(elem.name, t.n, row_major))
+        self.preambles.setdefault(wgmma.NARROW[elem.name][0])
+        sbo = wgmma_ops.row_major_stride(s.b_width, elem.itemsize) if row_major else 0
+        p = self.name(s.p.name)
+        floats = ", ".join(m["element"].format(f=p, i=8 * s.step + i) for i in range(8))
+        text = f"{name}({self.name(s.d.name)}, {floats}, &{self.element(s.b, [s.b_at])}, {sbo});"
+        if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]
 

@@ -86,6 +86,7 @@ _TABLE = {
     "fragment": "gk_wg_acc<{n}> {name};",
     "use:accumulator": "acc",
     "fill": "gk_wg_fill({f}, {v});",
+    "element": "{f}.x[{i}]",  # acc[i]: the thread's element i (gk_wg_acc's layout)
     "value:float32": "{0}",
     "store": "gk_wg_store({p}, {f}, {ldm});",
     "store:scaled": "gk_wg_store_scaled({p}, {f}, {ldm}, {scale});",
@@ -126,5 +127,39 @@ def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
         f'{tail};\\n"\n'
         f"                 : {ops}\n"
         f'                 : "l"(da), "l"(db));\n'
+        "}"
+    )
+
+
+def regs_helper_name(elem: str, n: int, row_major_b: bool) -> str:
+    """The C function of one wgmma shape with A from registers."""
+    return f"gk_wgmma_rs_{_PTX_TYPES[elem]}_n{n}{'_t' if row_major_b else ''}"
+
+
+def regs_helper(elem: str, n: int, row_major_b: bool) -> str:
+    """The C function issuing one ``wgmma.mma_async`` of 64 x ``n`` x 16 whose A is in registers:
+    eight floats of an accumulator (a thread's x[8 s] .. x[8 s + 7]: rows g and g + 8, columns
+    16 s + 2 t (+1) and 16 s + 8 + 2 t (+1), the A fragment's layout), rounded to ``elem`` in pairs."""
+    regs = n // 2
+    d = ", ".join(f"%{i}" for i in range(regs))
+    ops = ", ".join(f'"+f"(d.x[{i}])' for i in range(regs))
+    ptx = _PTX_TYPES[elem]
+    _, pair, make = NARROW[elem]
+    lbo, sbo = ("1024", "sbo") if row_major_b else ("16", "1024")
+    name = regs_helper_name(elem, n, row_major_b)
+    a = ", ".join(f"%{regs + r}" for r in range(4))
+    packs = "".join(
+        f"    {pair} p{r} = {make}(x{2 * r}, x{2 * r + 1});\n" for r in range(4)
+    )  # (the lower column in the low half)
+    words = ", ".join(f'"r"(*(unsigned*)&p{r})' for r in range(4))
+    floats = ", ".join(f"float x{i}" for i in range(8))
+    return (
+        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, {floats}, const void* b, unsigned sbo) {{\n"
+        f"{packs}"
+        f"    unsigned long long db = gk_wg_desc(b, {lbo}, {sbo});\n"
+        f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{d}}}, {{{a}}}, %{regs + 4}, '
+        f'1, 1, 1, {int(row_major_b)};\\n"\n'
+        f"                 : {ops}\n"
+        f'                 : {words}, "l"(db));\n'
         "}"
     )

@@ -29,6 +29,8 @@ def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]
         return [s.a, s.b, s.c], [s.d]
     if isinstance(s, ir.WarpgroupMma):
         return [s.d], [s.d]
+    if isinstance(s, ir.WarpgroupMmaRegs):
+        return [s.d, s.p], [s.d]
     if isinstance(s, ir.StoreMatrix):
         return [s.fragment], []
     if isinstance(s, (ir.FillFragment, ir.LoadMatrix)):

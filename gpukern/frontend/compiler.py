@@ -21,6 +21,7 @@ from ..errors import KernelFault, KernelSyntaxError, KernelTypeError, Loc
 from ..ir import nodes as ir
 from ..ir.source import ParsedFunction
 from ..language import core as lang
+from ..language import mma as lang_mma
 from ..language.compat import RangeLike
 from ..semantics import records
 from ..semantics.values import (
@@ -466,6 +467,10 @@ class FunctionLowering(ast.NodeVisitor):
             current = self.x.visit_Name(node.target)
             value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
             self.assign(node.target, value, node)
+        elif isinstance(node.target, ast.Subscript) and isinstance(self.x.visit(node.target.value), ir.Fragment):
+            current = self.x.visit(node.target)  # acc[i] *= s: the thread's element of an accumulator
+            value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
+            self.emit(lang_mma.set_element(self.x, node, node.target, value))
         elif isinstance(node.target, (ast.Subscript, ast.Attribute)):
             array, indices = self.subscript_target(node.target)
             self.x.check_writable(node, array)
@@ -482,6 +487,8 @@ class FunctionLowering(ast.NodeVisitor):
     def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assign_name(target, value, node)
+        elif isinstance(target, ast.Subscript) and isinstance(self.x.visit(target.value), ir.Fragment):
+            self.emit(lang_mma.set_element(self.x, node, target, value))  # acc[i] = v
         elif isinstance(target, ast.Subscript) and views.has_slice(target.slice):
             views.store_all(self, node, target, value)  # a[1:3] = 0: every element of the view
         elif isinstance(target, (ast.Subscript, ast.Attribute)) and isinstance(

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import CompileError, KernelSyntaxError, KernelTypeError, Loc, warn_at
 from ..ir import nodes as ir
 from ..language import core as lang
+from ..language import mma as lang_mma
 from ..semantics import ops
 from ..semantics.records import field_array, field_name, field_value, is_record_array, not_a_record, one_record
 from ..semantics.values import (
@@ -236,6 +237,8 @@ class ExpressionLowering(ast.NodeVisitor):
             return field_value(self, node, base, name)
         if name is not None and is_record_array(base):  # a["x"]: the field as an array, as in NumPy
             return field_array(self, node, base, name)
+        if isinstance(base, ir.Fragment):  # acc[i]: the thread's element of a warpgroup accumulator
+            return lang_mma.element(self, node, base)
         if isinstance(base, ShapeOf):
             d = self.static_value(node.slice)
             arr = base.array

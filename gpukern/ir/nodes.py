@@ -317,7 +317,8 @@ class Atomic(Expr):
 
 @dataclass(eq=False)
 class Lane(Expr):
-    """Element ``lane`` (0..3, C's ``.x .y .z .w``) of the vector a ``VecLoad`` named ``vector``."""
+    """Element ``lane`` (0..7; C's ``.x .y .z .w``, or of 16-bit elements their bits) of the vector a
+    ``VecLoad`` named ``vector``."""
 
     vector: str
     lane: int
@@ -800,6 +801,32 @@ class FillFragment(MatrixOp):
 
 
 @dataclass(eq=False)
+class FragmentElement(Expr):
+    """``acc[i]``: element ``i`` of the calling thread's part of a warpgroup accumulator (float32;
+    which element of the 64 x N tile it is: ``semantics.wgmma.position``)."""
+
+    WHAT = "acc[i]"
+    fragment: Fragment
+    index: int
+    type: ScalarType
+    loc: Loc | None = _loc()
+    CHILDREN = ("fragment",)
+
+
+@dataclass(eq=False)
+class SetFragmentElement(Stmt):
+    """``acc[i] = value``: element ``i`` of the calling thread's part of a warpgroup accumulator.
+    A thread's own registers: no warp takes part, so it may stand under any branch."""
+
+    WHAT = "acc[i] = ..."
+    CHILDREN = ("fragment", "value")
+    fragment: Fragment
+    index: int
+    value: Expr
+    loc: Loc | None = _loc()
+
+
+@dataclass(eq=False)
 class LoadMatrix(MatrixOp):
     """``fragment`` loaded from the tile of ``array`` whose first element is ``array[indices]``:
     element (r, c) of the tile is ``ldm`` elements per row (per column for a 'col' layout) on; on an
@@ -853,6 +880,27 @@ class Mma(MatrixOp):
 class WarpgroupOp(MatrixOp):
     """A statement of sm_90's warpgroup matrix units (``gpukern.semantics.wgmma``): a kernel with one
     needs sm_90, its four warps a group executing it together."""
+
+
+@dataclass(eq=False)
+class WarpgroupMmaRegs(WarpgroupOp):
+    """``d += P[:, 16 step : 16 step + 16] @ B`` with A from registers: columns of the warpgroup
+    accumulator ``p`` rounded to B's type (float16 or bfloat16), each thread's own elements (their
+    layout is the accumulator's: ``semantics.wgmma.position``), B read from shared array ``b`` as
+    ``WarpgroupMma`` reads it.  Asynchronous as it is: ``p`` must not change before the wait."""
+
+    WHAT = "wgmma()"
+    CHILDREN = ("d", "p", "b", "b_at")
+    d: Fragment
+    p: Fragment
+    step: int
+    b: ArrayRef
+    b_at: Expr
+    b_width: int | None
+    loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        return (MemoryAccess(self.b, [self.b_at], True, False, None, OPERAND_ALIGNMENT),)
 
 
 @dataclass(eq=False)

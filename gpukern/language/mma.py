@@ -11,6 +11,7 @@ thread-dependent control flow (``checks.check_matrix_ops``), and the simulator c
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import numpy as np
 
@@ -294,8 +295,11 @@ class _Wgmma(Intrinsic):
                 f"not {d.name!r}: {d.type!r}",
                 loc,
             )
-        a, a_off = _operand(cx, a_, a_at, "A")  # type: ignore[arg-type]
         b, b_off = _operand(cx, b_, b_at, "B")  # type: ignore[arg-type]
+        p = cx.visit(a_)
+        if isinstance(p, ir.Fragment):  # A from registers: 16 columns of an accumulator, as B's type
+            return self.from_registers(cx, node, d, p, a_at, b, b_off, width_)  # type: ignore[arg-type]
+        a, a_off = _operand(cx, a_, a_at, "A")  # type: ignore[arg-type]
         elem = a.type.elem
         if elem.name not in wgmma_ops.K or b.type.elem != elem:
             raise KernelTypeError(
@@ -330,6 +334,135 @@ class _Wgmma(Intrinsic):
         cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, None if width is None else int(width), loc=loc))
         return d
 
+    def from_registers(
+        self, cx: Lowering, node: ast.Call, d: ir.Fragment, p: ir.Fragment, step_: ast.expr, b: ir.ArrayRef,
+        b_off: ir.Expr, width_: ast.expr | None,
+    ) -> ir.Fragment:  # fmt: skip
+        """``wgmma(acc, p, step, b, b_at)``: A is columns 16 step .. 16 step + 15 of accumulator p."""
+        loc = cx.loc(node)
+        if not wgmma_ops.is_warpgroup(p.type):
+            raise KernelTypeError(
+                f"wgmma()'s A from registers is a warpgroup accumulator, fragment('accumulator', 64, n, k, float32), "
+                f"not {p.name!r}: {p.type!r}",
+                loc,
+            )
+        elem = b.type.elem
+        if elem not in (float16, bfloat16) or d.type.k != 16:
+            raise KernelTypeError(
+                f"wgmma() with A from registers multiplies float16 or bfloat16 (A rounded to B's type; k 16), not "
+                f"B of {elem.name} into {d.type!r}",
+                loc,
+            )
+        steps = p.type.cols // 16
+        step = cx.static_value(step_, default=None)
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or not 0 <= step < steps:
+            raise KernelTypeError(
+                f"wgmma()'s A from accumulator {p.name!r} takes 16 of its {p.type.cols} columns: a step known at "
+                f"compile time, 0 to {steps - 1}, not {ast.unparse(step_)}",
+                loc,
+            )
+        width = None if width_ is None else cx.static_value(width_, default=0)
+        atom = wgmma_ops.ROW_BYTES // elem.itemsize
+        if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer))
+                                  or width % atom or width < d.type.n):  # fmt: skip
+            raise KernelTypeError(
+                f"wgmma()'s b_width is B's tile width: a multiple of {atom} elements, at least n ({d.type.n})", loc
+            )
+        cx.emit(ir.WarpgroupMmaRegs(d, p, int(step), b, b_off, None if width is None else int(width), loc=loc))
+        return d
+
+
+# ---------------------------------------------------------------- a thread's elements of an accumulator
+def _index(cx: Lowering, node: ast.AST, f: ir.Fragment, index: ast.expr, what: str) -> int:
+    """The element a subscript of ``f`` names: a constant below n / 2 of a warpgroup accumulator."""
+    if not wgmma_ops.is_warpgroup(f.type):
+        raise KernelTypeError(
+            f"{what} of fragment {f.name!r} ({f.type!r}): only a warpgroup accumulator, fragment('accumulator', "
+            "64, n, k, float32), lays its elements out as the language says (wmma's layout is the hardware's own)",
+            cx.loc(node),
+        )
+    i = cx.static_value(index, default=None)
+    count = f.type.cols // 2
+    if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < count:
+        raise KernelTypeError(
+            f"{f.name}[{ast.unparse(index)}]: a thread holds {count} elements of {f.name!r} (n / 2), indexed by a "
+            f"constant 0 to {count - 1}",
+            cx.loc(node),
+            "loop with unroll(range(n // 2)), or index with a Const",
+        )
+    return int(i)
+
+
+def element(cx: Lowering, node: ast.Subscript, f: ir.Fragment) -> ir.FragmentElement:
+    """``acc[i]`` read: element i of the calling thread's part (``semantics.wgmma.position``)."""
+    return ir.FragmentElement(f, _index(cx, node, f, node.slice, "an element"), float32, loc=cx.loc(node))
+
+
+def set_element(cx: Lowering, node: ast.AST, target: ast.Subscript, value: Value) -> ir.SetFragmentElement:
+    """``acc[i] = value`` (a float32, as stored into an accumulator)."""
+    f = cx.visit(target.value)
+    i = _index(cx, target, f, target.slice, "an element")
+    return ir.SetFragmentElement(f, i, coerce(cx.loc(node), scalar(cx.loc(node), value, "the element"), float32),
+                                 loc=cx.loc(node))  # fmt: skip
+
+
+class _Thread:
+    """The calling thread's rank in its block as a front-end value, with the operators
+    ``semantics.wgmma.position`` uses (so the rule is written once, for the simulator and here)."""
+
+    def __init__(self, cx: Lowering, node: ast.AST, value: Value):
+        self.cx, self.node, self.value = cx, node, value
+
+    def _op(self, op: type, other: Any) -> _Thread:
+        other = other.value if isinstance(other, _Thread) else Static(other)
+        return _Thread(self.cx, self.node, self.cx.binop(self.node, op, self.value, other))
+
+    def __floordiv__(self, other: Any) -> _Thread:
+        return self._op(ast.FloorDiv, other)
+
+    def __mod__(self, other: Any) -> _Thread:
+        return self._op(ast.Mod, other)
+
+    def __mul__(self, other: Any) -> _Thread:
+        return self._op(ast.Mult, other)
+
+    def __add__(self, other: Any) -> _Thread:
+        return self._op(ast.Add, other)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+
+class _Position(Intrinsic):
+    """``acc_row(acc, i)`` / ``acc_col(acc, i)``: where element i of the thread's part lies."""
+
+    def __init__(self, name: str, doc: str, which: int):
+        super().__init__(name, doc)
+        self.which = which
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 2, self.name)
+        f = _fragment(cx, node.args[0], f"{self.name}()'s first argument", "accumulator")
+        i = _index(cx, node, f, node.args[1], f"{self.name}()")
+        from .compat import _linear  # the thread's rank in its block (x fastest)
+
+        thread = _Thread(cx, node, _linear(cx, node, "thread_idx", "block_dim"))
+        return wgmma_ops.position(thread, i)[self.which].value
+
+
+acc_row = _Position(
+    "acc_row",
+    "acc_row(acc, i): the row (0..63) of the warpgroup accumulator that element acc[i] of the calling thread is "
+    "(16 w + lane // 4 + 8 ((i // 2) % 2) for warp w of the group).",
+    0,
+)
+acc_col = _Position(
+    "acc_col",
+    "acc_col(acc, i): the column (0..n-1) of the warpgroup accumulator that element acc[i] of the calling thread "
+    "is (8 (i // 4) + 2 (lane % 4) + i % 2).",
+    1,
+)
+
 
 # ---------------------------------------------------------------- the names
 fragment = _Fragment(
@@ -359,7 +492,9 @@ wgmma = _Wgmma(
     "wgmma(acc, a, a_at, b, b_at, b_width=None): acc += A @ B by the four warps of a warpgroup on sm_90 "
     "(wgmma.mma_async); returns acc.  acc is fragment('accumulator', 64, n, k, float32); A (64 x k) and B "
     "(k x n) are read from shared arrays a and b from elements a_at and b_at, in 128-byte swizzled atoms "
-    "(gk.swizzle128; B row-major in a tile b_width wide, or stored n x k as A is).  Asynchronous: the reads "
+    "(gk.swizzle128; B row-major in a tile b_width wide, or stored n x k as A is).  Or A from registers: "
+    "wgmma(acc, p, step, b, b_at) takes columns 16 step .. 16 step + 15 of warpgroup accumulator p, rounded to "
+    "B's type (float16 or bfloat16; FlashAttention's P @ V).  Asynchronous: the reads "
     "and the sum are done only at the wgmma_wait() covering the group wgmma_commit() closes.",
 )
 wgmma_commit = Statement(

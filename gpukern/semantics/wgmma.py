@@ -23,6 +23,8 @@ is the index of a tile's element in these layouts, for the copies that fill them
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..ir.nodes import OPERAND_ALIGNMENT
@@ -104,6 +106,16 @@ def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool) -> str |
     if at:
         return f"a row-major B starts at a 1024-byte aligned atom; this one starts {at} bytes into its atom"
     return None
+
+
+def position(thread: Any, i: int) -> tuple[Any, Any]:
+    """(row, column) of element ``i`` of the part of a warpgroup accumulator that the thread ``thread``
+    of the block holds (``acc[i]`` in a kernel; C's ``x[i]``): lane (g, t) of warp w of the group
+    holds x[4 j + 2 h + e] = (16 w + g + 8 h, 8 j + 2 t + e).  ``thread`` is anything with ``//``,
+    ``%``, ``*`` and ``+``: NumPy arrays for the simulator, the front end's values for ``acc_row``."""
+    j, h, e = i // 4, (i // 2) % 2, i % 2
+    lane = thread % 32
+    return (thread // 32) % WARPS * WARP_ROWS + lane // 4 + 8 * h, lane % 4 * 2 + (8 * j + e)
 
 
 def warp_rows(t: FragmentType) -> int:

@@ -251,6 +251,12 @@ class _Run:
         if s.fragment.name not in self.frame.fragments:
             self.fragments.declare(self.frame, s.fragment)
 
+    def e_FragmentElement(self, e: ir.FragmentElement, m: np.ndarray) -> Any:
+        return self.fragments.element(self.frame, e, m)
+
+    def s_SetFragmentElement(self, s: ir.SetFragmentElement, m: np.ndarray) -> None:
+        self.fragments.set_element(self.frame, s, m, self.eval(s.value, m))
+
     def s_FillFragment(self, s: ir.FillFragment, m: np.ndarray) -> None:
         self.fragments.fill(self.frame, s, m, self.eval(s.value, m))
 
@@ -264,6 +270,9 @@ class _Run:
         self.fragments.mma(self.frame, s, m)
 
     def s_WarpgroupMma(self, s: ir.WarpgroupMma, m: np.ndarray) -> None:
+        self.fragments.wgmma(self.frame, s, m)
+
+    def s_WarpgroupMmaRegs(self, s: ir.WarpgroupMmaRegs, m: np.ndarray) -> None:
         self.fragments.wgmma(self.frame, s, m)
 
     def s_WgmmaCommit(self, s: ir.WgmmaCommit, m: np.ndarray) -> None:

@@ -232,27 +232,58 @@ class Fragments:
             (lane,),
         )
 
-    def wgmma(self, frame: Any, s: ir.WarpgroupMma, m: np.ndarray) -> None:
+    def element_at(self, frame: Any, node: Any, m: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """``acc[i]``'s place for every lane: the warp's tile, and (warp, row, column) in it; an
+        accumulator a wgmma into is in flight is a race (``check_landed``)."""
+        f = node.fragment
+        if f.name not in frame.fragments:
+            self.declare(frame, f)
+        tile = frame.fragments[f.name]
+        warps = np.unique(self.warps.warp[m])
+        self.check_landed(node, frame, f, warps, m)
+        row, col = wgmma_ops.position(self.run.thread_in_block.astype(np.int64), node.index)
+        return tile, (self.warps.warp, row % wgmma_ops.WARP_ROWS, col)
+
+    def element(self, frame: Any, e: ir.FragmentElement, m: np.ndarray) -> np.ndarray:
+        tile, at = self.element_at(frame, e, m)
+        return tile[at]
+
+    def set_element(self, frame: Any, s: ir.SetFragmentElement, m: np.ndarray, value: Any) -> None:
+        tile, (warp, row, col) = self.element_at(frame, s, m)
+        v = np.broadcast_to(np.asarray(value, np.float32), m.shape)
+        tile[warp[m], row[m], col[m]] = v[m]
+
+    def wgmma(self, frame: Any, s: ir.WarpgroupMma | ir.WarpgroupMmaRegs, m: np.ndarray) -> None:
         """Each warp's 16 rows of the accumulator += its rows of A times B, read now through the memory
         path (a read the profiler does not count: the matrix units read shared memory themselves),
-        kept in flight by ``sim.asynchronous`` until the ``wgmma_wait`` that covers them."""
+        kept in flight by ``sim.asynchronous`` until the ``wgmma_wait`` that covers them.  A from
+        registers (``WarpgroupMmaRegs``): the warp's rows of 16 columns of accumulator ``p``, rounded
+        to B's type."""
         run, t = self.run, s.d.type
+        regs = isinstance(s, ir.WarpgroupMmaRegs)
         warps, group = self.groups_of(s, m)
         first = self.first_lanes(warps, m)
         starts = []
-        for e, what in ((s.a_at, "A offset"), (s.b_at, "B offset")):
+        for e, what in ((None, "") if regs else (s.a_at, "A offset"), (s.b_at, "B offset")):
+            if e is None:  # (A in registers: no offset)
+                starts.append(np.zeros(len(first), np.int64))
+                continue
             at = np.broadcast_to(run.eval(e, m), (run.lanes,)).astype(np.int64)
             if run.check:
                 self.uniform(s, warps, m, at, what)
                 self.uniform_in_groups(s, group, first, at[first], what)
             starts.append(at[first])
-        mem_a, mem_b = run.memory(s.a), run.memory(s.b)
-        size = mem_a.data.dtype.itemsize
+        mem_b = run.memory(s.b)
+        size = mem_b.data.dtype.itemsize
         acc = frame.fragments[s.d.name]
+        if regs:
+            self.check_landed(s, frame, s.p, warps, m)
+            cols = slice(16 * s.step, 16 * s.step + 16)
+            a_regs = mma_ops.round_elements(frame.fragments[s.p.name][:, :, cols].copy(), s.b.type.elem)
         for a0, b0 in sorted(set(zip(starts[0].tolist(), starts[1].tolist()))):
             pick = (starts[0] == a0) & (starts[1] == b0)
             mine, lane = warps[pick], int(first[pick][0])
-            for start, major in ((a0, True), (b0, s.b_width is None)):
+            for start, major in ((b0, s.b_width is None),) if regs else ((a0, True), (b0, s.b_width is None)):
                 why = wgmma_ops.misplaced(start, size, t.k, major)
                 if why is not None:
                     run.report(
@@ -262,7 +293,11 @@ class Fragments:
                         (lane,),
                     )
             aa, bb = wgmma_ops.operands(t, size, a0, b0, s.b_width)
-            a_vals = self.operand(s, mem_a, aa, mine, self.group_row[first[pick]] // wgmma_ops.WARP_ROWS, s.a)
+            if regs:
+                a_vals = a_regs[mine]
+            else:
+                rows = self.group_row[first[pick]] // wgmma_ops.WARP_ROWS
+                a_vals = self.operand(s, run.memory(s.a), aa, mine, rows, s.a)
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
             acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
         if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
