@@ -352,7 +352,8 @@ def _refused(body: str, match: str, tmp: pathlib.Path) -> None:
         ("acc = gk.wgmma(acc, s, 0.5, s, 0)", "cannot become int32"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=32)", "a multiple of 64 elements"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=g.shape[0])", "b_width is B's tile width"),
-        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=None)\nx = acc[32]", "a thread holds 32 elements"),  # None: as left out
+        # b_width=None: as left out (the error after it is reached)
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=None)\nx = acc[32]", "a thread holds 32 elements"),
         (
             "f = gk.fragment('accumulator', 16, 16, 16, float32)\n"
             "gk.fill_fragment(f, 0.0)\nf = gk.wgmma(f, s, 0, s, 0)",
