@@ -3,9 +3,9 @@ way, on Hopper's warpgroup matrix units (sm_90), FP16 or BF16, head dimension 64
 any sequence length.
 
 A block takes 64 x WG query rows (WG warpgroups, 64 rows each, Q held in shared memory for the whole
-run) and walks the keys 64 at a time.  Each step the block copies the next K and V tiles into shared
-memory (16-byte vector copies into the 128-byte swizzled layout ``gk.wgmma`` reads), then each
-warpgroup
+run) and walks the keys 64 at a time, K and V tiles in two buffers: while the block multiplies one
+tile, its threads' 16-byte asynchronous copies (``gk.async_copy``, cp.async) bring the next into the
+other buffer, in the 128-byte swizzled layout ``gk.wgmma`` reads.  Each step each warpgroup
 1. computes S = Q K^T for its 64 rows with ``gk.wgmma`` (S: a 64 x 64 float32 accumulator in its
    threads' registers),
 2. scales S, masks it (past the keys' end; above the diagonal when causal) and runs the online
@@ -22,8 +22,8 @@ At the end each row is divided by its sum and stored, with the log-sum-exp (natu
     python examples/attention.py --show-source
 
 ``benchmarks/attention.py`` measures it beside cuDNN's and FlashAttention-2's (through PyTorch).
-This is the straightforward schedule: the copies, the multiplies and the softmax take turns (no
-TMA producer warp, no overlap of one tile's softmax with the next tile's multiply yet).
+The copies overlap the multiplies; the softmax and the multiplies still take turns (no TMA
+producer warp, no overlap of one tile's softmax with the next tile's multiply yet).
 """
 
 from __future__ import annotations
@@ -51,11 +51,29 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
         raise ValueError(f"head dimension 64 or 128, not {d}")
     BM = 64 * wg  # query rows a block
     THREADS = 128 * wg
-    QB, KB, VB = 0, BM * d, BM * d + BN * d  # where Q, K and V lie in shared memory (halves)
-    # Q and K (K-major operands) are stored as d / 64 tiles 64 halves (128 bytes) wide, V row-major
+    # Q, then two buffers of K and V (halves); Q and K (K-major operands) are stored as d / 64 tiles
+    # 64 halves (128 bytes) wide, V row-major
+    QB, KB, VB, BUF = 0, BM * d, BM * d + BN * d, 2 * BN * d
     CHUNKS = d // 8  # 16-byte chunks a row
     HALF = T == gk.float16
     CAUSAL = causal
+
+    @gk.func
+    def fetch_kv(s, k, v, base: int32, key0: int32, seq: int32, t: int32, buf: int32):
+        """Start copying keys key0 .. key0 + 63 of K and V into buffer ``buf`` (16 bytes a copy; zeros
+        past the sequence's end)."""
+        zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        for e in range(t, BN * CHUNKS, THREADS):
+            r = e // CHUNKS
+            c = (e % CHUNKS) * 8
+            at = buf + KB + (c // 64) * BN * 64 + gk.swizzle128(r, c % 64, 64, 8)
+            vt = buf + VB + gk.swizzle128(r, c, d, 8)
+            if key0 + r < seq:
+                gk.async_copy(s[at], k[base + key0 + r, c], 8)
+                gk.async_copy(s[vt], v[base + key0 + r, c], 8)
+            else:
+                gk.vstore(s, at, zero)
+                gk.vstore(s, vt, zero)
 
     @gk.kernel
     def attend(q, k, v, o, lse, seq: int32, scale: float32):
@@ -85,24 +103,19 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
         steps = (seq + BN - 1) // BN
         if CAUSAL:
             steps = min(steps, (q0 + BM + BN - 1) // BN)
+        fetch_kv(s, k, v, base, 0, seq, t, 0)  # the first K and V tiles, in flight
+        gk.async_commit()
         for j in range(steps):
-            gk.barrier()  # every warpgroup done with the last K and V
-            for e in range(t, BN * CHUNKS, THREADS):
-                r = e // CHUNKS
-                c = (e % CHUNKS) * 8
-                at = KB + (c // 64) * BN * 64 + gk.swizzle128(r, c % 64, 64, 8)
-                vt = VB + gk.swizzle128(r, c, d, 8)
-                if j * BN + r < seq:
-                    gk.vstore(s, at, gk.vload(k, (base + j * BN + r, c), 8))
-                    gk.vstore(s, vt, gk.vload(v, (base + j * BN + r, c), 8))
-                else:
-                    gk.vstore(s, at, zero)
-                    gk.vstore(s, vt, zero)
-            gk.barrier()
+            buf = (j % 2) * BUF
+            gk.async_wait(0)  # this thread's copies of tile j have landed
+            gk.barrier()  # ... everyone's; and every warpgroup is done with tile j - 1, whose buffer is next
+            if j + 1 < steps:  # tile j + 1 copied while this one is multiplied
+                fetch_kv(s, k, v, base, (j + 1) * BN, seq, t, ((j + 1) % 2) * BUF)
+                gk.async_commit()
             gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
             for kk in gk.unroll(range(0, d, 16)):
                 a_at = QB + (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
-                sc = gk.wgmma(sc, s, a_at, s, KB + (kk // 64) * BN * 64 + kk % 64)
+                sc = gk.wgmma(sc, s, a_at, s, buf + KB + (kk // 64) * BN * 64 + kk % 64)
             gk.wgmma_commit()
             gk.wgmma_wait(0)
             x0 = float32(-math.inf)  # the tile's row maxima, scaled and masked
@@ -146,7 +159,7 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
             m0 = n0
             m1 = n1
             for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
-                acc = gk.wgmma(acc, sc, step, s, VB + 16 * step * d, b_width=d)
+                acc = gk.wgmma(acc, sc, step, s, buf + VB + 16 * step * d, b_width=d)
             gk.wgmma_commit()
             gk.wgmma_wait(0)
         for b in gk.unroll(range(2)):
@@ -170,7 +183,7 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
             if row + 8 < seq:
                 lse[base + row + 8] = (m1 + np.log2(l1)) / LOG2E
 
-    attend.shared_bytes = (BM + 2 * BN) * d * 2
+    attend.shared_bytes = (BM + 4 * BN) * d * 2
     attend.rows = BM
     return attend
 

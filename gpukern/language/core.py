@@ -458,12 +458,11 @@ class _AsyncCopy(Intrinsic):
             or nbytes not in (4, 8, 16)
             or elem == bool_
             or elem.is_complex
-            or isinstance(elem, StorageType)
         ):
             raise KernelTypeError(
                 f"{self.name}() of {count!r} {elem.name} element(s): a copy moves 4, 8 or 16 bytes (cp.async's "
                 "sizes) of numbers: 1, 2 or 4 int32/uint32/float32 elements, 1 or 2 int64/uint64/float64 "
-                "ones, 2, 4 or 8 int16/uint16/float16 ones, 4, 8 or 16 int8/uint8 ones",
+                "ones, 2, 4 or 8 int16/uint16/float16/bfloat16 ones, 4, 8 or 16 int8/uint8/float8 ones (their bits)",
                 loc,
                 "pass a count that makes the copy 4, 8 or 16 bytes (count=8 for 16 bytes of float16), "
                 "or copy with ordinary stores",
@@ -631,7 +630,8 @@ vload = _VLoad(
 )
 vstore = _VStore(
     "vstore",
-    "vstore(a, i, (x, y, ...)): store 2 or 4 values to a[i], a[i+1]... in one access; i must be a multiple of n.",
+    "vstore(a, i, (x, y, ...)): store 2 or 4 values (2, 4 or 8 of 2-byte elements) to a[i], a[i+1]... in one "
+    "access; i must be a multiple of n.",
 )
 async_copy = _AsyncCopy(
     "async_copy",

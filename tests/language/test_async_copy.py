@@ -308,3 +308,26 @@ def test_a_constant_column_of_a_2d_array_is_checked_at_run_time(on_simulator):
     assert y[0] == 3.0
     with pytest.raises(gk.MisalignedAccessError):
         k[1, 32](np.array([1.0, 2.0], np.float32), y, 0)
+
+
+@gk.kernel
+def k_copy_bf16(x: gk.Array[gk.bfloat16], y: gk.Array[gk.bfloat16]):
+    s = gk.shared(gk.bfloat16, 256)
+    t = gk.thread_idx.x
+    gk.async_copy(s[8 * t], x[8 * t], 8)  # 16 bytes of bfloat16: their bits
+    gk.async_commit()
+    gk.async_wait(0)
+    gk.barrier()
+    for i in range(8):
+        y[8 * t + i] = s[8 * ((t + 1) % 32) + i]
+
+
+def test_bfloat16_copies_move_the_bits(backend):
+    import ml_dtypes
+
+    bits = np.random.default_rng(3).integers(0, 2**16, 256).astype(np.uint16)
+    bits[:4] = [0x7FC1, 0xFF81, 0x0001, 0x8000]  # NaN payloads, a subnormal, -0
+    x = bits.view(ml_dtypes.bfloat16)
+    y = np.zeros(256, ml_dtypes.bfloat16)
+    k_copy_bf16[1, 32](x, y)
+    np.testing.assert_array_equal(y.view(np.uint16), np.roll(bits, -8))
