@@ -529,7 +529,13 @@ def test_fast_sgemm_matches_numpy(backend, shape, config):
     np.testing.assert_allclose(dc.get().reshape(m, n), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-SYNC_CONFIGS = [name for name, cfg in matmul_fast.CONFIGS.items() if not matmul_fast.is_async(cfg)]
+SYNC_CONFIGS = [
+    # the four largest (a block's tile of 32K floats: half a minute each, simulated and compiled) run
+    # in .ci/run only (-m slow), the others in the README's command
+    pytest.param(name, marks=pytest.mark.slow) if cfg["BM"] * cfg["BN"] >= 32768 else name
+    for name, cfg in matmul_fast.CONFIGS.items()
+    if not matmul_fast.is_async(cfg)
+]
 
 
 @pytest.mark.parametrize("name", SYNC_CONFIGS)
