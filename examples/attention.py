@@ -42,11 +42,11 @@ BN = 64  # keys a step
 LOG2E = 1.4426950408889634
 
 
-def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
+def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 1) -> Any:
     """The kernel for inputs of type ``T`` (float16, bfloat16) and head dimension ``d`` (64, 128):
     ``attend[grid, 128 * wg, shared_bytes(d, wg)](q, k, v, o, lse, seq, scale)`` with q, k, v, o of
     shape (batch x heads x seq, d) and lse (batch x heads x seq), grid (ceil(seq / (64 wg)), batch x
-    heads)."""
+    heads); ``blocks``: how many blocks a multiprocessor ``launch_bounds`` budgets registers for."""
     if d not in (64, 128):
         raise ValueError(f"head dimension 64 or 128, not {d}")
     BM = 64 * wg  # query rows a block
@@ -56,6 +56,7 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
     QB, KB, VB, BUF = 0, BM * d, BM * d + BN * d, 2 * BN * d
     CHUNKS = d // 8  # 16-byte chunks a row
     HALF = T == gk.float16
+    BLOCKS = blocks  # blocks a multiprocessor that nvcc budgets registers for
     CAUSAL = causal
 
     @gk.func
@@ -77,7 +78,7 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2) -> Any:
 
     @gk.kernel
     def attend(q, k, v, o, lse, seq: int32, scale: float32):
-        gk.launch_bounds(THREADS, 1)
+        gk.launch_bounds(THREADS, BLOCKS)
         s = gk.dynamic_shared(T)
         t = gk.thread_idx.x
         w = t // 128  # this thread's warpgroup
