@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     p.add_argument(
-        "--plans", nargs="+", default=["2x2x64"], help="warpgroups x blocks a multiprocessor x keys a step (1x3x64)"
+        "--plans", nargs="+", default=["2x2x0"], help="warpgroups x blocks an SM x keys a step (0: the default)"
     )
     p.add_argument("--cases", nargs="+", type=int, default=[64, 128], help="head dimensions")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
@@ -77,7 +77,7 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     o = torch.empty_like(q)
     lse = torch.empty(batch * heads * seq, device="cuda", dtype=torch.float32)
     wg, blocks, bn = (int(x) for x in plan.split("x"))
-    kern = att.make_attention(gk.float16 if dtype == "float16" else gk.bfloat16, d, causal, wg, blocks, bn)
+    kern = att.make_attention(gk.float16 if dtype == "float16" else gk.bfloat16, d, causal, wg, blocks, bn or None)
     flat = [x.view(batch * heads * seq, d) for x in (q, k, v, o)]
 
     def mine() -> None:
@@ -104,7 +104,7 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
     med = {name: statistics.median(t) for name, t in (("gk", t_gk), ("cudnn", t_cudnn), ("fa2", t_fa2))}
     r = {
-        "case": f"{dtype} d={d} {'causal' if causal else 'full'}" + ("" if plan == "2x2x64" else f" {plan}"),
+        "case": f"{dtype} d={d} {'causal' if causal else 'full'}" + ("" if plan == "2x2x0" else f" {plan}"),
         "plan": plan,
         "dtype": dtype,
         "batch": batch,

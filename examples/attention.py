@@ -41,17 +41,18 @@ from gpukern import Array, float32, int32
 LOG2E = 1.4426950408889634
 
 
-def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, bn: int = 64) -> Any:
+def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, bn: int | None = None) -> Any:
     """The kernel for inputs of type ``T`` (float16, bfloat16) and head dimension ``d`` (64, 128):
     ``attend[grid, 128 * wg, shared_bytes(d, wg)](q, k, v, o, lse, seq, scale)`` with q, k, v, o of
     shape (batch x heads x seq, d) and lse (batch x heads x seq), grid (ceil(seq / (64 wg)), batch x
     heads); ``blocks``: how many blocks a multiprocessor ``launch_bounds`` budgets registers for (two:
     blocks out of step overlap one's softmax with the other's multiplies; measured on an H200,
-    ``benchmarks/attention.py --plans``); ``bn``: keys a step (64 or 128)."""
+    ``benchmarks/attention.py --plans``); ``bn``: keys a step (64 or 128; by default 128 at d = 64, 64 at
+    d = 128, where a 64 x 128 S beside a 64 x 128 O would not fit two blocks' registers)."""
     if d not in (64, 128):
         raise ValueError(f"head dimension 64 or 128, not {d}")
     BM = 64 * wg  # query rows a block
-    BN = bn  # keys a step
+    BN = bn or (128 if d == 64 else 64)  # keys a step
     THREADS = 128 * wg
     # Q, then two buffers of K and V (halves); Q and K (K-major operands) are stored as d / 64 tiles
     # 64 halves (128 bytes) wide, V row-major
