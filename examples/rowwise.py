@@ -11,7 +11,12 @@ warp by shuffles, across the block's warps through shared memory, across the clu
 reading each block's pair from its shared memory (``gk.peer``) after a ``cluster_barrier()``; then
 every thread writes its elements from its registers.
 
+Rows are FP32 or BF16 in and out (the math in float32; BF16 moved 8 elements a 16-byte ``vload``),
+compiled with ``fastmath`` (the hardware's exp2, reciprocal and square root).
+
     make_rows("softmax", float32, n)           # the kernel for rows of n elements, and its launch
+    python examples/rowwise.py softmax --size 65536 --dtype bfloat16
+    python examples/softmax.py --small --backend sim     # (layernorm.py, rmsnorm.py: the same, one op)
 """
 
 from __future__ import annotations
