@@ -55,7 +55,12 @@ def warpgroup(a: Array[gk.float16, 2], c: Array[float32, 2]):
     acc = gk.wgmma(acc, s, 16, s, 4096)
     gk.wgmma_commit()
     gk.wgmma_wait(0)
-    gk.store_matrix(c, (0, 0), acc)
+    out = gk.fragment("accumulator", 64, 64, 16, gk.float32)
+    gk.fill_fragment(out, 0.0)
+    out = gk.wgmma(out, acc, 1, s, 4096)  # A from registers: B alone is memory
+    gk.wgmma_commit()
+    gk.wgmma_wait(0)
+    gk.store_matrix(c, (0, 0), out)
 
 
 @kernel
@@ -153,7 +158,7 @@ def test_fragment_tiles():
     _expect(a, "c", False, True, None, ir.TILE_ALIGNMENT)
 
 
-def test_wgmma_reads_its_two_operands():
+def test_wgmma_reads_its_two_operands_or_b_alone():
     v = _variant(warpgroup, np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float32))
     (mma,) = _by_kind(v)[ir.WarpgroupMma]
     a, b = mma.accesses()
@@ -161,6 +166,10 @@ def test_wgmma_reads_its_two_operands():
     _expect(b, "s", True, False, None, ir.OPERAND_ALIGNMENT)
     assert a.indices == [mma.a_at] and b.indices == [mma.b_at]
     assert "__shared__ __align__(1024) __half s[8192];" in v.source("cuda")  # the swizzled atoms'
+    (regs,) = _by_kind(v)[ir.WarpgroupMmaRegs]
+    (b,) = regs.accesses()
+    _expect(b, "s", True, False, None, ir.OPERAND_ALIGNMENT)
+    assert b.indices == [regs.b_at]
 
 
 def test_tma_writes_its_box_reads_its_array_and_updates_its_barrier():
@@ -222,6 +231,7 @@ KINDS = {
     ir.LoadMatrix,
     ir.StoreMatrix,
     ir.WarpgroupMma,
+    ir.WarpgroupMmaRegs,
     ir.Mbarrier,
     ir.TmaLoad,
     ir.TmaStore,
