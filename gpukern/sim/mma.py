@@ -41,8 +41,10 @@ class Fragments:
         # each lane's first row of a warpgroup accumulator: its warp's 16 within the group's 64
         self.group_row = (t // WARP_SIZE % wgmma_ops.WARPS * wgmma_ops.WARP_ROWS).astype(np.int64)
         # per accumulator array (kept, so that its id stays its own): per warp, the group of its latest
-        # wgmma still in flight, or -1; and that wgmma
+        # wgmma still in flight, or -1; and that wgmma.  ``reading``: the same for accumulators a
+        # wgmma in flight reads as its A (registers it reads until its wait: not to be set before)
         self.pending: dict[int, tuple[np.ndarray, np.ndarray, ir.Node]] = {}
+        self.reading: dict[int, tuple[np.ndarray, np.ndarray, ir.Node]] = {}
 
     def declare(self, frame: Any, f: ir.Fragment) -> None:
         # NaN until filled or loaded, so a result computed from an unset fragment shows it
@@ -172,7 +174,7 @@ class Fragments:
 
     def store(self, frame: Any, s: ir.StoreMatrix, m: np.ndarray) -> None:
         warps = self.warps_of(s, m)
-        self.check_landed(s, frame, s.fragment, warps, m)
+        self.check_landed(s, frame, s.fragment, warps, m, sets=False)
         f = frame.fragments[s.fragment.name]
         w = self.warps.warp
         elem = s.array.type.elem
@@ -213,26 +215,34 @@ class Fragments:
                 )
         return warps, group
 
-    def check_landed(self, s: ir.MatrixOp, frame: Any, f: ir.Fragment, warps: np.ndarray, m: np.ndarray) -> None:
-        """A warpgroup accumulator read or set while a wgmma into it is in flight is a race."""
-        held = self.pending.get(id(frame.fragments[f.name]))
-        if held is None or not self.run.check:
+    def check_landed(
+        self, s: ir.MatrixOp, frame: Any, f: ir.Fragment, warps: np.ndarray, m: np.ndarray, sets: bool = True
+    ) -> None:
+        """A warpgroup accumulator read or set while a wgmma into it is in flight is a race; so is one
+        set (``sets``) while a wgmma in flight reads it as its A (registers it reads until its wait)."""
+        if not self.run.check:
             return
-        _, pending, node = held
-        if not (pending[warps] >= 0).any():
+        arr = frame.fragments[f.name]
+        for table, what in ((self.pending, "into it"), (self.reading, "reading it as A")):
+            held = table.get(id(arr)) if (sets or table is self.pending) else None
+            if held is None or not (held[1][warps] >= 0).any():
+                continue
+            _, pending, node = held
+            w = int(warps[np.argmax(pending[warps] >= 0)])
+            lane = int(self.first_lanes(np.array([w]), m)[0])
+            line = f" at line {node.loc.lineno}" if node.loc is not None else ""
+            self.run.report(
+                DataRaceError,
+                f"data race on accumulator {f.name!r}: {s.WHAT} uses it in {self.run.who(lane)} while the "
+                f"wgmma(){line} {what} is in flight; wgmma_commit() and wgmma_wait() for its group first",
+                s,
+                (lane,),
+            )
             return
-        w = int(warps[np.argmax(pending[warps] >= 0)])
-        lane = int(self.first_lanes(np.array([w]), m)[0])
-        line = f" at line {node.loc.lineno}" if node.loc is not None else ""
-        self.run.report(
-            DataRaceError,
-            f"data race on accumulator {f.name!r}: {s.WHAT} uses it in {self.run.who(lane)} while the wgmma(){line} "
-            "into it is in flight; wgmma_commit() and wgmma_wait() for its group first",
-            s,
-            (lane,),
-        )
 
-    def element_at(self, frame: Any, node: Any, m: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    def element_at(
+        self, frame: Any, node: Any, m: np.ndarray, sets: bool = False
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         """``acc[i]``'s place for every lane: the warp's tile, and (warp, row, column) in it; an
         accumulator a wgmma into is in flight is a race (``check_landed``)."""
         f = node.fragment
@@ -240,7 +250,7 @@ class Fragments:
             self.declare(frame, f)
         tile = frame.fragments[f.name]
         warps = np.unique(self.warps.warp[m])
-        self.check_landed(node, frame, f, warps, m)
+        self.check_landed(node, frame, f, warps, m, sets)
         row, col = wgmma_ops.position(self.run.thread_in_block.astype(np.int64), node.index)
         return tile, (self.warps.warp, row % wgmma_ops.WARP_ROWS, col)
 
@@ -249,7 +259,7 @@ class Fragments:
         return tile[at]
 
     def set_element(self, frame: Any, s: ir.SetFragmentElement, m: np.ndarray, value: Any) -> None:
-        tile, (warp, row, col) = self.element_at(frame, s, m)
+        tile, (warp, row, col) = self.element_at(frame, s, m, sets=True)
         v = np.broadcast_to(np.asarray(value, np.float32), m.shape)
         tile[warp[m], row[m], col[m]] = v[m]
 
@@ -277,7 +287,7 @@ class Fragments:
         size = mem_b.data.dtype.itemsize
         acc = frame.fragments[s.d.name]
         if regs:
-            self.check_landed(s, frame, s.p, warps, m)
+            self.check_landed(s, frame, s.p, warps, m, sets=False)
             cols = slice(16 * s.step, 16 * s.step + 16)
             a_regs = mma_ops.round_elements(frame.fragments[s.p.name][:, :, cols].copy(), s.b.type.elem)
         for a0, b0 in sorted(set(zip(starts[0].tolist(), starts[1].tolist()))):
@@ -301,10 +311,13 @@ class Fragments:
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
             acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
         if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
-            entry = self.pending.get(id(acc))
-            pending = np.full(len(self.warps.slots), -1, np.int64) if entry is None else entry[1]
-            pending[warps] = run.mem.in_flight.wgmma_group(first)
-            self.pending[id(acc)] = (acc, pending, s)
+            group_of = run.mem.in_flight.wgmma_group(first)
+            held = [(self.pending, acc)] + ([(self.reading, frame.fragments[s.p.name])] if regs else [])
+            for table, arr in held:
+                entry = table.get(id(arr))
+                pending = np.full(len(self.warps.slots), -1, np.int64) if entry is None else entry[1]
+                pending[warps] = group_of
+                table[id(arr)] = (arr, pending, s)
 
     def uniform_in_groups(self, s: ir.MatrixOp, group: np.ndarray, first: np.ndarray, v: np.ndarray, what: str):
         """wgmma takes its operands as one for the whole warpgroup: a warp whose ``v`` differs from its
@@ -358,9 +371,10 @@ class Fragments:
             group = run.block_of[lanes] * run.tpb + run.thread_in_block[lanes] // wgmma_ops.THREADS
             for g in np.unique(group):
                 order.join(lanes[group == g])
-        for key, (_, pending, _) in list(self.pending.items()):
-            p = pending[warps]
-            done = run.mem.in_flight.wgmma_retired(p, first, s.pending)
-            pending[warps] = np.where(done, -1, p)
-            if not (pending >= 0).any():  # nothing of it in flight: forgotten (a func's accumulator, made per call)
-                del self.pending[key]
+        for table in (self.pending, self.reading):
+            for key, (_, pending, _) in list(table.items()):
+                p = pending[warps]
+                done = run.mem.in_flight.wgmma_retired(p, first, s.pending)
+                pending[warps] = np.where(done, -1, p)
+                if not (pending >= 0).any():  # nothing of it in flight: forgotten (a func's accumulator, made per call)
+                    del table[key]

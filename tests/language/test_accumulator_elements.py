@@ -222,3 +222,26 @@ def test_register_a_misuse():
     )
     with pytest.raises(gk.KernelTypeError, match=r"takes 16 of its 32 columns: a step known at compile time, 0 to 1"):
         k.variant(k.signature_of((np.zeros(1, np.float32),)))
+
+
+@gk.kernel
+def k_p_set_in_flight(a: Array[float16, 2], out: Array[float32, 2]):
+    s = gk.shared(float16, 64 * 64 + 64 * 64)
+    for e in range(gk.thread_idx.x, 2 * 64 * 64, 128):
+        s[e] = a[0, 0]
+    gk.barrier()
+    p = gk.fragment("accumulator", 64, 16, 16, float32)
+    gk.fill_fragment(p, 1.0)
+    acc = gk.fragment("accumulator", 64, 64, 16, float32)
+    gk.fill_fragment(acc, 0.0)
+    acc = gk.wgmma(acc, p, 0, s, 64 * 64, b_width=64)
+    gk.wgmma_commit()
+    x = p[0]  # reading A's registers while the wgmma reads them: fine
+    p[0] = x * 2.0  # setting them before its wait: a race
+    gk.wgmma_wait(0)
+    gk.store_matrix(out, (0, 0), acc)
+
+
+def test_setting_a_register_operand_in_flight_is_a_race(on_simulator):
+    with pytest.raises(gk.DataRaceError, match=r"accumulator 'p': acc\[i\] = \.\.\. uses it .* reading it as A"):
+        k_p_set_in_flight[1, 128](np.ones((64, 64), np.float16), np.zeros((64, 64), np.float32))
