@@ -467,7 +467,7 @@ class FunctionLowering(ast.NodeVisitor):
             current = self.x.visit_Name(node.target)
             value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
             self.assign(node.target, value, node)
-        elif isinstance(node.target, ast.Subscript) and isinstance(self.x.visit(node.target.value), ir.Fragment):
+        elif self.fragment_element(node.target):
             current = self.x.visit(node.target)  # acc[i] *= s: the thread's element of an accumulator
             value = self.x.binop(node, type(node.op), current, self.x.visit(node.value))
             self.emit(lang_mma.set_element(self.x, node, node.target, value))
@@ -484,10 +484,19 @@ class FunctionLowering(ast.NodeVisitor):
         else:
             raise self.syntax_error(node, "augmented assignment needs a name or an array element")
 
+    def fragment_element(self, target: ast.AST) -> bool:
+        """Whether ``target`` is ``acc[i]`` of a fragment (always a name: looking lowers nothing, where
+        lowering any other base, ``a[f(i)]``, before the store lowers it again would be wasted)."""
+        return (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.value, ast.Name)
+            and isinstance(self.x.visit(target.value), ir.Fragment)
+        )
+
     def assign(self, target: ast.AST, value: Value, node: ast.AST) -> None:
         if isinstance(target, ast.Name):
             self.assign_name(target, value, node)
-        elif isinstance(target, ast.Subscript) and isinstance(self.x.visit(target.value), ir.Fragment):
+        elif self.fragment_element(target):
             self.emit(lang_mma.set_element(self.x, node, target, value))  # acc[i] = v
         elif isinstance(target, ast.Subscript) and views.has_slice(target.slice):
             views.store_all(self, node, target, value)  # a[1:3] = 0: every element of the view
