@@ -321,10 +321,9 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     def stmt_Store(self, s: ir.Store, depth: int) -> list[str]:
         target, v = self.element(s.array, s.indices), s.value
         fmt = self.d.element_stores.get(s.array.type.elem)
-        if fmt is not None and isinstance(v, ir.Load) and v.array.type.elem == s.array.type.elem:
-            # a copy of an element stored as bits (half on OpenCL, bfloat16): the bits, as a CUDA __half
-            # copy and the simulator keep them (a signalling NaN stays one; no trip through float)
-            return [self.line(depth, f"{target} = {self.element(v.array, v.indices)};", s)]
+        copied = s.copied()
+        if fmt is not None and copied is not None:  # an element stored as bits: its bits (ir.Store.copied)
+            return [self.line(depth, f"{target} = {self.element(copied.array, copied.indices)};", s)]
         if fmt is not None:
             q = self.d.pointer_spaces.get(s.array.type.space, "")
             return [self.line(depth, self.support(fmt.format(e=target, q=q, v=self.expr(v))) + ";", s)]

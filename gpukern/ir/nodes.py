@@ -409,6 +409,13 @@ class Store(Stmt):
     def accesses(self) -> tuple[MemoryAccess, ...]:
         return (_elements(self.array, self.indices, 1, read=False, write=True),)
 
+    def copied(self) -> Load | None:
+        """The element this store copies from an array of the same element type (``b[i] = a[j]``),
+        else None: such a copy moves the element's bits where the type is stored as bits (bfloat16;
+        half on OpenCL), in the C and on the simulator alike (a signalling NaN stays one)."""
+        v = self.value
+        return v if isinstance(v, Load) and v.array.type.elem == self.array.type.elem else None
+
 
 @dataclass(eq=False)
 class VecLoad(Stmt):

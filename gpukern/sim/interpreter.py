@@ -317,11 +317,9 @@ class _Run:
 
     def s_Store(self, s: ir.Store, m: np.ndarray) -> None:
         idx = [self.eval(i, m) for i in s.indices]
-        elem, v = s.array.type.elem, s.value
-        if isinstance(elem, StorageType) and isinstance(v, ir.Load) and v.array.type.elem == elem:
-            # an element copied from an array of its type: its bits, as the C copies them (a
-            # signalling NaN stays one; through float32 it would be made quiet)
-            value = self.mem.load(self.memory(v.array), [self.eval(i, m) for i in v.indices], m, v)[0]
+        elem, v, copied = s.array.type.elem, s.value, s.copied()
+        if isinstance(elem, StorageType) and copied is not None:  # the bits (ir.Store.copied)
+            value = self.mem.load(self.memory(copied.array), [self.eval(i, m) for i in copied.indices], m, copied)[0]
         elif isinstance(elem, StorageType):  # bfloat16: the float32 value rounded, as bits
             value = elem.from_value(np.broadcast_to(self.eval(v, m), (self.lanes,)))
         else:
