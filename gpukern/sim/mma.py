@@ -45,6 +45,7 @@ class Fragments:
         # wgmma in flight reads as its A (registers it reads until its wait: not to be set before)
         self.pending: dict[int, tuple[np.ndarray, np.ndarray, ir.Node]] = {}
         self.reading: dict[int, tuple[np.ndarray, np.ndarray, ir.Node]] = {}
+        self.positions: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # element i -> (row, column) per lane
 
     def declare(self, frame: Any, f: ir.Fragment) -> None:
         # NaN until filled or loaded, so a result computed from an unset fragment shows it
@@ -249,10 +250,13 @@ class Fragments:
         if f.name not in frame.fragments:
             self.declare(frame, f)
         tile = frame.fragments[f.name]
-        warps = np.unique(self.warps.warp[m])
-        self.check_landed(node, frame, f, warps, m, sets)
-        row, col = wgmma_ops.position(self.run.thread_in_block.astype(np.int64), node.index)
-        return tile, (self.warps.warp, row % wgmma_ops.WARP_ROWS, col)
+        if self.pending or self.reading:  # (a wgmma may be in flight: the warps taking part)
+            self.check_landed(node, frame, f, np.unique(self.warps.warp[m]), m, sets)
+        at = self.positions.get(node.index)
+        if at is None:  # each lane's (row in its warp's 16, column) of element i: once a launch
+            row, col = wgmma_ops.position(self.run.thread_in_block.astype(np.int64), node.index)
+            at = self.positions[node.index] = (row % wgmma_ops.WARP_ROWS, col)
+        return tile, (self.warps.warp, *at)
 
     def element(self, frame: Any, e: ir.FragmentElement, m: np.ndarray) -> np.ndarray:
         tile, at = self.element_at(frame, e, m)

@@ -245,3 +245,4 @@ def k_p_set_in_flight(a: Array[float16, 2], out: Array[float32, 2]):
 def test_setting_a_register_operand_in_flight_is_a_race(on_simulator):
     with pytest.raises(gk.DataRaceError, match=r"accumulator 'p': acc\[i\] = \.\.\. uses it .* reading it as A"):
         k_p_set_in_flight[1, 128](np.ones((64, 64), np.float16), np.zeros((64, 64), np.float32))
+
