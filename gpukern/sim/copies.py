@@ -36,13 +36,20 @@ NONE = -1
 
 
 class _Tiles:
-    """Per element of one shared array: the barrier (its state entry) and the phase in which a copy
-    into it completes, or NONE."""
+    """Per element of one shared array: the barrier (its array, one of ``arrays``, and its state
+    entry) and the phase in which a copy into it completes, or NONE.  (Copies into one array may
+    complete on barriers of several arrays: Q on one, K and V on others.)"""
 
     def __init__(self, n: int):
         self.bar = np.full(n, NONE, np.int64)
+        self.array = np.zeros(n, np.int64)  # which of ``arrays``
         self.phase = np.zeros(n, np.int64)
-        self.barriers: Memory | None = None  # the barrier array they refer to
+        self.arrays: list[Memory] = []
+
+    def array_index(self, m: Memory) -> int:
+        if m not in self.arrays:
+            self.arrays.append(m)
+        return self.arrays.index(m)
 
 
 class Copies:
@@ -211,7 +218,7 @@ class Copies:
         tiles = self.tiles.get(dst)
         if tiles is None:
             tiles = self.tiles[dst] = _Tiles(dst.data.size)
-        tiles.barriers = bmem
+        tiles.array[where] = tiles.array_index(bmem)
         tiles.bar[where] = bwhere
         tiles.phase[where] = state.phase[bwhere]
         done = state.complete_tx(np.array([bwhere]), np.array([nbytes]))
@@ -256,7 +263,7 @@ class Copies:
     def check_read(self, a: Access) -> None:
         """A load of a copy's destination: each lane must have seen its copy's phase complete."""
         tiles = self.tiles.get(a.memory)
-        if tiles is None or tiles.barriers is None:
+        if tiles is None or not tiles.arrays:
             return
         where = a.elements()
         lanes = a.per_element(a.lanes)
@@ -264,18 +271,21 @@ class Copies:
         pending = bar != NONE
         if not pending.any():
             return
-        seen = self.barriers.seen[tiles.barriers]
-        bmem = tiles.barriers
-        size = bmem.size
         early = np.zeros(len(where), bool)
-        early[pending] = seen[lanes[pending], bar[pending] % size] <= tiles.phase[where[pending]]
+        for i, bmem in enumerate(tiles.arrays):
+            mine = pending & (tiles.array[where] == i)
+            if mine.any():
+                seen = self.barriers.seen[bmem]
+                early[mine] = seen[lanes[mine], bar[mine] % bmem.size] <= tiles.phase[where[mine]]
         if early.any():
             k = int(np.argmax(early))
             w = int(where[k])
+            bmem = tiles.arrays[int(tiles.array[w])]
+            name = f"{bmem.name}[{int(bar[k]) % bmem.size}]"
             self.run.report(
                 DataRaceError,
                 f"{self.run.who(int(lanes[k]))} reads {a.memory.name!r} element {int(a.per_element(a.offsets)[k])}, "
-                f"which a copy fills in phase {int(tiles.phase[w])} of mbarrier {bmem.name}[{int(bar[k]) % size}], "
+                f"which a copy fills in phase {int(tiles.phase[w])} of mbarrier {name}, "
                 "before it has waited for that phase: on a GPU it may read the data before the copy wrote it; "
                 "mbarrier_wait on it first",
                 a.node,

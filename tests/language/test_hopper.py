@@ -342,6 +342,45 @@ def test_each_misuse_is_reported_at_its_line(bug, error, at, says):
 
 
 @gk.kernel
+def two_barrier_arrays(a: Array[float32, 2], out: Array[float32, 2], wait_second: Const[int]):
+    """Two copies into one shared array, completing on barriers of two arrays (attention's Q and K)."""
+    tile = gk.shared(float32, (32, 32))
+    first = gk.shared(gk.mbarrier, 1)
+    second = gk.shared(gk.mbarrier, 2)
+    amap = gk.tensor_map(a, (16, 32))
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(first[0], 1)
+        gk.mbarrier_init(second[1], 1)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(first[0], gk.box_bytes(amap))
+        gk.tma_load(tile[0, 0], amap, (0, 0), first[0])
+        gk.mbarrier_arrive_expect_tx(second[1], gk.box_bytes(amap))
+        gk.tma_load(tile[16, 0], amap, (16, 0), second[1])
+    gk.mbarrier_wait(first[0], 0)
+    out[t // 32, t % 32] = tile[t // 32, t % 32]  # the first copy's
+    if wait_second:
+        gk.mbarrier_wait(second[1], 0)
+    out[16 + t // 32, t % 32] = tile[16 + t // 32, t % 32]  # the second's
+
+
+def test_copies_completing_on_barriers_of_two_arrays():
+    """Each element remembers its own barrier's array: a read of the first copy after waiting for
+    ``first[0]`` is in order (element 0 is not taken for ``second[0]``'s), a read of the second
+    before waiting for ``second[1]`` is reported naming it."""
+    a = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
+    out = np.zeros((32, 32), np.float32)
+    assert gk.sanitize(two_barrier_arrays[1, 512], a, out, 1) == []
+    np.testing.assert_array_equal(out, a)
+    faults = gk.sanitize(two_barrier_arrays[1, 512], a, out, 0)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert "mbarrier second[1]" in str(faults[0])
+    assert faults[0].loc.lineno == line_of(two_barrier_arrays, "# the second")
+
+
+@gk.kernel
 def past_the_end(a: Array[float32, 2], out: Array[float32]):
     tile = gk.shared(float32, (8, 32))
     bars = gk.shared(gk.mbarrier, 1)
