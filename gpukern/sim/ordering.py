@@ -42,6 +42,9 @@ class Ordering:
         self.cluster = clusters.cluster
         self.vc = np.zeros((run.lanes, self.per_block), np.int32)
         self.vc[run.lane_ids, self.warp] = 1
+        # per lane: what it has taken in of its own warp's clocks (its warp-mates' accesses it is ordered
+        # after); the own warp's column of ``vc`` is the lane's own clock, which its ticks move on
+        self.mates = np.zeros(run.lanes, np.int32)
         self.now = 1
         self.flush: Any = None  # files the accesses not yet recorded, with the clocks they were made at
         self.pending: dict[tuple[Memory, int], np.ndarray] = {}  # per mbarrier: its current phase's arrivals'
@@ -61,6 +64,12 @@ class Ordering:
     def ordered(self, t: np.ndarray, warp: np.ndarray, clock: np.ndarray) -> np.ndarray:
         """Whether threads t are ordered after accesses of (their block's) warps ``warp`` at ``clock``."""
         return self.vc[t, warp] >= clock
+
+    def take_in(self, lanes: np.ndarray, rows: np.ndarray) -> None:
+        """Lanes take in clocks ``rows`` (one a lane): their vector clocks, and of their own warp's
+        column, what their warp-mates did (``mates``)."""
+        self.mates[lanes] = np.maximum(self.mates[lanes], rows[np.arange(len(lanes)), self.warp[lanes]])
+        self.vc[lanes] = np.maximum(self.vc[lanes], rows)
 
     # ------------------------------------------------------------ mbarriers
     def arrive(self, mem: Memory, where: np.ndarray, lanes: np.ndarray) -> None:
@@ -87,14 +96,15 @@ class Ordering:
             mine = lanes[where == w]
             for got in (self.released.get((mem, w)), self.pending.get((mem, w)) if forced else None):
                 if got is not None:
-                    self.vc[mine] = np.maximum(self.vc[mine], got)
+                    self.take_in(mine, np.broadcast_to(got, (len(mine), len(got))))
 
     # ------------------------------------------------------------ barriers
     def join(self, lanes: np.ndarray) -> None:
         """Lanes of one block meeting (a named barrier's phase, a warpgroup's wgmma_wait): each takes in
         the others' clocks."""
         if len(lanes):
-            self.vc[lanes] = self.vc[lanes].max(axis=0)
+            row = self.vc[lanes].max(axis=0)
+            self.take_in(lanes, np.broadcast_to(row, (len(lanes), len(row))))
             self.tick(lanes)
 
     def cluster_join(self, blocks: np.ndarray, clusters: np.ndarray) -> None:
@@ -109,6 +119,7 @@ class Ordering:
         """A barrier() of ``blocks``: every thread of each takes in the others'."""
         tpb = self.run.tpb
         per = self.vc.reshape(self.run.nblocks, tpb, self.per_block)
-        per[blocks] = per[blocks].max(axis=1, keepdims=True)
         lanes = (blocks[:, None] * tpb + np.arange(tpb)).ravel()
+        rows = np.broadcast_to(per[blocks].max(axis=1, keepdims=True), (len(blocks), tpb, self.per_block))
+        self.take_in(lanes, rows.reshape(-1, self.per_block))
         self.tick(lanes)

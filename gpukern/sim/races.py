@@ -156,8 +156,10 @@ class _Group:
         self.synced = synced
         if synced:
             _make(self, _GROUP_SYNC, n)
-        # under sim.ordering: per element, per warp of the block, the latest clock a member read at
+        # under sim.ordering: per element, per warp of the block, the latest clock a member read at,
+        # and the one thread of that warp that did (SEVERAL: more than one)
         self.wc = np.zeros((n, warps), np.int32) if warps else None
+        self.wt = np.full((n, warps), NONE, np.int64) if warps else None
 
     def unordered(self, where: np.ndarray, t: np.ndarray, b: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Per element: whether some thread of the group is not ordered before thread t (of block
@@ -205,9 +207,20 @@ class _Group:
         self.thread[w_u] = t_last
         self.epoch[w_u] = e_u
         self.at[w_u] = site
-        if self.wc is not None and ordering is not None:
+        if self.wc is not None and self.wt is not None and ordering is not None:
             self.wc[w_u[replace]] = 0  # (those before are ordered before these)
-            np.maximum.at(self.wc, (w, ordering.warp[t]), ordering.clock(t))
+            self.wt[w_u[replace]] = NONE
+            warp = ordering.warp[t]
+            np.maximum.at(self.wc, (w, warp), ordering.clock(t))
+            pair, which = np.unique(w * ordering.per_block + warp, return_inverse=True)
+            lo = np.full(len(pair), np.iinfo(np.int64).max)
+            hi = np.full(len(pair), -1)
+            np.minimum.at(lo, which, t)
+            np.maximum.at(hi, which, t)
+            pw, pk = pair // ordering.per_block, pair % ordering.per_block
+            new = np.where(lo == hi, lo, SEVERAL)
+            old = self.wt[pw, pk]
+            self.wt[pw, pk] = np.where(old == NONE, new, np.where(old == new, old, SEVERAL))
         if self.synced and clocks is not None:
             warp = clocks.warp[t]
             new_warp = np.where(
@@ -404,14 +417,15 @@ class Races:
         """Whether threads t (of blocks b) are ordered after every member of ``group`` at elements
         ``at`` by the clocks of ``sim.ordering``: the members are of t's cluster (in ``shared``
         memory, always), those of other warps read before clocks t has taken in, and t's own warp's
-        were t itself."""
+        were t itself or before what t has taken in of its warp-mates (``Ordering.mates``)."""
         order = self.order
-        assert order is not None and group.wc is not None
+        assert order is not None and group.wc is not None and group.wt is not None
         wc = group.wc[at]
         own = order.warp[t]
         rows = order.vc[t]
         others = (wc <= rows) | (np.arange(order.per_block) == own[:, None])
-        mine = (wc[np.arange(len(t)), own] == 0) | ((group.thread[at] == t) & ~group.many[at])
+        k = np.arange(len(t))
+        mine = (wc[k, own] == 0) | (group.wt[at, own] == t) | (wc[k, own] <= order.mates[t])
         same = (group.block[at] == b) | (group.block[at] >= 0) & (order.cluster[group.block[at]] == order.cluster[b])
         return (same | shared) & others.all(axis=1) & mine
 

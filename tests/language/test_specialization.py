@@ -89,6 +89,54 @@ def test_a_stage_released_before_it_is_read_is_a_race_with_its_refill():
     assert "'tiles'" in str(faults[0]) and "read it" in str(faults[0])
 
 
+@gk.kernel
+def ring_sums(a: Array[float32, 2], out: Array[float32], EARLY: Const[bool]):
+    """Column sums of a (rows a multiple of 8, 128 columns) by one warpgroup that reads a ring of two
+    TMA stages; thread 0, one of the readers, refills a stage once every thread has arrived on its
+    empty barrier (attention's refill, without a producer warp).  EARLY: arrive before reading."""
+    tiles = gk.shared(float32, (2, 8, 128))
+    full = gk.shared(gk.mbarrier, 2)
+    empty = gk.shared(gk.mbarrier, 2)
+    amap = gk.tensor_map(a, (8, 128))
+    t = gk.thread_idx.x
+    n = a.shape[0] // 8
+    if t == 0:
+        for s in range(2):
+            gk.mbarrier_init(full[s], 1)
+            gk.mbarrier_init(empty[s], 128)
+        gk.fence_mbarrier_init()
+    gk.barrier()
+    acc = float32(0)
+    for k in range(n):
+        if t == 0:
+            for j in range(0 if k == 0 else k + 1, min(k + 2, n)):
+                if j >= 2:
+                    gk.mbarrier_wait(empty[j % 2], (j // 2 - 1) % 2)
+                gk.mbarrier_arrive_expect_tx(full[j % 2], gk.box_bytes(amap))
+                gk.tma_load(tiles[j % 2, 0, 0], amap, (8 * j, 0), full[j % 2])  # refill by a reader
+        gk.mbarrier_wait(full[k % 2], (k // 2) % 2)
+        if EARLY:
+            gk.mbarrier_arrive(empty[k % 2])
+        for r in range(8):
+            acc += tiles[k % 2, r, t]
+        if not EARLY:
+            gk.mbarrier_arrive(empty[k % 2])
+    out[t] = acc
+
+
+def test_a_reader_refills_once_its_warp_mates_have_arrived():
+    """Thread 0 refills a stage that lanes 1-31 of its own warp read: their arrivals, which it waited
+    for, order their reads before the copy (the simulator keeps what a thread knows of its own warp
+    apart from its own clock); arriving before reading stays a race."""
+    a = np.random.default_rng(5).integers(-50, 50, (48, 128)).astype(np.float32)
+    out = np.zeros(128, np.float32)
+    assert gk.sanitize(ring_sums[1, 128], a, out, False) == []
+    np.testing.assert_array_equal(out, a.sum(axis=0))
+    faults = gk.sanitize(ring_sums[1, 128], a, out, True)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(ring_sums, "# refill by a reader")
+
+
 def test_shared_memory_between_warpgroups_needs_the_named_barrier():
     a = np.ones((16, 128), np.float32)
     faults = gk.sanitize(ws_sums[1, 384], a, np.zeros(128, np.float32), 2, False, False)
