@@ -421,12 +421,12 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
     def stmt_WarpgroupMma(self, s: ir.WarpgroupMma, depth: int) -> list[str]:
         t, elem = s.d.type, s.a.type.elem
         m = self.matrix_table(s, t)
-        row_major = s.b_width is not None
+        row_major = s.b_width is not None or s.b_panel is not None
         name = wgmma.helper_name(elem.name, t.n, row_major)
         self.helpers.setdefault(name, wgmma.mma_helper(elem.name, t.n, row_major))
-        sbo = wgmma_ops.row_major_stride(s.b_width, elem.itemsize) if row_major else 0
+        lbo, sbo = wgmma_ops.b_strides(s.b_width, s.b_panel, elem.itemsize)
         a, b = (f"&{self.element(x, [at])}" for x, at in ((s.a, s.a_at), (s.b, s.b_at)))
-        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, sbo=sbo)
+        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, lbo=lbo, sbo=sbo)
         if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]
@@ -436,14 +436,14 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         rounded to B's type in the helper)."""
         t, elem = s.d.type, s.b.type.elem
         m = self.matrix_table(s, t)
-        row_major = s.b_width is not None
+        row_major = s.b_width is not None or s.b_panel is not None
         name = wgmma.regs_helper_name(elem.name, t.n, row_major)
         self.helpers.setdefault(name, wgmma.regs_helper(elem.name, t.n, row_major))
         self.preambles.setdefault(wgmma.NARROW[elem.name][0])
-        sbo = wgmma_ops.row_major_stride(s.b_width, elem.itemsize) if row_major else 0
+        lbo, sbo = wgmma_ops.b_strides(s.b_width, s.b_panel, elem.itemsize)
         p = self.name(s.p.name)
         floats = ", ".join(m["element"].format(f=p, i=8 * s.step + i) for i in range(8))
-        text = f"{name}({self.name(s.d.name)}, {floats}, &{self.element(s.b, [s.b_at])}, {sbo});"
+        text = f"{name}({self.name(s.d.name)}, {floats}, &{self.element(s.b, [s.b_at])}, {lbo}, {sbo});"
         if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]

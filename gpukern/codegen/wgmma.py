@@ -1,11 +1,11 @@
 """Warpgroup accumulators and ``wgmma`` in CUDA C (sm_90a's ``wgmma.mma_async``).
 
 ``gpukern.semantics.wgmma`` says what these mean: the accumulator's register layout (``gk_wg_store`` is
-it), the operands' shared-memory layout (the descriptors here describe it: 128-byte swizzle, K-major
-rows 128 bytes apart and atoms 1024, a row-major B's atoms 1024 bytes apart along n and
-``b_width / atom width`` atoms along k).  The table (``cuda_wgmma``) has the keys of
+it), the operands' shared-memory layout (the descriptors here describe it: 128-byte swizzle, A's
+rows 128 bytes apart and atoms 1024, B's two offsets ``semantics.wgmma.b_strides``, the helpers'
+arguments).  The table (``cuda_wgmma``) has the keys of
 ``dialects._CUDA_WMMA`` that apply (fragment, fill, store) and 'mma_async' ({name} {d} {a} {b}
-{sbo}), 'fence', 'commit', 'wait' ({n}), 'barrier_fence'; ``mma_helper`` writes the per-shape function.
+{lbo} {sbo}), 'fence', 'commit', 'wait' ({n}), 'barrier_fence'; ``mma_helper`` writes the per-shape function.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ _TABLE = {
     "store:bfloat16": "gk_wg_store_bfloat16({p}, {f}, {ldm}, {scale});",
     "store:float16": "gk_wg_store_float16({p}, {f}, {ldm}, {scale});",
     "store_preamble:scaled": _SCALED_STORE,
-    "mma_async": "{name}({d}, {a}, {b}, {sbo});",
+    "mma_async": "{name}({d}, {a}, {b}, {lbo}, {sbo});",
     "fence": "gk_wg_fence();",
     "commit": "gk_wg_commit();",
     "wait": "gk_wg_wait<{n}>();",
@@ -109,8 +109,9 @@ def helper_name(elem: str, n: int, row_major_b: bool) -> str:
 
 def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
     """The C function issuing one ``wgmma.mma_async`` of 64 x ``n`` x k on ``elem`` operands, A K-major
-    and B row-major (``row_major_b``: its atoms' rows along n, B's descriptor ``sbo`` apart along k) or
-    K-major.  The accumulator's n / 2 registers are its operands ("+f": read and written)."""
+    and B row-major (``row_major_b``: its atoms' rows along n) or K-major, B's descriptor's offsets
+    ``lbo`` and ``sbo`` the caller's (``semantics.wgmma.b_strides``).  The accumulator's n / 2
+    registers are its operands ("+f": read and written)."""
     k = wgmma_ops.K[elem]
     regs = n // 2
     d = ", ".join(f"%{i}" for i in range(regs))
@@ -118,11 +119,11 @@ def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
     ptx = _PTX_TYPES[elem]
     # scale-d, scales (, transposes: 16-bit inputs only)
     tail = "1, 1, 1" if elem in wgmma_ops.K_MAJOR_ONLY else f"1, 1, 1, 0, {int(row_major_b)}"
-    lbo, sbo = ("1024", "sbo") if row_major_b else ("16", "1024")
     name = helper_name(elem, n, row_major_b)
     return (
-        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, const void* a, const void* b, unsigned sbo) {{\n"
-        f"    unsigned long long da = gk_wg_desc(a, 16, 1024), db = gk_wg_desc(b, {lbo}, {sbo});\n"
+        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, const void* a, const void* b, unsigned lbo, "
+        "unsigned sbo) {\n"
+        "    unsigned long long da = gk_wg_desc(a, 16, 1024), db = gk_wg_desc(b, lbo, sbo);\n"
         f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx} {{{d}}}, %{regs}, %{regs + 1}, '
         f'{tail};\\n"\n'
         f"                 : {ops}\n"
@@ -145,7 +146,6 @@ def regs_helper(elem: str, n: int, row_major_b: bool) -> str:
     ops = ", ".join(f'"+f"(d.x[{i}])' for i in range(regs))
     ptx = _PTX_TYPES[elem]
     _, pair, make = NARROW[elem]
-    lbo, sbo = ("1024", "sbo") if row_major_b else ("16", "1024")
     name = regs_helper_name(elem, n, row_major_b)
     a = ", ".join(f"%{regs + r}" for r in range(4))
     packs = "".join(
@@ -154,9 +154,10 @@ def regs_helper(elem: str, n: int, row_major_b: bool) -> str:
     words = ", ".join(f'"r"(*(unsigned*)&p{r})' for r in range(4))
     floats = ", ".join(f"float x{i}" for i in range(8))
     return (
-        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, {floats}, const void* b, unsigned sbo) {{\n"
+        f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, {floats}, const void* b, unsigned lbo, "
+        "unsigned sbo) {\n"
         f"{packs}"
-        f"    unsigned long long db = gk_wg_desc(b, {lbo}, {sbo});\n"
+        "    unsigned long long db = gk_wg_desc(b, lbo, sbo);\n"
         f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{d}}}, {{{a}}}, %{regs + 4}, '
         f'1, 1, 1, {int(row_major_b)};\\n"\n'
         f"                 : {ops}\n"

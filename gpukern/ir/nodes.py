@@ -904,6 +904,7 @@ class WarpgroupMmaRegs(WarpgroupOp):
     b: ArrayRef
     b_at: Expr
     b_width: int | None
+    b_panel: int | None = None
     loc: Loc | None = _loc()
 
     def accesses(self) -> tuple[MemoryAccess, ...]:
@@ -915,8 +916,9 @@ class WarpgroupMma(WarpgroupOp):
     """``d += A @ B`` by the four warps of a warpgroup (sm_90's ``wgmma.mma_async``): A (64 x k) and
     B (k x n) read by the matrix units from shared arrays ``a`` and ``b``, their operands starting
     at elements ``a_at`` and ``b_at``, laid out as ``gpukern.semantics.wgmma`` says (``b_width``: B
-    row-major in a tile that wide; None: stored transposed, K-major).  Asynchronous: the reads and
-    the sum are done at the ``WgmmaWait`` that covers the group ``WgmmaCommit`` closes."""
+    row-major in a tile that wide; ``b_panel``: in panels that tall; neither: stored transposed,
+    K-major).  Asynchronous: the reads and the sum are done at the ``WgmmaWait`` that covers the
+    group ``WgmmaCommit`` closes."""
 
     WHAT = "wgmma()"  # the intrinsic, as messages name it
     CHILDREN = ("d", "a", "a_at", "b", "b_at")
@@ -926,6 +928,7 @@ class WarpgroupMma(WarpgroupOp):
     b: ArrayRef
     b_at: Expr
     b_width: int | None
+    b_panel: int | None = None
     loc: Loc | None = _loc()
 
     def accesses(self) -> tuple[MemoryAccess, ...]:

@@ -280,13 +280,13 @@ def _operand(cx: Lowering, arr: ast.expr, at: ast.expr, what: str) -> tuple[ir.A
 
 
 class _Wgmma(Intrinsic):
-    """``wgmma(acc, a, a_at, b, b_at, b_width=None)``: acc += A @ B by the warpgroup; returns acc."""
+    """``wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None)``: acc += A @ B by the warpgroup; returns acc."""
 
-    keywords = ("b_width",)
+    keywords = ("b_width", "b_panel")
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        names = ("acc", "a", "a_at", "b", "b_at", "b_width")
-        acc_, a_, a_at, b_, b_at, width_ = self.arguments(cx, node, names, 5)
+        names = ("acc", "a", "a_at", "b", "b_at", "b_width", "b_panel")
+        acc_, a_, a_at, b_, b_at, width_, panel_ = self.arguments(cx, node, names, 5)
         loc = cx.loc(node)
         d = _fragment(cx, acc_, "wgmma()'s accumulator", "accumulator")  # type: ignore[arg-type]
         if not wgmma_ops.is_warpgroup(d.type):
@@ -298,7 +298,7 @@ class _Wgmma(Intrinsic):
         b, b_off = _operand(cx, b_, b_at, "B")  # type: ignore[arg-type]
         p = cx.visit(a_)
         if isinstance(p, ir.Fragment):  # A from registers: 16 columns of an accumulator, as B's type
-            return self.from_registers(cx, node, d, p, a_at, b, b_off, width_)  # type: ignore[arg-type]
+            return self.from_registers(cx, node, d, p, a_at, b, b_off, width_, panel_)  # type: ignore[arg-type]
         a, a_off = _operand(cx, a_, a_at, "A")  # type: ignore[arg-type]
         elem = a.type.elem
         if elem.name not in wgmma_ops.K or b.type.elem != elem:
@@ -314,29 +314,20 @@ class _Wgmma(Intrinsic):
                 f"fragment('accumulator', 64, {d.type.n}, {wgmma_ops.K[elem.name]}, float32), not {d.type!r}",
                 loc,
             )
-        width = None if width_ is None else cx.static_value(width_, default=0)  # (None: as left out)
-        if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width <= 0):
-            raise KernelTypeError(
-                f"wgmma()'s b_width is B's tile width in elements, a positive constant, not {ast.unparse(width_)}", loc
-            )
-        atom = wgmma_ops.ROW_BYTES // elem.itemsize
-        if width is not None and (width % atom or width < d.type.n):
-            raise KernelTypeError(
-                f"wgmma()'s b_width ({width}) is B's tile width: a multiple of {atom} elements (128-byte "
-                f"swizzled atoms side by side) and at least n ({d.type.n})",
-                loc,
-            )
-        if width is not None and elem.name in wgmma_ops.K_MAJOR_ONLY:
+        width, panel = _b_layout(cx, node, width_, panel_, elem, d.type.n)
+        if (width is not None or panel is not None) and elem.name in wgmma_ops.K_MAJOR_ONLY:
             what = "TF32" if elem == float32 else elem.name
             raise KernelTypeError(
-                f"wgmma() of {what} operands reads B K-major only (stored n x k, as A is): leave out b_width", loc
+                f"wgmma() of {what} operands reads B K-major only (stored n x k, as A is): leave out b_width and "
+                "b_panel",
+                loc,
             )
-        cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, None if width is None else int(width), loc=loc))
+        cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, width, panel, loc=loc))
         return d
 
     def from_registers(
         self, cx: Lowering, node: ast.Call, d: ir.Fragment, p: ir.Fragment, step_: ast.expr, b: ir.ArrayRef,
-        b_off: ir.Expr, width_: ast.expr | None,
+        b_off: ir.Expr, width_: ast.expr | None, panel_: ast.expr | None,
     ) -> ir.Fragment:  # fmt: skip
         """``wgmma(acc, p, step, b, b_at)``: A is columns 16 step .. 16 step + 15 of accumulator p."""
         loc = cx.loc(node)
@@ -361,15 +352,41 @@ class _Wgmma(Intrinsic):
                 f"compile time, 0 to {steps - 1}, not {ast.unparse(step_)}",
                 loc,
             )
-        width = None if width_ is None else cx.static_value(width_, default=0)
-        atom = wgmma_ops.ROW_BYTES // elem.itemsize
-        if width is not None and (isinstance(width, bool) or not isinstance(width, (int, np.integer))
-                                  or width % atom or width < d.type.n):  # fmt: skip
-            raise KernelTypeError(
-                f"wgmma()'s b_width is B's tile width: a multiple of {atom} elements, at least n ({d.type.n})", loc
-            )
-        cx.emit(ir.WarpgroupMmaRegs(d, p, int(step), b, b_off, None if width is None else int(width), loc=loc))
+        width, panel = _b_layout(cx, node, width_, panel_, elem, d.type.n)
+        cx.emit(ir.WarpgroupMmaRegs(d, p, int(step), b, b_off, width, panel, loc=loc))
         return d
+
+
+def _b_layout(
+    cx: Lowering, node: ast.Call, width_: ast.expr | None, panel_: ast.expr | None, elem: Any, n: int
+) -> tuple[int | None, int | None]:
+    """wgmma()'s ``b_width`` and ``b_panel`` (``semantics.wgmma``: a row-major B's two arrangements),
+    checked: at most one, each a positive constant, a width a multiple of the atom at least n, a
+    panel's height a multiple of the atom's 8 rows."""
+    loc = cx.loc(node)
+    width = None if width_ is None else cx.static_value(width_, default=0)  # (None: as left out)
+    panel = None if panel_ is None else cx.static_value(panel_, default=0)
+    if width is not None and panel is not None:
+        raise KernelTypeError(
+            "wgmma()'s B is row-major either in a tile b_width wide or in panels b_panel rows tall, not both", loc
+        )
+    for what, v, v_ in (("b_width is B's tile width", width, width_), ("b_panel is B's panel height", panel, panel_)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0):
+            raise KernelTypeError(f"wgmma()'s {what} in elements, a positive constant, not {ast.unparse(v_)}", loc)
+    atom = wgmma_ops.ROW_BYTES // elem.itemsize
+    if width is not None and (width % atom or width < n):
+        raise KernelTypeError(
+            f"wgmma()'s b_width ({width}) is B's tile width: a multiple of {atom} elements (128-byte "
+            f"swizzled atoms side by side) and at least n ({n})",
+            loc,
+        )
+    if panel is not None and panel % wgmma_ops.ATOM_ROWS:
+        raise KernelTypeError(
+            f"wgmma()'s b_panel ({panel}) is the rows of each of B's panels (one 128-byte atom wide): a multiple "
+            f"of {wgmma_ops.ATOM_ROWS}",
+            loc,
+        )
+    return (None if width is None else int(width)), (None if panel is None else int(panel))
 
 
 # ---------------------------------------------------------------- a thread's elements of an accumulator
@@ -489,10 +506,11 @@ mma = _Mma("mma", "mma(a, b, c): c = a @ b + c on the warp's matrix units, in pl
 mma_sync = _MmaSync("mma_sync", "mma_sync(d, a, b, c): d = a @ b + c on the warp's matrix units (CUDA wmma::mma_sync).")
 wgmma = _Wgmma(
     "wgmma",
-    "wgmma(acc, a, a_at, b, b_at, b_width=None): acc += A @ B by the four warps of a warpgroup on sm_90 "
-    "(wgmma.mma_async); returns acc.  acc is fragment('accumulator', 64, n, k, float32); A (64 x k) and B "
-    "(k x n) are read from shared arrays a and b from elements a_at and b_at, in 128-byte swizzled atoms "
-    "(gk.swizzle128; B row-major in a tile b_width wide, or stored n x k as A is).  Or A from registers: "
+    "wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None): acc += A @ B by the four warps of a warpgroup "
+    "on sm_90 (wgmma.mma_async); returns acc.  acc is fragment('accumulator', 64, n, k, float32); A (64 x k) "
+    "and B (k x n) are read from shared arrays a and b from elements a_at and b_at, in 128-byte swizzled atoms "
+    "(gk.swizzle128; B row-major in a tile b_width wide, or in panels 64 halves wide and b_panel rows tall as "
+    "TMA boxes of (b_panel, 64) lay them side by side, or stored n x k as A is).  Or A from registers: "
     "wgmma(acc, p, step, b, b_at) takes columns 16 step .. 16 step + 15 of warpgroup accumulator p, rounded to "
     "B's type (float16 or bfloat16; FlashAttention's P @ V).  Asynchronous: the reads "
     "and the sum are done only at the wgmma_wait() covering the group wgmma_commit() closes.",

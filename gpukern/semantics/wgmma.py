@@ -16,9 +16,13 @@ hardware applies it; every atom 1024-byte aligned).  A is K-major: its rows alon
 atom wide (64 halves, 32 floats a row), row r of the operand 128 bytes after row r - 1, atoms of 8
 rows 1024 bytes apart; the operand starts anywhere in an atom's first row (k steps within it).
 B is either the same (stored transposed, n x k: ``b_width=None``; TF32 allows only this) or, for
-16-bit inputs, row-major k x n in a tile ``b_width`` elements wide: atoms of 8 k rows x 128 bytes
-side by side along n, the next 8 k rows ``b_width / atom width`` atoms on.  ``gk.swizzle128`` (``language/mma.py``)
-is the index of a tile's element in these layouts, for the copies that fill them.
+16-bit inputs, row-major k x n in one of two arrangements of its atoms of 8 k rows x 128 bytes:
+in a tile ``b_width`` elements wide (atoms side by side along n, the next 8 k rows ``b_width / atom
+width`` atoms on), or in *panels* one atom wide and ``b_panel`` rows tall (the next 8 k rows one
+atom on, the next atom along n a panel, ``b_panel`` rows, on: what TMA boxes of ``b_panel`` x 64
+halves put one after another).  ``b_strides`` is the two byte offsets the descriptor holds.
+``gk.swizzle128`` (``language/mma.py``) is the index of a tile's element in these layouts, for the
+copies that fill them.
 """
 
 from __future__ import annotations
@@ -59,36 +63,48 @@ def swizzled(byte: np.ndarray) -> np.ndarray:
     return byte ^ (((byte >> 7) & 7) << 4)
 
 
-def row_major_stride(width: int, itemsize: int) -> int:
-    """The bytes from one 8-row band of atoms of a tile ``width`` elements wide to the next (the atoms
-    across it, each 1024 bytes): a row-major B's descriptor's stride byte offset."""
-    return width * itemsize // ROW_BYTES * ATOM_BYTES
+def b_strides(width: int | None, panel: int | None, itemsize: int) -> tuple[int, int]:
+    """A B operand's descriptor's byte offsets (leading, stride): from an atom to the next along n,
+    and from one band of 8 k rows to the next.  Row-major in a tile ``width`` elements wide: atoms
+    side by side (1024 bytes) and a band the atoms across the tile; in panels ``panel`` rows tall:
+    a panel (``panel`` x 128 bytes) and one atom; K-major (neither): the rows' 16 (unused with the
+    swizzle) and an atom."""
+    if width is not None:
+        return ATOM_BYTES, width * itemsize // ROW_BYTES * ATOM_BYTES
+    if panel is not None:
+        return panel * ROW_BYTES, ATOM_BYTES
+    return 16, ATOM_BYTES
 
 
-def tile(start: int, itemsize: int, rows: int, cols: int, width: int) -> np.ndarray:
-    """The element indices (rows x cols) of an operand read from a tile ``width`` elements wide in
-    swizzled atoms, its element (0, 0) at element ``start``, as the hardware addresses it: a K-major
-    operand's tile is one atom wide (its k along the atom's rows); a row-major B's, ``width``."""
+def tile(start: int, itemsize: int, rows: int, cols: int, strides: tuple[int, int]) -> np.ndarray:
+    """The element indices (rows x cols) of an operand read from swizzled atoms, its element (0, 0)
+    at element ``start``, as the hardware addresses it: the next atom along a row (cols) ``strides[0]``
+    bytes on, the next band of 8 rows ``strides[1]`` (``b_strides``; a K-major operand: its k along
+    the atom's rows, one atom across)."""
     per_row = ROW_BYTES // itemsize
     r = np.arange(rows)[:, None]
     c = np.arange(cols)[None, :]
     byte = (
         start * itemsize
-        + (r // ATOM_ROWS) * row_major_stride(width, itemsize)
-        + (c // per_row) * ATOM_BYTES
+        + (r // ATOM_ROWS) * strides[1]
+        + (c // per_row) * strides[0]
         + (r % ATOM_ROWS) * ROW_BYTES
         + (c % per_row) * itemsize
     )
     return swizzled(byte) // itemsize
 
 
-def operands(t: FragmentType, itemsize: int, a: int, b: int, width: int | None) -> tuple[np.ndarray, np.ndarray]:
+def operands(
+    t: FragmentType, itemsize: int, a: int, b: int, width: int | None, panel: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The element indices of A (64 x k) and B (k x n) that a wgmma into ``t`` reads, its operands
-    starting at elements ``a`` and ``b`` (``width``: B row-major in a tile that wide, else K-major)."""
-    atom = ROW_BYTES // itemsize
-    aa = tile(a, itemsize, ROWS, t.k, atom)
-    bb = tile(b, itemsize, t.n, t.k, atom).T if width is None else tile(b, itemsize, t.k, t.n, width)
-    return aa, bb
+    starting at elements ``a`` and ``b`` (B row-major in a tile ``width`` wide or in panels ``panel``
+    rows tall, else K-major)."""
+    k_major = b_strides(None, None, itemsize)
+    aa = tile(a, itemsize, ROWS, t.k, k_major)
+    if width is None and panel is None:
+        return aa, tile(b, itemsize, t.n, t.k, k_major).T
+    return aa, tile(b, itemsize, t.k, t.n, b_strides(width, panel, itemsize))
 
 
 def misplaced(start: int, itemsize: int, k: int, k_major_operand: bool) -> str | None:

@@ -297,7 +297,8 @@ class Fragments:
         for a0, b0 in sorted(set(zip(starts[0].tolist(), starts[1].tolist()))):
             pick = (starts[0] == a0) & (starts[1] == b0)
             mine, lane = warps[pick], int(first[pick][0])
-            for start, major in ((b0, s.b_width is None),) if regs else ((a0, True), (b0, s.b_width is None)):
+            b_major = s.b_width is None and s.b_panel is None
+            for start, major in ((b0, b_major),) if regs else ((a0, True), (b0, b_major)):
                 why = wgmma_ops.misplaced(start, size, t.k, major)
                 if why is not None:
                     run.report(
@@ -306,7 +307,7 @@ class Fragments:
                         s,
                         (lane,),
                     )
-            aa, bb = wgmma_ops.operands(t, size, a0, b0, s.b_width)
+            aa, bb = wgmma_ops.operands(t, size, a0, b0, s.b_width, s.b_panel)
             if regs:
                 a_vals = a_regs[mine]
             else:

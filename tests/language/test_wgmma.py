@@ -22,6 +22,7 @@ from gpukern import Array, bfloat16, float16, float32, int32
 from gpukern.backends import nvrtc
 from gpukern.backends.cuda_compile import kernel_arch
 from gpukern.semantics import mma as mma_ops
+from gpukern.semantics import tma as tma_ops
 from gpukern.semantics import wgmma as wgmma_ops
 
 KINDS = {"float16": float16, "bfloat16": bfloat16, "tf32": float32}
@@ -35,9 +36,11 @@ def _need_wgmma(backend):
         pytest.skip("wgmma needs an sm_90 GPU")
 
 
-def make_product(T, n: int, row_major_b: bool):
+def make_product(T, n: int, row_major_b: bool | str):
     """C (128 x n) = A (128 x K) @ B (K x n), K one 128-byte row of A's atoms (64 halves, 32 floats):
-    two warpgroups, each its 64 rows of A, B shared; the operands staged with gk.swizzle128."""
+    two warpgroups, each its 64 rows of A, B shared; the operands staged with gk.swizzle128 (B
+    row-major in a tile n wide, or ``"panels"``: in panels 64 wide and K tall, or transposed)."""
+    panels = row_major_b == "panels"
     chunk = 16 // T.itemsize
     ks = 8 * chunk
     fk = wgmma_ops.K["float32" if T == float32 else T.name]
@@ -52,7 +55,9 @@ def make_product(T, n: int, row_major_b: bool):
         for e in range(t, ks * n, 256):
             r = e // n
             q = e % n
-            if row_major_b:
+            if panels:  # panel q // 64: what a TMA box of ks x 64 lays down
+                s[b_tile + (q // 64) * ks * 64 + gk.swizzle128(r, q % 64, 64, chunk)] = b[r, q]
+            elif row_major_b:
                 s[b_tile + gk.swizzle128(r, q, n, chunk)] = b[r, q]
             else:  # stored transposed: row q, column r of an n x ks tile
                 s[b_tile + gk.swizzle128(q, r, ks, chunk)] = b[r, q]
@@ -61,7 +66,9 @@ def make_product(T, n: int, row_major_b: bool):
         acc = gk.fragment("accumulator", 64, n, fk, float32)
         gk.fill_fragment(acc, 0.0)
         for kk in gk.unroll(range(0, ks, fk)):
-            if row_major_b:
+            if panels:
+                acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk * 64, b_panel=ks)
+            elif row_major_b:
                 acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk * n, b_width=n)
             else:
                 acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk)
@@ -80,6 +87,8 @@ CASES = [
     ("float16", 8, False),
     ("bfloat16", 128, True),
     ("bfloat16", 16, False),
+    ("float16", 128, "panels"),
+    ("bfloat16", 192, "panels"),
     ("tf32", 256, False),
     ("tf32", 40, False),
 ]
@@ -109,7 +118,7 @@ def test_swizzle128_is_where_wgmma_reads_a_k_major_operand(itemsize):
     step takes within the atom's row."""
     per_row, chunk, k = 128 // itemsize, 16 // itemsize, 16 if itemsize == 2 else 8
     for c0 in range(0, per_row, k):
-        got = wgmma_ops.tile(c0, itemsize, 64, k, per_row)
+        got = wgmma_ops.tile(c0, itemsize, 64, k, wgmma_ops.b_strides(None, None, itemsize))
         want = gk.swizzle128(np.arange(64)[:, None], c0 + np.arange(k)[None, :], per_row, chunk)
         assert (got == want).all()
 
@@ -123,11 +132,28 @@ def test_swizzle128_is_where_wgmma_reads_a_row_major_b(itemsize, width_atoms):
     width = per_row * width_atoms
     cols = np.arange(width)[None, :]
     for r0 in range(0, 32, k):
-        got = wgmma_ops.tile(r0 * width, itemsize, k, width, width)
+        got = wgmma_ops.tile(r0 * width, itemsize, k, width, wgmma_ops.b_strides(width, None, itemsize))
         want = gk.swizzle128(r0 + np.arange(k)[:, None], cols, width, chunk)
         assert (got == want).all()
     tile = gk.swizzle128(np.arange(32)[:, None], cols, width, chunk)
     assert sorted(tile.ravel().tolist()) == list(range(32 * width))
+
+
+@pytest.mark.parametrize("panels", [1, 2, 4])
+@pytest.mark.parametrize("rows", [16, 64, 128])
+def test_a_row_major_b_in_panels_is_what_tma_boxes_lay_out(panels, rows):
+    """B in panels (``b_panel=rows``): column panel p of the tile holds columns 64 p .. 64 p + 63 as a
+    TMA box (rows x 64 halves, 128-byte swizzle) lands them, panel p at element 64 rows p
+    (``semantics.tma.swizzle`` of the box's row-major bytes); wgmma's addressing reads exactly that,
+    for every k step down the panel."""
+    width = 64 * panels
+    r = np.arange(rows)[:, None]
+    c = np.arange(width)[None, :]
+    landed = (c // 64) * rows * 64 + tma_ops.swizzle((r * 64 + c % 64) * 2, 128) // 2
+    assert sorted(landed.ravel().tolist()) == list(range(rows * width))
+    for r0 in range(0, rows, 16):
+        got = wgmma_ops.tile(r0 * 64, 2, 16, width, wgmma_ops.b_strides(None, rows, 2))
+        assert (got == landed[r0 : r0 + 16]).all()
 
 
 # ---------------------------------------------------------------- in flight
@@ -352,6 +378,8 @@ def _refused(body: str, match: str, tmp: pathlib.Path) -> None:
         ("acc = gk.wgmma(acc, s, 0.5, s, 0)", "cannot become int32"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=32)", "a multiple of 64 elements"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=g.shape[0])", "b_width is B's tile width"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=64, b_panel=64)", "either in a tile b_width wide or in panels"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, b_panel=12)", "b_panel \\(12\\) is the rows of each of B's panels"),
         # b_width=None: as left out (the error after it is reached)
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=None)\nx = acc[32]", "a thread holds 32 elements"),
         (
@@ -374,10 +402,11 @@ def test_refusals(body, match, tmp_path):
     _refused(body, match, tmp_path)
 
 
-def test_tf32_b_is_k_major_only(tmp_path):
+@pytest.mark.parametrize("layout", ["b_width=64", "b_panel=64"])
+def test_tf32_b_is_k_major_only(tmp_path, layout):
     _refused(
         "acc2 = gk.fragment('accumulator', 64, 64, 8, float32)\ngk.fill_fragment(acc2, 0.0)\n"
-        "acc2 = gk.wgmma(acc2, t, 0, t, 0, b_width=64)",
+        f"acc2 = gk.wgmma(acc2, t, 0, t, 0, {layout})",
         "K-major only",
         tmp_path,
     )
