@@ -32,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     p.add_argument(
-        "--plans", nargs="+", default=["2x2x0"], help="warpgroups x blocks an SM x keys a step (0: the default)"
+        "--plans", nargs="+", default=["2x2x0"],
+        help="warpgroups x blocks an SM x keys a step (0: the default) [x stages, 2 if left out]",
     )
     p.add_argument("--cases", nargs="+", type=int, default=[64, 128], help="head dimensions")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
@@ -75,13 +76,14 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     gen = torch.Generator(device="cuda").manual_seed(0)
     q, k, v = (torch.randn((batch, heads, seq, d), device="cuda", dtype=tdtype, generator=gen) for _ in range(3))
     o = torch.empty_like(q)
-    lse = torch.empty(batch * heads * seq, device="cuda", dtype=torch.float32)
-    wg, blocks, bn = (int(x) for x in plan.split("x"))
-    kern = att.make_attention(gk.float16 if dtype == "float16" else gk.bfloat16, d, causal, wg, blocks, bn or None)
-    flat = [x.view(batch * heads * seq, d) for x in (q, k, v, o)]
+    lse = torch.empty((batch * heads, seq), device="cuda", dtype=torch.float32)
+    wg, blocks, bn, stages = ([int(x) for x in plan.split("x")] + [2])[:4]
+    T = gk.float16 if dtype == "float16" else gk.bfloat16
+    kern = att.make_attention(T, d, causal, wg, blocks, bn or None, stages)
+    heads3 = [x.view(batch * heads, seq, d) for x in (q, k, v, o)]
 
     def mine() -> None:
-        att.run(kern, *flat, lse, seq)
+        att.run(kern, *heads3, lse)
 
     def library(which: Any) -> Any:
         def fn() -> Any:
@@ -97,10 +99,9 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     tol = 2.0**-6 if dtype == "bfloat16" else 2.0**-8
     good = bool(torch.allclose(o.float(), ref.float(), rtol=tol, atol=tol))
     for h in (0, batch * heads - 1):  # the log-sum-exp of two heads against float64
-        rows = slice(h * seq, (h + 1) * seq)
-        host = [x.view(batch * heads * seq, d)[rows].float().cpu().numpy() for x in (q, k, v)]
+        host = [x.view(batch * heads, seq, d)[h].float().cpu().numpy() for x in (q, k, v)]
         _, want = att.reference(*host, causal)
-        good &= bool(np.allclose(lse[rows].cpu().numpy(), want, rtol=1e-4, atol=1e-4))
+        good &= bool(np.allclose(lse[h].cpu().numpy(), want, rtol=1e-4, atol=1e-4))
     flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
     med = {name: statistics.median(t) for name, t in (("gk", t_gk), ("cudnn", t_cudnn), ("fa2", t_fa2))}
     r = {

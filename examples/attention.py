@@ -41,119 +41,116 @@ from gpukern import Array, float32, int32
 LOG2E = 1.4426950408889634
 
 
-def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, bn: int | None = None) -> Any:
+def make_attention(
+    T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, bn: int | None = None, stages: int = 2
+) -> Any:
     """The kernel for inputs of type ``T`` (float16, bfloat16) and head dimension ``d`` (64, 128):
-    ``attend[grid, 128 * wg, shared_bytes(d, wg)](q, k, v, o, lse, seq, scale)`` with q, k, v, o of
-    shape (batch x heads x seq, d) and lse (batch x heads x seq), grid (ceil(seq / (64 wg)), batch x
-    heads); ``blocks``: how many blocks a multiprocessor ``launch_bounds`` budgets registers for (two:
-    blocks out of step overlap one's softmax with the other's multiplies; measured on an H200,
-    ``benchmarks/attention.py --plans``); ``bn``: keys a step (64 or 128; by default 128 at d = 64, 64 at
-    d = 128, where a 64 x 128 S beside a 64 x 128 O would not fit two blocks' registers)."""
+    ``attend[grid, 128 * wg, shared_bytes](q, k, v, o, lse, scale)`` with q, k, v, o of shape
+    (batch x heads, seq, d) and lse (batch x heads, seq), grid (ceil(seq / (64 wg)), batch x heads);
+    ``blocks``: how many blocks a multiprocessor ``launch_bounds`` budgets registers for (two: blocks
+    out of step overlap one's softmax with the other's multiplies; measured on an H200,
+    ``benchmarks/attention.py --plans``); ``bn``: keys a step (64 or 128; by default 128 at d = 64, 64
+    at d = 128, where a 64 x 128 S beside a 64 x 128 O would not fit two blocks' registers);
+    ``stages``: K and V tiles in flight."""
     if d not in (64, 128):
         raise ValueError(f"head dimension 64 or 128, not {d}")
     BM = 64 * wg  # query rows a block
     BN = bn or (128 if d == 64 else 64)  # keys a step
     THREADS = 128 * wg
-    # Q, then two buffers of K and V (halves); Q and K (K-major operands) are stored as d / 64 tiles
-    # 64 halves (128 bytes) wide, V row-major
-    QB, KB, VB, BUF = 0, BM * d, BM * d + BN * d, 2 * BN * d
-    CHUNKS = d // 8  # 16-byte chunks a row
+    PANELS = d // 64  # a tile of Q, K or V: panels 64 columns (128 bytes) wide, a TMA box each
+    STAGES = stages
+    KS = BM * d  # K's tile of stage i at KS + i STAGE, V's BN d on; Q at 0
+    STAGE = 2 * BN * d
     HALF = T == gk.float16
     BLOCKS = blocks  # blocks a multiprocessor that nvcc budgets registers for
     CAUSAL = causal
 
-    @gk.func
-    def fetch_kv(s, k, v, base: int32, key0: int32, seq: int32, t: int32, buf: int32):
-        """Start copying keys key0 .. key0 + 63 of K and V into buffer ``buf`` (16 bytes a copy; zeros
-        past the sequence's end)."""
-        zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        for e in range(t, BN * CHUNKS, THREADS):
-            r = e // CHUNKS
-            c = (e % CHUNKS) * 8
-            at = buf + KB + (c // 64) * BN * 64 + gk.swizzle128(r, c % 64, 64, 8)
-            vt = buf + VB + gk.swizzle128(r, c, d, 8)
-            if key0 + r < seq:
-                gk.async_copy(s[at], k[base + key0 + r, c], 8)
-                gk.async_copy(s[vt], v[base + key0 + r, c], 8)
-            else:
-                gk.vstore(s, at, zero)
-                gk.vstore(s, vt, zero)
-
-    @gk.kernel
-    def attend(q, k, v, o, lse, seq: int32, scale: float32):
+    @gk.kernel(fastmath=True)
+    def attend(q, k, v, o, lse, scale: float32):
         gk.launch_bounds(THREADS, BLOCKS)
         s = gk.dynamic_shared(T)
+        qbar = gk.shared(gk.mbarrier, 1)  # Q has landed
+        kbar = gk.shared(gk.mbarrier, STAGES)  # a stage's K has landed
+        vbar = gk.shared(gk.mbarrier, STAGES)  # ... its V
+        free = gk.shared(gk.mbarrier, STAGES)  # every thread is done with the stage
+        qmap = gk.tensor_map(q, (1, BM, 64), swizzle=128)
+        kmap = gk.tensor_map(k, (1, BN, 64), swizzle=128)
+        vmap = gk.tensor_map(v, (1, BN, 64), swizzle=128)
+        seq = int32(q.shape[1])
         t = gk.thread_idx.x
         w = t // 128  # this thread's warpgroup
-        bh = gk.block_idx.y
+        bh = gk.block_idx.y  # the (batch, head)
         q0 = gk.block_idx.x * BM
-        base = bh * seq  # the (batch, head)'s first row of q, k, v, o
-        zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        for e in range(t, BM * CHUNKS, THREADS):  # Q, once
-            r = e // CHUNKS
-            c = (e % CHUNKS) * 8
-            at = QB + (c // 64) * BM * 64 + gk.swizzle128(r, c % 64, 64, 8)
-            if q0 + r < seq:
-                gk.vstore(s, at, gk.vload(q, (base + q0 + r, c), 8))
-            else:
-                gk.vstore(s, at, zero)
-        acc = gk.fragment("accumulator", 64, d, 16, float32)
-        gk.fill_fragment(acc, 0.0)
-        sc = gk.fragment("accumulator", 64, BN, 16, float32)
-        m0 = float32(-math.inf)  # this thread's two rows (h = 0, 1): running maximum (log2 units)
-        m1 = float32(-math.inf)
-        l0 = float32(0.0)  # ... and its part of the running sum
-        l1 = float32(0.0)
         steps = (seq + BN - 1) // BN
         if CAUSAL:
             steps = min(steps, (q0 + BM + BN - 1) // BN)
-        fetch_kv(s, k, v, base, 0, seq, t, 0)  # the first K and V tiles, in flight
-        gk.async_commit()
+        if t == 0:
+            gk.mbarrier_init(qbar[0], 1)
+            for i in range(STAGES):
+                gk.mbarrier_init(kbar[i], 1)
+                gk.mbarrier_init(vbar[i], 1)
+                gk.mbarrier_init(free[i], THREADS)
+            gk.fence_mbarrier_init()
+            gk.mbarrier_arrive_expect_tx(qbar[0], PANELS * gk.box_bytes(qmap))
+            for p in range(PANELS):  # (rows past the sequence's end read as zeros)
+                gk.tma_load(s[p * BM * 64], qmap, (bh, q0, 64 * p), qbar[0])
+        gk.barrier()
+        acc = gk.fragment("accumulator", 64, d, 16, float32)
+        gk.fill_fragment(acc, 0.0)
+        sc = gk.fragment("accumulator", 64, BN, 16, float32)
+        m0 = float32(-math.inf)  # this thread's two rows (h = 0, 1): running maximum (scaled, log2 units)
+        m1 = float32(-math.inf)
+        l0 = float32(0.0)  # ... and its part of the running sum
+        l1 = float32(0.0)
+        gk.mbarrier_wait(qbar[0], 0)
         for j in range(steps):
-            buf = (j % 2) * BUF
-            gk.async_wait(0)  # this thread's copies of tile j have landed
-            gk.barrier()  # ... everyone's; and every warpgroup is done with tile j - 1, whose buffer is next
-            if j + 1 < steps:  # tile j + 1 copied while this one is multiplied
-                fetch_kv(s, k, v, base, (j + 1) * BN, seq, t, ((j + 1) % 2) * BUF)
-                gk.async_commit()
+            if t == 0:  # tiles up to j + STAGES - 1 in flight: all at first, then one, into tile j - 1's stage
+                for n in range(0 if j == 0 else j + STAGES - 1, min(j + STAGES, steps)):
+                    at = KS + (n % STAGES) * STAGE
+                    if n >= STAGES:
+                        gk.mbarrier_wait(free[n % STAGES], (n // STAGES - 1) % 2)
+                    gk.mbarrier_arrive_expect_tx(kbar[n % STAGES], PANELS * gk.box_bytes(kmap))
+                    gk.mbarrier_arrive_expect_tx(vbar[n % STAGES], PANELS * gk.box_bytes(vmap))
+                    for p in range(PANELS):
+                        gk.tma_load(s[at + p * BN * 64], kmap, (bh, n * BN, 64 * p), kbar[n % STAGES])
+                        gk.tma_load(s[at + BN * d + p * BN * 64], vmap, (bh, n * BN, 64 * p), vbar[n % STAGES])
+            at = KS + (j % STAGES) * STAGE
+            gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
             gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
             for kk in gk.unroll(range(0, d, 16)):
-                a_at = QB + (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
-                sc = gk.wgmma(sc, s, a_at, s, buf + KB + (kk // 64) * BN * 64 + kk % 64)
+                a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
+                sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
             gk.wgmma_commit()
             gk.wgmma_wait(0)
-            x0 = float32(-math.inf)  # the tile's row maxima, scaled and masked
+            if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # a tile at an edge: masked
+                for i in gk.unroll(range(BN // 2)):
+                    col = j * BN + gk.acc_col(sc, i)
+                    if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
+                        sc[i] = -math.inf
+            x0 = float32(-math.inf)  # the tile's row maxima
             x1 = float32(-math.inf)
             for i in gk.unroll(range(BN // 2)):
-                col = j * BN + gk.acc_col(sc, i)
-                x = sc[i] * scale
-                if col >= seq:
-                    x = -math.inf
-                if CAUSAL:
-                    if col > q0 + w * 64 + gk.acc_row(sc, i):
-                        x = -math.inf
-                sc[i] = x
                 if (i // 2) % 2 == 0:
-                    x0 = max(x0, x)
+                    x0 = max(x0, sc[i])
                 else:
-                    x1 = max(x1, x)
+                    x1 = max(x1, sc[i])
             for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
                 x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
                 x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
-            n0 = max(m0, x0)
-            n1 = max(m1, x1)
+            n0 = max(m0, x0 * scale)
+            n1 = max(m1, x1 * scale)
             f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
             f1 = n1 if n1 != -math.inf else 0.0
             c0 = np.exp2(m0 - f0)
             c1 = np.exp2(m1 - f1)
             l0 *= c0
             l1 *= c1
-            for i in gk.unroll(range(BN // 2)):
+            for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m): one multiply-add and an exp2
                 if (i // 2) % 2 == 0:
-                    sc[i] = np.exp2(sc[i] - f0)
+                    sc[i] = np.exp2(sc[i] * scale - f0)
                     l0 += sc[i]
                 else:
-                    sc[i] = np.exp2(sc[i] - f1)
+                    sc[i] = np.exp2(sc[i] * scale - f1)
                     l1 += sc[i]
             for i in gk.unroll(range(d // 2)):
                 if (i // 2) % 2 == 0:
@@ -162,10 +159,12 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, b
                     acc[i] *= c1
             m0 = n0
             m1 = n1
+            gk.mbarrier_wait(vbar[j % STAGES], (j // STAGES) % 2)
             for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
-                acc = gk.wgmma(acc, sc, step, s, buf + VB + 16 * step * d, b_width=d)
+                acc = gk.wgmma(acc, sc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
             gk.wgmma_commit()
             gk.wgmma_wait(0)
+            gk.mbarrier_arrive(free[j % STAGES])  # this thread is done with the stage
         for b in gk.unroll(range(2)):
             l0 += gk.shfl_xor_sync(0xFFFFFFFF, l0, 1 << b)
             l1 += gk.shfl_xor_sync(0xFFFFFFFF, l1, 1 << b)
@@ -175,7 +174,7 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, b
             row = q0 + w * 64 + gk.acc_row(acc, i)
             if row < seq:
                 g = r0 if (i // 2) % 2 == 0 else r1
-                out = (base + row, gk.acc_col(acc, i))
+                out = (bh, row, gk.acc_col(acc, i))
                 if HALF:
                     gk.vstore(o, out, (gk.float16(acc[i] * g), gk.float16(acc[i + 1] * g)))
                 else:  # (bfloat16: the float32 rounded as it is stored)
@@ -183,20 +182,20 @@ def make_attention(T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, b
         if gk.lane_id() % 4 == 0:
             row = q0 + w * 64 + gk.acc_row(acc, 0)
             if row < seq:
-                lse[base + row] = (m0 + np.log2(l0)) / LOG2E
+                lse[bh, row] = (m0 + np.log2(l0)) / LOG2E
             if row + 8 < seq:
-                lse[base + row + 8] = (m1 + np.log2(l1)) / LOG2E
+                lse[bh, row + 8] = (m1 + np.log2(l1)) / LOG2E
 
-    attend.shared_bytes = (BM + 4 * BN) * d * 2
+    attend.shared_bytes = (BM + 2 * STAGES * BN) * d * 2
     attend.rows = BM
     return attend
 
 
-def run(kern: Any, q: Any, k: Any, v: Any, o: Any, lse: Any, seq: int) -> None:
-    """``o, lse = attention(q, k, v)`` on (batch x heads x seq, d) arrays; scale 1 / sqrt(d)."""
-    bh = q.shape[0] // seq
-    scale = float(LOG2E / math.sqrt(q.shape[1]))
-    kern[((seq + kern.rows - 1) // kern.rows, bh), kern.rows * 2, kern.shared_bytes](q, k, v, o, lse, seq, scale)
+def run(kern: Any, q: Any, k: Any, v: Any, o: Any, lse: Any) -> None:
+    """``o, lse = attention(q, k, v)`` on (batch x heads, seq, d) arrays; scale 1 / sqrt(d)."""
+    bh, seq, d = q.shape
+    scale = float(LOG2E / math.sqrt(d))
+    kern[((seq + kern.rows - 1) // kern.rows, bh), kern.rows * 2, kern.shared_bytes](q, k, v, o, lse, scale)
 
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -240,8 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     T = gk.float16 if args.dtype == "float16" else gk.bfloat16
     kern = make_attention(T, args.head_dim, args.causal)
     if args.show_source:
-        a = Array[T, 2]
-        print(kern.source(a, a, a, a, Array[float32], int32, float32))
+        a = Array[T, 3]
+        print(kern.source(a, a, a, a, Array[float32, 2], float32))
         return 0
     if backend.name == "opencl":
         print("attention: needs wgmma: an sm_90 GPU or the simulator (--backend sim)", file=sys.stderr)
@@ -251,17 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     seq = args.seq or (100 if small else 4096)
     d, host = args.head_dim, host_dtype(args.dtype)
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((batch * heads * seq, d)).astype(host) for _ in range(3))
+    q, k, v = (rng.standard_normal((batch * heads, seq, d)).astype(host) for _ in range(3))
     dq, dk, dv = gk.to_device(q), gk.to_device(k), gk.to_device(v)
-    do, dl = gk.empty(q.shape, host), gk.empty(batch * heads * seq, np.float32)
-    t = gk.benchmark(lambda: run(kern, dq, dk, dv, do, dl, seq), 1 if small else 10, 1 if small else 3)
+    do, dl = gk.empty(q.shape, host), gk.empty((batch * heads, seq), np.float32)
+    t = gk.benchmark(lambda: run(kern, dq, dk, dv, do, dl), 1 if small else 10, 1 if small else 3)
     got, lse = do.get().astype(np.float64), dl.get()
     ok = True
     for h in sorted({0, batch * heads - 1}):
-        rows = slice(h * seq, (h + 1) * seq)
-        want, want_lse = reference(q[rows], k[rows], v[rows], args.causal)
+        want, want_lse = reference(q[h], k[h], v[h], args.causal)
         tol = 2.0**-7 if args.dtype == "bfloat16" else 2.0**-9  # P and O rounded to the inputs' type
-        ok &= bool(np.allclose(got[rows], want, rtol=tol, atol=tol) and np.allclose(lse[rows], want_lse, rtol=1e-4))
+        ok &= bool(np.allclose(got[h], want, rtol=tol, atol=tol) and np.allclose(lse[h], want_lse, rtol=1e-4))
     flops = 4 * batch * heads * seq * seq * d / (2 if args.causal else 1)
     print(
         f"attention: {batch} x {heads} heads, seq {seq}, d {d}, {args.dtype}{', causal' if args.causal else ''}"
