@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     p.add_argument(
-        "--plans", nargs="+", default=["2x2x0"],
-        help="warpgroups x blocks an SM x keys a step (0: the default) [x stages, 2 if left out]",
+        "--plans", nargs="+", default=["0x0x0"],
+        help="warpgroups x blocks an SM x keys a step (0: the example's PLANS) [x stages, 2 if left out]",
     )
     p.add_argument("--cases", nargs="+", type=int, default=[64, 128], help="head dimensions")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
@@ -79,7 +79,7 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     lse = torch.empty((batch * heads, seq), device="cuda", dtype=torch.float32)
     wg, blocks, bn, stages = ([int(x) for x in plan.split("x")] + [2])[:4]
     T = gk.float16 if dtype == "float16" else gk.bfloat16
-    kern = att.make_attention(T, d, causal, wg, blocks, bn or None, stages)
+    kern = att.make_attention(T, d, causal, wg or None, blocks or None, bn or None, stages)
     heads3 = [x.view(batch * heads, seq, d) for x in (q, k, v, o)]
 
     def mine() -> None:
@@ -105,7 +105,7 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     flops = 4 * batch * heads * seq * seq * d / (2 if causal else 1)
     med = {name: statistics.median(t) for name, t in (("gk", t_gk), ("cudnn", t_cudnn), ("fa2", t_fa2))}
     r = {
-        "case": f"{dtype} d={d} {'causal' if causal else 'full'}" + ("" if plan == "2x2x0" else f" {plan}"),
+        "case": f"{dtype} d={d} {'causal' if causal else 'full'}" + ("" if plan == "0x0x0" else f" {plan}"),
         "plan": plan,
         "dtype": dtype,
         "batch": batch,

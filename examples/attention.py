@@ -2,19 +2,23 @@
 way, on Hopper's warpgroup matrix units (sm_90), FP16 or BF16, head dimension 64 or 128, causal or not,
 any sequence length.
 
-A block takes 64 x WG query rows (WG warpgroups, 64 rows each, Q held in shared memory for the whole
-run) and walks the keys 64 at a time, K and V tiles in two buffers: while the block multiplies one
-tile, its threads' 16-byte asynchronous copies (``gk.async_copy``, cp.async) bring the next into the
-other buffer, in the 128-byte swizzled layout ``gk.wgmma`` reads.  Each step each warpgroup
-1. computes S = Q K^T for its 64 rows with ``gk.wgmma`` (S: a 64 x 64 float32 accumulator in its
-   threads' registers),
-2. scales S, masks it (past the keys' end; above the diagonal when causal) and runs the online
-   softmax on S's elements where they are (``s[i]``, ``gk.acc_row``/``gk.acc_col``: which row and
-   column each thread's element is; a row's maximum across the four lanes that hold it by two
-   shuffles), rescaling the output accumulator by exp2(m_old - m_new),
-3. and adds P V with ``gk.wgmma`` taking P straight from the registers (A from an accumulator,
-   rounded to the inputs' type: no trip through shared memory).
-At the end each row is divided by its sum and stored, with the log-sum-exp (natural log).
+A block takes 64 x WG query rows (WG warpgroups, 64 rows each; Q brought once by TMA and held in
+shared memory) and walks the keys BN at a time.  Thread 0 keeps the next K and V tiles in flight:
+``gk.tma_load`` of boxes 64 halves wide into a ring of stages, each landing in the 128-byte swizzled
+layout ``gk.wgmma`` reads and completing on the stage's mbarrier; it refills a stage once every
+thread has arrived on the stage's ``free`` mbarrier.  Each step each warpgroup
+1. waits for K and computes S = Q K^T for its 64 rows with ``gk.wgmma`` (S: a 64 x BN float32
+   accumulator in its threads' registers),
+2. on a tile at an edge only (past the keys' end; across the diagonal when causal), masks S; then
+   runs the online softmax on S's elements where they are (``s[i]``, ``gk.acc_row``/``gk.acc_col``:
+   which row and column each thread's element is; a row's maximum across the four lanes that hold
+   it by two shuffles): P = exp2(S scale - m), one multiply-add and the hardware's exp2 (the kernel
+   is compiled with ``fastmath``), the output accumulator rescaled by exp2(m_old - m_new),
+3. waits for V and adds P V with ``gk.wgmma`` taking P straight from the registers (A from an
+   accumulator, rounded to the inputs' type: no trip through shared memory) and V in its panels
+   (``b_panel``: the TMA boxes side by side), then arrives on the stage's ``free``.
+At the end each row is divided by its sum and stored, with the log-sum-exp (natural log).  Causal:
+the blocks of the most keys start first, and a warpgroup passes over the tiles past its last row.
 
     python examples/attention.py                                   # sm_90 GPU: B=4, H=16, S=4096, d=64
     python examples/attention.py --small --backend sim             # checked against float64 NumPy
@@ -22,8 +26,9 @@ At the end each row is divided by its sum and stored, with the log-sum-exp (natu
     python examples/attention.py --show-source
 
 ``benchmarks/attention.py`` measures it beside cuDNN's and FlashAttention-2's (through PyTorch).
-The copies overlap the multiplies; the softmax and the multiplies still take turns (no TMA
-producer warp, no overlap of one tile's softmax with the next tile's multiply yet).
+Blocks out of step (two a multiprocessor at d = 64, three warpgroups at d = 128) overlap one
+warpgroup's softmax with another's multiplies; within a warpgroup they still take turns (no
+second S accumulator for the next tile's product yet).
 """
 
 from __future__ import annotations
@@ -41,21 +46,29 @@ from gpukern import Array, float32, int32
 LOG2E = 1.4426950408889634
 
 
+PLANS = {64: (2, 2, 128), 128: (3, 1, 128)}  # per head dimension: warpgroups, blocks an SM, keys a step
+
+
 def make_attention(
-    T: Any, d: int, causal: bool, wg: int = 2, blocks: int = 2, bn: int | None = None, stages: int = 2
-) -> Any:
+    T: Any, d: int, causal: bool, wg: int | None = None, blocks: int | None = None, bn: int | None = None,
+    stages: int = 2,
+) -> Any:  # fmt: skip
     """The kernel for inputs of type ``T`` (float16, bfloat16) and head dimension ``d`` (64, 128):
     ``attend[grid, 128 * wg, shared_bytes](q, k, v, o, lse, scale)`` with q, k, v, o of shape
-    (batch x heads, seq, d) and lse (batch x heads, seq), grid (ceil(seq / (64 wg)), batch x heads);
-    ``blocks``: how many blocks a multiprocessor ``launch_bounds`` budgets registers for (two: blocks
-    out of step overlap one's softmax with the other's multiplies; measured on an H200,
-    ``benchmarks/attention.py --plans``); ``bn``: keys a step (64 or 128; by default 128 at d = 64, 64
-    at d = 128, where a 64 x 128 S beside a 64 x 128 O would not fit two blocks' registers);
-    ``stages``: K and V tiles in flight."""
+    (batch x heads, seq, d) and lse (batch x heads, seq), grid (ceil(seq / (64 wg)), batch x heads).
+    ``wg``: warpgroups a block (64 query rows each); ``blocks``: how many blocks a multiprocessor
+    ``launch_bounds`` budgets registers for (two: blocks out of step overlap one's softmax with the
+    other's multiplies); ``bn``: keys a step; ``stages``: K and V tiles in flight.  By default
+    ``PLANS[d]``, the fastest of those measured on an H200 (``benchmarks/attention.py --plans``):
+    at d = 64 two blocks of two warpgroups, at d = 128 one block of three (a 64 x 128 S beside a
+    64 x 128 O does not fit two blocks' registers), 128 keys a step."""
     if d not in (64, 128):
         raise ValueError(f"head dimension 64 or 128, not {d}")
+    wg = wg or PLANS[d][0]
+    blocks = blocks or PLANS[d][1]
+    bn = bn or PLANS[d][2]
     BM = 64 * wg  # query rows a block
-    BN = bn or (128 if d == 64 else 64)  # keys a step
+    BN = bn  # keys a step
     THREADS = 128 * wg
     PANELS = d // 64  # a tile of Q, K or V: panels 64 columns (128 bytes) wide, a TMA box each
     STAGES = stages
@@ -81,9 +94,13 @@ def make_attention(
         w = t // 128  # this thread's warpgroup
         bh = gk.block_idx.y  # the (batch, head)
         q0 = gk.block_idx.x * BM
+        if CAUSAL:  # the blocks of the most keys first: the last ones to start are short
+            q0 = (gk.grid_dim.x - 1 - gk.block_idx.x) * BM
         steps = (seq + BN - 1) // BN
+        mine = steps  # the tiles this warpgroup multiplies; the block's steps, the most of any of its warpgroups
         if CAUSAL:
             steps = min(steps, (q0 + BM + BN - 1) // BN)
+            mine = min(steps, (q0 + w * 64 + 64 + BN - 1) // BN)
         if t == 0:
             gk.mbarrier_init(qbar[0], 1)
             for i in range(STAGES):
@@ -114,56 +131,57 @@ def make_attention(
                     for p in range(PANELS):
                         gk.tma_load(s[at + p * BN * 64], kmap, (bh, n * BN, 64 * p), kbar[n % STAGES])
                         gk.tma_load(s[at + BN * d + p * BN * 64], vmap, (bh, n * BN, 64 * p), vbar[n % STAGES])
-            at = KS + (j % STAGES) * STAGE
-            gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
-            gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
-            for kk in gk.unroll(range(0, d, 16)):
-                a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
-                sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
-            gk.wgmma_commit()
-            gk.wgmma_wait(0)
-            if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # a tile at an edge: masked
+            if j < mine:  # (causal: past this warpgroup's last row, the tile is only passed on)
+                at = KS + (j % STAGES) * STAGE
+                gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
+                gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
+                for kk in gk.unroll(range(0, d, 16)):
+                    a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
+                    sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
+                gk.wgmma_commit()
+                gk.wgmma_wait(0)
+                if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # a tile at an edge: masked
+                    for i in gk.unroll(range(BN // 2)):
+                        col = j * BN + gk.acc_col(sc, i)
+                        if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
+                            sc[i] = -math.inf
+                x0 = float32(-math.inf)  # the tile's row maxima
+                x1 = float32(-math.inf)
                 for i in gk.unroll(range(BN // 2)):
-                    col = j * BN + gk.acc_col(sc, i)
-                    if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
-                        sc[i] = -math.inf
-            x0 = float32(-math.inf)  # the tile's row maxima
-            x1 = float32(-math.inf)
-            for i in gk.unroll(range(BN // 2)):
-                if (i // 2) % 2 == 0:
-                    x0 = max(x0, sc[i])
-                else:
-                    x1 = max(x1, sc[i])
-            for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
-                x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
-                x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
-            n0 = max(m0, x0 * scale)
-            n1 = max(m1, x1 * scale)
-            f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
-            f1 = n1 if n1 != -math.inf else 0.0
-            c0 = np.exp2(m0 - f0)
-            c1 = np.exp2(m1 - f1)
-            l0 *= c0
-            l1 *= c1
-            for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m): one multiply-add and an exp2
-                if (i // 2) % 2 == 0:
-                    sc[i] = np.exp2(sc[i] * scale - f0)
-                    l0 += sc[i]
-                else:
-                    sc[i] = np.exp2(sc[i] * scale - f1)
-                    l1 += sc[i]
-            for i in gk.unroll(range(d // 2)):
-                if (i // 2) % 2 == 0:
-                    acc[i] *= c0
-                else:
-                    acc[i] *= c1
-            m0 = n0
-            m1 = n1
-            gk.mbarrier_wait(vbar[j % STAGES], (j // STAGES) % 2)
-            for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
-                acc = gk.wgmma(acc, sc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
-            gk.wgmma_commit()
-            gk.wgmma_wait(0)
+                    if (i // 2) % 2 == 0:
+                        x0 = max(x0, sc[i])
+                    else:
+                        x1 = max(x1, sc[i])
+                for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
+                    x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
+                    x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
+                n0 = max(m0, x0 * scale)
+                n1 = max(m1, x1 * scale)
+                f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
+                f1 = n1 if n1 != -math.inf else 0.0
+                c0 = np.exp2(m0 - f0)
+                c1 = np.exp2(m1 - f1)
+                l0 *= c0
+                l1 *= c1
+                for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m): one multiply-add and an exp2
+                    if (i // 2) % 2 == 0:
+                        sc[i] = np.exp2(sc[i] * scale - f0)
+                        l0 += sc[i]
+                    else:
+                        sc[i] = np.exp2(sc[i] * scale - f1)
+                        l1 += sc[i]
+                for i in gk.unroll(range(d // 2)):
+                    if (i // 2) % 2 == 0:
+                        acc[i] *= c0
+                    else:
+                        acc[i] *= c1
+                m0 = n0
+                m1 = n1
+                gk.mbarrier_wait(vbar[j % STAGES], (j // STAGES) % 2)
+                for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
+                    acc = gk.wgmma(acc, sc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
+                gk.wgmma_commit()
+                gk.wgmma_wait(0)
             gk.mbarrier_arrive(free[j % STAGES])  # this thread is done with the stage
         for b in gk.unroll(range(2)):
             l0 += gk.shfl_xor_sync(0xFFFFFFFF, l0, 1 << b)
