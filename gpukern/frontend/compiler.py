@@ -641,8 +641,11 @@ class FunctionLowering(ast.NodeVisitor):
 
     def bind_fragment(self, target: ast.Name, value: ir.Fragment, node: ast.AST) -> None:
         """``f = fragment(...)`` names the new fragment (to the end of the block, as an array);
-        ``c = mma(a, b, c)`` keeps ``c``; any other assignment of a fragment would make two names of
-        one warp-wide register tile, which Python's value semantics cannot mean, so it is refused."""
+        ``c = mma(a, b, c)`` keeps ``c``; ``f = c`` (or ``f = a if h == 0 else b`` with ``h`` known at
+        compile time, as in a ``gk.unroll`` body) makes ``f`` another name of that register tile, as
+        Python names one object twice, to the end of the block.  Which tile a name stands for is
+        fixed at compile time, so a name bound outside an if or loop body is not bound again inside
+        it (which tile would depend on the path taken at run time)."""
         name = target.id
         current = self.env.get(name)
         if value.temp:
@@ -650,11 +653,21 @@ class FunctionLowering(ast.NodeVisitor):
                 raise self.type_error(target, f"{name!r} names something else; it cannot also name a fragment")
             self.claim_declared(name, value)
         elif current is not value:
-            raise self.type_error(
-                node,
-                f"cannot assign fragment {value.name!r} to {name!r}: a fragment is one tile in the warp's registers",
-                "mma(a, b, c) updates c in place (c = mma(a, b, c)); mma_sync(d, a, b, c) writes another fragment d",
-            )
+            if name in self.var_types or name in self.pinned or name in self.bindings or (
+                current is not None and not isinstance(current, ir.Fragment)
+            ):
+                raise self.type_error(target, f"{name!r} names something else; it cannot also name a fragment")
+            if current is not None and self.array_names.get(name, 0) < self.depth:
+                raise self.type_error(
+                    node,
+                    f"{name!r} names fragment {current.name!r}, bound outside this if or loop body; binding it to "
+                    f"{value.name!r} here would make which tile it names depend on the path taken at run time",
+                    "unroll the loop (gk.unroll) so that each pass is known at compile time, or bind the name "
+                    "afresh inside the body: f = a if h == 0 else b",
+                )
+            self.env[name] = value
+            self.array_names[name] = self.depth
+            return
         self.env[name] = value
         self.array_names.setdefault(name, self.depth)
 

@@ -146,7 +146,7 @@ class ExpressionLowering(ast.NodeVisitor):
             raise KernelTypeError(f"{name!r} is used before it is assigned", self.loc(node))
         if name in f.block_arrays:
             raise KernelTypeError(
-                f"{name!r} names an array bound inside an if or loop body, and is used after it",
+                f"{name!r} names an array or fragment bound inside an if or loop body, and is used after it",
                 self.loc(node),
                 "bind it at the top level of the function, or use it inside that body",
             )
@@ -551,8 +551,18 @@ class ExpressionLowering(ast.NodeVisitor):
         cond = self.condition(node.test)
         if isinstance(cond, Static):
             return self.visit(node.body if cond.value else node.orelse)
-        a = scalar(self.loc(node.body), self.inline_only(node.body, "if-else", lambda: self.visit(node.body)))
-        b = scalar(self.loc(node.orelse), self.inline_only(node.orelse, "if-else", lambda: self.visit(node.orelse)))
+        a_ = self.inline_only(node.body, "if-else", lambda: self.visit(node.body))
+        b_ = self.inline_only(node.orelse, "if-else", lambda: self.visit(node.orelse))
+        if isinstance(a_, (ir.Fragment, ir.ArrayRef)) or isinstance(b_, (ir.Fragment, ir.ArrayRef)):
+            raise KernelTypeError(
+                f"{ast.unparse(node)} chooses between arrays or fragments at run time ({ast.unparse(node.test)} is "
+                "not known at compile time); which one a name stands for is fixed when the kernel is compiled",
+                self.loc(node),
+                "choose with a compile-time condition (a gk.unroll index, a Const), or write the work under an "
+                "if / else, each branch using its own",
+            )
+        a = scalar(self.loc(node.body), a_)
+        b = scalar(self.loc(node.orelse), b_)
         t = materialize(promote(self.type_of(a), self.type_of(b)))
         loc = self.loc(node)
         return ir.Select(cond, coerce(loc, a, t), coerce(loc, b, t), t, loc=loc)

@@ -444,7 +444,7 @@ def test_conditional_binding_used_after_is_refused():
             data = b
         data[0] = 1.0
 
-    with pytest.raises(gk.KernelTypeError, match="'data' names an array bound inside an if or loop body"):
+    with pytest.raises(gk.KernelTypeError, match="'data' names an array or fragment bound inside an if or loop body"):
         _compile(k, A, A, 1)
 
 

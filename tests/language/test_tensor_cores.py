@@ -417,12 +417,15 @@ def test_refuses_shape_type_and_divergence():
     with pytest.raises(gk.KernelTypeError, match="needs a float16 array"):
         _source(wrong_array, Array[float32, 2])
 
-    def alias(c: Array[float32, 2]):
+    def alias_chosen_at_run_time(c: Array[float32, 2]):  # (a second name of a fragment: test_fragment_names.py)
         acc = gk.fragment("accumulator", 16, 16, 16, gk.float32)
-        other = acc  # noqa: F841
+        acc2 = gk.fragment("accumulator", 16, 16, 16, gk.float32)
+        other = acc
+        for _ in range(2):
+            other = acc2  # noqa: F841
 
-    with pytest.raises(gk.KernelTypeError, match="fragment"):
-        _source(alias, Array[float32, 2])
+    with pytest.raises(gk.KernelTypeError, match="which tile it names depend on the path"):
+        _source(alias_chosen_at_run_time, Array[float32, 2])
 
     def runtime_layout(c: Array[float32, 2], lay: int32):
         fa = gk.fragment("a", 16, 16, 16, gk.float16, layout=lay)  # noqa: F841
