@@ -18,7 +18,7 @@ thread has arrived on the stage's ``free`` mbarrier.  Each step each warpgroup
    accumulator, rounded to the inputs' type: no trip through shared memory) and V in its panels
    (``b_panel``: the TMA boxes side by side), then arrives on the stage's ``free``.
 At the end each row is divided by its sum and stored, with the log-sum-exp (natural log).  Causal:
-the blocks of the most keys start first, and a warpgroup passes over the tiles past its last row.
+the blocks of the most keys start first.
 
     python examples/attention.py                                   # sm_90 GPU: B=4, H=16, S=4096, d=64
     python examples/attention.py --small --backend sim             # checked against float64 NumPy
@@ -97,10 +97,8 @@ def make_attention(
         if CAUSAL:  # the blocks of the most keys first: the last ones to start are short
             q0 = (gk.grid_dim.x - 1 - gk.block_idx.x) * BM
         steps = (seq + BN - 1) // BN
-        mine = steps  # the tiles this warpgroup multiplies; the block's steps, the most of any of its warpgroups
         if CAUSAL:
             steps = min(steps, (q0 + BM + BN - 1) // BN)
-            mine = min(steps, (q0 + w * 64 + 64 + BN - 1) // BN)
         if t == 0:
             gk.mbarrier_init(qbar[0], 1)
             for i in range(STAGES):
@@ -131,57 +129,56 @@ def make_attention(
                     for p in range(PANELS):
                         gk.tma_load(s[at + p * BN * 64], kmap, (bh, n * BN, 64 * p), kbar[n % STAGES])
                         gk.tma_load(s[at + BN * d + p * BN * 64], vmap, (bh, n * BN, 64 * p), vbar[n % STAGES])
-            if j < mine:  # (causal: past this warpgroup's last row, the tile is only passed on)
-                at = KS + (j % STAGES) * STAGE
-                gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
-                gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
-                for kk in gk.unroll(range(0, d, 16)):
-                    a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
-                    sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
-                gk.wgmma_commit()
-                gk.wgmma_wait(0)
-                if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # a tile at an edge: masked
-                    for i in gk.unroll(range(BN // 2)):
-                        col = j * BN + gk.acc_col(sc, i)
-                        if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
-                            sc[i] = -math.inf
-                x0 = float32(-math.inf)  # the tile's row maxima
-                x1 = float32(-math.inf)
+            at = KS + (j % STAGES) * STAGE
+            gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
+            gk.fill_fragment(sc, 0.0)  # S = Q K^T, this warpgroup's 64 rows
+            for kk in gk.unroll(range(0, d, 16)):
+                a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
+                sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
+            gk.wgmma_commit()
+            gk.wgmma_wait(0)
+            if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # a tile at an edge: masked
                 for i in gk.unroll(range(BN // 2)):
-                    if (i // 2) % 2 == 0:
-                        x0 = max(x0, sc[i])
-                    else:
-                        x1 = max(x1, sc[i])
-                for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
-                    x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
-                    x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
-                n0 = max(m0, x0 * scale)
-                n1 = max(m1, x1 * scale)
-                f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
-                f1 = n1 if n1 != -math.inf else 0.0
-                c0 = np.exp2(m0 - f0)
-                c1 = np.exp2(m1 - f1)
-                l0 *= c0
-                l1 *= c1
-                for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m): one multiply-add and an exp2
-                    if (i // 2) % 2 == 0:
-                        sc[i] = np.exp2(sc[i] * scale - f0)
-                        l0 += sc[i]
-                    else:
-                        sc[i] = np.exp2(sc[i] * scale - f1)
-                        l1 += sc[i]
-                for i in gk.unroll(range(d // 2)):
-                    if (i // 2) % 2 == 0:
-                        acc[i] *= c0
-                    else:
-                        acc[i] *= c1
-                m0 = n0
-                m1 = n1
-                gk.mbarrier_wait(vbar[j % STAGES], (j // STAGES) % 2)
-                for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
-                    acc = gk.wgmma(acc, sc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
-                gk.wgmma_commit()
-                gk.wgmma_wait(0)
+                    col = j * BN + gk.acc_col(sc, i)
+                    if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
+                        sc[i] = -math.inf
+            x0 = float32(-math.inf)  # the tile's row maxima
+            x1 = float32(-math.inf)
+            for i in gk.unroll(range(BN // 2)):
+                if (i // 2) % 2 == 0:
+                    x0 = max(x0, sc[i])
+                else:
+                    x1 = max(x1, sc[i])
+            for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
+                x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
+                x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
+            n0 = max(m0, x0 * scale)
+            n1 = max(m1, x1 * scale)
+            f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
+            f1 = n1 if n1 != -math.inf else 0.0
+            c0 = np.exp2(m0 - f0)
+            c1 = np.exp2(m1 - f1)
+            l0 *= c0
+            l1 *= c1
+            for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m): one multiply-add and an exp2
+                if (i // 2) % 2 == 0:
+                    sc[i] = np.exp2(sc[i] * scale - f0)
+                    l0 += sc[i]
+                else:
+                    sc[i] = np.exp2(sc[i] * scale - f1)
+                    l1 += sc[i]
+            for i in gk.unroll(range(d // 2)):
+                if (i // 2) % 2 == 0:
+                    acc[i] *= c0
+                else:
+                    acc[i] *= c1
+            m0 = n0
+            m1 = n1
+            gk.mbarrier_wait(vbar[j % STAGES], (j // STAGES) % 2)
+            for step in gk.unroll(range(BN // 16)):  # O += P V, P from the registers
+                acc = gk.wgmma(acc, sc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
+            gk.wgmma_commit()
+            gk.wgmma_wait(0)
             gk.mbarrier_arrive(free[j % STAGES])  # this thread is done with the stage
         for b in gk.unroll(range(2)):
             l0 += gk.shfl_xor_sync(0xFFFFFFFF, l0, 1 << b)
