@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     p.add_argument(
         "--plans", nargs="+", default=["0x0x0"],
-        help="warpgroups x blocks an SM x keys a step (0: the example's PLANS) [x stages, 2 if left out][o: overlapped]",
+        help="warpgroups x blocks an SM x keys a step (0: the example's PLANS) [x stages (2)] [o: overlapped]",
     )
     p.add_argument("--cases", nargs="+", type=int, default=[64, 128], help="head dimensions")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
