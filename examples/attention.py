@@ -236,92 +236,85 @@ def make_attention(
         gk.barrier()
         acc = gk.fragment("accumulator", 64, d, 16, float32)
         gk.fill_fragment(acc, 0.0)
-        sa = gk.fragment("accumulator", 64, BN, 16, float32)  # S of one tile, P of the one before: in turn
-        sb = gk.fragment("accumulator", 64, BN, 16, float32)
-        gk.fill_fragment(sa, 0.0)  # (a P is read only after its S is computed; the static check wants them set)
-        gk.fill_fragment(sb, 0.0)
+        sc = gk.fragment("accumulator", 64, BN, 16, float32)  # S of this tile
+        pc = gk.fragment("accumulator", 64, BN, 16, float32)  # P of the tile before, read by its P V
+        gk.fill_fragment(pc, 0.0)  # (read only after a tile's P is copied in; the static check wants it set)
         m0 = float32(-math.inf)  # this thread's two rows (h = 0, 1): running maximum (scaled, log2 units)
         m1 = float32(-math.inf)
         l0 = float32(0.0)  # ... and its part of the running sum
         l1 = float32(0.0)
         gk.mbarrier_wait(qbar[0], 0)
-        for j2 in range(0, steps + 1, 2):  # pass j: S of tile j (new) while P V of tile j - 1 (prev)
-            for h in gk.unroll(range(2)):
-                new = sa if h == 0 else sb
-                prev = sb if h == 0 else sa
-                j = j2 + h
-                if t == 0 and j < steps:  # tiles up to j + STAGES - 2 in flight (j - 1 and j are in use)
-                    for n in range(0 if j == 0 else j + STAGES - 2, min(j + STAGES - 1, steps)):
-                        at = KS + (n % STAGES) * STAGE
-                        if n >= STAGES:
-                            gk.mbarrier_wait(free[n % STAGES], (n // STAGES - 1) % 2)
-                        gk.mbarrier_arrive_expect_tx(kbar[n % STAGES], PANELS * gk.box_bytes(kmap))
-                        gk.mbarrier_arrive_expect_tx(vbar[n % STAGES], PANELS * gk.box_bytes(vmap))
-                        for p in range(PANELS):
-                            gk.tma_load(s[at + p * BN * 64], kmap, (bh, n * BN, 64 * p), kbar[n % STAGES])
-                            gk.tma_load(s[at + BN * d + p * BN * 64], vmap, (bh, n * BN, 64 * p), vbar[n % STAGES])
-                if j < steps:  # S = Q K^T of tile j, started
-                    at = KS + (j % STAGES) * STAGE
-                    gk.mbarrier_wait(kbar[j % STAGES], (j // STAGES) % 2)
-                    gk.fill_fragment(new, 0.0)
-                    for kk in gk.unroll(range(0, d, 16)):
-                        a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
-                        new = gk.wgmma(new, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
-                    gk.wgmma_commit()
-                if j > 0 and j <= steps:  # O += P V of tile j - 1, started
-                    at = KS + ((j - 1) % STAGES) * STAGE
-                    gk.mbarrier_wait(vbar[(j - 1) % STAGES], ((j - 1) // STAGES) % 2)
-                    for step in gk.unroll(range(BN // 16)):
-                        acc = gk.wgmma(acc, prev, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
-                    gk.wgmma_commit()
-                c0 = float32(1.0)
-                c1 = float32(1.0)
-                if j < steps:  # tile j's softmax while P V runs
-                    if j > 0:
-                        gk.wgmma_wait(1)
-                    else:
-                        gk.wgmma_wait(0)
-                    if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # an edge: masked
-                        for i in gk.unroll(range(BN // 2)):
-                            col = j * BN + gk.acc_col(new, i)
-                            if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(new, i)):
-                                new[i] = -math.inf
-                    x0 = float32(-math.inf)  # the tile's row maxima
-                    x1 = float32(-math.inf)
+        for j in range(steps + 1):  # pass j: S of tile j while P V of tile j - 1
+            if t == 0 and j < steps:  # tiles up to j + STAGES - 2 in flight (j - 1 and j are in use)
+                for n in range(0 if j == 0 else j + STAGES - 2, min(j + STAGES - 1, steps)):
+                    at = KS + (n % STAGES) * STAGE
+                    if n >= STAGES:
+                        gk.mbarrier_wait(free[n % STAGES], (n // STAGES - 1) % 2)
+                    gk.mbarrier_arrive_expect_tx(kbar[n % STAGES], PANELS * gk.box_bytes(kmap))
+                    gk.mbarrier_arrive_expect_tx(vbar[n % STAGES], PANELS * gk.box_bytes(vmap))
+                    for p in range(PANELS):
+                        gk.tma_load(s[at + p * BN * 64], kmap, (bh, n * BN, 64 * p), kbar[n % STAGES])
+                        gk.tma_load(s[at + BN * d + p * BN * 64], vmap, (bh, n * BN, 64 * p), vbar[n % STAGES])
+            jj = min(j, steps - 1)  # (the last pass multiplies no S: it repeats the one before's, unused)
+            at = KS + (jj % STAGES) * STAGE
+            gk.mbarrier_wait(kbar[jj % STAGES], (jj // STAGES) % 2)
+            gk.fill_fragment(sc, 0.0)  # S = Q K^T of tile j, started
+            for kk in gk.unroll(range(0, d, 16)):
+                a_at = (kk // 64) * BM * 64 + w * 64 * 64 + kk % 64  # this warpgroup's rows of Q
+                sc = gk.wgmma(sc, s, a_at, s, at + (kk // 64) * BN * 64 + kk % 64)
+            gk.wgmma_commit()
+            if j > 0:
+                at = KS + ((j - 1) % STAGES) * STAGE
+                gk.mbarrier_wait(vbar[(j - 1) % STAGES], ((j - 1) // STAGES) % 2)
+                for step in gk.unroll(range(BN // 16)):  # O += P V of tile j - 1, started
+                    acc = gk.wgmma(acc, pc, step, s, at + BN * d + 16 * step * 64, b_panel=BN)
+            gk.wgmma_commit()  # (pass 0: an empty group)
+            gk.wgmma_wait(1)  # S is in
+            c0 = float32(1.0)
+            c1 = float32(1.0)
+            if j < steps:  # tile j's softmax while P V runs
+                if (j + 1) * BN > seq or (CAUSAL and (j + 1) * BN > q0 + w * 64 + 1):  # an edge: masked
                     for i in gk.unroll(range(BN // 2)):
-                        if (i // 2) % 2 == 0:
-                            x0 = max(x0, new[i])
-                        else:
-                            x1 = max(x1, new[i])
-                    for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
-                        x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
-                        x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
-                    n0 = max(m0, x0 * scale)
-                    n1 = max(m1, x1 * scale)
-                    f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
-                    f1 = n1 if n1 != -math.inf else 0.0
-                    c0 = np.exp2(m0 - f0)
-                    c1 = np.exp2(m1 - f1)
-                    l0 *= c0
-                    l1 *= c1
-                    for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m)
-                        if (i // 2) % 2 == 0:
-                            new[i] = np.exp2(new[i] * scale - f0)
-                            l0 += new[i]
-                        else:
-                            new[i] = np.exp2(new[i] * scale - f1)
-                            l1 += new[i]
-                    m0 = n0
-                    m1 = n1
-                if j > 0 and j <= steps:
-                    gk.wgmma_wait(0)  # P V of tile j - 1 is in O: its stage is free
-                    gk.mbarrier_arrive(free[(j - 1) % STAGES])
-                if j < steps:  # O to tile j's maxima
-                    for i in gk.unroll(range(d // 2)):
-                        if (i // 2) % 2 == 0:
-                            acc[i] *= c0
-                        else:
-                            acc[i] *= c1
+                        col = j * BN + gk.acc_col(sc, i)
+                        if col >= seq or (CAUSAL and col > q0 + w * 64 + gk.acc_row(sc, i)):
+                            sc[i] = -math.inf
+                x0 = float32(-math.inf)  # the tile's row maxima
+                x1 = float32(-math.inf)
+                for i in gk.unroll(range(BN // 2)):
+                    if (i // 2) % 2 == 0:
+                        x0 = max(x0, sc[i])
+                    else:
+                        x1 = max(x1, sc[i])
+                for b in gk.unroll(range(2)):  # the four lanes holding a row: 1 and 2 apart
+                    x0 = max(x0, gk.shfl_xor_sync(0xFFFFFFFF, x0, 1 << b))
+                    x1 = max(x1, gk.shfl_xor_sync(0xFFFFFFFF, x1, 1 << b))
+                n0 = max(m0, x0 * scale)
+                n1 = max(m1, x1 * scale)
+                f0 = n0 if n0 != -math.inf else 0.0  # (a row with nothing yet: exp2 of -inf, not of NaN)
+                f1 = n1 if n1 != -math.inf else 0.0
+                c0 = np.exp2(m0 - f0)
+                c1 = np.exp2(m1 - f1)
+                l0 *= c0
+                l1 *= c1
+                for i in gk.unroll(range(BN // 2)):  # P = exp2(S scale - m)
+                    if (i // 2) % 2 == 0:
+                        sc[i] = np.exp2(sc[i] * scale - f0)
+                        l0 += sc[i]
+                    else:
+                        sc[i] = np.exp2(sc[i] * scale - f1)
+                        l1 += sc[i]
+                m0 = n0
+                m1 = n1
+            gk.wgmma_wait(0)  # P V of tile j - 1 is in O: its stage is free, P may be replaced
+            if j > 0:
+                gk.mbarrier_arrive(free[(j - 1) % STAGES])
+            for i in gk.unroll(range(d // 2)):  # O to tile j's maxima
+                if (i // 2) % 2 == 0:
+                    acc[i] *= c0
+                else:
+                    acc[i] *= c1
+            for i in gk.unroll(range(BN // 2)):
+                pc[i] = sc[i]
         for b in gk.unroll(range(2)):
             l0 += gk.shfl_xor_sync(0xFFFFFFFF, l0, 1 << b)
             l1 += gk.shfl_xor_sync(0xFFFFFFFF, l1, 1 << b)
