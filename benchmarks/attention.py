@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtypes", nargs="+", default=["float16", "bfloat16"])
     p.add_argument(
         "--plans", nargs="+", default=["0x0x0"],
-        help="warpgroups x blocks an SM x keys a step (0: the example's PLANS) [x stages (2)] [o: overlapped]",
+        help="warpgroups x blocks an SM x keys a step (0: the example's PLANS) [x stages (2)]",
     )
     p.add_argument("--cases", nargs="+", type=int, default=[64, 128], help="head dimensions")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
@@ -77,10 +77,9 @@ def _one(att: Any, dtype: str, batch: int, heads: int, d: int, causal: bool, arg
     q, k, v = (torch.randn((batch, heads, seq, d), device="cuda", dtype=tdtype, generator=gen) for _ in range(3))
     o = torch.empty_like(q)
     lse = torch.empty((batch * heads, seq), device="cuda", dtype=torch.float32)
-    overlap = plan.endswith("o")  # (the second S accumulator: this tile's softmax beside the last's P V)
-    wg, blocks, bn, stages = ([int(x) for x in plan.rstrip("o").split("x")] + [2])[:4]
+    wg, blocks, bn, stages = ([int(x) for x in plan.split("x")] + [2])[:4]
     T = gk.float16 if dtype == "float16" else gk.bfloat16
-    kern = att.make_attention(T, d, causal, wg or None, blocks or None, bn or None, stages, overlap)
+    kern = att.make_attention(T, d, causal, wg or None, blocks or None, bn or None, stages)
     heads3 = [x.view(batch * heads, seq, d) for x in (q, k, v, o)]
 
     def mine() -> None:
