@@ -426,7 +426,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.helpers.setdefault(name, wgmma.mma_helper(elem.name, t.n, row_major))
         lbo, sbo = wgmma_ops.b_strides(s.b_width, s.b_panel, elem.itemsize)
         a, b = (f"&{self.element(x, [at])}" for x, at in ((s.a, s.a_at), (s.b, s.b_at)))
-        text = m["mma_async"].format(name=name, d=self.name(s.d.name), a=a, b=b, lbo=lbo, sbo=sbo)
+        d, acc = self.name(s.d.name), int(s.accumulate)
+        text = m["mma_async"].format(name=name, d=d, a=a, b=b, lbo=lbo, sbo=sbo, acc=acc)
         if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]
@@ -443,7 +444,8 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         lbo, sbo = wgmma_ops.b_strides(s.b_width, s.b_panel, elem.itemsize)
         p = self.name(s.p.name)
         floats = ", ".join(m["element"].format(f=p, i=8 * s.step + i) for i in range(8))
-        text = f"{name}({self.name(s.d.name)}, {floats}, &{self.element(s.b, [s.b_at])}, {lbo}, {sbo});"
+        b = f"&{self.element(s.b, [s.b_at])}"
+        text = f"{name}({self.name(s.d.name)}, {floats}, {b}, {lbo}, {sbo}, {int(s.accumulate)});"
         if not isinstance(self.previous, (ir.WarpgroupMma, ir.WarpgroupMmaRegs)):
             text = f"{m['fence']} {text}"
         return [self.line(depth, text, s)]

@@ -3,9 +3,10 @@
 ``gpukern.semantics.wgmma`` says what these mean: the accumulator's register layout (``gk_wg_store`` is
 it), the operands' shared-memory layout (the descriptors here describe it: 128-byte swizzle, A's
 rows 128 bytes apart and atoms 1024, B's two offsets ``semantics.wgmma.b_strides``, the helpers'
-arguments).  The table (``cuda_wgmma``) has the keys of
-``dialects._CUDA_WMMA`` that apply (fragment, fill, store) and 'mma_async' ({name} {d} {a} {b}
-{lbo} {sbo}), 'fence', 'commit', 'wait' ({n}), 'barrier_fence'; ``mma_helper`` writes the per-shape function.
+arguments).  The table (``cuda_wgmma``) has the keys of ``dialects._CUDA_WMMA`` that apply
+(fragment, fill, store) and 'mma_async' ({name} {d} {a} {b} {lbo} {sbo} {acc}: 1 to add to the
+accumulator, 0 to set it: PTX's scale-d), 'fence', 'commit', 'wait' ({n}), 'barrier_fence';
+``mma_helper`` writes the per-shape function.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ _TABLE = {
     "store:bfloat16": "gk_wg_store_bfloat16({p}, {f}, {ldm}, {scale});",
     "store:float16": "gk_wg_store_float16({p}, {f}, {ldm}, {scale});",
     "store_preamble:scaled": _SCALED_STORE,
-    "mma_async": "{name}({d}, {a}, {b}, {lbo}, {sbo});",
+    "mma_async": "{name}({d}, {a}, {b}, {lbo}, {sbo}, {acc});",
     "fence": "gk_wg_fence();",
     "commit": "gk_wg_commit();",
     "wait": "gk_wg_wait<{n}>();",
@@ -117,17 +118,18 @@ def mma_helper(elem: str, n: int, row_major_b: bool) -> str:
     d = ", ".join(f"%{i}" for i in range(regs))
     ops = ", ".join(f'"+f"(d.x[{i}])' for i in range(regs))
     ptx = _PTX_TYPES[elem]
-    # scale-d, scales (, transposes: 16-bit inputs only)
-    tail = "1, 1, 1" if elem in wgmma_ops.K_MAJOR_ONLY else f"1, 1, 1, 0, {int(row_major_b)}"
+    # scales (, transposes: 16-bit inputs only); scale-d, the predicate p, first
+    tail = "1, 1" if elem in wgmma_ops.K_MAJOR_ONLY else f"1, 1, 0, {int(row_major_b)}"
     name = helper_name(elem, n, row_major_b)
     return (
         f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, const void* a, const void* b, unsigned lbo, "
-        "unsigned sbo) {\n"
+        "unsigned sbo, int acc) {\n"
         "    unsigned long long da = gk_wg_desc(a, 16, 1024), db = gk_wg_desc(b, lbo, sbo);\n"
-        f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx} {{{d}}}, %{regs}, %{regs + 1}, '
-        f'{tail};\\n"\n'
+        f'    asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{regs + 2}, 0;\\n"\n'
+        f'                 "wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx} {{{d}}}, %{regs}, %{regs + 1}, '
+        f'p, {tail};\\n}}\\n"\n'
         f"                 : {ops}\n"
-        f'                 : "l"(da), "l"(db));\n'
+        f'                 : "l"(da), "l"(db), "r"(acc));\n'
         "}"
     )
 
@@ -155,12 +157,13 @@ def regs_helper(elem: str, n: int, row_major_b: bool) -> str:
     floats = ", ".join(f"float x{i}" for i in range(8))
     return (
         f"__device__ __forceinline__ void {name}(gk_wg_acc<{n}>& d, {floats}, const void* b, unsigned lbo, "
-        "unsigned sbo) {\n"
+        "unsigned sbo, int acc) {\n"
         f"{packs}"
         "    unsigned long long db = gk_wg_desc(b, lbo, sbo);\n"
-        f'    asm volatile("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{d}}}, {{{a}}}, %{regs + 4}, '
-        f'1, 1, 1, {int(row_major_b)};\\n"\n'
+        f'    asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{regs + 5}, 0;\\n"\n'
+        f'                 "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx}.{ptx} {{{d}}}, {{{a}}}, %{regs + 4}, '
+        f'p, 1, 1, {int(row_major_b)};\\n}}\\n"\n'
         f"                 : {ops}\n"
-        f'                 : {words}, "l"(db));\n'
+        f'                 : {words}, "l"(db), "r"(acc));\n'
         "}"
     )

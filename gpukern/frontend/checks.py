@@ -28,9 +28,9 @@ def _fragment_uses(s: ir.MatrixOp) -> tuple[list[ir.Fragment], list[ir.Fragment]
     if isinstance(s, ir.Mma):
         return [s.a, s.b, s.c], [s.d]
     if isinstance(s, ir.WarpgroupMma):
-        return [s.d], [s.d]
+        return [s.d] if s.accumulate else [], [s.d]
     if isinstance(s, ir.WarpgroupMmaRegs):
-        return [s.d, s.p], [s.d]
+        return [s.d, s.p] if s.accumulate else [s.p], [s.d]
     if isinstance(s, ir.StoreMatrix):
         return [s.fragment], []
     if isinstance(s, (ir.FillFragment, ir.LoadMatrix)):

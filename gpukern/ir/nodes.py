@@ -905,6 +905,7 @@ class WarpgroupMmaRegs(WarpgroupOp):
     b_at: Expr
     b_width: int | None
     b_panel: int | None = None
+    accumulate: bool = True  # False: d = A @ B, d's old values unread (PTX's scale-d 0)
     loc: Loc | None = _loc()
 
     def accesses(self) -> tuple[MemoryAccess, ...]:
@@ -929,6 +930,7 @@ class WarpgroupMma(WarpgroupOp):
     b_at: Expr
     b_width: int | None
     b_panel: int | None = None
+    accumulate: bool = True  # False: d = A @ B, d's old values unread (PTX's scale-d 0)
     loc: Loc | None = _loc()
 
     def accesses(self) -> tuple[MemoryAccess, ...]:

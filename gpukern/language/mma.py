@@ -280,13 +280,14 @@ def _operand(cx: Lowering, arr: ast.expr, at: ast.expr, what: str) -> tuple[ir.A
 
 
 class _Wgmma(Intrinsic):
-    """``wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None)``: acc += A @ B by the warpgroup; returns acc."""
+    """``wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None, accumulate=True)``: acc += A @ B
+    (or acc = A @ B) by the warpgroup; returns acc."""
 
-    keywords = ("b_width", "b_panel")
+    keywords = ("b_width", "b_panel", "accumulate")
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
-        names = ("acc", "a", "a_at", "b", "b_at", "b_width", "b_panel")
-        acc_, a_, a_at, b_, b_at, width_, panel_ = self.arguments(cx, node, names, 5)
+        names = ("acc", "a", "a_at", "b", "b_at", "b_width", "b_panel", "accumulate")
+        acc_, a_, a_at, b_, b_at, width_, panel_, accumulate_ = self.arguments(cx, node, names, 5)
         loc = cx.loc(node)
         d = _fragment(cx, acc_, "wgmma()'s accumulator", "accumulator")  # type: ignore[arg-type]
         if not wgmma_ops.is_warpgroup(d.type):
@@ -298,7 +299,9 @@ class _Wgmma(Intrinsic):
         b, b_off = _operand(cx, b_, b_at, "B")  # type: ignore[arg-type]
         p = cx.visit(a_)
         if isinstance(p, ir.Fragment):  # A from registers: 16 columns of an accumulator, as B's type
-            return self.from_registers(cx, node, d, p, a_at, b, b_off, width_, panel_)  # type: ignore[arg-type]
+            return self.from_registers(
+                cx, node, d, p, a_at, b, b_off, width_, panel_, _accumulate(cx, accumulate_)  # type: ignore[arg-type]
+            )
         a, a_off = _operand(cx, a_, a_at, "A")  # type: ignore[arg-type]
         elem = a.type.elem
         if elem.name not in wgmma_ops.K or b.type.elem != elem:
@@ -322,12 +325,12 @@ class _Wgmma(Intrinsic):
                 "b_panel",
                 loc,
             )
-        cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, width, panel, loc=loc))
+        cx.emit(ir.WarpgroupMma(d, a, a_off, b, b_off, width, panel, _accumulate(cx, accumulate_), loc=loc))
         return d
 
     def from_registers(
         self, cx: Lowering, node: ast.Call, d: ir.Fragment, p: ir.Fragment, step_: ast.expr, b: ir.ArrayRef,
-        b_off: ir.Expr, width_: ast.expr | None, panel_: ast.expr | None,
+        b_off: ir.Expr, width_: ast.expr | None, panel_: ast.expr | None, accumulate: bool,
     ) -> ir.Fragment:  # fmt: skip
         """``wgmma(acc, p, step, b, b_at)``: A is columns 16 step .. 16 step + 15 of accumulator p."""
         loc = cx.loc(node)
@@ -353,8 +356,22 @@ class _Wgmma(Intrinsic):
                 loc,
             )
         width, panel = _b_layout(cx, node, width_, panel_, elem, d.type.n)
-        cx.emit(ir.WarpgroupMmaRegs(d, p, int(step), b, b_off, width, panel, loc=loc))
+        cx.emit(ir.WarpgroupMmaRegs(d, p, int(step), b, b_off, width, panel, accumulate, loc=loc))
         return d
+
+
+def _accumulate(cx: Lowering, arg: ast.expr | None) -> bool:
+    """wgmma()'s ``accumulate``: True (acc += A @ B) unless a compile-time False (acc = A @ B)."""
+    if arg is None:
+        return True
+    v = cx.static_value(arg, default=None)
+    if not isinstance(v, (bool, np.bool_)):
+        raise KernelTypeError(
+            f"wgmma()'s accumulate is True or False known at compile time, not {ast.unparse(arg)}",
+            cx.loc(arg),
+            "unroll the loop whose first step starts the sum: accumulate=(kk > 0) with kk a gk.unroll index",
+        )
+    return bool(v)
 
 
 def _b_layout(
@@ -506,7 +523,8 @@ mma = _Mma("mma", "mma(a, b, c): c = a @ b + c on the warp's matrix units, in pl
 mma_sync = _MmaSync("mma_sync", "mma_sync(d, a, b, c): d = a @ b + c on the warp's matrix units (CUDA wmma::mma_sync).")
 wgmma = _Wgmma(
     "wgmma",
-    "wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None): acc += A @ B by the four warps of a warpgroup "
+    "wgmma(acc, a, a_at, b, b_at, b_width=None, b_panel=None, accumulate=True): acc += A @ B (accumulate=False: "
+    "acc = A @ B, its old values unread) by the four warps of a warpgroup "
     "on sm_90 (wgmma.mma_async); returns acc.  acc is fragment('accumulator', 64, n, k, float32); A (64 x k) "
     "and B (k x n) are read from shared arrays a and b from elements a_at and b_at, in 128-byte swizzled atoms "
     "(gk.swizzle128; B row-major in a tile b_width wide, or in panels 64 halves wide and b_panel rows tall as "

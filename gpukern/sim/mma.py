@@ -314,7 +314,8 @@ class Fragments:
                 rows = self.group_row[first[pick]] // wgmma_ops.WARP_ROWS
                 a_vals = self.operand(s, run.memory(s.a), aa, mine, rows, s.a)
             b_vals = self.operand(s, mem_b, bb, mine, None, s.b)
-            acc[mine] = mma_ops.mma(a_vals, b_vals, acc[mine])
+            c = acc[mine] if s.accumulate else np.zeros_like(acc[mine])  # (accumulate=False: its old values unread)
+            acc[mine] = mma_ops.mma(a_vals, b_vals, c)
         if run.check:  # (keyed by the accumulator's array: a func's fragment of the same name is another)
             group_of = run.mem.in_flight.wgmma_group(first)
             held = [(self.pending, acc)] + ([(self.reading, frame.fragments[s.p.name])] if regs else [])

@@ -36,10 +36,11 @@ def _need_wgmma(backend):
         pytest.skip("wgmma needs an sm_90 GPU")
 
 
-def make_product(T, n: int, row_major_b: bool | str):
+def make_product(T, n: int, row_major_b: bool | str, fresh: bool = False):
     """C (128 x n) = A (128 x K) @ B (K x n), K one 128-byte row of A's atoms (64 halves, 32 floats):
     two warpgroups, each its 64 rows of A, B shared; the operands staged with gk.swizzle128 (B
-    row-major in a tile n wide, or ``"panels"``: in panels 64 wide and K tall, or transposed)."""
+    row-major in a tile n wide, or ``"panels"``: in panels 64 wide and K tall, or transposed; ``fresh``:
+    the accumulator never filled, its first k step ``accumulate=False``)."""
     panels = row_major_b == "panels"
     chunk = 16 // T.itemsize
     ks = 8 * chunk
@@ -64,9 +65,12 @@ def make_product(T, n: int, row_major_b: bool | str):
         gk.barrier()
         wg = t // 128
         acc = gk.fragment("accumulator", 64, n, fk, float32)
-        gk.fill_fragment(acc, 0.0)
+        if not fresh:
+            gk.fill_fragment(acc, 0.0)
         for kk in gk.unroll(range(0, ks, fk)):
-            if panels:
+            if fresh:
+                acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk, accumulate=kk > 0)
+            elif panels:
                 acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk * 64, b_panel=ks)
             elif row_major_b:
                 acc = gk.wgmma(acc, s, wg * 64 * ks + kk, s, b_tile + kk * n, b_width=n)
@@ -94,11 +98,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("kind, n, row_major_b", CASES)
+@pytest.mark.parametrize("kind, n, row_major_b", CASES + [("bfloat16", 64, "fresh"), ("tf32", 32, "fresh")])
 def test_wgmma_matches_numpy(backend, kind, n, row_major_b):
+    """(``fresh``: an accumulator never filled, set by its first wgmma: ``accumulate=False``, PTX's scale-d 0;
+    on the simulator it holds NaN before, on a GPU garbage: either would show.)"""
     _need_wgmma(backend)
     T = KINDS[kind]
-    kern = make_product(T, n, row_major_b)
+    fresh = row_major_b == "fresh"
+    kern = make_product(T, n, False if fresh else row_major_b, fresh)
     a, b, ra, rb = inputs(kind, 128, n, kern.k, seed=n)
     c = np.full((128, n), np.nan, np.float32)
     kern[1, 256, kern.shared_bytes](a, b, c)
@@ -380,6 +387,8 @@ def _refused(body: str, match: str, tmp: pathlib.Path) -> None:
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=g.shape[0])", "b_width is B's tile width"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=64, b_panel=64)", "either in a tile b_width wide or in panels"),
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_panel=12)", "b_panel \\(12\\) is the rows of each of B's panels"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, accumulate=g.shape[0] > 0)", "accumulate is True or False known at"),
+        ("acc = gk.wgmma(acc, s, 0, s, 0, accumulate=1)", "accumulate is True or False known at"),
         # b_width=None: as left out (the error after it is reached)
         ("acc = gk.wgmma(acc, s, 0, s, 0, b_width=None)\nx = acc[32]", "a thread holds 32 elements"),
         (
@@ -462,6 +471,21 @@ def test_cuda_compiles_for_sm90a(kind, n, row_major_b):
         .source("cuda", line_directives=True)
     )
     assert nvrtc.library().compile(src, "sm_90a")
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("kind", ["bfloat16", "tf32"])
+def test_accumulate_false_is_scale_d_zero(kind):
+    """``accumulate=False`` on the first k step: the helper's predicate p is set from its last
+    argument (0 there, 1 after), the fill is not needed, and NVRTC compiles it for sm_90a."""
+    T = KINDS[kind]
+    var = make_product(T, 32, False, True).variant((Array[T, 2], Array[T, 2], Array[float32, 2]))
+    src = var.source("cuda")
+    body = src[src.index('extern "C" __global__') :]
+    calls = [line.split("//")[0] for line in body.splitlines() if "gk_wgmma_" in line]
+    assert calls[0].rstrip().endswith(", 0);") and all(c.rstrip().endswith(", 1);") for c in calls[1:])
+    assert "gk_wg_fill" not in body and "setp.ne.b32 p, %" in src
+    assert nvrtc.library().compile(var.source("cuda", line_directives=True), "sm_90a")
 
 
 def test_capability():
