@@ -83,10 +83,11 @@ def make_attention(
     def attend(q, k, v, o, lse, scale: float32):
         gk.launch_bounds(THREADS, BLOCKS)
         s = gk.dynamic_shared(T)
-        qbar = gk.shared(gk.mbarrier, 1)  # Q has landed
-        kbar = gk.shared(gk.mbarrier, STAGES)  # a stage's K has landed
-        vbar = gk.shared(gk.mbarrier, STAGES)  # ... its V
-        free = gk.shared(gk.mbarrier, STAGES)  # every thread is done with the stage
+        bars = gk.shared(gk.mbarrier, 1 + 3 * STAGES)  # (one array: shared arrays are 1024-byte aligned here)
+        qbar = bars[0:1]  # Q has landed
+        kbar = bars[1 : 1 + STAGES]  # a stage's K has landed
+        vbar = bars[1 + STAGES : 1 + 2 * STAGES]  # ... its V
+        free = bars[1 + 2 * STAGES : 1 + 3 * STAGES]  # every thread is done with the stage
         qmap = gk.tensor_map(q, (1, BM, 64), swizzle=128)
         kmap = gk.tensor_map(k, (1, BN, 64), swizzle=128)
         vmap = gk.tensor_map(v, (1, BN, 64), swizzle=128)
