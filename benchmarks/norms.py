@@ -38,9 +38,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exact", action="store_true", help="compile without fastmath (IEEE exp, division, sqrt)")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
-    p.add_argument(
-        "--stream", action="store_true", help="time each block-a-row plan streamed too (1-4 blocks an SM walking rows)"
-    )
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
     args = p.parse_args(argv)
     import torch
@@ -111,10 +108,6 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
                 cluster = n // (threads * per)
                 if 1 <= cluster <= 8 and cluster * threads * per == n:
                     plans += [rw.Plan(threads, 1, cluster, per, m) for m in (1, 2, 4) if threads * m <= 1024]
-        plans = list(dict.fromkeys(plans))
-    if args.stream:
-        plans += [h._replace(stream=True, blocks_per_sm=m) for h in plans if h.rows == 1 for m in (1, 2, 3, 4)
-                  if h.threads * m <= 2048]  # fmt: skip
         plans = list(dict.fromkeys(plans))
     for op, how in [(op, h) for op in args.ops for h in plans]:
         kern, how = rw.make_rows(op, T, n, how, fast=not args.exact)

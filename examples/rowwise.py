@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import gpukern as gk
-from gpukern import Array, block_idx, float32, func, int32, kernel, local, shared, thread_idx, unroll, vload, vstore
+from gpukern import Array, block_idx, float32, func, kernel, local, shared, thread_idx, unroll, vload, vstore
 
 OPS = ("softmax", "layernorm", "rmsnorm")
 
@@ -41,7 +41,6 @@ class Plan(NamedTuple):
     cluster: int
     per: int
     blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
-    stream: bool = False  # a block (cluster) walks rows, the next one's part brought by a bulk copy meanwhile
 
 
 # BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
@@ -104,10 +103,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     BF16 row needs to keep up with the memory (twice the elements a byte of float32's)."""
     OP = OPS.index(op)
     how = how or plan(n, np.dtype(T.dtype).itemsize)
-    THREADS, ROWS, CLUSTER, V, MINB, STREAM = how
-    if STREAM and ROWS != 1:
-        raise ValueError("a streamed plan is a block (or a cluster) a row: rows 1")
-    BYTES = THREADS * V * np.dtype(T.dtype).itemsize  # a block's part of a row
+    THREADS, ROWS, CLUSTER, V, MINB = how
     VEC = 16 // np.dtype(T.dtype).itemsize  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
@@ -117,134 +113,96 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
         gk.launch_bounds(THREADS * ROWS, MINB)
         if CLUSTER > 1:
             gk.cluster_dims(CLUSTER)
-        part = shared(float32, (2, 2, WARPS))  # each warp's pair (two sets: a streamed block's rows follow)
-        mine = shared(float32, (2, 2))  # the block's pair, read by the cluster's other blocks (two sets too)
+        part = shared(float32, (2, WARPS))  # each warp's pair
+        mine = shared(float32, 2)  # the block's pair, read by the cluster's other blocks
         v = local(float32, V)
         t = thread_idx.x % THREADS
-        first = (block_idx.x // CLUSTER) * ROWS
-        if ROWS > 1:  # (a warp a row: several rows a block; else the same row for every thread)
-            first += thread_idx.x // THREADS
-        stride = (gk.grid_dim.x // CLUSTER) * ROWS  # (a block, or cluster, has one row unless streamed)
+        row = (block_idx.x // CLUSTER) * ROWS + thread_idx.x // THREADS
         base = (block_idx.x % CLUSTER) * SPAN  # (the block's rank in its cluster)
-        nrows = int32(x.shape[0])
-        if STREAM:  # the block's part of its first row, on its way
-            buf = gk.dynamic_shared(T)
-            landed = shared(gk.mbarrier, 1)
-            if thread_idx.x == 0:
-                gk.mbarrier_init(landed[0], 1)
-                gk.fence_mbarrier_init()
+        for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
+            q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
+            for j in unroll(range(VEC)):
+                v[i * VEC + j] = float32(q[j])
+        # this thread's pair
+        p0 = float32(0)
+        p1 = float32(0)
+        if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
+            p0 = v[0]
+            for i in unroll(range(1, V)):
+                p0 = max(p0, v[i])
+            for i in unroll(range(V)):
+                v[i] = math.exp(v[i] - p0)
+                p1 += v[i]
+        elif OP == 1:
+            for i in unroll(range(V)):
+                p0 += v[i]
+            p0 = p0 / V
+            for i in unroll(range(V)):
+                p1 += (v[i] - p0) * (v[i] - p0)
+        else:
+            for i in unroll(range(V)):
+                p0 += v[i] * v[i]
+        m_own = p0
+        count = float32(V)
+        for k in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
+            q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> k)
+            q1 = gk.shfl_xor_sync(0xFFFFFFFF, p1, 16 >> k)
+            p0, p1 = merge(OP, p0, p1, count, q0, q1, count)
+            count *= 2
+        if WARPS > 1:  # across the row's warps, through shared memory (each thread alike)
+            if gk.lane_id() == 0:
+                part[0, t // 32] = p0
+                part[1, t // 32] = p1
             gk.barrier()
-            if thread_idx.x == 0 and first < nrows:
-                gk.mbarrier_arrive_expect_tx(landed[0], BYTES)
-                gk.bulk_load(buf[0], x[first, base], SPAN, landed[0])
-        for k in range(nrows // stride):  # (run divides the rows evenly: every block of a cluster alike)
-            row = first + k * stride
-            h = k % 2
-            if STREAM:  # the part from shared memory, then the next row's part on its way
-                gk.mbarrier_wait(landed[0], h)
-                for i in unroll(range(V // VEC)):
-                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
-                    for j in unroll(range(VEC)):
-                        v[i * VEC + j] = float32(q[j])
-                gk.barrier()  # every thread has its elements: the buffer may be refilled
-                if thread_idx.x == 0 and row + stride < nrows:  # (the next row's)
-                    gk.mbarrier_arrive_expect_tx(landed[0], BYTES)
-                    gk.bulk_load(buf[0], x[row + stride, base], SPAN, landed[0])
-            else:
-                for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
-                    q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
-                    for j in unroll(range(VEC)):
-                        v[i * VEC + j] = float32(q[j])
-            # this thread's pair
-            p0 = float32(0)
-            p1 = float32(0)
-            if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
-                p0 = v[0]
-                for i in unroll(range(1, V)):
-                    p0 = max(p0, v[i])
-                for i in unroll(range(V)):
-                    v[i] = math.exp(v[i] - p0)
-                    p1 += v[i]
-            elif OP == 1:
-                for i in unroll(range(V)):
-                    p0 += v[i]
-                p0 = p0 / V
-                for i in unroll(range(V)):
-                    p1 += (v[i] - p0) * (v[i] - p0)
-            else:
-                for i in unroll(range(V)):
-                    p0 += v[i] * v[i]
-            m_own = p0
-            count = float32(V)
-            for s in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
-                q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> s)
-                q1 = gk.shfl_xor_sync(0xFFFFFFFF, p1, 16 >> s)
-                p0, p1 = merge(OP, p0, p1, count, q0, q1, count)
-                count *= 2
-            if WARPS > 1:  # across the row's warps, through shared memory (each thread alike)
-                if gk.lane_id() == 0:
-                    part[h, 0, t // 32] = p0
-                    part[h, 1, t // 32] = p1
-                gk.barrier()
-                p0 = part[h, 0, 0]
-                p1 = part[h, 1, 0]
-                for s in unroll(range(1, WARPS)):
-                    p0, p1 = merge(OP, p0, p1, count * s, part[h, 0, s], part[h, 1, s], count)
-            if CLUSTER > 1:  # across the cluster's blocks, through their shared memory
-                if t == 0:
-                    mine[h, 0] = p0
-                    mine[h, 1] = p1
-                gk.cluster_barrier()
-                block_count = count * WARPS
-                p0 = gk.peer(mine, 0)[h, 0]
-                p1 = gk.peer(mine, 0)[h, 1]
-                for r in unroll(range(1, CLUSTER)):
-                    p0, p1 = merge(
-                        OP, p0, p1, block_count * r, gk.peer(mine, r)[h, 0], gk.peer(mine, r)[h, 1], block_count
-                    )
-            # the row's statistics, then each element
+            p0 = part[0, 0]
+            p1 = part[1, 0]
+            for k in unroll(range(1, WARPS)):
+                p0, p1 = merge(OP, p0, p1, count * k, part[0, k], part[1, k], count)
+        if CLUSTER > 1:  # across the cluster's blocks, through their shared memory
+            if t == 0:
+                mine[0] = p0
+                mine[1] = p1
+            gk.cluster_barrier()
+            block_count = count * WARPS
+            p0 = gk.peer(mine, 0)[0]
+            p1 = gk.peer(mine, 0)[1]
+            for r in unroll(range(1, CLUSTER)):
+                p0, p1 = merge(OP, p0, p1, block_count * r, gk.peer(mine, r)[0], gk.peer(mine, r)[1], block_count)
+        # the row's statistics, then each element
+        if OP == 0:
+            scale = math.exp(m_own - p0) / p1
+        elif OP == 1:
+            scale = gk.rsqrt(p1 / n + eps)
+        else:
+            scale = gk.rsqrt(p0 / n + eps)
+        for i in unroll(range(V // VEC)):
+            col = base + (i * THREADS + t) * VEC
+            out = local(float32, VEC)
             if OP == 0:
-                scale = math.exp(m_own - p0) / p1
-            elif OP == 1:
-                scale = gk.rsqrt(p1 / n + eps)
+                for j in unroll(range(VEC)):
+                    out[j] = v[i * VEC + j] * scale
             else:
-                scale = gk.rsqrt(p0 / n + eps)
-            for i in unroll(range(V // VEC)):
-                col = base + (i * THREADS + t) * VEC
-                out = local(float32, VEC)
-                if OP == 0:
+                g = vload(w, col, VEC)
+                if OP == 1:
+                    h = vload(b, col, VEC)
                     for j in unroll(range(VEC)):
-                        out[j] = v[i * VEC + j] * scale
+                        out[j] = (v[i * VEC + j] - p0) * scale * float32(g[j]) + float32(h[j])
                 else:
-                    g = vload(w, col, VEC)
-                    if OP == 1:
-                        hb = vload(b, col, VEC)
-                        for j in unroll(range(VEC)):
-                            out[j] = (v[i * VEC + j] - p0) * scale * float32(g[j]) + float32(hb[j])
-                    else:
-                        for j in unroll(range(VEC)):
-                            out[j] = v[i * VEC + j] * scale * float32(g[j])
-                if VEC == 4:  # (into bfloat16: rounded to nearest even)
-                    vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
-                else:
-                    vstore(y, (row, col), (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]))
+                    for j in unroll(range(VEC)):
+                        out[j] = v[i * VEC + j] * scale * float32(g[j])
+            if VEC == 4:  # (into bfloat16: rounded to nearest even)
+                vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
+            else:
+                vstore(y, (row, col), (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]))
         if CLUSTER > 1:
             gk.cluster_barrier()  # the other blocks have read this one's pair before it ends
 
-    rows.shared_bytes = BYTES if STREAM else 0
     return rows, how
 
 
 def run(op: str, kern: Any, how: Plan, x: Any, y: Any, w: Any, b: Any, eps: float = 1e-5) -> None:
-    """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n):
-    a block (or cluster) a row, or, streamed, as many as the device holds at once, each walking rows
-    (two clusters where the backend does not say how many multiprocessors it has: the simulator)."""
-    groups = x.shape[0] // how.rows
-    if how.stream:  # (as many as run at once that divide the rows: each walks as many)
-        sms = getattr(gk.get_backend(), "multiprocessors", None)
-        most = max(1, sms * how.blocks_per_sm // how.cluster) if sms else 2
-        groups = max(g for g in range(1, min(groups, most) + 1) if groups % g == 0)
-    kern[groups * how.cluster, how.threads * how.rows, kern.shared_bytes](x, y, w, b, eps)
+    """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n)."""
+    kern[x.shape[0] // how.rows * how.cluster, how.threads * how.rows](x, y, w, b, eps)
 
 
 def reference(op: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:

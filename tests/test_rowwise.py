@@ -12,13 +12,13 @@ import gpukern as gk
 rw = load_example("rowwise")
 
 
-def _check(op: str, n: int, rows: int, dtype: str = "float32", stream: bool = False) -> None:
+def _check(op: str, n: int, rows: int, dtype: str = "float32") -> None:
     rng = np.random.default_rng(n)
     T, host = rw.TYPES[dtype], rw.host_dtype(dtype)
     x = (rng.standard_normal((rows, n)) * 3).astype(host)
     w, b = rng.standard_normal(n).astype(host), rng.standard_normal(n).astype(host)
     y = gk.to_device(np.full((rows, n), np.nan, host))
-    kern, how = rw.make_rows(op, T, n, rw.plan(n, np.dtype(host).itemsize)._replace(stream=stream))
+    kern, how = rw.make_rows(op, T, n)
     rw.run(op, kern, how, gk.to_device(x), y, gk.to_device(w), gk.to_device(b))
     rtol, atol = rw.tolerance(op, T, n)
     got = y.get().astype(np.float64)
@@ -44,23 +44,6 @@ def test_a_cluster_a_row(on_simulator, op):
     x = np.random.default_rng(0).standard_normal((1, 65536)).astype(np.float32)
     args = (x, np.zeros_like(x), np.ones(65536, np.float32), np.zeros(65536, np.float32), 1e-5)
     assert gk.sanitize(kern[how.cluster, how.threads], *args) == []
-
-
-@pytest.mark.parametrize("op", rw.OPS)
-def test_streamed_rows(on_simulator, op):
-    """A streamed plan: two blocks (clusters) walk the rows, each bringing its part of the next row
-    into shared memory by a bulk copy while it finishes this one (run makes two groups on the
-    simulator: three rows each here), and the sanitizer finds nothing."""
-    _check(op, 16384, 6, stream=True)
-    _check(op, 32768, 6, "bfloat16", stream=True)
-    how = rw.plan(32768)._replace(stream=True)
-    kern, how = rw.make_rows(op, gk.float32, 32768, how)
-    assert how.cluster == 2 and kern.shared_bytes == 512 * 32 * 4
-    x = np.random.default_rng(0).standard_normal((4, 32768)).astype(np.float32)
-    args = (x, np.zeros_like(x), np.ones(32768, np.float32), np.zeros(32768, np.float32), 1e-5)
-    assert gk.sanitize(kern[2 * how.cluster, how.threads, kern.shared_bytes], *args) == []
-    with pytest.raises(ValueError, match="a streamed plan is a block"):
-        rw.make_rows(op, gk.float32, 1024, rw.Plan(32, 4, 1, 32, 1, True))
 
 
 def test_plans():

@@ -24,8 +24,7 @@ class Backend:
     ``max_grid`` (blocks per dimension) and ``max_shared`` (bytes per block) from its device,
     where it has them ``max_threads`` and ``max_blocks`` (in a whole launch) and
     ``max_shared_optin`` (static and dynamic shared bytes a block may have when the launch asks
-    for more than ``max_shared``, as CUDA's opt-in allows) and ``multiprocessors`` (how many
-    blocks' worth of the device run at once, for a persistent grid: CUDA's SM count), and implements
+    for more than ``max_shared``, as CUDA's opt-in allows), and implements
     ``device_pointer`` for the arrays it accepts.
     """
 
@@ -40,7 +39,6 @@ class Backend:
     max_blocks: int | None = None
     max_shared: int
     max_shared_optin: int | None = None
-    multiprocessors: int | None = None
 
     @property
     def key(self) -> tuple[str, int]:

@@ -118,7 +118,6 @@ class CUDABackend(Backend):
         self.max_grid = (get("MAX_GRID_DIM_X"), get("MAX_GRID_DIM_Y"), get("MAX_GRID_DIM_Z"))
         self.max_shared = get("MAX_SHARED_MEMORY_PER_BLOCK")
         self.max_shared_optin = get("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
-        self.multiprocessors = get("MULTIPROCESSOR_COUNT")
 
     def device_name(self) -> str:
         return f"{self.driver.name()} ({self.arch}, CUDA)"
