@@ -51,9 +51,14 @@ class ScalarType(Type):
     def itemsize(self) -> int:
         return self.dtype.itemsize
 
-    def __call__(self, value: Any) -> Any:
-        """Outside kernels, ``float32(x)`` converts like NumPy does."""
-        return self.dtype.type(value)
+    def __call__(self, *args: Any) -> Any:
+        """Outside kernels, ``float32(x)`` converts like NumPy does; ``float32(float32, int32)`` (types)
+        is a function signature, as Numba's type objects write one (``Signature``)."""
+        if len(args) == 1 and not isinstance(args[0], Type):
+            return self.dtype.type(args[0])
+        if all(isinstance(a, Type) for a in args):
+            return Signature(self, tuple(args))
+        raise TypeError(f"{self.name}(x) converts one value; {self.name}(T, ...) of types is a signature")
 
     def __getitem__(self, dims: Any) -> ArrayType:
         """``float32[:]``, ``float32[:, ::1]``: an array of this type with one dimension per slice,
@@ -67,6 +72,17 @@ class ScalarType(Type):
 
     def __repr__(self) -> str:
         return self.name
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A function's types written as Numba's type objects write them: ``float32(float32, int32)``."""
+
+    result: Any
+    args: tuple[Any, ...]
+
+    def __repr__(self) -> str:
+        return f"{self.result!r}({', '.join(map(repr, self.args))})"
 
 
 @dataclass(frozen=True)

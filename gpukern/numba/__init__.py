@@ -51,6 +51,7 @@ from .types import (
     uintp,
     void,
 )
+from .vectorize import guvectorize, vectorize
 
 # ``gpukern.numba.cuda`` is a name, not a file: numba-cuda's import redirector (installed with it)
 # takes every module name containing "numba.cuda" for its own and recurses on ours; a module found
@@ -75,6 +76,8 @@ __all__ = [
     "jit",
     "njit",
     "types",
+    "vectorize",
+    "guvectorize",
     "b1",
     "boolean",
     "bool_",

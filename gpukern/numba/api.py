@@ -44,10 +44,14 @@ from ..language.compat import (
 from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
+from ..types import ScalarType as _ScalarType
+from ..types import Signature as _Signature
 from . import types  # noqa: F401 - numba.cuda.types
 from .reduce import Reduce, reduce  # noqa: F401 - cuda.reduce, and its class for isinstance
 from .rules import NUMBA_RULES
 from .types import *  # noqa: F403 - numba.cuda's scalar type names (``from numba.cuda import float32``)
+from .vectorize import guvectorize  # noqa: F401 - cuda.guvectorize: refused, saying what to write
+from .vectorize import vectorize as _vectorize
 
 # ---------------------------------------------------------------- inside kernels
 threadIdx = _lang.thread_idx
@@ -145,10 +149,18 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     return make
 
 
+def vectorize(signatures: Any = None, **options: Any) -> Any:
+    """``cuda.vectorize(sigs)``: ``numba.vectorize(sigs, target="cuda")`` (``gpukern.numba.vectorize``)."""
+    options.pop("target", None)
+    return _vectorize(signatures, target="cuda", **options)
+
+
 def _signature_args(sig: Any) -> tuple[Any, ...] | None:
     """The parameter types of a device function's signature string (``"int32(int32, float32)"``),
     which a call converts its arguments to, as Numba does; None where there is no such string (array
     parameters take their arguments as they are)."""
+    if isinstance(sig, _Signature):
+        return tuple(a if isinstance(a, _ScalarType) else None for a in sig.args)
     if not isinstance(sig, str) or "(" not in sig:
         return None
     inner = sig[sig.index("(") + 1 : sig.rindex(")")]
