@@ -237,6 +237,11 @@ def event(timing: bool = True) -> _streams.Event:
     return _streams.Event()
 
 
+def event_elapsed_time(evtstart: _streams.Event, evtend: _streams.Event) -> float:
+    """``cuda.event_elapsed_time(start, end)``: milliseconds between two recorded events (``Event.elapsed_time``)."""
+    return evtstart.elapsed_time(evtend)
+
+
 def is_available() -> bool:
     """Whether a backend runs kernels here: always, since the simulator does (``gk.available_backends``)."""
     return bool(_available_backends())

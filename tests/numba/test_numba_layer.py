@@ -401,3 +401,26 @@ def test_each_shared_array_call_is_an_array_of_its_own():
         out = np.zeros(4, np.float32)
         four_tiles[1, 4](out)
         assert (out == 4321).all()
+
+
+def test_event_elapsed_time(backend):
+    """``cuda.event_elapsed_time(start, end)``: the milliseconds between two recorded events, as
+    ``start.elapsed_time(end)``; an event never recorded is a clear error."""
+
+    @cuda.jit
+    def twice(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] *= 2
+
+    a = cuda.to_device(np.arange(64, dtype=np.float32))
+    start, end = cuda.event(), cuda.event()
+    start.record()
+    twice[2, 32](a)
+    end.record()
+    end.synchronize()
+    ms = cuda.event_elapsed_time(start, end)
+    assert ms >= 0 and ms == start.elapsed_time(end)
+    np.testing.assert_array_equal(a.copy_to_host(), np.arange(64) * 2)
+    with pytest.raises(gk.GpukernError):
+        cuda.event_elapsed_time(cuda.event(), end)
