@@ -15,7 +15,9 @@ The unit is the warp: a thread's arrival covers its warp's accesses before it (C
 arrive with one thread of a warp or warpgroup, after collective operations), and a warpgroup's
 ``wgmma_wait`` takes in its four warps' clocks (their operand reads are one collective read).
 Threads of one warp are ordered by the rules ``sim.races`` already has (program order,
-``syncwarp``, and the warp-wide sync a named barrier makes).  What TMA copies write is checked
+``syncwarp``, and the warp-wide sync a named barrier makes), and by what a thread has taken in of its
+warp-mates' clocks (``mates``: an arrival it waited for, a join): a thread's own column of ``vc`` is
+its own clock, so that knowledge is kept apart.  What TMA copies write is checked
 here too: a ``tma_load`` into elements that a warp has read, and that warp's arrival after the
 read has not reached the issuing thread, may overwrite them before they are read on a GPU.
 """
