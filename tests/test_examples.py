@@ -218,6 +218,7 @@ def _warpgroups_here(backend) -> None:
 
 
 @_PROPERTY
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @given(
     m=st.integers(1, 300),
     n=st.integers(1, 40).map(lambda x: 8 * x),
@@ -239,6 +240,7 @@ def test_matmul_tensorcore_warpgroup_matches_numpy(backend, m, n, k, group, seed
 
 
 @_PROPERTY
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @given(
     m=st.integers(1, 200),
     n=st.integers(1, 70).map(lambda x: 4 * x),

@@ -17,6 +17,7 @@ import pytest
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "multi_gpu_matmul.py"
 
 
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @pytest.mark.parametrize("backend_name", ["sim", "opencl"])
 def test_two_workers_share_the_batch_and_check_it(backend_name, tmp_path):
     pytest.importorskip("distributed")

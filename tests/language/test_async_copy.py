@@ -219,6 +219,7 @@ def test_cuda_source_uses_the_pipeline_primitives():
     assert "vstore2(" in ocl and "async" not in ocl.split("__kernel")[1].split("//")[0]
 
 
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @pytest.mark.skipif(not _COMPILERS, reason="no CUDA compiler")
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90", "sm_75"])
 def test_cuda_source_compiles(arch):

@@ -892,6 +892,7 @@ def check_built_once(r: dict, processes: int, cache_dir: Path) -> None:
     read_valid_entry(cache_dir / entries[0])
 
 
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @needs_opencl
 def test_concurrent_first_builds_opencl_build_once(tmp_path: Path):
     """8 processes x 10 rounds, cold caches and one shared POCL_CACHE_DIR per round (the setting

@@ -170,6 +170,7 @@ def test_unpadded_transpose_conflicts_padded_does_not(n, conflicts_per_warp):
     assert plain.total.shared_load_elems == padded.total.shared_load_elems == n * n
 
 
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 @pytest.mark.parametrize("tile", [8, 16, 32])
 def test_tiled_matmul_reads_tile_times_less_without_conflicts(tile):
     m = load_example("matmul_tiled")
@@ -364,6 +365,7 @@ def _measured() -> dict[str, Any]:
     return {"compared": compared, "cases": list(cases.values())}
 
 
+@pytest.mark.slow  # (minutes of the README command's 2 cores: .ci/run runs it after)
 def test_the_profiler_counts_what_ncu_measured(capsys):
     """Every case of benchmarks/profile_vs_ncu.py, run here, gives Nsight Compute's counts of the
     same launches on an H100, every compared counter of every case."""
