@@ -144,7 +144,7 @@ class CUDAUFunc:
                     raise LaunchError(f"{self.__name__}: an argument of {host.dtype} is no number")
                 ins.append(to_device(np.ascontiguousarray(np.broadcast_to(host.astype(t), shape)).reshape(-1)))
         dout = empty(shape, result) if not isinstance(out, DeviceArray) else out
-        if isinstance(out, DeviceArray) and (out.shape != shape or out.dtype != result):
+        if out is not None and (np.shape(out) != shape or np.dtype(out.dtype) != result):
             raise LaunchError(
                 f"{self.__name__}: out is {out.dtype}{list(out.shape)}, the result {result}{list(shape)}"
             )

@@ -66,6 +66,8 @@ def test_the_cpu_target_is_numpys_vectorize():
          lambda f: f(np.ones(3, np.int32), np.ones(4, np.int32)), r"do not broadcast"),
         (lambda: vectorize(["i4(i4, i4)"], target="cuda")(lambda a, b: a + b),
          lambda f: f(np.ones(3, np.int32)), r"takes 2 argument"),
+        (lambda: discriminant, lambda f: f(*[np.ones(3, np.float32)] * 3, out=np.zeros(4, np.float32)),
+         r"out is float32\[4\], the result float32\[3\]"),
         (lambda: guvectorize(["void(f4[:], f4[:])"], "(n)->(n)", target="cuda"), None, r"write the core as a"),
     ],
 )
