@@ -88,6 +88,10 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
         self.wgmma = any(isinstance(n, ir.WarpgroupOp) for fd in fds for n in ir.walk_body(fd.body))
         self.tma = any(isinstance(n, (ir.TmaLoad, ir.TmaStore)) for fd in fds for n in ir.walk_body(fd.body))
+        # shared memory the copy engine writes or reads (TMA boxes, bulk copies: the async proxy)
+        self.async_copies = any(
+            isinstance(n, (ir.TmaLoad, ir.TmaStore, ir.BulkCopy)) for fd in fds for n in ir.walk_body(fd.body)
+        )
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -505,9 +509,16 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         return [self.line(depth, self.d.print_call.format(args=", ".join([f'"{"".join(fmt)}"', *args])), s)]
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
-        # shared writes ordered before wgmma's reads (a dialect without matrix units: refused at the
-        # warpgroup statement itself, not here)
-        fence = self.matrix_table(s, None)["barrier_fence"] if self.wgmma and self.d.matrix else ""
+        # threads' shared accesses (the generic proxy) ordered before what the barrier lets happen next
+        # through the async proxy: wgmma's reads, a TMA or bulk copy's reads and writes (its refill of
+        # a buffer just read), as PTX's memory model asks (a dialect without them: refused at the
+        # statement itself, not here)
+        if self.wgmma and self.d.matrix:
+            fence = self.matrix_table(s, None)["barrier_fence"]
+        elif self.async_copies and self.d.hopper:
+            fence = self.hopper(s)["fence:proxy_async"] + " "
+        else:
+            fence = ""
         if s.scope == "cluster":
             return [self.line(depth, fence + self.hopper(s)["cluster_sync"], s)]
         if s.scope == "grid":

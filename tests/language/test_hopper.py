@@ -526,6 +526,23 @@ def test_bulk_copies_spell_the_ptx():
     src = bulk_double.source(Array[float32], Array[float32], 64, int32)
     assert "gk_bulk_load(&buf[0], &a[base + OFFSET], 64u * 4u, &bars[0]);" in src
     assert "gk_bulk_store(&out[base], &buf[0], 64u * 4u);" in src
+    # every barrier() of a kernel with copies fences the async proxy first: the threads' shared reads
+    # and writes before it are ordered before a copy after it (a refill of a buffer just read)
+    barriers = [line for line in src.splitlines() if "__syncthreads();" in line]
+    assert len(barriers) == 3
+    fenced = 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); __syncthreads();'
+    assert all(fenced in b for b in barriers)
+    plain = [line for line in copy_free_barrier.source(Array[float32]).splitlines() if "__syncthreads();" in line]
+    assert plain and not any("fence.proxy" in line for line in plain)
+
+
+@gk.kernel
+def copy_free_barrier(a: Array[float32]):
+    """A barrier in a kernel without copies or wgmma: no proxy fence."""
+    s = gk.shared(float32, 32)
+    s[gk.thread_idx.x] = a[gk.thread_idx.x]
+    gk.barrier()
+    a[gk.thread_idx.x] = s[31 - gk.thread_idx.x]
 
 
 @needs_nvcc
