@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import inspect
 import numbers
+import re
+import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -177,6 +179,7 @@ class Kernel(lang.KernelObject):
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
+        self.scope: dict[str, Any] = {}  # the decorating scope's names its annotations use (``kernel``)
         self._params: list[Param] | None = None
         self._defaults: tuple[Any, ...] = ()
         self.variants: dict[tuple[Any, ...], Variant] = {}
@@ -243,7 +246,8 @@ class Kernel(lang.KernelObject):
             )
         if isinstance(ann, str):
             try:
-                ann = eval(ann, self.fn.__globals__, dict(self.parsed.closure))  # noqa: S307 - the user's own annotation
+                scope = {**self.scope, **dict(self.parsed.closure)}
+                ann = eval(ann, self.fn.__globals__, scope)  # noqa: S307 - the user's own annotation
             except Exception as e:
                 raise KernelTypeError(f"cannot evaluate the annotation of {name!r}: {e}", loc) from None
         if ann is p.empty:
@@ -579,10 +583,28 @@ def kernel(fn: Any = None, /, **options: Any) -> Any:
     ``@kernel(fastmath=True, ...)`` compiles it with options (``gpukern.runtime.compile_options.OPTIONS``;
     docs/language.md, "Compile options"); an unknown one is a ``KernelTypeError``."""
     if fn is None:
-        return lambda f: Kernel(f, CompileOptions.make(f"@kernel on {getattr(f, '__name__', f)!r}", options))
+
+        def decorate(f: Any) -> Kernel:
+            k = Kernel(f, CompileOptions.make(f"@kernel on {getattr(f, '__name__', f)!r}", options))
+            k.scope = _annotation_scope(f, sys._getframe(1).f_locals)
+            return k
+
+        return decorate
     if options:
         raise KernelTypeError("write @kernel(option=value) above the function, not kernel(fn, option=value)")
-    return Kernel(fn)
+    k = Kernel(fn)
+    k.scope = _annotation_scope(fn, sys._getframe(1).f_locals)
+    return k
+
+
+def _annotation_scope(fn: Any, local: dict[str, Any]) -> dict[str, Any]:
+    """The decorating scope's names that ``fn``'s annotations use: under ``from __future__ import
+    annotations`` they are strings, and a factory's local named only there (``Array[T, 2]``) is no
+    closure variable of the kernel, so Python keeps it nowhere else."""
+    if local is getattr(fn, "__globals__", None):
+        return {}
+    words = set(re.findall(r"[A-Za-z_]\w*", " ".join(a for a in fn.__annotations__.values() if isinstance(a, str))))
+    return {k: v for k, v in local.items() if k in words}
 
 
 def iter_kernels() -> Iterator[Kernel]:

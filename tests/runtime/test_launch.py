@@ -570,3 +570,34 @@ def test_numpy_arrays_of_any_strides_are_read_and_written(backend):
     out = np.zeros((16, 6), np.float32)[::2]
     doubled_plus_column[1, (6, 8)](ro, out, (0.0,))
     np.testing.assert_array_equal(out, ro * 2 + np.arange(6)[None, :])
+
+
+def _scaler(T, fast: bool):
+    """A kernel factory whose parameter annotations name its argument ``T`` and nothing in the body
+    does: under ``from __future__ import annotations`` (this file) ``T`` is no closure variable."""
+    if fast:
+
+        @kernel(fastmath=True)
+        def scale(a: Array[T, 1], out: Array[T, 1], s: float32):
+            i = gk.thread_idx.x
+            out[i] = a[i] * s
+
+    else:
+
+        @kernel
+        def scale(a: Array[T, 1], out: Array[T, 1], s: float32):
+            i = gk.thread_idx.x
+            out[i] = a[i] * s
+
+    return scale
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_annotation_may_name_a_factory_local_the_body_does_not(backend, fast):
+    k = _scaler(float64, fast)
+    out = np.zeros(4)
+    k[1, 4](np.arange(4.0), out, 2.0)
+    np.testing.assert_array_equal(out, np.arange(4.0) * 2)
+    assert k.scope == {"T": float64}
+    with pytest.raises(gk.LaunchError):  # (the annotation holds: float64 arrays only)
+        k[1, 4](np.arange(4, dtype=np.float32), np.zeros(4, np.float32), 2.0)
