@@ -85,13 +85,12 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         # an access needing more than its element's alignment (a vector, a copy; in the kernel or a
         # helper) has shared and local arrays declared 16-byte aligned; a fragment operation, more
         self.overaligned = any(a.overaligned for fd in fds for n in ir.walk_body(fd.body) for a in n.accesses())
-        self.matrix = any(isinstance(n, ir.MatrixOp) for fd in fds for n in ir.walk_body(fd.body))
-        self.wgmma = any(isinstance(n, ir.WarpgroupOp) for fd in fds for n in ir.walk_body(fd.body))
-        self.tma = any(isinstance(n, (ir.TmaLoad, ir.TmaStore)) for fd in fds for n in ir.walk_body(fd.body))
-        # shared memory the copy engine writes or reads (TMA boxes, bulk copies: the async proxy)
-        self.async_copies = any(
-            isinstance(n, (ir.TmaLoad, ir.TmaStore, ir.BulkCopy)) for fd in fds for n in ir.walk_body(fd.body)
-        )
+        kinds = {type(n) for fd in fds for n in ir.walk_body(fd.body)}  # (the program's node types, once)
+        self.matrix = any(issubclass(k, ir.MatrixOp) for k in kinds)
+        self.wgmma = any(issubclass(k, ir.WarpgroupOp) for k in kinds)
+        self.tma = bool(kinds & {ir.TmaLoad, ir.TmaStore})
+        # shared memory read or written through the async proxy: the matrix units', TMA's, bulk copies'
+        self.async_proxy = self.wgmma or self.tma or ir.BulkCopy in kinds
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -510,15 +509,10 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
 
     def stmt_Barrier(self, s: ir.Barrier, depth: int) -> list[str]:
         # threads' shared accesses (the generic proxy) ordered before what the barrier lets happen next
-        # through the async proxy: wgmma's reads, a TMA or bulk copy's reads and writes (its refill of
-        # a buffer just read), as PTX's memory model asks (a dialect without them: refused at the
+        # through the async proxy -- wgmma's reads, a TMA or bulk copy's reads and writes (its refill of
+        # a buffer just read) -- as PTX's memory model asks (a dialect without them refuses them at the
         # statement itself, not here)
-        if self.wgmma and self.d.matrix:
-            fence = self.matrix_table(s, None)["barrier_fence"]
-        elif self.async_copies and self.d.hopper:
-            fence = self.hopper(s)["fence:proxy_async"] + " "
-        else:
-            fence = ""
+        fence = self.hopper(s)["fence:proxy_async"] + " " if self.async_proxy and self.d.hopper else ""
         if s.scope == "cluster":
             return [self.line(depth, fence + self.hopper(s)["cluster_sync"], s)]
         if s.scope == "grid":

@@ -5,7 +5,7 @@ it), the operands' shared-memory layout (the descriptors here describe it: 128-b
 rows 128 bytes apart and atoms 1024, B's two offsets ``semantics.wgmma.b_strides``, the helpers'
 arguments).  The table (``cuda_wgmma``) has the keys of ``dialects._CUDA_WMMA`` that apply
 (fragment, fill, store) and 'mma_async' ({name} {d} {a} {b} {lbo} {sbo} {acc}: 1 to add to the
-accumulator, 0 to set it: PTX's scale-d), 'fence', 'commit', 'wait' ({n}), 'barrier_fence';
+accumulator, 0 to set it: PTX's scale-d), 'fence', 'commit', 'wait' ({n});
 ``mma_helper`` writes the per-shape function.
 """
 
@@ -99,7 +99,6 @@ _TABLE = {
     "fence": "gk_wg_fence();",
     "commit": "gk_wg_commit();",
     "wait": "gk_wg_wait<{n}>();",
-    "barrier_fence": "gk_wg_proxy_fence(); ",
 }
 
 

@@ -450,7 +450,8 @@ def test_cuda_source(kind, n, row_major_b):
     k = 8 if kind == "tf32" else 16
     assert f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ptx}.{ptx}" in src
     assert "__align__(1024)" in src  # the swizzled atoms' alignment
-    assert "gk_wg_proxy_fence(); __syncthreads();" in src  # writes -> matrix units
+    # writes -> the matrix units: the barrier fences the async proxy first (the spelling TMA kernels' barriers use)
+    assert 'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory"); __syncthreads();' in src
     assert 'gk_wg_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;' in src
     # the unrolled k steps are one run of wgmma's: fenced once, before the first
     body = src[src.index('extern "C" __global__') :]
@@ -523,7 +524,7 @@ def vote_then_wgmma(a: Array[float16, 2], c: Array[float32, 2], flag: Array[int3
 def test_block_vote_is_fenced_and_a_wait_alone_needs_sm90():
     src = vote_then_wgmma.source(Array[float16, 2], Array[float32, 2], Array[int32, 1], backend="cuda")
     (vote,) = [line for line in src.splitlines() if "__syncthreads_or(" in line]
-    assert vote.lstrip().startswith("gk_wg_proxy_fence();")
+    assert vote.lstrip().startswith('asm volatile("fence.proxy.async.shared::cta;')
     v = read_too_early.variant((Array[float16, 2], Array[float32, 2]))
     assert v.matrix_capability == mma_ops.WARPGROUP
     assert kernel_arch("sm_90", mma_ops.WARPGROUP) == "sm_90a"
