@@ -44,8 +44,6 @@ from ..language.compat import (
 from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
-from ..types import ScalarType as _ScalarType
-from ..types import Signature as _Signature
 from . import types  # noqa: F401 - numba.cuda.types
 from .reduce import Reduce, reduce  # noqa: F401 - cuda.reduce, and its class for isinstance
 from .rules import NUMBA_RULES
@@ -156,26 +154,10 @@ def vectorize(signatures: Any = None, **options: Any) -> Any:
 
 
 def _signature_args(sig: Any) -> tuple[Any, ...] | None:
-    """The parameter types of a device function's signature string (``"int32(int32, float32)"``),
-    which a call converts its arguments to, as Numba does; None where there is no such string (array
-    parameters take their arguments as they are)."""
-    if isinstance(sig, _Signature):
-        return tuple(a if isinstance(a, _ScalarType) else None for a in sig.args)
-    if not isinstance(sig, str) or "(" not in sig:
-        return None
-    inner = sig[sig.index("(") + 1 : sig.rindex(")")]
-    parts, depth, cur = [], 0, ""
-    for ch in inner:  # commas inside [...] are an array type's
-        depth += ch == "["
-        depth -= ch == "]"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
-    return tuple(None if "[" in p else getattr(types, p.strip(), None) for p in parts)
+    """The parameter types of a device function's signature, which a call converts its arguments to,
+    as Numba does (None for an array parameter: it takes its argument as it is); None without one."""
+    parsed = types.signature(sig)
+    return None if parsed is None else parsed.args
 
 
 def to_device_array(ary: Any, stream: Any = None, copy: bool = True, to: _DeviceArray | None = None) -> _DeviceArray:

@@ -1,7 +1,10 @@
 """Numba's scalar type names (``numba.float32``, ``numba.types.int64``, the short ``f4``/``i8``):
-gpukern's own types, so a cast ``float32(x)`` or a signature's name means the one definition."""
+gpukern's own types, so a cast ``float32(x)`` or a signature's name means the one definition; and
+``signature``, the one reading of a signature written with them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from .. import types as _t
 
@@ -32,6 +35,35 @@ class _Void:
 
 
 void = none = _Void()
+
+
+def signature(sig: Any) -> _t.Signature | None:
+    """A Numba signature -- ``"int32(int32, float32[:])"`` or the object ``int32(int32, float32)`` --
+    as a ``Signature`` whose result and arguments are gpukern's scalar types, or None where one names
+    an array or no type this module knows (commas inside ``[...]`` are an array type's); None for
+    anything that is no signature.  The one reading of the string form (``cuda.jit``, ``vectorize``)."""
+    if isinstance(sig, _t.Signature):
+        scalar = [t if isinstance(t, _t.ScalarType) else None for t in (sig.result, *sig.args)]
+        return _t.Signature(scalar[0], tuple(scalar[1:]))
+    if not isinstance(sig, str) or "(" not in sig or not sig.rstrip().endswith(")"):
+        return None
+    head, inner = sig.split("(", 1)
+    parts, depth, cur = [], 0, ""
+    for ch in inner.rstrip()[:-1]:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+
+    def named(text: str) -> Any:
+        t = globals().get(text.strip())
+        return t if "[" not in text and isinstance(t, _t.ScalarType) else None
+
+    return _t.Signature(named(head), tuple(named(p) for p in parts))
 
 __all__ = [
     "float16", "float32", "f4", "float64", "f8", "double", "int8", "i1", "int16", "i2", "int32", "i4",

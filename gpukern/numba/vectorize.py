@@ -23,7 +23,7 @@ from ..errors import LaunchError
 from ..kernel import kernel
 from ..language.core import block_dim, block_idx, func, thread_idx
 from ..runtime.array import DeviceArray
-from ..types import ScalarType, Signature
+from ..types import Signature
 from . import types
 from .reduce import Reduce
 from .rules import NUMBA_RULES
@@ -32,23 +32,15 @@ THREADS = 256
 MAX_ARGS = 8  # the inputs an element-wise kernel here takes
 
 
-def _dtype(t: Any, sig: Any) -> np.dtype:
-    if isinstance(t, str):
-        t = getattr(types, t.strip(), None)
-    if not isinstance(t, ScalarType):
-        raise LaunchError(f"vectorize: a signature's types are scalar types (float32, int64, ...): {sig!r}")
-    return np.dtype(t.dtype)
-
-
 def parse(sig: Any) -> tuple[np.dtype, tuple[np.dtype, ...]]:
-    """(result, arguments) of a signature: ``"float32(float32, int32)"`` or ``float32(float32, int32)``."""
-    if isinstance(sig, Signature):
-        return _dtype(sig.result, sig), tuple(_dtype(a, sig) for a in sig.args)
-    if isinstance(sig, str) and "(" in sig and sig.rstrip().endswith(")"):
-        head, inner = sig.split("(", 1)
-        args = [a for a in inner.rstrip()[:-1].split(",") if a.strip()]
-        return _dtype(head, sig), tuple(_dtype(a, sig) for a in args)
-    raise LaunchError(f"vectorize: a signature is written 'float32(float32, float32)', not {sig!r}")
+    """(result, arguments) of a signature (``types.signature``: ``"float32(float32, int32)"`` or
+    ``float32(float32, int32)``), each a scalar type's dtype."""
+    parsed = types.signature(sig)
+    if parsed is None:
+        raise LaunchError(f"vectorize: a signature is written 'float32(float32, float32)', not {sig!r}")
+    if parsed.result is None or any(a is None for a in parsed.args):
+        raise LaunchError(f"vectorize: a signature's types are scalar types (float32, int64, ...): {sig!r}")
+    return np.dtype(parsed.result.dtype), tuple(np.dtype(a.dtype) for a in parsed.args)
 
 
 def _python_number(a: Any) -> bool:
