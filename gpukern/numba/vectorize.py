@@ -102,6 +102,7 @@ class CUDAUFunc:
         self.nout = 1
         self._device = func(fn)
         self._kernel = _map_kernel(self._device, self.nin)
+        self._reduce: Reduce | None = None  # (made at the first .reduce: its kernels are kept in it)
 
     def _pick(self, args: tuple[Any, ...]) -> tuple[np.dtype, tuple[np.dtype, ...]]:
         weak = not all(_python_number(a) for a in args)  # (Python numbers alone: NumPy's default types)
@@ -156,7 +157,9 @@ class CUDAUFunc:
         """A 1-d array reduced with this binary ufunc (``cuda.reduce``'s way)."""
         if self.nin != 2:
             raise LaunchError(f"{self.__name__}.reduce: a ufunc of two arguments reduces, not of {self.nin}")
-        return Reduce(self.py_func)(arr, stream=stream)
+        if self._reduce is None:
+            self._reduce = Reduce(self.py_func)
+        return self._reduce(arr, stream=stream)
 
 
 def vectorize(signatures: Any = None, target: str = "cpu", **options: Any) -> Any:

@@ -84,3 +84,16 @@ def test_signature_objects():
     assert float32(2.5) == np.float32(2.5)
     with pytest.raises(TypeError, match="converts one value"):
         float32(1, 2)
+
+
+def test_reduce_compiles_once(backend):
+    """``f.reduce`` keeps its reduction (and the kernels compiled for it) across calls."""
+    add = vectorize(["int32(int32, int32)"], target="cuda")(_add)
+    assert add.reduce(np.arange(10, dtype=np.int32)) == 45
+    first = add._reduce
+    assert add.reduce(np.arange(20, dtype=np.int32)) == 190 and add._reduce is first
+    assert len(first._kernels) == 1
+
+
+def _add(a, b):
+    return a + b
