@@ -34,6 +34,11 @@ class GpukernError(Exception):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def is_gpukern_file(path: str) -> bool:
+    """Whether a frame's code file is gpukern's own (not the user's)."""
+    return path.startswith(_PACKAGE)
 _AST = ast.__file__  # the standard library's node visitor, which the front end dispatches through
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .backends import get_backend, selection
-from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, user_frames
+from .errors import GpukernError, KernelSyntaxError, KernelTypeError, LaunchError, is_gpukern_file, user_frames
 from .frontend.compiler import Compiler
 from .ir import nodes as ir
 from .ir.source import ParsedFunction, lambda_loc, parse_function
@@ -586,21 +586,26 @@ def kernel(fn: Any = None, /, **options: Any) -> Any:
 
         def decorate(f: Any) -> Kernel:
             k = Kernel(f, CompileOptions.make(f"@kernel on {getattr(f, '__name__', f)!r}", options))
-            k.scope = _annotation_scope(f, sys._getframe(1).f_locals)
+            k.scope = _annotation_scope(f)
             return k
 
         return decorate
     if options:
         raise KernelTypeError("write @kernel(option=value) above the function, not kernel(fn, option=value)")
     k = Kernel(fn)
-    k.scope = _annotation_scope(fn, sys._getframe(1).f_locals)
+    k.scope = _annotation_scope(fn)
     return k
 
 
-def _annotation_scope(fn: Any, local: dict[str, Any]) -> dict[str, Any]:
+def _annotation_scope(fn: Any) -> dict[str, Any]:
     """The decorating scope's names that ``fn``'s annotations use: under ``from __future__ import
     annotations`` they are strings, and a factory's local named only there (``Array[T, 2]``) is no
-    closure variable of the kernel, so Python keeps it nowhere else."""
+    closure variable of the kernel, so Python keeps it nowhere else.  The decorating scope is the
+    nearest caller outside gpukern (``cuda.jit`` decorates through the Numba layer's own function)."""
+    frame = sys._getframe(1)
+    while frame is not None and is_gpukern_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    local = frame.f_locals if frame is not None else {}
     if local is getattr(fn, "__globals__", None):
         return {}
     words = set(re.findall(r"[A-Za-z_]\w*", " ".join(a for a in fn.__annotations__.values() if isinstance(a, str))))

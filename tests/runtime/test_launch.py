@@ -601,3 +601,22 @@ def test_an_annotation_may_name_a_factory_local_the_body_does_not(backend, fast)
     assert k.scope == {"T": float64}
     with pytest.raises(gk.LaunchError):  # (the annotation holds: float64 arrays only)
         k[1, 4](np.arange(4, dtype=np.float32), np.zeros(4, np.float32), 2.0)
+
+
+def test_the_decorating_scope_is_the_users_through_the_numba_layer():
+    """``cuda.jit`` makes its kernel inside the Numba layer: the names kept for the annotations are
+    the user's factory's (``T``), never the layer's own locals of the same names."""
+    from gpukern.numba import cuda
+
+    def make(T, device):  # (``device``: also a local of cuda.jit's own function)
+        @cuda.jit
+        def fill(a: Array[T, 1], v: device):
+            a[gk.thread_idx.x] = v
+
+        return fill
+
+    k = make(float64, float32)
+    assert k.scope == {"T": float64, "device": float32}
+    out = np.zeros(3)
+    k[1, 3](out, 2.5)
+    np.testing.assert_array_equal(out, 2.5)
