@@ -59,9 +59,7 @@ def make_attention(
     (batch x heads, seq, d) and lse (batch x heads, seq), grid (ceil(seq / (64 wg)), batch x heads).
     ``wg``: warpgroups a block (64 query rows each); ``blocks``: how many blocks a multiprocessor
     ``launch_bounds`` budgets registers for (two: blocks out of step overlap one's softmax with the
-    other's multiplies); ``bn``: keys a step; ``stages``: the ring of K and V tiles (two: the next tile
-    loads while this one is multiplied; three or more: also, a refill waits for the stage of two steps
-    back, not of the last, so one warpgroup a step behind does not hold the others up).  By default
+    other's multiplies); ``bn``: keys a step; ``stages``: K and V tiles in flight.  By default
     ``PLANS[d]``, the fastest of those measured on an H200 (``benchmarks/attention.py --plans``):
     at d = 64 two blocks of two warpgroups, at d = 128 one block of three (a 64 x 128 S beside a
     64 x 128 O does not fit two blocks' registers), 128 keys a step."""
@@ -75,8 +73,6 @@ def make_attention(
     THREADS = 128 * wg
     PANELS = d // 64  # a tile of Q, K or V: panels 64 columns (128 bytes) wide, a TMA box each
     STAGES = stages
-    AHEAD = max(1, stages - 2)  # tiles loaded ahead of the one multiplied; with three stages or more, the
-    # refill waits for tile j - 2's stage, so the warpgroups may be a step apart without holding it up
     KS = BM * d  # K's tile of stage i at KS + i STAGE, V's BN d on; Q at 0
     STAGE = 2 * BN * d
     HALF = T == gk.float16
@@ -125,8 +121,8 @@ def make_attention(
         l1 = float32(0.0)
         gk.mbarrier_wait(qbar[0], 0)
         for j in range(steps):
-            if t == 0:  # tiles up to j + AHEAD in flight, each into the stage of tile n - STAGES once it is free
-                for n in range(0 if j == 0 else j + AHEAD, min(j + AHEAD + 1, steps)):
+            if t == 0:  # tiles up to j + STAGES - 1 in flight: all at first, then one, into tile j - 1's stage
+                for n in range(0 if j == 0 else j + STAGES - 1, min(j + STAGES, steps)):
                     at = KS + (n % STAGES) * STAGE
                     if n >= STAGES:
                         gk.mbarrier_wait(free[n % STAGES], (n // STAGES - 1) % 2)
