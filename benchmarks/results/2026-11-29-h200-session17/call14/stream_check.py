@@ -1,5 +1,10 @@
 """Session 17: do the streamed rows' WRONG configurations (call 9) stay wrong now that barrier() fences
-the async proxy in kernels with bulk copies?  Every row checked against float64 NumPy."""
+the async proxy in kernels with bulk copies?  Every row checked against float64 NumPy.
+
+The kernel is the reverted one, not kept in the tree twice: make it with
+    git show fa60e7b:examples/rowwise.py > .gpu-scratch/rowwise_stream.py
+and, since the backend's multiprocessor count went with it, read ``sms`` there as
+``getattr(gk.get_backend(), "multiprocessors", None) or 132`` (the H200's)."""
 import importlib.util, sys
 import numpy as np
 import gpukern as gk
