@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import _common
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--exact", action="store_true", help="compile without fastmath (IEEE exp, division, sqrt)")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
+    p.add_argument("--staged", action="store_true", help="time plans holding the row in shared memory too")
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
     args = p.parse_args(argv)
     import torch
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     rows_out: list[dict] = []
     for n in args.cols:
-        rows_out += _one_length(n, 1 << args.total, args, rw, torch_ops, rng)
+        rows_out += _one_length(n, 1 << args.total, args, rw, torch_ops, rng, backend)
         torch.cuda.empty_cache()
     ok = all(r["checked"] for r in rows_out)
     goals = {f"{r['op']} {r['n']}": r["fraction_of_copy"] >= GOAL for r in rows_out}
@@ -79,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops: dict, rng: Any) -> list[dict]:
+def _one_length(
+    n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops: dict, rng: Any, backend: Any
+) -> list[dict]:
     """Every op on rows of ``n`` elements (``total`` elements in all), timed beside the copy and torch."""
     import torch
 
@@ -99,7 +103,8 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
     x_host = host(x[pick])
     nbytes = 2 * x.numel() * x.element_size()
     out = []
-    plans = [rw.plan(n, 4 if args.dtype == "float32" else 2)]
+    plans: list = []  # (beside each op's own plan: rw.plan)
+    item = 4 if args.dtype == "float32" else 2
     if args.sweep and n <= 2048:  # a warp a row: 4 or 8 rows a block
         plans += [rw.Plan(32, rows, 1, n // 32, m) for rows in (4, 8) for m in (1, 2, 4)]
     if args.sweep and n >= 4096:  # blocks of 64 to 1024 threads, 32 (or 64) elements each, and the clusters that needs
@@ -109,8 +114,19 @@ def _one_length(n: int, total: int, args: argparse.Namespace, rw: Any, torch_ops
                 if 1 <= cluster <= 8 and cluster * threads * per == n:
                     plans += [rw.Plan(threads, 1, cluster, per, m) for m in (1, 2, 4) if threads * m <= 1024]
         plans = list(dict.fromkeys(plans))
-    for op, how in [(op, h) for op in args.ops for h in plans]:
-        kern, how = rw.make_rows(op, T, n, how, fast=not args.exact)
+    if args.staged:  # the row's part in shared memory: 16 to 128 KiB a block, budgeted for as many blocks as fit
+        for span in (16384, 32768, 65536, 131072):
+            cluster = n * item // span
+            for threads in (128, 256, 512):
+                per = span // item // threads
+                fit = min(227 * 1024 // (span + 1024), 65536 // (threads * 80), 8)  # (shared memory; 80 registers)
+                if 1 <= cluster <= 16 and 16 // item <= per <= 128:
+                    plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
+    made = [(op, *rw.make_rows(op, T, n, how, fast=not args.exact)) for op in args.ops for how in [None, *plans]
+            if how != rw.plan(n, item, op)]  # fmt: skip
+    with ThreadPoolExecutor(8) as pool:  # (compiled side by side first: NVRTC takes a second or two a kernel)
+        list(pool.map(lambda m: backend.compiled(m[1].specialise(x, y, w, b, 1e-5)), made))
+    for op, kern, how in made:
         mine = lambda k=kern, h=how, op=op: rw.run(op, k, h, x, y, w, b)  # noqa: E731
         theirs = lambda f=torch_ops[op]: f(x, w, b)  # noqa: E731
         copy = lambda: copy_out.copy_(x)  # noqa: E731

@@ -41,6 +41,7 @@ class Plan(NamedTuple):
     cluster: int
     per: int
     blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
+    staged: bool = False  # the block's part held in shared memory (brought by a bulk copy), not in registers
 
 
 # BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
@@ -58,16 +59,54 @@ _BF16_PLANS = {
     262144: Plan(512, 1, 8, 64, 1),
 }
 
+# Rows held in shared memory (``staged``) where that was faster than registers: per (op, element
+# size, length), the plan measured best on an H200 (``benchmarks/norms.py --staged``, session 18's
+# call 3; the fraction of the copy's bandwidth it reached there).
+_STAGED_PLANS = {
+    ("layernorm", 4, 16384): Plan(128, 1, 1, 128, 3, True),  # 0.925
+    ("softmax", 4, 16384): Plan(128, 1, 2, 64, 6, True),  # 0.966
+    ("layernorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.945
+    ("rmsnorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.963
+    ("softmax", 4, 32768): Plan(256, 1, 1, 128, 1, True),  # 0.962
+    ("rmsnorm", 4, 65536): Plan(128, 1, 4, 128, 3, True),  # 0.904
+    ("softmax", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.912
+    ("layernorm", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.793
+    ("softmax", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.860
+    ("layernorm", 4, 262144): Plan(512, 1, 8, 64, 1, True),  # 0.744
+    ("rmsnorm", 4, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.803
+    ("softmax", 4, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.826
+    ("layernorm", 2, 8192): Plan(128, 1, 1, 64, 1, True),  # 0.950
+    ("softmax", 2, 8192): Plan(128, 1, 1, 64, 6, True),  # 0.925
+    ("layernorm", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.898
+    ("rmsnorm", 2, 16384): Plan(512, 1, 1, 32, 1, True),  # 0.933
+    ("softmax", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.925
+    ("layernorm", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.806
+    ("rmsnorm", 2, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.919
+    ("softmax", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.929
+    ("layernorm", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.743
+    ("rmsnorm", 2, 65536): Plan(512, 1, 2, 64, 1, True),  # 0.878
+    ("softmax", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.828
+    ("layernorm", 2, 131072): Plan(256, 1, 4, 128, 1, True),  # 0.721
+    ("rmsnorm", 2, 131072): Plan(512, 1, 4, 64, 1, True),  # 0.838
+    ("softmax", 2, 131072): Plan(128, 1, 8, 128, 1, True),  # 0.794
+    ("layernorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.667
+    ("rmsnorm", 2, 262144): Plan(512, 1, 8, 64, 1, True),  # 0.773
+    ("softmax", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.746
+}
 
-def plan(n: int, itemsize: int = 4) -> Plan:
+
+def plan(n: int, itemsize: int = 4, op: str | None = None) -> Plan:
     """Float32 rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone);
     up to 16384: a block each, 32 elements a thread (256-thread blocks budgeted for two a
     multiprocessor); longer: clusters of blocks of 512 threads, 32 elements each, budgeted for two a
     multiprocessor (a cluster of 2 to 8), and at 262,144 elements (8 blocks of 1024 threads) the most
     a portable cluster holds.  Measured on an H200 (``benchmarks/norms.py --sweep``).  BF16 rows
-    (``itemsize`` 2) of those lengths: ``_BF16_PLANS``; other lengths as float32's."""
+    (``itemsize`` 2) of those lengths: ``_BF16_PLANS``; other lengths as float32's.  Given the ``op``,
+    a row held in shared memory where that was measured faster (``_STAGED_PLANS``)."""
     if n % 1024:
         raise ValueError(f"rows of a multiple of 1024 elements, not {n}")
+    if (op, itemsize, n) in _STAGED_PLANS:
+        return _STAGED_PLANS[op, itemsize, n]
     if itemsize == 2 and n in _BF16_PLANS:
         return _BF16_PLANS[n]
     if n <= 2048:
@@ -96,17 +135,43 @@ def merge(op: int, a0: float32, a1: float32, na: float32, b0: float32, b1: float
     return a0 + b0, a1  # rmsnorm: (sum of squares, unused)
 
 
+@func
+def put(op: int, vec: int, y, w, b, row, col, e, p0: float32, scale: float32):
+    """Elements ``e`` of ``row`` from column ``col``, scaled (and shifted, weighted) by the row's
+    statistics, stored ``vec`` at once (into bfloat16: rounded to nearest even)."""
+    out = local(float32, vec)
+    if op == 0:
+        for j in unroll(range(vec)):
+            out[j] = e[j] * scale
+    else:
+        g = vload(w, col, vec)
+        if op == 1:
+            h = vload(b, col, vec)
+            for j in unroll(range(vec)):
+                out[j] = (e[j] - p0) * scale * float32(g[j]) + float32(h[j])
+        else:
+            for j in unroll(range(vec)):
+                out[j] = e[j] * scale * float32(g[j])
+    if vec == 4:
+        vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
+    else:
+        vstore(y, (row, col), (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]))
+
+
 def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = True) -> tuple[Any, Plan]:
     """The kernel computing ``op`` over rows of ``n`` elements of type ``T`` (float32, bfloat16) and
     how it is spread (``plan(n)`` unless given; ``run`` launches it).  ``fast``: compiled with
     ``fastmath`` (the hardware's exp2, reciprocal and square root: within ``tolerance``), which a
     BF16 row needs to keep up with the memory (twice the elements a byte of float32's)."""
     OP = OPS.index(op)
-    how = how or plan(n, np.dtype(T.dtype).itemsize)
-    THREADS, ROWS, CLUSTER, V, MINB = how
+    how = how or plan(n, np.dtype(T.dtype).itemsize, op)
+    THREADS, ROWS, CLUSTER, V, MINB, STAGED = how
+    if STAGED and ROWS != 1:
+        raise ValueError("a staged plan is a block (or a cluster) a row: rows 1")
     VEC = 16 // np.dtype(T.dtype).itemsize  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
+    ITEM = np.dtype(T.dtype).itemsize
 
     @kernel(fastmath=fast)
     def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
@@ -114,35 +179,71 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
         if CLUSTER > 1:
             gk.cluster_dims(CLUSTER)
         part = shared(float32, (2, WARPS))  # each warp's pair
-        mine = shared(float32, 2)  # the block's pair, read by the cluster's other blocks
-        v = local(float32, V)
+        pairs = shared(float32, (2, CLUSTER))  # every block's pair, written by the cluster's blocks
         t = thread_idx.x % THREADS
         row = (block_idx.x // CLUSTER) * ROWS + thread_idx.x // THREADS
-        base = (block_idx.x % CLUSTER) * SPAN  # (the block's rank in its cluster)
-        for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
-            q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
-            for j in unroll(range(VEC)):
-                v[i * VEC + j] = float32(q[j])
-        # this thread's pair
+        rank = block_idx.x % CLUSTER
+        base = rank * SPAN
         p0 = float32(0)
         p1 = float32(0)
-        if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
-            p0 = v[0]
-            for i in unroll(range(1, V)):
-                p0 = max(p0, v[i])
-            for i in unroll(range(V)):
-                v[i] = math.exp(v[i] - p0)
-                p1 += v[i]
-        elif OP == 1:
-            for i in unroll(range(V)):
-                p0 += v[i]
-            p0 = p0 / V
-            for i in unroll(range(V)):
-                p1 += (v[i] - p0) * (v[i] - p0)
-        else:
-            for i in unroll(range(V)):
-                p0 += v[i] * v[i]
-        m_own = p0
+        if STAGED:  # the block's part into shared memory by one bulk copy, read from there (below)
+            buf = gk.dynamic_shared(T)
+            landed = shared(gk.mbarrier, 1)
+            if thread_idx.x == 0:
+                gk.mbarrier_init(landed[0], 1)
+                gk.fence_mbarrier_init()
+                gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)
+                gk.bulk_load(buf[0], x[row, base], SPAN, landed[0])
+            gk.barrier()  # (the barrier initialised before any thread waits on it)
+        else:  # the block's part in registers
+            v = local(float32, V)
+            for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
+                q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
+                for j in unroll(range(VEC)):
+                    v[i * VEC + j] = float32(q[j])
+        if CLUSTER > 1:  # every block of the cluster has started (its shared memory may be written; loads in flight)
+            gk.cluster_barrier()
+        if STAGED:  # (loops, not unrolled: the elements stay in shared memory, the registers few)
+            gk.mbarrier_wait(landed[0], 0)
+            if OP == 0:  # softmax: the maximum, then the sum of exp(x - maximum): two reads
+                p0 = -math.inf
+                for i in range(V // VEC):
+                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                    for j in unroll(range(VEC)):
+                        p0 = max(p0, float32(q[j]))
+                for i in range(V // VEC):
+                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                    for j in unroll(range(VEC)):
+                        p1 += math.exp(float32(q[j]) - p0)
+            else:
+                for i in range(V // VEC):
+                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                    for j in unroll(range(VEC)):
+                        p0 += float32(q[j]) if OP == 1 else float32(q[j]) * float32(q[j])
+                if OP == 1:
+                    p0 = p0 / V
+                    for i in range(V // VEC):
+                        q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                        for j in unroll(range(VEC)):
+                            p1 += (float32(q[j]) - p0) * (float32(q[j]) - p0)
+        else:  # this thread's pair
+            if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
+                p0 = v[0]
+                for i in unroll(range(1, V)):
+                    p0 = max(p0, v[i])
+                for i in unroll(range(V)):
+                    v[i] = math.exp(v[i] - p0)
+                    p1 += v[i]
+            elif OP == 1:
+                for i in unroll(range(V)):
+                    p0 += v[i]
+                p0 = p0 / V
+                for i in unroll(range(V)):
+                    p1 += (v[i] - p0) * (v[i] - p0)
+            else:
+                for i in unroll(range(V)):
+                    p0 += v[i] * v[i]
+            m_own = p0
         count = float32(V)
         for k in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
             q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> k)
@@ -158,51 +259,46 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             p1 = part[1, 0]
             for k in unroll(range(1, WARPS)):
                 p0, p1 = merge(OP, p0, p1, count * k, part[0, k], part[1, k], count)
-        if CLUSTER > 1:  # across the cluster's blocks, through their shared memory
+        if CLUSTER > 1:  # across the cluster's blocks: each writes its pair into every block's shared memory
             if t == 0:
-                mine[0] = p0
-                mine[1] = p1
-            gk.cluster_barrier()
+                for r in unroll(range(CLUSTER)):
+                    gk.peer(pairs, r)[0, rank] = p0
+                    gk.peer(pairs, r)[1, rank] = p1
+            gk.cluster_barrier()  # (then no block reads another's memory: each may end when done)
             block_count = count * WARPS
-            p0 = gk.peer(mine, 0)[0]
-            p1 = gk.peer(mine, 0)[1]
+            p0 = pairs[0, 0]
+            p1 = pairs[1, 0]
             for r in unroll(range(1, CLUSTER)):
-                p0, p1 = merge(OP, p0, p1, block_count * r, gk.peer(mine, r)[0], gk.peer(mine, r)[1], block_count)
+                p0, p1 = merge(OP, p0, p1, block_count * r, pairs[0, r], pairs[1, r], block_count)
         # the row's statistics, then each element
-        if OP == 0:
+        if OP == 0 and STAGED:  # (staged: each element's exp(x - maximum) is taken as it is written)
+            scale = 1 / p1
+        elif OP == 0:
             scale = math.exp(m_own - p0) / p1
         elif OP == 1:
             scale = gk.rsqrt(p1 / n + eps)
         else:
             scale = gk.rsqrt(p0 / n + eps)
-        for i in unroll(range(V // VEC)):
-            col = base + (i * THREADS + t) * VEC
-            out = local(float32, VEC)
-            if OP == 0:
+        e = local(float32, VEC)  # VEC elements on their way out
+        if STAGED:  # (a loop: the elements come from shared memory again)
+            for i in range(V // VEC):
+                q = vload(buf, (i * THREADS + t) * VEC, VEC)
                 for j in unroll(range(VEC)):
-                    out[j] = v[i * VEC + j] * scale
-            else:
-                g = vload(w, col, VEC)
-                if OP == 1:
-                    h = vload(b, col, VEC)
-                    for j in unroll(range(VEC)):
-                        out[j] = (v[i * VEC + j] - p0) * scale * float32(g[j]) + float32(h[j])
-                else:
-                    for j in unroll(range(VEC)):
-                        out[j] = v[i * VEC + j] * scale * float32(g[j])
-            if VEC == 4:  # (into bfloat16: rounded to nearest even)
-                vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
-            else:
-                vstore(y, (row, col), (out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]))
-        if CLUSTER > 1:
-            gk.cluster_barrier()  # the other blocks have read this one's pair before it ends
+                    e[j] = math.exp(float32(q[j]) - p0) if OP == 0 else float32(q[j])
+                put(OP, VEC, y, w, b, row, base + (i * THREADS + t) * VEC, e, p0, scale)
+        else:
+            for i in unroll(range(V // VEC)):
+                for j in unroll(range(VEC)):
+                    e[j] = v[i * VEC + j]
+                put(OP, VEC, y, w, b, row, base + (i * THREADS + t) * VEC, e, p0, scale)
 
+    rows.shared_bytes = SPAN * ITEM if STAGED else 0
     return rows, how
 
 
 def run(op: str, kern: Any, how: Plan, x: Any, y: Any, w: Any, b: Any, eps: float = 1e-5) -> None:
     """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n)."""
-    kern[x.shape[0] // how.rows * how.cluster, how.threads * how.rows](x, y, w, b, eps)
+    kern[x.shape[0] // how.rows * how.cluster, how.threads * how.rows, kern.shared_bytes](x, y, w, b, eps)
 
 
 def reference(op: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:
@@ -267,7 +363,7 @@ def _measure(op: str, kern: Any, how: Plan, dtype_name: str, n: int, rows: int, 
     good = bool(np.allclose(dy.get()[pick].astype(np.float64), reference(op, x[pick], w, b), rtol=rtol, atol=atol))
     print(
         f"{op}: {rows} rows x {n} {dtype_name} ({how.threads * how.rows} threads a block, {how.cluster} a "
-        f"cluster)  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
+        f"cluster{', held in shared memory' if how.staged else ''})  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
         f"{2 * x.nbytes / t_copy / 1e12:.3f}  on {backend.device_name()}  {'OK' if good else 'WRONG'}"
     )
     return good
@@ -307,7 +403,7 @@ def main(argv: list[str] | None = None, op: str | None = None) -> int:
         sizes = [8192] if backend.name != "sim" else [2048, gk.problem_size(None, 8192, 32768)]
     ok = True
     for n in sizes:
-        how = plan(n, np.dtype(T.dtype).itemsize)
+        how = plan(n, np.dtype(T.dtype).itemsize, op)
         if how.cluster > 1 and backend.name not in ("sim", "cuda"):
             print(f"{op}: rows of {n} run in clusters: CUDA (sm_90) or the simulator", file=sys.stderr)
             continue

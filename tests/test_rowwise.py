@@ -43,12 +43,13 @@ def test_a_cluster_a_row(on_simulator, op):
     assert how.cluster == 4
     x = np.random.default_rng(0).standard_normal((1, 65536)).astype(np.float32)
     args = (x, np.zeros_like(x), np.ones(65536, np.float32), np.zeros(65536, np.float32), 1e-5)
-    assert gk.sanitize(kern[how.cluster, how.threads], *args) == []
+    assert gk.sanitize(kern[how.cluster, how.threads, kern.shared_bytes], *args) == []
 
 
 def test_plans():
     assert rw.plan(1024) == rw.Plan(32, 4, 1, 32) and rw.plan(262144) == rw.Plan(1024, 1, 8, 32)
-    assert rw.plan(65536) == rw.Plan(512, 1, 4, 32, 2)
+    assert rw.plan(65536) == rw.Plan(512, 1, 4, 32, 2)  # (registers: no op given)
+    assert rw.plan(65536, 4, "softmax").staged and rw.plan(1024, 4, "softmax") == rw.plan(1024)
     assert rw.plan(262144, 2) == rw.Plan(512, 1, 8, 64, 1)  # BF16: 64 elements a thread (half the bytes)
     for bad in (2 * 262144, 20480, 1000):
         with pytest.raises(ValueError, match="rows of a multiple of 1024"):
@@ -58,7 +59,8 @@ def test_plans():
 def test_the_command_line(capsys):
     assert rw.main(["rmsnorm", "--small", "--backend", "sim"]) == 0
     out = capsys.readouterr().out
-    assert "8 rows x 2048" in out and "2 a cluster" in out and out.count("OK") == 2 and "of a copy's" in out
+    assert "8 rows x 2048" in out and "8 rows x 32768" in out and out.count("OK") == 2 and "of a copy's" in out
+    assert "held in shared memory" in out  # (rmsnorm's plan for 32,768 float32s)
 
 
 @pytest.mark.parametrize(
@@ -72,3 +74,21 @@ def test_the_programs_of_each_op(name, argv, lines, capsys):
     assert program.main([*argv, "--backend", "sim"]) == 0
     out = capsys.readouterr().out
     assert out.count(f"{name}: 8 rows x ") == lines and out.count("OK") == lines and "TB/s" in out
+
+
+@pytest.mark.parametrize("op", rw.OPS)
+def test_a_row_held_in_shared_memory_by_a_cluster_of_16(on_simulator, op):
+    """A staged plan: each block's part of the row brought by one bulk copy into shared memory and
+    read from there, the 16 blocks' statistics written into each other's shared memory (a cluster
+    larger than CUDA's portable 8)."""
+    n, how = 16384, rw.Plan(128, 1, 16, 8, 1, True)
+    kern, how = rw.make_rows(op, gk.float32, n, how)
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((2, n)) * 3).astype(np.float32)
+    w, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    y = gk.to_device(np.full_like(x, np.nan))
+    rw.run(op, kern, how, gk.to_device(x), y, gk.to_device(w), gk.to_device(b))
+    rtol, atol = rw.tolerance(op, gk.float32, n)
+    np.testing.assert_allclose(y.get(), rw.reference(op, x, w, b), rtol=rtol, atol=atol)
+    assert kern.shared_bytes == 8 * 128 * 4
+    assert gk.sanitize(kern[2 * 16, 128, kern.shared_bytes], x, np.zeros_like(x), w, b, 1e-5) == []

@@ -24,6 +24,7 @@ from ..runtime import dlpack
 from ..runtime.array import DeviceArray
 from ..runtime.cache import binary_cache
 from ..runtime.foreign import cuda_interface, has_cuda_interface, interface_stream, order_streams
+from ..semantics import cluster as cluster_ops
 from ..semantics import tma
 from .base import Backend
 from .cuda_compile import cubin_key as _cubin_key
@@ -182,6 +183,9 @@ class CUDABackend(Backend):
         fn.gk_struct = struct.Struct(_arg_format(codes, offsets))
         fn.gk_split = tuple(i for i, c in enumerate(codes) if c in _COMPLEX)
         fn.gk_dynamic_ok = 48 * 1024 - variant.shared_bytes  # more needs the function's opt-in
+        dims = variant.program.kernel.cluster
+        if dims is not None and cluster_ops.size(dims) > cluster_ops.PORTABLE_BLOCKS:
+            fn.allow_non_portable_clusters()
         variant.compiled[self.key] = fn  # a function is loaded per context
         return fn
 

@@ -38,6 +38,7 @@ _NOT_READY = 600  # CUDA_ERROR_NOT_READY: cuEventQuery / cuStreamQuery of unfini
 _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE, _PARAM_END = 1, 2, 0
 _POINTER_DEVICE_ORDINAL = 9  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 ATTR_MAX_DYNAMIC_SHARED = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+ATTR_NON_PORTABLE_CLUSTER = 14  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 FUNC_ATTR_SHARED_SIZE = 1  # CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static shared memory)
 DEVICE_ATTRIBUTES = {  # CUdevice_attribute values the backend reads
     "MAX_THREADS_PER_BLOCK": 1,
@@ -681,6 +682,10 @@ class Function:
             layout = self.__dict__["_struct"]
             launch = launchers[key] = self.module.driver.launcher(self, dims[0], dims[1], shared, layout)
         launch(args, stream)
+
+    def allow_non_portable_clusters(self) -> None:
+        """Allow clusters of more than 8 blocks (16 on sm_90), which CUDA calls non-portable."""
+        self.module.driver.call("cuFuncSetAttribute", self.handle, ATTR_NON_PORTABLE_CLUSTER, 1)
 
     def set_max_dynamic_shared(self, nbytes: int) -> None:
         """Allow launches with ``nbytes`` of dynamic shared memory (needed beyond 48 KiB)."""

@@ -74,6 +74,11 @@ class ExpressionLowering(ast.NodeVisitor):
         self.set_launch_bounds = f.set_launch_bounds
         self.set_cluster = f.set_cluster
 
+    @property
+    def cluster(self) -> tuple[int, int, int] | None:
+        """The kernel's cluster shape, once its ``cluster_dims()`` has been read (None before, or none)."""
+        return self.f.cluster
+
     def generic_visit(self, node: ast.AST) -> Any:
         raise unsupported(self.loc(node), node)
 

@@ -63,8 +63,9 @@ class _Peer(Intrinsic):
         r = scalar(loc, cx.visit(node.args[1]), f"{self.name}()'s rank")
         if isinstance(r, Static):
             n = r.value
-            if isinstance(n, bool) or not float(n).is_integer() or not 0 <= int(n) < cl.MAX_BLOCKS:
-                raise KernelTypeError(f"a block's rank in its cluster is 0 to {cl.MAX_BLOCKS - 1}, not {n!r}", loc)
+            most = cl.size(cx.cluster) if cx.cluster else cl.MAX_BLOCKS  # (the kernel's cluster_dims(), if read)
+            if isinstance(n, bool) or not float(n).is_integer() or not 0 <= int(n) < most:
+                raise KernelTypeError(f"a block's rank in its cluster is 0 to {most - 1}, not {n!r}", loc)
             rank: ir.Expr = ir.Lit(int(n), uint32, loc=loc)
         elif not r.type.is_int or r.type == bool_:
             raise KernelTypeError(f"{self.name}()'s rank is an integer, not {r.type.name}", loc)
@@ -75,9 +76,9 @@ class _Peer(Intrinsic):
 
 cluster_dims = _ClusterDims(
     "cluster_dims",
-    "cluster_dims(x, y=1, z=1): the kernel runs in clusters of x * y * z blocks (at most 8; the grid a multiple "
-    "of it), whose blocks share their shared memory (peer) and meet at cluster_barrier().  CUDA sm_90 "
-    "(__cluster_dims__) and the simulator.",
+    "cluster_dims(x, y=1, z=1): the kernel runs in clusters of x * y * z blocks (at most 16, more than 8 "
+    "non-portable; the grid a multiple of it), whose blocks share their shared memory (peer) and meet at "
+    "cluster_barrier().  CUDA sm_90 (__cluster_dims__) and the simulator.",
 )
 cluster_rank = _ClusterInfo(
     "cluster_rank", "rank", "cluster_rank(): the block's rank in its cluster, 0 to cluster_size() - 1 (x fastest)."

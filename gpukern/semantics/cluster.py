@@ -16,15 +16,21 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_BLOCKS = 8  # the portable cluster size (16 needs cudaFuncAttributeNonPortableClusterSizeAllowed)
+PORTABLE_BLOCKS = 8  # the portable cluster size: every sm_90 device runs it
+MAX_BLOCKS = 16  # more than 8 is "non-portable" (the launcher opts in: an H100 or H200 runs 16)
+
+
+def size(dims: tuple[int, ...]) -> int:
+    """The blocks of a cluster of shape ``dims``."""
+    return int(np.prod(dims))
 
 
 def dims_problem(dims: tuple[int, ...]) -> str | None:
     """Why ``dims`` cannot be a cluster's shape (None: it can)."""
     if len(dims) > 3 or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in dims):
         return f"a cluster's shape is 1 to 3 positive integers, not {dims!r}"
-    if int(np.prod(dims)) > MAX_BLOCKS:
-        return f"a cluster has at most {MAX_BLOCKS} blocks (the portable size), not {int(np.prod(dims))} {dims!r}"
+    if size(dims) > MAX_BLOCKS:
+        return f"a cluster has at most {MAX_BLOCKS} blocks, not {size(dims)} {dims!r}"
     return None
 
 

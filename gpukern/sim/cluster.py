@@ -8,7 +8,8 @@ for the block's own; races across the cluster are ordered by cluster barriers (`
 
 Reported at the line: a cluster barrier some live threads of the cluster reach and others not
 (``gk.BarrierDivergenceError``); a rank outside the cluster (``gk.OutOfBoundsError``); an access of
-a block whose threads have all exited, and, at the end of the launch, one after which no cluster
+another block before the cluster's first barrier (the block may not have started), of a block whose
+threads have all exited, and, at the end of the launch, one after which no cluster
 barrier came before the target block's end (``gk.DataRaceError``: on a GPU the block may have
 exited and its shared memory be gone).
 """
@@ -85,6 +86,17 @@ class Clusters:
                 )
                 ok &= ~gone
             other = ok & (block != own)
+            early = other & (self.epoch[self.cluster[own]] == 0)
+            if early.any():  # (CUDA: a cluster's blocks are not known to have started before its first barrier)
+                k = int(np.argmax(early))
+                run.report(
+                    DataRaceError,
+                    f"{run.who(int(lanes[k]))} reaches the shared memory of the block of rank {int(r[k])} before "
+                    "the cluster's first cluster_barrier(): on a GPU that block may not have started yet; put a "
+                    "cluster_barrier() between the kernel's start and the first access of another block",
+                    node,
+                    (int(lanes[k]),),
+                )
             target = block[other]
             self.touch_epoch[target] = self.epoch[self.cluster[target]]
             self.touch_lane[target] = lanes[other]

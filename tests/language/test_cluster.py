@@ -23,6 +23,7 @@ def cluster_sums(a: Array[float32], out: Array[float32], CLUSTER: Const[int], SY
     part = gk.shared(float32, 128)
     t = gk.thread_idx.x
     b = gk.block_idx.x
+    gk.cluster_barrier()  # every block of the cluster has started
     part[t] = a[b * 128 + t]
     if SYNC:
         gk.cluster_barrier()
@@ -64,14 +65,17 @@ def test_a_peer_read_with_no_cluster_barrier_after_it_may_find_the_block_gone():
 
 
 @gk.kernel
-def rotate(a: Array[int32], out: Array[int32]):
-    """Each block writes its 64 elements into the next block's shared memory (round its cluster of 4)."""
+def rotate(a: Array[int32], out: Array[int32], STARTED: Const[bool] = True):
+    """Each block writes its 64 elements into the next block's shared memory (round its cluster of 4),
+    once every block of the cluster has started (STARTED: a cluster barrier says so)."""
     gk.cluster_dims(2, 2)
     buf = gk.shared(int32, 64)
     t = gk.thread_idx.x
     b = gk.block_idx.x + gk.block_idx.y * gk.grid_dim.x
     n = gk.cluster_size()
-    gk.peer(buf, (gk.cluster_rank() + 1) % n)[t] = a[b * 64 + t]
+    if STARTED:
+        gk.cluster_barrier()
+    gk.peer(buf, (gk.cluster_rank() + 1) % n)[t] = a[b * 64 + t]  # the next block's
     gk.cluster_barrier()
     out[b * 64 + t] = buf[t]
 
@@ -89,6 +93,18 @@ def test_blocks_write_each_others_shared_memory(backend):
             src = (rank - 1) % 4  # the block that wrote into this one
             sy, sx = by - by % 2 + src // 2, bx - bx % 2 + src % 2
             np.testing.assert_array_equal(got[by, bx], blocks[sy, sx])
+
+
+def test_a_peer_written_before_the_first_cluster_barrier_may_not_have_started():
+    """CUDA's programming guide: a cluster's blocks are known to run only after a cluster barrier (its
+    DSMEM example begins with cluster.sync()); on the H200 a kernel writing peers before it failed to
+    launch ("unspecified launch failure", examples/rowwise.py at clusters of 4, session 18)."""
+    a = np.arange(16 * 64, dtype=np.int32)
+    assert gk.sanitize(rotate[(4, 4), 64], a, np.zeros_like(a), True) == []
+    faults = gk.sanitize(rotate[(4, 4), 64], a, np.zeros_like(a), False)
+    assert [type(f) for f in faults] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(rotate, "# the next block's")
+    assert "may not have started" in str(faults[0]) and "before the cluster's first cluster_barrier()" in str(faults[0])
 
 
 def test_the_cuda_source_spells_the_ptx():
@@ -114,10 +130,10 @@ _HEADER = "import gpukern as gk\nfrom gpukern import Array, int32\n"
 @pytest.mark.parametrize(
     "body, match",
     [
-        ("gk.cluster_dims(4, 4)", "at most 8 blocks"),
+        ("gk.cluster_dims(4, 8)", "at most 16 blocks"),
         ("gk.cluster_dims(0)", "positive integers"),
         ("x = gk.peer(out, 1)[0]", "takes one of the kernel's shared arrays"),
-        ("x = gk.peer(buf, 9)[0]", "rank in its cluster is 0 to 7"),
+        ("x = gk.peer(buf, 9)[0]", "rank in its cluster is 0 to 1"),
         ("if gk.cluster_rank() == 0: gk.cluster_barrier()", "cluster_barrier"),
     ],
 )
