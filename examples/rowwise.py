@@ -363,7 +363,8 @@ def _measure(op: str, kern: Any, how: Plan, dtype_name: str, n: int, rows: int, 
     good = bool(np.allclose(dy.get()[pick].astype(np.float64), reference(op, x[pick], w, b), rtol=rtol, atol=atol))
     print(
         f"{op}: {rows} rows x {n} {dtype_name} ({how.threads * how.rows} threads a block, {how.cluster} a "
-        f"cluster{', held in shared memory' if how.staged else ''})  {t * 1e3:9.3f} ms  {2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
+        f"cluster{', held in shared memory' if how.staged else ''})  {t * 1e3:9.3f} ms  "
+        f"{2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
         f"{2 * x.nbytes / t_copy / 1e12:.3f}  on {backend.device_name()}  {'OK' if good else 'WRONG'}"
     )
     return good
