@@ -2,14 +2,17 @@
 matrix, each row read once from global memory and written once.
 
 Every thread holds V elements of its row in registers (``local`` arrays indexed by unrolled loop
-variables); a row longer than one block holds runs on a *cluster* of CLUSTER blocks, each holding
+variables), or, in a *staged* plan, the block's part of the row sits in shared memory, brought by one
+bulk copy (no registers held while it flies, so more blocks a multiprocessor), and is read from there
+for each pass; a row longer than one block holds runs on a *cluster* of CLUSTER blocks, each holding
 its part, which meet through distributed shared memory instead of a second pass over global memory.
 A row's statistics are one pair per thread, combined by the op's own rule: (maximum, sum of
 exp(x - maximum)) for softmax (the online-softmax merge), (mean, sum of squared deviations) for
 LayerNorm (Chan's merge of equal counts), the sum of squares for RMSNorm.  The pairs meet across a
 warp by shuffles, across the block's warps through shared memory, across the cluster's blocks by
-reading each block's pair from its shared memory (``gk.peer``) after a ``cluster_barrier()``; then
-every thread writes its elements from its registers.
+each block writing its pair into every block's shared memory (``gk.peer``: after a first
+``cluster_barrier()``, passed while the loads fly, which says every block has started) before a
+second; then every thread writes its elements.
 
 Rows are FP32 or BF16 in and out (the math in float32; BF16 moved 8 elements a 16-byte ``vload``),
 compiled with ``fastmath`` (the hardware's exp2, reciprocal and square root).
