@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 import gpukern as gk
-from gpukern import Array, block_idx, float32, func, kernel, local, shared, thread_idx, unroll, vload, vstore
+from gpukern import Array, Const, block_idx, float32, func, kernel, local, shared, thread_idx, unroll, vload, vstore
 
 OPS = ("softmax", "layernorm", "rmsnorm")
 
@@ -139,22 +139,31 @@ def merge(op: int, a0: float32, a1: float32, na: float32, b0: float32, b1: float
 
 
 @func
-def put(op: int, vec: int, y, w, b, row, col, e, p0: float32, scale: float32):
-    """Elements ``e`` of ``row`` from column ``col``, scaled (and shifted, weighted) by the row's
-    statistics, stored ``vec`` at once (into bfloat16: rounded to nearest even)."""
-    out = local(float32, vec)
-    if op == 0:
+def weights(op: int, vec: int, w, b, col, g, h, at: Const[int]):
+    """LayerNorm's weights and biases (RMSNorm's weights) of columns ``col`` on, ``vec`` of them, into
+    ``g`` and ``h`` from element ``at``: loaded ahead of their use, several in flight at once."""
+    if op != 0:
+        gq = vload(w, col, vec)
         for j in unroll(range(vec)):
-            out[j] = e[j] * scale
-    else:
-        g = vload(w, col, vec)
-        if op == 1:
-            h = vload(b, col, vec)
-            for j in unroll(range(vec)):
-                out[j] = (e[j] - p0) * scale * float32(g[j]) + float32(h[j])
+            g[at + j] = float32(gq[j])
+    if op == 1:
+        hq = vload(b, col, vec)
+        for j in unroll(range(vec)):
+            h[at + j] = float32(hq[j])
+
+
+@func
+def put(op: int, vec: int, y, row, col, e, g, h, at: Const[int], p0: float32, scale: float32):
+    """Elements ``e[at:at + vec]`` of ``row`` from column ``col``, scaled (and shifted, weighted by
+    ``g``, ``h``) by the row's statistics, stored at once (into bfloat16: rounded to nearest even)."""
+    out = local(float32, vec)
+    for j in unroll(range(vec)):
+        if op == 0:
+            out[j] = e[at + j] * scale
+        elif op == 1:
+            out[j] = (e[at + j] - p0) * scale * g[at + j] + h[at + j]
         else:
-            for j in unroll(range(vec)):
-                out[j] = e[j] * scale * float32(g[j])
+            out[j] = e[at + j] * scale * g[at + j]
     if vec == 4:
         vstore(y, (row, col), (out[0], out[1], out[2], out[3]))
     else:
@@ -175,6 +184,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
     ITEM = np.dtype(T.dtype).itemsize
+    GROUP = 4 if (V // VEC) % 4 == 0 else 1  # (staged: the output loop's loads issued together)
 
     @kernel(fastmath=fast)
     def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
@@ -282,18 +292,24 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             scale = gk.rsqrt(p1 / n + eps)
         else:
             scale = gk.rsqrt(p0 / n + eps)
-        e = local(float32, VEC)  # VEC elements on their way out
+        e = local(float32, GROUP * VEC)  # elements on their way out, GROUP loads' worth at a time
+        g = local(float32, GROUP * VEC)  # (their weights)
+        h = local(float32, GROUP * VEC)  # (and biases)
         if STAGED:  # (a loop: the elements come from shared memory again)
-            for i in range(V // VEC):
-                q = vload(buf, (i * THREADS + t) * VEC, VEC)
-                for j in unroll(range(VEC)):
-                    e[j] = math.exp(float32(q[j]) - p0) if OP == 0 else float32(q[j])
-                put(OP, VEC, y, w, b, row, base + (i * THREADS + t) * VEC, e, p0, scale)
+            for i0 in range(V // VEC // GROUP):
+                for u in unroll(range(GROUP)):  # the group's weights first: GROUP loads in flight at once
+                    weights(OP, VEC, w, b, base + ((i0 * GROUP + u) * THREADS + t) * VEC, g, h, u * VEC)
+                for u in unroll(range(GROUP)):
+                    q = vload(buf, ((i0 * GROUP + u) * THREADS + t) * VEC, VEC)
+                    for j in unroll(range(VEC)):
+                        e[u * VEC + j] = math.exp(float32(q[j]) - p0) if OP == 0 else float32(q[j])
+                    put(OP, VEC, y, row, base + ((i0 * GROUP + u) * THREADS + t) * VEC, e, g, h, u * VEC, p0, scale)
         else:
             for i in unroll(range(V // VEC)):
+                weights(OP, VEC, w, b, base + (i * THREADS + t) * VEC, g, h, 0)
                 for j in unroll(range(VEC)):
                     e[j] = v[i * VEC + j]
-                put(OP, VEC, y, w, b, row, base + (i * THREADS + t) * VEC, e, p0, scale)
+                put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
 
     rows.shared_bytes = SPAN * ITEM if STAGED else 0
     return rows, how

@@ -23,7 +23,7 @@ from ..ir import nodes as ir
 from ..ir.source import ParsedFunction, parse_function
 from ..semantics import ops
 from ..semantics.values import Rules, Static, Value, describe, scalar, store_value
-from ..types import ArrayType, ScalarType, StorageType, Type, bool_, int32, type_named, value_type
+from ..types import ArrayType, Const, ScalarType, StorageType, Type, bool_, int32, type_named, value_type
 
 
 class Lowering(Protocol):
@@ -208,7 +208,14 @@ def _compile_time_params(df: DeviceFunction) -> frozenset[str]:
     fn = df.fn
     params = {a.arg for a in df.parsed.tree.args.args}
     found: set[str] = set()
+    for a in df.parsed.tree.args.args:  # declared so: def f(..., at: Const[int])
+        ann = a.annotation
+        if ann is not None and _resolve(fn, ann.value if isinstance(ann, ast.Subscript) else ann) is Const:
+            found.add(a.arg)
     for node in ast.walk(df.parsed.tree):
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and node.iter.args:
+            if _resolve(fn, node.iter.func) is unroll:  # for i in unroll(range(...)): its bounds
+                found |= {n.id for n in ast.walk(node.iter.args[0]) if isinstance(n, ast.Name) and n.id in params}
         if not isinstance(node, ast.Call):
             continue
         callee = _resolve(fn, node.func)
@@ -378,6 +385,8 @@ class _Vector(Intrinsic):
 
 
 class _VLoad(_Vector):
+    compile_time = (2,)  # the width
+
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 3, self.name)
         array, indices = cx.array_and_index(node, self.name)
