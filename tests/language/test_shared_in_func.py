@@ -357,3 +357,33 @@ def test_a_size_known_only_at_run_time_is_still_refused_at_the_line():
 
     lines, first = inspect.getsourcelines(_sized_at_run_time.fn)
     assert e.value.lineno == first + next(k for k, text in enumerate(lines) if "# RUNTIME" in text)
+
+
+@gk.func
+def _four_at(a, i, out, at: gk.Const[int], n):
+    """Load n elements (a vload's width) into out[at:at + n]: at is an offset into a local array."""
+    q = gk.vload(a, i, n)
+    for j in gk.unroll(range(n)):
+        out[at + j] = q[j]
+
+
+@gk.kernel
+def _gather_twice(a: gk.Array[gk.float32], y: gk.Array[gk.float32]):
+    t = gk.thread_idx.x
+    v = gk.local(gk.float32, 8)
+    _four_at(a, t * 8, v, 0, 4)
+    _four_at(a, t * 8 + 4, v, 4, 4)
+    for j in gk.unroll(range(8)):
+        y[t * 8 + j] = v[7 - j] * 2
+
+
+def test_a_func_takes_vload_widths_and_const_offsets_as_constants():
+    """A vload's width and a Const[int] offset into a local array are the caller's constants: the
+    local array stays indexed by constants (registers), and each offset is its own specialisation."""
+    assert _four_at.compile_time_params == frozenset({"at", "n"})
+    a = np.arange(64, dtype=np.float32)
+    y = gk.to_device(np.zeros(64, np.float32))
+    _gather_twice[1, 8](gk.to_device(a), y)
+    np.testing.assert_array_equal(y.get(), (a.reshape(8, 8)[:, ::-1] * 2).ravel())
+    src = _gather_twice.source(gk.Array[gk.float32], gk.Array[gk.float32])
+    assert src.count("_four_at") >= 3  # two specialisations (at 0 and at 4), and their calls
