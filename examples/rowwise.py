@@ -172,18 +172,18 @@ def put(op: int, vec: int, y, row, col, e, g, h, at: Const[int], p0: float32, sc
 
 def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = True) -> tuple[Any, Plan]:
     """The kernel computing ``op`` over rows of ``n`` elements of type ``T`` (float32, bfloat16) and
-    how it is spread (``plan(n)`` unless given; ``run`` launches it).  ``fast``: compiled with
+    how it is spread (``plan(n, itemsize, op)`` unless given; ``run`` launches it).  ``fast``: compiled with
     ``fastmath`` (the hardware's exp2, reciprocal and square root: within ``tolerance``), which a
     BF16 row needs to keep up with the memory (twice the elements a byte of float32's)."""
     OP = OPS.index(op)
-    how = how or plan(n, np.dtype(T.dtype).itemsize, op)
+    ITEM = np.dtype(T.dtype).itemsize
+    how = how or plan(n, ITEM, op)
     THREADS, ROWS, CLUSTER, V, MINB, STAGED = how
     if STAGED and ROWS != 1:
         raise ValueError("a staged plan is a block (or a cluster) a row: rows 1")
-    VEC = 16 // np.dtype(T.dtype).itemsize  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
+    VEC = 16 // ITEM  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
-    ITEM = np.dtype(T.dtype).itemsize
     GROUP = 4 if (V // VEC) % 4 == 0 else 1  # (staged: the output loop's loads issued together)
 
     @kernel(fastmath=fast)
@@ -216,7 +216,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                     v[i * VEC + j] = float32(q[j])
         if CLUSTER > 1:  # every block of the cluster has started (its shared memory may be written; loads in flight)
             gk.cluster_barrier()
-        if STAGED:  # (loops, not unrolled: the elements stay in shared memory, the registers few)
+        if STAGED:  # (the elements stay in shared memory; nvcc may unroll these loops: ~80 registers)
             gk.mbarrier_wait(landed[0], 0)
             if OP == 0:  # softmax: the maximum, then the sum of exp(x - maximum): two reads
                 p0 = -math.inf

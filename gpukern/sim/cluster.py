@@ -31,7 +31,7 @@ class Clusters:
     def __init__(self, run: Any):
         self.run = run
         self.dims = run.variant.program.kernel.cluster or (1, 1, 1)
-        self.size = int(np.prod(self.dims))
+        self.size = cl.size(self.dims)
         b = np.arange(run.nblocks)
         grid = run.grid
         bidx = (b % grid[0], (b // grid[0]) % grid[1], b // (grid[0] * grid[1]))
