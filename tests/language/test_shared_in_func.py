@@ -386,4 +386,28 @@ def test_a_func_takes_vload_widths_and_const_offsets_as_constants():
     _gather_twice[1, 8](gk.to_device(a), y)
     np.testing.assert_array_equal(y.get(), (a.reshape(8, 8)[:, ::-1] * 2).ravel())
     src = _gather_twice.source(gk.Array[gk.float32], gk.Array[gk.float32])
-    assert src.count("_four_at") >= 3  # two specialisations (at 0 and at 4), and their calls
+    assert "out[4] = a_v.x;" in src and "_four_at_2(" in src  # at 4: its own specialisation, a constant index
+
+
+@gk.func
+def _double_first(v, n):
+    """Doubles v[0:n]: n is used only as an unroll's bound."""
+    for j in gk.unroll(range(n)):
+        v[j] = v[j] * 2
+
+
+@gk.kernel
+def _doubled(y: gk.Array[gk.float32]):
+    v = gk.local(gk.float32, 4)
+    for j in gk.unroll(range(4)):
+        v[j] = y[gk.thread_idx.x * 4 + j]
+    _double_first(v, 3)
+    for j in gk.unroll(range(4)):
+        y[gk.thread_idx.x * 4 + j] = v[j]
+
+
+def test_an_unroll_bound_is_the_callers_constant():
+    assert _double_first.compile_time_params == frozenset({"n"})
+    y = gk.to_device(np.arange(8, dtype=np.float32))
+    _doubled[1, 2](y)
+    np.testing.assert_array_equal(y.get(), [0, 2, 4, 3, 8, 10, 12, 7])
