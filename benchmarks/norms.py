@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
     p.add_argument("--staged", action="store_true", help="time plans holding the row in shared memory too")
+    p.add_argument(
+        "--pipelined", action="store_true", help="time persistent plans (the next row landing while this one works)"
+    )
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
     args = p.parse_args(argv)
     import torch
@@ -122,6 +125,19 @@ def _one_length(
                 fit = min(227 * 1024 // (span + 1024), 65536 // (threads * 80), 8)  # (shared memory; 80 registers)
                 if 1 <= cluster <= 16 and 16 // item <= per <= 128:
                     plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
+    if args.pipelined:  # persistent: a part of up to 208 KiB landing in shared memory, worked on in registers
+        for threads in (128, 256, 512, 1024):
+            for per in (16, 32, 64):
+                cluster, span = n // (threads * per), threads * per * item
+                regs = per + 40  # (about what a thread needs: its part and the rest)
+                if per * item < 16 or not 1 <= cluster <= 16 or cluster * threads * per != n or span > 208 * 1024:
+                    continue
+                plans += [
+                    rw.Plan(threads, 1, cluster, per, m, False, True)
+                    for m in (1, 2, 4, 8)
+                    if threads * m * regs <= 65536 and m * (span + 2048) <= 227 * 1024 and threads * m <= 2048
+                ]
+        plans = list(dict.fromkeys(plans))
     made = [(op, *rw.make_rows(op, T, n, how, fast=not args.exact)) for op in args.ops for how in [None, *plans]
             if how != rw.plan(n, item, op)]  # fmt: skip
     with ThreadPoolExecutor(8) as pool:  # (compiled side by side first: NVRTC takes a second or two a kernel)

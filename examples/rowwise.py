@@ -45,6 +45,9 @@ class Plan(NamedTuple):
     per: int
     blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
     staged: bool = False  # the block's part held in shared memory (brought by a bulk copy), not in registers
+    # persistent: a cluster loops over rows, the next row's part landing in shared memory (one bulk copy)
+    # while the block works on this one's in registers
+    pipelined: bool = False
 
 
 # BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
@@ -178,9 +181,12 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     OP = OPS.index(op)
     ITEM = np.dtype(T.dtype).itemsize
     how = how or plan(n, ITEM, op)
-    THREADS, ROWS, CLUSTER, V, MINB, STAGED = how
-    if STAGED and ROWS != 1:
-        raise ValueError("a staged plan is a block (or a cluster) a row: rows 1")
+    THREADS, ROWS, CLUSTER, V, MINB, STAGED, PIPE = how
+    if (STAGED or PIPE) and ROWS != 1:
+        raise ValueError("a staged or pipelined plan is a block (or a cluster) a row: rows 1")
+    if PIPE and (STAGED or THREADS < 64):
+        raise ValueError("a pipelined plan holds the part in registers (not staged), in blocks of 64 threads or more")
+    LAND = STAGED or PIPE  # the block's part lands in shared memory by one bulk copy
     VEC = 16 // ITEM  # elements a load moves: 16 bytes (4 float32s, 8 bfloat16s)
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
@@ -191,133 +197,169 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
         gk.launch_bounds(THREADS * ROWS, MINB)
         if CLUSTER > 1:
             gk.cluster_dims(CLUSTER)
-        part = shared(float32, (2, WARPS))  # each warp's pair
-        pairs = shared(float32, (2, CLUSTER))  # every block's pair, written by the cluster's blocks
+        part = shared(float32, (2, 2, WARPS))  # each warp's pair (two sets: a pipelined block's rows alternate)
+        pairs = shared(float32, (2, 2, CLUSTER))  # every block's pair, written by the cluster's blocks
         t = thread_idx.x % THREADS
-        row = (block_idx.x // CLUSTER) * ROWS + thread_idx.x // THREADS
         rank = block_idx.x % CLUSTER
         base = rank * SPAN
-        p0 = float32(0)
-        p1 = float32(0)
-        if STAGED:  # the block's part into shared memory by one bulk copy, read from there (below)
+        if PIPE:  # the cluster's rows: its own number's, then every (the grid's clusters)-th after it
+            first = block_idx.x // CLUSTER
+            stop = x.shape[0]
+            stride = gk.grid_dim.x // CLUSTER
+        else:  # one row (the block's ROWS rows: each thread's is ``first`` + its row in the block)
+            first = (block_idx.x // CLUSTER) * ROWS
+            stop = first + 1
+            stride = 1
+        if LAND:  # the block's (first) part into shared memory by one bulk copy
             buf = gk.dynamic_shared(T)
             landed = shared(gk.mbarrier, 1)
             if thread_idx.x == 0:
                 gk.mbarrier_init(landed[0], 1)
                 gk.fence_mbarrier_init()
-                gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)
-                gk.bulk_load(buf[0], x[row, base], SPAN, landed[0])
+                if first < stop:
+                    gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)
+                    gk.bulk_load(buf[0], x[first, base], SPAN, landed[0])
             gk.barrier()  # (the barrier initialised before any thread waits on it)
-        else:  # the block's part in registers
-            v = local(float32, V)
-            for i in unroll(range(V // VEC)):  # the row's part, VEC elements a load, the warp's loads adjacent
-                q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
-                for j in unroll(range(VEC)):
-                    v[i * VEC + j] = float32(q[j])
         if CLUSTER > 1:  # every block of the cluster has started (its shared memory may be written; loads in flight)
             gk.cluster_barrier()
-        if STAGED:  # (the elements stay in shared memory; nvcc may unroll these loops: ~80 registers)
-            gk.mbarrier_wait(landed[0], 0)
-            if OP == 0:  # softmax: the maximum, then the sum of exp(x - maximum): two reads
-                p0 = -math.inf
-                for i in range(V // VEC):
-                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
-                    for j in unroll(range(VEC)):
-                        p0 = max(p0, float32(q[j]))
-                for i in range(V // VEC):
-                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
-                    for j in unroll(range(VEC)):
-                        p1 += math.exp(float32(q[j]) - p0)
-            else:
-                for i in range(V // VEC):
-                    q = vload(buf, (i * THREADS + t) * VEC, VEC)
-                    for j in unroll(range(VEC)):
-                        p0 += float32(q[j]) if OP == 1 else float32(q[j]) * float32(q[j])
-                if OP == 1:
-                    p0 = p0 / V
+        v = local(float32, V)  # the block's part in registers (not staged)
+        k = 0  # rows done: the set of ``part`` and ``pairs`` a row uses, and the phase its part lands in
+        for r0 in range(first, stop, stride):
+            row = r0 + thread_idx.x // THREADS
+            s = k & 1
+            p0 = float32(0)
+            p1 = float32(0)
+            if LAND:
+                gk.mbarrier_wait(landed[0], s)
+            if STAGED:  # (the elements stay in shared memory; nvcc may unroll these loops: ~80 registers)
+                if OP == 0:  # softmax: the maximum, then the sum of exp(x - maximum): two reads
+                    p0 = -math.inf
                     for i in range(V // VEC):
                         q = vload(buf, (i * THREADS + t) * VEC, VEC)
                         for j in unroll(range(VEC)):
-                            p1 += (float32(q[j]) - p0) * (float32(q[j]) - p0)
-        else:  # this thread's pair
-            if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
-                p0 = v[0]
-                for i in unroll(range(1, V)):
-                    p0 = max(p0, v[i])
-                for i in unroll(range(V)):
-                    v[i] = math.exp(v[i] - p0)
-                    p1 += v[i]
-            elif OP == 1:
-                for i in unroll(range(V)):
-                    p0 += v[i]
-                p0 = p0 / V
-                for i in unroll(range(V)):
-                    p1 += (v[i] - p0) * (v[i] - p0)
-            else:
-                for i in unroll(range(V)):
-                    p0 += v[i] * v[i]
-            m_own = p0
-        count = float32(V)
-        for k in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
-            q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> k)
-            q1 = gk.shfl_xor_sync(0xFFFFFFFF, p1, 16 >> k)
-            p0, p1 = merge(OP, p0, p1, count, q0, q1, count)
-            count *= 2
-        if WARPS > 1:  # across the row's warps, through shared memory (each thread alike)
-            if gk.lane_id() == 0:
-                part[0, t // 32] = p0
-                part[1, t // 32] = p1
-            gk.barrier()
-            p0 = part[0, 0]
-            p1 = part[1, 0]
-            for k in unroll(range(1, WARPS)):
-                p0, p1 = merge(OP, p0, p1, count * k, part[0, k], part[1, k], count)
-        if CLUSTER > 1:  # across the cluster's blocks: each writes its pair into every block's shared memory
-            if t == 0:
-                for r in unroll(range(CLUSTER)):
-                    gk.peer(pairs, r)[0, rank] = p0
-                    gk.peer(pairs, r)[1, rank] = p1
-            gk.cluster_barrier()  # (then no block reads another's memory: each may end when done)
-            block_count = count * WARPS
-            p0 = pairs[0, 0]
-            p1 = pairs[1, 0]
-            for r in unroll(range(1, CLUSTER)):
-                p0, p1 = merge(OP, p0, p1, block_count * r, pairs[0, r], pairs[1, r], block_count)
-        # the row's statistics, then each element
-        if OP == 0 and STAGED:  # (staged: each element's exp(x - maximum) is taken as it is written)
-            scale = 1 / p1
-        elif OP == 0:
-            scale = math.exp(m_own - p0) / p1
-        elif OP == 1:
-            scale = gk.rsqrt(p1 / n + eps)
-        else:
-            scale = gk.rsqrt(p0 / n + eps)
-        e = local(float32, GROUP * VEC)  # elements on their way out, GROUP loads' worth at a time
-        g = local(float32, GROUP * VEC)  # (their weights)
-        h = local(float32, GROUP * VEC)  # (and biases)
-        if STAGED:  # (a loop: the elements come from shared memory again)
-            for i0 in range(V // VEC // GROUP):
-                for u in unroll(range(GROUP)):  # the group's weights first: GROUP loads in flight at once
-                    weights(OP, VEC, w, b, base + ((i0 * GROUP + u) * THREADS + t) * VEC, g, h, u * VEC)
-                for u in unroll(range(GROUP)):
-                    q = vload(buf, ((i0 * GROUP + u) * THREADS + t) * VEC, VEC)
+                            p0 = max(p0, float32(q[j]))
+                    for i in range(V // VEC):
+                        q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                        for j in unroll(range(VEC)):
+                            p1 += math.exp(float32(q[j]) - p0)
+                else:
+                    for i in range(V // VEC):
+                        q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                        for j in unroll(range(VEC)):
+                            p0 += float32(q[j]) if OP == 1 else float32(q[j]) * float32(q[j])
+                    if OP == 1:
+                        p0 = p0 / V
+                        for i in range(V // VEC):
+                            q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                            for j in unroll(range(VEC)):
+                                p1 += (float32(q[j]) - p0) * (float32(q[j]) - p0)
+            else:  # the part into registers (from shared memory where it landed), then this thread's pair
+                for i in unroll(range(V // VEC)):  # VEC elements a load, the warp's loads adjacent
+                    if PIPE:
+                        q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                    else:
+                        q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
                     for j in unroll(range(VEC)):
-                        e[u * VEC + j] = math.exp(float32(q[j]) - p0) if OP == 0 else float32(q[j])
-                    put(OP, VEC, y, row, base + ((i0 * GROUP + u) * THREADS + t) * VEC, e, g, h, u * VEC, p0, scale)
-        else:
-            for i in unroll(range(V // VEC)):
-                weights(OP, VEC, w, b, base + (i * THREADS + t) * VEC, g, h, 0)
-                for j in unroll(range(VEC)):
-                    e[j] = v[i * VEC + j]
-                put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
+                        v[i * VEC + j] = float32(q[j])
+                if OP == 0:  # (softmax keeps exp(x - its maximum) in v: one exp an element)
+                    p0 = v[0]
+                    for i in unroll(range(1, V)):
+                        p0 = max(p0, v[i])
+                    for i in unroll(range(V)):
+                        v[i] = math.exp(v[i] - p0)
+                        p1 += v[i]
+                elif OP == 1:
+                    for i in unroll(range(V)):
+                        p0 += v[i]
+                    p0 = p0 / V
+                    for i in unroll(range(V)):
+                        p1 += (v[i] - p0) * (v[i] - p0)
+                else:
+                    for i in unroll(range(V)):
+                        p0 += v[i] * v[i]
+                m_own = p0
+            count = float32(V)
+            for m in unroll(range(5)):  # across the warp: 16, 8, 4, 2, 1 lanes apart
+                q0 = gk.shfl_xor_sync(0xFFFFFFFF, p0, 16 >> m)
+                q1 = gk.shfl_xor_sync(0xFFFFFFFF, p1, 16 >> m)
+                p0, p1 = merge(OP, p0, p1, count, q0, q1, count)
+                count *= 2
+            if WARPS > 1:  # across the row's warps, through shared memory (each thread alike)
+                if gk.lane_id() == 0:
+                    part[s, 0, t // 32] = p0
+                    part[s, 1, t // 32] = p1
+                gk.barrier()
+                if PIPE and thread_idx.x == 0 and row + stride < stop:  # (every thread has read the part)
+                    gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)  # the next row's part lands meanwhile
+                    gk.bulk_load(buf[0], x[row + stride, base], SPAN, landed[0])
+                p0 = part[s, 0, 0]
+                p1 = part[s, 1, 0]
+                for m in unroll(range(1, WARPS)):
+                    p0, p1 = merge(OP, p0, p1, count * m, part[s, 0, m], part[s, 1, m], count)
+            if CLUSTER > 1:  # across the cluster's blocks: each writes its pair into every block's shared memory
+                if t == 0:
+                    for r in unroll(range(CLUSTER)):
+                        gk.peer(pairs, r)[s, 0, rank] = p0
+                        gk.peer(pairs, r)[s, 1, rank] = p1
+                gk.cluster_barrier()  # (then no block reads another's memory: each may end when done)
+                block_count = count * WARPS
+                p0 = pairs[s, 0, 0]
+                p1 = pairs[s, 1, 0]
+                for r in unroll(range(1, CLUSTER)):
+                    p0, p1 = merge(OP, p0, p1, block_count * r, pairs[s, 0, r], pairs[s, 1, r], block_count)
+            # the row's statistics, then each element
+            if OP == 0 and STAGED:  # (staged: each element's exp(x - maximum) is taken as it is written)
+                scale = 1 / p1
+            elif OP == 0:
+                scale = math.exp(m_own - p0) / p1
+            elif OP == 1:
+                scale = gk.rsqrt(p1 / n + eps)
+            else:
+                scale = gk.rsqrt(p0 / n + eps)
+            e = local(float32, GROUP * VEC)  # elements on their way out, GROUP loads' worth at a time
+            g = local(float32, GROUP * VEC)  # (their weights)
+            h = local(float32, GROUP * VEC)  # (and biases)
+            if STAGED:  # (a loop: the elements come from shared memory again)
+                for i0 in range(V // VEC // GROUP):
+                    for u in unroll(range(GROUP)):  # the group's weights first: GROUP loads in flight at once
+                        weights(OP, VEC, w, b, base + ((i0 * GROUP + u) * THREADS + t) * VEC, g, h, u * VEC)
+                    for u in unroll(range(GROUP)):
+                        q = vload(buf, ((i0 * GROUP + u) * THREADS + t) * VEC, VEC)
+                        for j in unroll(range(VEC)):
+                            e[u * VEC + j] = math.exp(float32(q[j]) - p0) if OP == 0 else float32(q[j])
+                        col = base + ((i0 * GROUP + u) * THREADS + t) * VEC
+                        put(OP, VEC, y, row, col, e, g, h, u * VEC, p0, scale)
+            else:
+                for i in unroll(range(V // VEC)):
+                    weights(OP, VEC, w, b, base + (i * THREADS + t) * VEC, g, h, 0)
+                    for j in unroll(range(VEC)):
+                        e[j] = v[i * VEC + j]
+                    put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
+            k += 1
 
-    rows.shared_bytes = SPAN * ITEM if STAGED else 0
+    rows.shared_bytes = SPAN * ITEM if LAND else 0
     return rows, how
 
 
-def run(op: str, kern: Any, how: Plan, x: Any, y: Any, w: Any, b: Any, eps: float = 1e-5) -> None:
-    """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n)."""
-    kern[x.shape[0] // how.rows * how.cluster, how.threads * how.rows, kern.shared_bytes](x, y, w, b, eps)
+def run(
+    op: str, kern: Any, how: Plan, x: Any, y: Any, w: Any, b: Any, eps: float = 1e-5, clusters: int | None = None
+) -> None:
+    """``y = op(x)`` row by row (x, y: rows x n device arrays, rows a multiple of ``how.rows``; w, b: n).
+    A pipelined plan runs ``clusters`` clusters (default: as many as the device runs at once, where the
+    backend can say, else one a row), each looping over its rows."""
+    rows = x.shape[0] // how.rows
+    if how.pipelined:
+        if clusters is None:
+            clusters = getattr(kern, "resident_clusters", None)
+        if clusters is None:
+            try:
+                block = how.threads * how.rows
+                clusters = kern.resident_blocks(x, y, w, b, eps, block=block, shared=kern.shared_bytes) // how.cluster
+            except gk.BackendError:  # (the simulator: any grid runs)
+                clusters = rows
+            kern.resident_clusters = clusters
+        rows = min(rows, clusters)
+    kern[rows * how.cluster, how.threads * how.rows, kern.shared_bytes](x, y, w, b, eps)
 
 
 def reference(op: str, x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float = 1e-5) -> np.ndarray:

@@ -464,6 +464,21 @@ class Kernel(lang.KernelObject):
         except GpukernError as e:  # the user's frames and the message (errors.user_frames)
             raise user_frames(e) from e.__cause__
 
+    def resident_blocks(self, *args: Any, block: Any, shared: int = 0, backend: str | None = None) -> int:
+        """How many blocks of ``block`` threads and ``shared`` dynamic bytes each, of the variant these
+        example arguments or types select, the device runs at once (whole clusters, for a kernel of
+        clusters): the grid of a *persistent* kernel, whose blocks loop over the work so that each
+        may start its next piece's loads while it finishes the last, and the most blocks a
+        ``grid_sync()`` launch may have.  CUDA's occupancy calculator; other backends raise a
+        BackendError (the simulator runs any grid: choose one from the work)."""
+        try:
+            if not isinstance(shared, (int, np.integer)) or isinstance(shared, bool) or shared < 0:
+                raise LaunchError(f"resident_blocks(): shared is the dynamic shared bytes a block, not {shared!r}")
+            b = get_backend(backend)
+            return b.resident_blocks(self.specialise(*args), _dims(block, "block"), int(shared))
+        except GpukernError as e:  # the user's frames and the message (errors.user_frames)
+            raise user_frames(e) from e.__cause__
+
     def specialise(self, *args: Any) -> Variant:
         """The variant these example arguments or types select (as ``source`` takes them), compiled
         to gpukern's IR now: what ``source`` and ``gpukern.tools.export`` write out."""

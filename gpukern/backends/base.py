@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..codegen.dialect import Dialect
-from ..errors import InteropError, LaunchError
+from ..errors import BackendError, InteropError, LaunchError
 from ..runtime.array import DeviceArray
 from ..runtime.plan import C_VALUE, convert_scalar
 from ..runtime.variant import Variant
@@ -175,6 +175,13 @@ class Backend:
     def tensor_map(self, pointer: int, shape: tuple[int, ...], m: Any) -> Any:
         """A TMA descriptor of the array at ``pointer`` (``ir.TensorMap`` ``m``): backends with TMA say how."""
         raise LaunchError(f"{self.name} has no TMA copies (gk.tensor_map)")
+
+    def resident_blocks(self, variant: Variant, block: tuple[int, int, int], shared: int = 0) -> int:
+        """How many blocks of ``variant`` the device runs at once: backends with an occupancy calculator say."""
+        raise BackendError(
+            f"the {self.name} backend cannot say how many blocks of {variant.kernel.__name__} run at once (CUDA's "
+            "occupancy calculator can); choose the grid from the work instead, e.g. one block per row"
+        )
 
     lanes = 32  # the threads of a warp its variants are compiled for (semantics.values.Rules.lanes)
     plans = False  # whether launches leave plans (gpukern.runtime.plan): the backend has a launcher

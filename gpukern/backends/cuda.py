@@ -208,6 +208,18 @@ class CUDABackend(Backend):
             return _Spread(run, fn.gk_split, shared if variant.dynamic_shared else None)
         return run
 
+    def resident_blocks(self, variant: Any, block: tuple[int, int, int], shared: int = 0) -> int:
+        """How many blocks of ``variant`` (``block`` threads, ``shared`` dynamic bytes each) the device runs
+        at once, whole clusters for a kernel of clusters (``cuda_driver.Function.resident``)."""
+        dims = variant.program.kernel.cluster
+        self.check_limits(variant, (1, 1, 1) if dims is None else tuple(dims), block, shared)
+        self.check_dynamic_shared(variant, shared)
+        fn = self.compiled(variant)
+        if shared > fn.gk_dynamic_ok:  # (as a launch does: the occupancy calculator reads the opt-in)
+            fn.set_max_dynamic_shared(shared)
+            fn.gk_dynamic_ok = shared
+        return fn.resident(block, shared, None if dims is None else tuple(dims))
+
     def launch(
         self,
         variant: Any,

@@ -49,6 +49,7 @@ DEVICE_ATTRIBUTES = {  # CUdevice_attribute values the backend reads
     "MAX_GRID_DIM_Y": 6,
     "MAX_GRID_DIM_Z": 7,
     "MAX_SHARED_MEMORY_PER_BLOCK": 8,
+    "MULTIPROCESSOR_COUNT": 16,
     "COMPUTE_CAPABILITY_MAJOR": 75,
     "COMPUTE_CAPABILITY_MINOR": 76,
     "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
@@ -686,6 +687,23 @@ class Function:
     def allow_non_portable_clusters(self) -> None:
         """Allow clusters of more than 8 blocks (16 on sm_90), which CUDA calls non-portable."""
         self.module.driver.call("cuFuncSetAttribute", self.handle, ATTR_NON_PORTABLE_CLUSTER, 1)
+
+    def resident(self, block: tuple[int, int, int], shared: int, cluster: tuple[int, int, int] | None) -> int:
+        """How many blocks of ``block`` threads and ``shared`` dynamic bytes the device runs at once
+        (CUDA's occupancy calculator): blocks a multiprocessor times its multiprocessors, or for a
+        kernel of clusters of shape ``cluster``, the clusters it places at once (a cluster's blocks
+        share a GPC, so this is not the blocks a multiprocessor divided) times a cluster's blocks."""
+        driver, n = self.module.driver, ctypes.c_int()
+        handle = ctypes.c_void_p(self.handle)
+        if cluster is not None:  # (the grid of one cluster: the kernel's compiled cluster shape rules)
+            config = _LaunchConfig(*cluster, *block, shared, None, None, 0)
+            driver.call("cuOccupancyMaxActiveClusters", ctypes.byref(n), handle, ctypes.byref(config))
+            return n.value * cluster[0] * cluster[1] * cluster[2]
+        threads = block[0] * block[1] * block[2]
+        driver.call(
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor", ctypes.byref(n), handle, threads, ctypes.c_size_t(shared)
+        )
+        return n.value * driver.attribute("MULTIPROCESSOR_COUNT")
 
     def set_max_dynamic_shared(self, nbytes: int) -> None:
         """Allow launches with ``nbytes`` of dynamic shared memory (needed beyond 48 KiB)."""

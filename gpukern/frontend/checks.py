@@ -7,7 +7,7 @@ They run on the typed IR, after the front end has folded constants, so a branch 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from typing import NamedTuple
 
@@ -229,13 +229,35 @@ def _group_number(n: ir.Node, granule: int, thread_x: AbstractSet[str] = frozens
     )
 
 
-def _outside_groups(e: ir.Node, granule: int, thread_x: AbstractSet[str]) -> Iterator[ir.Node]:
-    """``e``'s nodes (``ir.walk``'s order), leaving out what lies under a group number (``_group_number``)."""
+def _cluster_number(n: ir.Node, dims: tuple[int, int, int]) -> bool:
+    """Whether ``n`` is the same in every block of a cluster of shape ``dims``: ``block_idx.d // k``
+    with k a multiple of the cluster's size along d (casts around either), or ``block_idx.d`` where
+    the cluster is one block along d."""
+    if isinstance(n, ir.Special) and n.name == "block_idx":
+        return dims[n.dim] == 1
+    if not (isinstance(n, ir.BinOp) and n.op == "//"):
+        return False
+    left, right = _bare(n.left), _bare(n.right)
+    return (
+        isinstance(left, ir.Special)
+        and left.name == "block_idx"
+        and isinstance(right, ir.Lit)
+        and isinstance(right.value, int)
+        and right.value > 0
+        and right.value % dims[left.dim] == 0
+    )
+
+
+def _outside(e: ir.Node, same: Callable[[ir.Node], bool]) -> Iterator[ir.Node]:
+    """``e``'s nodes (``ir.walk``'s order), leaving out those ``same`` finds the same in every thread
+    that is asked about (a group's number, a cluster's) and what lies under them."""
     stack = [e]
     while stack:
         n = stack.pop()
+        if same(n):
+            continue
         yield n
-        if n.CHILDREN and not _group_number(n, granule, thread_x):
+        if n.CHILDREN:
             sub = list(ir.children(n))
             sub.reverse()
             stack.extend(sub)
@@ -262,6 +284,7 @@ class _Uniformity:
         indices: frozenset[str] = _THREAD,
         by_data: _Uniformity | None = None,
         granule: int = 0,
+        cluster: tuple[int, int, int] | None = None,
     ):
         self.indices = indices  # none: only values that data makes differ (memory, warp ops) count
         # where not 0: ``thread_idx.x // k`` (k a multiple of it) counts as the same in every thread of a
@@ -269,6 +292,9 @@ class _Uniformity:
         # warp or warpgroup number is (warp specialization); the simulator checks the groups whole
         self.granule = granule
         self.thread_x = _thread_x_names(fd) if granule else frozenset()  # locals that are thread_idx.x
+        # given (with ``indices=_GRID``): the threads asked about are a cluster's of this shape, in whose
+        # blocks ``block_idx.x // k`` (k a multiple of the cluster's width) is the same (``_cluster_number``)
+        self.cluster = cluster
         # given (the same function's by data alone): an if on the thread's index against values known
         # at launch is taken to be taken by every thread of the block (``_launch_bound``)
         self.by_data = by_data
@@ -293,8 +319,14 @@ class _Uniformity:
         names = self.before.get(id(at), self.varying) if at is not None else self.varying
         return self._depends(e, names)
 
+    def _same(self, n: ir.Node) -> bool:
+        """Whether node ``n`` is the same in every thread asked about whatever its operands."""
+        return bool(self.granule and _group_number(n, self.granule, self.thread_x)) or bool(
+            self.cluster and _cluster_number(n, self.cluster)
+        )
+
     def _depends(self, e: ir.Node, names: AbstractSet[str]) -> bool:
-        for n in ir.walk(e) if not self.granule else _outside_groups(e, self.granule, self.thread_x):
+        for n in ir.walk(e) if not (self.granule or self.cluster) else _outside(e, self._same):
             if _varies(n, self.indices):
                 return True
             if isinstance(n, ir.Var) and n.name in names:
@@ -523,19 +555,23 @@ def check_barriers(fd: ir.FuncDef, varying_params: frozenset[str] = frozenset())
     divide the threads as a branch does."""
     if not has_barrier(fd):
         return
-    grid = any(isinstance(n, ir.Barrier) and n.scope != "block" for n in ir.walk_body(fd.body))
-    for indices in (_THREAD, _GRID) if grid else (_THREAD,):
-        u = _Uniformity(fd, varying_params, indices)
+    scopes = {n.scope for n in ir.walk_body(fd.body) if isinstance(n, ir.Barrier)}
+    # (the block's threads for every barrier; the grid's blocks for a grid_sync; a cluster's blocks,
+    # in which a cluster's number is the same, for a cluster_barrier)
+    passes = [("block", _THREAD, None)]
+    passes += [(sc, _GRID, fd.cluster if sc == "cluster" else None) for sc in sorted(scopes - {"block"})]
+    for scope, indices, cluster in passes:
+        u = _Uniformity(fd, varying_params, indices, cluster=cluster)
         assumed: dict[int, tuple[ir.Node, ...]] | None = None  # the reasons left if launch-bound ifs are taken by all
         for site in _collective_sites(fd, u):
             n = site.node
             why = next((r for r in site.reasons if not (fd.is_kernel and isinstance(r, ir.Return))), None)
-            if isinstance(n, ir.Barrier) and why is not None and (indices is _THREAD or n.scope != "block"):
+            if isinstance(n, ir.Barrier) and why is not None and (indices is _THREAD or n.scope == scope):
                 name = _BARRIER_NAMES[n.scope]
                 what = f"this {name}() is"
                 if assumed is None:
                     data = _Uniformity(fd, varying_params, frozenset())
-                    at_launch = _Uniformity(fd, varying_params, indices, by_data=data)
+                    at_launch = _Uniformity(fd, varying_params, indices, by_data=data, cluster=cluster)
                     assumed = {id(t.node): t.reasons for t in _collective_sites(fd, at_launch)}
                 left = [r for r in assumed[id(n)] if not (fd.is_kernel and isinstance(r, ir.Return))]
                 if not left:

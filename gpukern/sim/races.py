@@ -355,7 +355,8 @@ class Races:
     def threads(self, lanes: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, Any]:
         """Per element of an access by ``lanes`` (``width`` elements each): the lane, its block and
         the block's epoch (one number while every block has the same)."""
-        if len(lanes) == self.run.lanes:
+        n = self.run.lanes
+        if len(lanes) == n and lanes[0] == 0 and lanes[-1] == n - 1:  # every lane of the grid, once each
             t, b = self.lane32, self.block32
         else:
             t, b = lanes.astype(np.int32), self.block32[lanes]

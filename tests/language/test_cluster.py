@@ -135,6 +135,8 @@ _HEADER = "import gpukern as gk\nfrom gpukern import Array, int32\n"
         ("x = gk.peer(out, 1)[0]", "takes one of the kernel's shared arrays"),
         ("x = gk.peer(buf, 9)[0]", "rank in its cluster is 0 to 1"),
         ("if gk.cluster_rank() == 0: gk.cluster_barrier()", "cluster_barrier"),
+        ("if gk.block_idx.x // 3 == 0: gk.cluster_barrier()", "depends on the thread"),  # (3: not whole clusters)
+        ("if gk.block_idx.x % 2 == 0: gk.cluster_barrier()", "depends on the thread"),
     ],
 )
 def test_bad_uses_are_refused_at_the_line(body, match):
@@ -149,6 +151,35 @@ def k(out: Array[int32]):
     with pytest.raises(gk.GpukernError, match=match) as e:
         load_kernel(src).source(Array[int32])
     assert e.value.loc.lineno == src.splitlines().index(f"    {body}") + 1
+
+
+@gk.kernel
+def cluster_rows(a: Array[float32, 2], out: Array[float32, 2]):
+    """A persistent kernel: each cluster of 2 blocks loops over rows (its number's, then every
+    (the grid's clusters)-th), its blocks adding their halves of a row through distributed shared memory.
+    The loop's bounds differ between clusters but not within one: its cluster_barrier()s are accepted."""
+    gk.cluster_dims(2)
+    sums = gk.shared(float32, (2, 2))  # (a set per row parity: a fast block's next row writes the other)
+    t = gk.thread_idx.x
+    rank = gk.block_idx.x % 2
+    gk.cluster_barrier()
+    k = 0
+    for row in range(gk.block_idx.x // 2, a.shape[0], gk.grid_dim.x // 2):
+        if t == 0:
+            for r in range(2):
+                gk.peer(sums, r)[k % 2, rank] = a[row, rank]
+        gk.cluster_barrier()
+        if t == 0:
+            out[row, rank] = sums[k % 2, 0] + sums[k % 2, 1]
+        k += 1
+
+
+def test_a_cluster_barrier_in_a_loop_over_clusters_is_accepted(on_simulator):
+    a = np.random.default_rng(4).random((7, 2)).astype(np.float32)
+    out = gk.to_device(np.zeros_like(a))
+    cluster_rows[6, 32](gk.to_device(a), out)  # (3 clusters for 7 rows)
+    np.testing.assert_allclose(out.get(), np.repeat(a.sum(axis=1, keepdims=True), 2, axis=1), rtol=1e-6)
+    assert gk.sanitize(cluster_rows[6, 32], a, np.zeros_like(a)) == []
 
 
 @gk.kernel

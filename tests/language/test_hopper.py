@@ -504,6 +504,43 @@ def test_bulk_copies_move_contiguous_elements(backend):
         assert gk.sanitize(bulk_double[3, 64], a, np.zeros(3 * 64, np.float32), 64, 0) == []
 
 
+@gk.kernel
+def bulk_refill(a: Array[float32], out: Array[float32], N: Const[int], EARLY: Const[bool]):
+    """Two of a's N-element chunks through one shared buffer: thread 0 starts the second copy once
+    every thread has read the first (EARLY: before, a race on a GPU)."""
+    buf = gk.shared(float32, N)
+    bars = gk.shared(gk.mbarrier, 1)
+    t = gk.thread_idx.x
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+        gk.mbarrier_arrive_expect_tx(bars[0], N * 4)
+        gk.bulk_load(buf[0], a[0], N, bars[0])
+    gk.barrier()
+    gk.mbarrier_wait(bars[0], 0)
+    v = buf[t]
+    if not EARLY:
+        gk.barrier()
+    if t == 0:
+        gk.mbarrier_arrive_expect_tx(bars[0], N * 4)
+        gk.bulk_load(buf[0], a[N], N, bars[0])  # refill
+    out[t] = v
+    gk.mbarrier_wait(bars[0], 1)
+    out[N + t] = buf[t]
+
+
+@pytest.mark.parametrize("threads", [64, 32])
+def test_a_bulk_copy_over_elements_others_still_read_is_reported(threads):
+    """(64 threads: as many as the copy's elements, which the race tracker once took for one element a
+    thread, finding nothing.)"""
+    a = np.arange(128, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    assert gk.sanitize(bulk_refill[1, 64], a, out, 64, False) == []
+    faults = gk.sanitize(bulk_refill[1, threads], a, out, 64, True)
+    assert [type(f) for f in faults][:1] == [gk.DataRaceError]
+    assert faults[0].loc.lineno == line_of(bulk_refill, "# refill") and "read it" in str(faults[0])
+
+
 def test_a_misaligned_bulk_copy_is_reported():
     faults = gk.sanitize(bulk_double[2, 32], np.ones(80, np.float32), np.zeros(64, np.float32), 32, 2)
     assert [type(f) for f in faults][:1] == [gk.MisalignedAccessError]
