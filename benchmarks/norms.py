@@ -125,17 +125,18 @@ def _one_length(
                 fit = min(227 * 1024 // (span + 1024), 65536 // (threads * 80), 8)  # (shared memory; 80 registers)
                 if 1 <= cluster <= 16 and 16 // item <= per <= 128:
                     plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
-    if args.pipelined:  # persistent: a part of up to 208 KiB landing in shared memory, worked on in registers
+    if args.pipelined:  # persistent: parts landing in shared memory (1 or 2 at once), worked on in registers
         for threads in (128, 256, 512, 1024):
             for per in (16, 32, 64):
                 cluster, span = n // (threads * per), threads * per * item
                 regs = per + 40  # (about what a thread needs: its part and the rest)
-                if per * item < 16 or not 1 <= cluster <= 16 or cluster * threads * per != n or span > 208 * 1024:
+                if per * item < 16 or not 1 <= cluster <= 16 or cluster * threads * per != n:
                     continue
                 plans += [
-                    rw.Plan(threads, 1, cluster, per, m, False, True)
+                    rw.Plan(threads, 1, cluster, per, m, False, stages)
                     for m in (1, 2, 4, 8)
-                    if threads * m * regs <= 65536 and m * (span + 2048) <= 227 * 1024 and threads * m <= 2048
+                    for stages in (1, 2)
+                    if threads * m * regs <= 65536 and m * (stages * span + 2048) <= 227 * 1024 and threads * m <= 2048
                 ]
         plans = list(dict.fromkeys(plans))
     made = [(op, *rw.make_rows(op, T, n, how, fast=not args.exact)) for op in args.ops for how in [None, *plans]

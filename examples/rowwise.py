@@ -45,9 +45,9 @@ class Plan(NamedTuple):
     per: int
     blocks_per_sm: int = 1  # launch_bounds' second argument: what nvcc budgets registers for
     staged: bool = False  # the block's part held in shared memory (brought by a bulk copy), not in registers
-    # persistent: a cluster loops over rows, the next row's part landing in shared memory (one bulk copy)
-    # while the block works on this one's in registers
-    pipelined: bool = False
+    # persistent (where not 0): a cluster loops over rows, the next rows' parts landing in shared memory
+    # (one bulk copy each, into this many buffers) while the block works on this one's in registers
+    pipelined: int = 0
 
 
 # BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
@@ -182,6 +182,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     ITEM = np.dtype(T.dtype).itemsize
     how = how or plan(n, ITEM, op)
     THREADS, ROWS, CLUSTER, V, MINB, STAGED, PIPE = how
+    STAGES = int(PIPE) or 1  # the parts a block has landing at once (a pipelined plan's buffers)
     if (STAGED or PIPE) and ROWS != 1:
         raise ValueError("a staged or pipelined plan is a block (or a cluster) a row: rows 1")
     if PIPE and (STAGED or THREADS < 64):
@@ -210,15 +211,17 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             first = (block_idx.x // CLUSTER) * ROWS
             stop = first + 1
             stride = 1
-        if LAND:  # the block's (first) part into shared memory by one bulk copy
+        if LAND:  # the block's (first STAGES) parts into shared memory by one bulk copy each
             buf = gk.dynamic_shared(T)
-            landed = shared(gk.mbarrier, 1)
+            landed = shared(gk.mbarrier, STAGES)
             if thread_idx.x == 0:
-                gk.mbarrier_init(landed[0], 1)
+                for st in unroll(range(STAGES)):
+                    gk.mbarrier_init(landed[st], 1)
                 gk.fence_mbarrier_init()
-                if first < stop:
-                    gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)
-                    gk.bulk_load(buf[0], x[first, base], SPAN, landed[0])
+                for st in unroll(range(STAGES)):
+                    if first + st * stride < stop:
+                        gk.mbarrier_arrive_expect_tx(landed[st], SPAN * ITEM)
+                        gk.bulk_load(buf[st * SPAN], x[first + st * stride, base], SPAN, landed[st])
             gk.barrier()  # (the barrier initialised before any thread waits on it)
         if CLUSTER > 1:  # every block of the cluster has started (its shared memory may be written; loads in flight)
             gk.cluster_barrier()
@@ -227,10 +230,11 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
         for r0 in range(first, stop, stride):
             row = r0 + thread_idx.x // THREADS
             s = k & 1
+            st = k % STAGES  # (the buffer this row's part landed in, in its phase ``k // STAGES``)
             p0 = float32(0)
             p1 = float32(0)
             if LAND:
-                gk.mbarrier_wait(landed[0], s)
+                gk.mbarrier_wait(landed[st], (k // STAGES) & 1)
             if STAGED:  # (the elements stay in shared memory; nvcc may unroll these loops: ~80 registers)
                 if OP == 0:  # softmax: the maximum, then the sum of exp(x - maximum): two reads
                     p0 = -math.inf
@@ -256,7 +260,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             else:  # the part into registers (from shared memory where it landed), then this thread's pair
                 for i in unroll(range(V // VEC)):  # VEC elements a load, the warp's loads adjacent
                     if PIPE:
-                        q = vload(buf, (i * THREADS + t) * VEC, VEC)
+                        q = vload(buf, st * SPAN + (i * THREADS + t) * VEC, VEC)
                     else:
                         q = vload(x, (row, base + (i * THREADS + t) * VEC), VEC)
                     for j in unroll(range(VEC)):
@@ -289,9 +293,9 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                     part[s, 0, t // 32] = p0
                     part[s, 1, t // 32] = p1
                 gk.barrier()
-                if PIPE and thread_idx.x == 0 and row + stride < stop:  # (every thread has read the part)
-                    gk.mbarrier_arrive_expect_tx(landed[0], SPAN * ITEM)  # the next row's part lands meanwhile
-                    gk.bulk_load(buf[0], x[row + stride, base], SPAN, landed[0])
+                if PIPE and thread_idx.x == 0 and row + STAGES * stride < stop:  # (every thread has read the part)
+                    gk.mbarrier_arrive_expect_tx(landed[st], SPAN * ITEM)  # a later row's part lands meanwhile
+                    gk.bulk_load(buf[st * SPAN], x[row + STAGES * stride, base], SPAN, landed[st])
                 p0 = part[s, 0, 0]
                 p1 = part[s, 1, 0]
                 for m in unroll(range(1, WARPS)):
@@ -337,7 +341,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                     put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
             k += 1
 
-    rows.shared_bytes = SPAN * ITEM if LAND else 0
+    rows.shared_bytes = STAGES * SPAN * ITEM if LAND else 0
     return rows, how
 
 
