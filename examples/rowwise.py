@@ -199,7 +199,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
         if CLUSTER > 1:
             gk.cluster_dims(CLUSTER)
         part = shared(float32, (2, 2, WARPS))  # each warp's pair (two sets: a pipelined block's rows alternate)
-        pairs = shared(float32, (2, 2, CLUSTER))  # every block's pair, written by the cluster's blocks
+        pairs = shared(float32, (2, CLUSTER, 2))  # every block's pair, stored by the cluster's blocks
         t = thread_idx.x % THREADS
         rank = block_idx.x % CLUSTER
         base = rank * SPAN
@@ -211,19 +211,27 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             first = (block_idx.x // CLUSTER) * ROWS
             stop = first + 1
             stride = 1
-        if LAND:  # the block's (first STAGES) parts into shared memory by one bulk copy each
-            buf = gk.dynamic_shared(T)
-            landed = shared(gk.mbarrier, STAGES)
+        if LAND:
+            buf = gk.dynamic_shared(T)  # the parts landing
+            landed = shared(gk.mbarrier, STAGES)  # (a part has landed)
+        if CLUSTER > 1:
+            came = shared(gk.mbarrier, 2)  # per set of ``pairs``: every block's pair has come
+        if LAND or CLUSTER > 1:  # the barriers initialised, and the block's (first STAGES) parts on their way
             if thread_idx.x == 0:
-                for st in unroll(range(STAGES)):
-                    gk.mbarrier_init(landed[st], 1)
+                if LAND:
+                    for st in unroll(range(STAGES)):
+                        gk.mbarrier_init(landed[st], 1)
+                if CLUSTER > 1:
+                    gk.mbarrier_init(came[0], 1)
+                    gk.mbarrier_init(came[1], 1)
                 gk.fence_mbarrier_init()
-                for st in unroll(range(STAGES)):
-                    if first + st * stride < stop:
-                        gk.mbarrier_arrive_expect_tx(landed[st], SPAN * ITEM)
-                        gk.bulk_load(buf[st * SPAN], x[first + st * stride, base], SPAN, landed[st])
-            gk.barrier()  # (the barrier initialised before any thread waits on it)
-        if CLUSTER > 1:  # every block of the cluster has started (its shared memory may be written; loads in flight)
+                if LAND:
+                    for st in unroll(range(STAGES)):
+                        if first + st * stride < stop:
+                            gk.mbarrier_arrive_expect_tx(landed[st], SPAN * ITEM)
+                            gk.bulk_load(buf[st * SPAN], x[first + st * stride, base], SPAN, landed[st])
+            gk.barrier()  # (the barriers initialised before any thread waits on them)
+        if CLUSTER > 1:  # every block of the cluster has started, its barriers initialised (loads in flight)
             gk.cluster_barrier()
         v = local(float32, V)  # the block's part in registers (not staged)
         k = 0  # rows done: the set of ``part`` and ``pairs`` a row uses, and the phase its part lands in
@@ -300,17 +308,17 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                 p1 = part[s, 1, 0]
                 for m in unroll(range(1, WARPS)):
                     p0, p1 = merge(OP, p0, p1, count * m, part[s, 0, m], part[s, 1, m], count)
-            if CLUSTER > 1:  # across the cluster's blocks: each writes its pair into every block's shared memory
-                if t == 0:
+            if CLUSTER > 1:  # across the cluster's blocks: each stores its pair into every block's shared memory
+                if t == 0:  # (store_async: no cluster barrier, whose release would wait for the last row's stores)
+                    gk.mbarrier_arrive_expect_tx(came[s], CLUSTER * 8)
                     for r in unroll(range(CLUSTER)):
-                        gk.peer(pairs, r)[s, 0, rank] = p0
-                        gk.peer(pairs, r)[s, 1, rank] = p1
-                gk.cluster_barrier()  # (then no block reads another's memory: each may end when done)
+                        gk.store_async(gk.peer(pairs, r)[s, rank, 0], (p0, p1), gk.peer(came, r)[s])
+                gk.mbarrier_wait(came[s], (k >> 1) & 1)
                 block_count = count * WARPS
                 p0 = pairs[s, 0, 0]
-                p1 = pairs[s, 1, 0]
+                p1 = pairs[s, 0, 1]
                 for r in unroll(range(1, CLUSTER)):
-                    p0, p1 = merge(OP, p0, p1, block_count * r, pairs[s, 0, r], pairs[s, 1, r], block_count)
+                    p0, p1 = merge(OP, p0, p1, block_count * r, pairs[s, r, 0], pairs[s, r, 1], block_count)
             # the row's statistics, then each element
             if OP == 0 and STAGED:  # (staged: each element's exp(x - maximum) is taken as it is written)
                 scale = 1 / p1

@@ -55,7 +55,7 @@ from .errors import (
     ZeroDivisionFault,
 )
 from .kernel import Kernel, grid_for, kernel
-from .language.cluster import cluster_barrier, cluster_dims, cluster_rank, cluster_size, peer
+from .language.cluster import cluster_barrier, cluster_dims, cluster_rank, cluster_size, peer, store_async
 from .language.core import (
     DeviceFunction,
     async_commit,
@@ -223,6 +223,7 @@ __all__ = [
     "cluster_dims",
     "cluster_rank",
     "cluster_size",
+    "store_async",
     "peer",
     "named_barrier",
     "named_barrier_arrive",

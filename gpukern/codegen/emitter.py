@@ -54,6 +54,7 @@ _HOPPER_NAMES = {
     "ClusterInfo": "thread-block clusters (cluster_rank, cluster_size)",
     "Barrier": "cluster_barrier()",
     "ArrayRef": "distributed shared memory (peer)",
+    "StoreAsync": "asynchronous stores into a cluster's shared memory (store_async)",
 }
 
 
@@ -91,6 +92,7 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
         self.tma = bool(kinds & {ir.TmaLoad, ir.TmaStore})
         # shared memory read or written through the async proxy: the matrix units', TMA's, bulk copies'
         self.async_proxy = self.wgmma or self.tma or ir.BulkCopy in kinds
+        self.cluster_waits = ir.StoreAsync in kinds  # (its mbarrier waits acquire what peers stored)
         self.program = prog
         self.tables = self._table_names(prog, func_names)
         self.records = record_names(prog)
@@ -576,6 +578,14 @@ class Emitter(TableEmitter, AtomicEmitter, PhaseEmitter):
             return [self.line(depth, self.hopper(s)["bulk_store"].format(d=d, s=src, bytes=nbytes), s)]
         b = f"&{self.element(s.bar, s.bar_indices)}"
         return [self.line(depth, self.hopper(s)["bulk_load"].format(d=d, s=src, bytes=nbytes, b=b), s)]
+
+    def stmt_StoreAsync(self, s: ir.StoreAsync, depth: int) -> list[str]:
+        table = self.hopper(s)
+        rank = self.expr(s.dst.peer) if s.dst.peer is not None else table["rank"]
+        d = self.element(replace(s.dst, peer=None), s.dst_indices)  # (mapped into block rank)
+        b = self.element(replace(s.bar, peer=None), s.bar_indices)
+        values = ", ".join(self.expr(v) for v in s.values)
+        return [self.line(depth, table["store_async"].format(d=d, rank=rank, b=b, values=values), s)]
 
     def stmt_TmaStore(self, s: ir.TmaStore, depth: int) -> list[str]:
         return [self.line(depth, self.tma_copy(s, "tma_store", s=f"&{self.element(s.src, s.src_indices)}"), s)]

@@ -157,7 +157,8 @@ class ExpressionEmitter:
     def expr_Mbarrier(self, e: ir.Mbarrier) -> tuple[str, int]:
         table = self.hopper(e)  # type: ignore[attr-defined]
         args = [self.expr(a) for a in e.args]
-        return table[e.op].format(*args, b=f"&{self.element(e.bar, e.bar_indices)}"), 16
+        op = e.op + "_cluster" if e.op in ("wait", "try_wait") and getattr(self, "cluster_waits", False) else e.op
+        return table[op].format(*args, b=f"&{self.element(e.bar, e.bar_indices)}"), 16
 
     def expr_Elect(self, e: ir.Elect) -> tuple[str, int]:
         return self.hopper(e)["elect"], 16  # type: ignore[attr-defined]

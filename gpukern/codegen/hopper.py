@@ -7,7 +7,9 @@ descriptor parameter, '{coords}' the coordinates innermost first, '{b}'), the tw
 descriptor parameter's declaration ('map_param': '{name}'), the C type of an mbarrier, and warp
 specialization's 'named_sync' / 'named_arrive' ('{id}', '{count}'), 'elect', 'setmaxnreg_inc' /
 'setmaxnreg_dec' ('{n}'), and clusters' 'cluster_dims' ('{x}', '{y}', '{z}'), 'rank', 'size',
-'cluster_sync' and 'peer' (the element '{e}' in block '{rank}'); the preamble defines the helpers.  A descriptor is the
+'cluster_sync' and 'peer' (the element '{e}' in block '{rank}'), 'store_async' ('{d}', '{rank}', '{b}', '{values}')
+and the waits of a kernel that has one ('wait_cluster', 'try_wait_cluster': acquiring at cluster scope, as what
+another block's store_async completes needs); the preamble defines the helpers.  A descriptor is the
 driver's 128-byte ``CUtensorMap``, passed by value as a ``__grid_constant__`` parameter (so its
 address is a constant-bank one, as ``cp.async.bulk.tensor`` wants) and built at launch by
 ``cuTensorMapEncodeTiled`` (``backends.cuda_driver.tensor_map``).
@@ -140,6 +142,51 @@ template <class T> __device__ __forceinline__ T* gk_peer(T* p, unsigned rank) { 
     asm("mapa.u64 %0, %1, %2;\n" : "=l"(q) : "l"(p), "r"(rank));
     return reinterpret_cast<T*>(q);
 }
+__device__ __forceinline__ bool gk_mbar_try_wait_cluster(unsigned long long* b, unsigned parity) {  // (cluster scope)
+    unsigned done;
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+                 " selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(gk_smem(b)), "r"(parity & 1u) : "memory");
+    return done != 0;
+}
+__device__ __forceinline__ void gk_mbar_wait_cluster(unsigned long long* b, unsigned parity) {
+    while (!gk_mbar_try_wait_cluster(b, parity)) {}
+}
+__device__ __forceinline__ unsigned gk_mapa(const void* p, unsigned rank) {  // p's place in block rank
+    unsigned a;
+    asm("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(gk_smem(p)), "r"(rank));
+    return a;
+}
+template <int N> struct gk_bits_of;
+template <> struct gk_bits_of<4> { typedef unsigned t; };
+template <> struct gk_bits_of<8> { typedef unsigned long long t; };
+template <class T> __device__ __forceinline__ typename gk_bits_of<sizeof(T)>::t gk_bits(T v) {
+    union { T v; typename gk_bits_of<sizeof(T)>::t u; } c;
+    c.v = v;
+    return c.u;
+}
+#define GK_ST_ASYNC "st.async.shared::cluster.mbarrier::complete_tx::bytes"
+__device__ __forceinline__ void gk_st_async_bits(unsigned d, unsigned b, unsigned v) {
+    asm volatile(GK_ST_ASYNC ".b32 [%0], %1, [%2];\n" :: "r"(d), "r"(v), "r"(b) : "memory");
+}
+__device__ __forceinline__ void gk_st_async_bits(unsigned d, unsigned b, unsigned long long v) {
+    asm volatile(GK_ST_ASYNC ".b64 [%0], %1, [%2];\n" :: "r"(d), "l"(v), "r"(b) : "memory");
+}
+__device__ __forceinline__ void gk_st_async_bits(unsigned d, unsigned b, unsigned v0, unsigned v1) {
+    asm volatile(GK_ST_ASYNC ".v2.b32 [%0], {%1, %2}, [%3];\n" :: "r"(d), "r"(v0), "r"(v1), "r"(b) : "memory");
+}
+__device__ __forceinline__ void gk_st_async_bits(unsigned d, unsigned b, unsigned long long v0, unsigned long long v1) {
+    asm volatile(GK_ST_ASYNC ".v2.b64 [%0], {%1, %2}, [%3];\n" :: "r"(d), "l"(v0), "l"(v1), "r"(b) : "memory");
+}
+__device__ __forceinline__ void gk_st_async_bits(unsigned d, unsigned b, unsigned v0, unsigned v1, unsigned v2,
+                                                 unsigned v3) {
+    asm volatile(GK_ST_ASYNC ".v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n"
+                 :: "r"(d), "r"(v0), "r"(v1), "r"(v2), "r"(v3), "r"(b) : "memory");
+}
+template <class T, class... U>  // value(s) from d on in block rank, completing on its mbarrier b
+__device__ __forceinline__ void gk_st_async(T* d, unsigned rank, unsigned long long* b, T v, U... more) {
+    gk_st_async_bits(gk_mapa(d, rank), gk_mapa(b, rank), gk_bits(v), gk_bits((T)more)...);
+}
 __device__ __forceinline__ void gk_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }"""
@@ -174,5 +221,8 @@ CUDA_HOPPER = {
     "size": "gk_cluster_size()",
     "cluster_sync": "gk_cluster_sync();",
     "peer": "(*gk_peer(&{e}, {rank}))",
+    "wait_cluster": "gk_mbar_wait_cluster({b}, {0})",
+    "try_wait_cluster": "gk_mbar_try_wait_cluster({b}, {0})",
+    "store_async": "gk_st_async(&{d}, {rank}, &{b}, {values});",
 }
 MAX_RANK = 3  # the ranks the helpers above copy

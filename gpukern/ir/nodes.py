@@ -702,6 +702,28 @@ class BulkCopy(Stmt):
 
 
 @dataclass(eq=False)
+class StoreAsync(Stmt):
+    """``store_async(dst[...], value(s), bar[...])``: this thread stores ``values`` (1, 2 or 4, one
+    piece) into shared memory from ``dst[dst_indices]`` on, in the block ``dst.peer`` names (its
+    own where None), the bytes completing on the mbarrier ``bar[bar_indices]`` of that same block
+    (``semantics.cluster.STORE_ASYNC``): the block may read them once it has waited for that phase."""
+
+    CHILDREN = ("dst", "dst_indices", "values", "bar", "bar_indices")
+    dst: ArrayRef
+    dst_indices: list[Expr]
+    values: list[Expr]
+    bar: ArrayRef
+    bar_indices: list[Expr]
+    loc: Loc | None = _loc()
+
+    def accesses(self) -> tuple[MemoryAccess, ...]:
+        return (
+            _elements(self.dst, self.dst_indices, len(self.values), read=False, write=True),
+            _elements(self.bar, self.bar_indices, 1, read=True, write=True),
+        )
+
+
+@dataclass(eq=False)
 class BulkCommit(Stmt):
     """``tma_store_commit()``: this thread's TMA stores issued since its last commit form a bulk group."""
 

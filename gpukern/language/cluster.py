@@ -16,8 +16,8 @@ import dataclasses
 from ..errors import KernelSyntaxError, KernelTypeError
 from ..ir import nodes as ir
 from ..semantics import cluster as cl
-from ..semantics.values import Static, Value, coerce, scalar
-from ..types import bool_, int32, uint32
+from ..semantics.values import Static, Value, coerce, scalar, store_value
+from ..types import BarrierType, bool_, int32, uint32
 from .core import Intrinsic, Lowering, Statement
 
 
@@ -74,6 +74,57 @@ class _Peer(Intrinsic):
         return dataclasses.replace(a, peer=rank)
 
 
+class _StoreAsync(Intrinsic):
+    """``store_async(dst[i], value, bar[s])``: one ``ir.StoreAsync`` (``semantics.cluster``)."""
+
+    EXAMPLE = "store_async(gk.peer(buf, r)[i], (x, y), gk.peer(bars, r)[s])"
+
+    def lower(self, cx: Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 3, self.name)
+        d_arg, v_arg, b_arg = node.args
+        dst = cx.visit(d_arg) if isinstance(d_arg, ast.Subscript) else None
+        if not isinstance(dst, ir.Load) or dst.array.type.space != "shared" or dst.array.record_field is not None:
+            raise KernelTypeError(
+                f"{self.name}() stores into an element of a shared array (a peer's, or the block's own), not "
+                f"{ast.unparse(d_arg)}",
+                cx.loc(d_arg),
+                f"write {self.EXAMPLE}",
+            )
+        bar = cx.visit(b_arg) if isinstance(b_arg, ast.Subscript) else None
+        if not isinstance(bar, ir.Load) or not isinstance(bar.array.type.elem, BarrierType):
+            raise KernelTypeError(
+                f"{self.name}()'s bytes complete on an mbarrier (an element of a shared array of them), not "
+                f"{ast.unparse(b_arg)}",
+                cx.loc(b_arg),
+                f"write {self.EXAMPLE}",
+            )
+        if (dst.array.peer is None) != (bar.array.peer is None):
+            raise KernelTypeError(
+                f"{self.name}(): the mbarrier is in the block the value goes to: reach both through peer(..., "
+                "rank) with the same rank, or neither",
+                cx.loc(node),
+                f"write {self.EXAMPLE}",
+            )
+        t = dst.array.type.elem
+        parts = v_arg.elts if isinstance(v_arg, ast.Tuple) else [v_arg]
+        counts = cl.STORE_ASYNC.get(getattr(t, "itemsize", 0), ())
+        if len(parts) not in counts:
+            raise KernelTypeError(
+                f"{self.name}() stores 1, 2 or 4 elements of 4 bytes, or 1 or 2 of 8, in one piece: not "
+                f"{len(parts)} of {t.name}",
+                cx.loc(v_arg),
+            )
+        what = f"array {dst.array.name!r}"
+        values = [
+            store_value(cx.loc(p), scalar(cx.loc(p), cx.visit(p), f"{self.name}()'s value"), t, what, cx.rules)
+            for p in parts
+        ]
+        cx.emit(
+            ir.StoreAsync(dst.array, dst.indices, values, bar.array, bar.indices, loc=cx.loc(node))
+        )  # fmt: skip
+        return Static(None)
+
+
 cluster_dims = _ClusterDims(
     "cluster_dims",
     "cluster_dims(x, y=1, z=1): the kernel runs in clusters of x * y * z blocks (at most 16, more than 8 "
@@ -95,4 +146,12 @@ peer = _Peer(
     "peer(a, rank): the shared array a of block rank of this cluster (distributed shared memory), read and "
     "written as a is: peer(buf, 1)[i] = v.  Between another block's write and a read, and before that block "
     "may exit, a cluster_barrier().",
+)
+store_async = _StoreAsync(
+    "store_async",
+    "store_async(dst[i], value, bar[s]): store value (a scalar, or a tuple of 2 or 4 of 4 bytes, 2 of 8: one "
+    "piece, aligned to its size) into shared memory from dst[i] on -- another block's, peer(buf, r)[i], or this "
+    "block's -- its bytes completing on mbarrier bar[s] of the same block (peer(bars, r)[s]); that block expects "
+    "them (mbarrier_arrive_expect_tx) and reads them once it has waited for the phase.  No cluster barrier "
+    "before the read, none after the store (PTX st.async).  CUDA sm_90 and the simulator.",
 )

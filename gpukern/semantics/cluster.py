@@ -10,12 +10,22 @@ releases and its wait acquires, so what a thread wrote before it, in any block's
 seen after it by every thread of the cluster.  A block's shared memory exists while the block runs:
 a peer must not be read or written after it may have exited -- a cluster_barrier() after the last
 access, before the peer's end, orders them.  A kernel without clusters is one of one block.
+
+``store_async(dst, value(s), bar)`` (PTX ``st.async``) stores 1, 2 or 4 elements of 4 bytes, or 1 or 2
+of 8 (``STORE_ASYNC``), into a block's shared memory (``peer(a, r)[i]``, or the block's own), the
+bytes completing on an mbarrier of that block (``peer(bars, r)[s]``: the same block): a weak store
+whose completion releases at cluster scope, so the block that waits for the phase (its waits acquire
+at cluster scope) reads what was stored, with no cluster barrier -- and no wait, in the storing
+thread, for its own earlier stores to global memory, which a cluster barrier's release makes.  The
+target waits for the bytes before it may exit, so the store needs no cluster barrier after it either;
+its destination is the value's size aligned.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+STORE_ASYNC = {4: (1, 2, 4), 8: (1, 2)}  # element bytes -> the elements one store_async may move
 PORTABLE_BLOCKS = 8  # the portable cluster size: every sm_90 device runs it
 MAX_BLOCKS = 16  # more than 8 is "non-portable" (the launcher opts in: an H100 or H200 runs 16)
 

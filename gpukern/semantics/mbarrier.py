@@ -37,6 +37,7 @@ OPS = {
     "try_wait": "mbarrier.try_wait.parity",
     "wait": "mbarrier.try_wait.parity (in a loop)",
     "tma": "cp.async.bulk.tensor (tma_load)",
+    "st_async": "st.async (store_async)",
 }
 
 

@@ -97,6 +97,8 @@ class Clusters:
                     node,
                     (int(lanes[k]),),
                 )
+            if isinstance(node, ir.StoreAsync):  # (its target waits for it before it may end: copies.finish checks)
+                return block, ok
             target = block[other]
             self.touch_epoch[target] = self.epoch[self.cluster[target]]
             self.touch_lane[target] = lanes[other]

@@ -64,6 +64,8 @@ class Copies:
         self.reading: dict[Memory, np.ndarray] = {}
         self.reading_group: dict[Memory, np.ndarray] = {}
         self.committed: dict[int, int] = {}
+        # store_async's into another block: (its block, barrier array, element, phase, lane, node), for ``finish``
+        self.stored: list[tuple[int, Memory, int, int, int, ir.Node]] = []
 
     # ------------------------------------------------------------ loads
     def tma_load(self, s: ir.TmaLoad, m: np.ndarray, maps: dict[str, Memory]) -> None:
@@ -229,6 +231,76 @@ class Copies:
         init = run.mem.initialised
         if init is not None:  # written, for the uninitialised-read step
             init.track(Access(dst, s, LANDED, np.full(len(where), lane), where, where, 1, [], copy=True))
+
+    # ------------------------------------------------------------ stores into a cluster's blocks
+    def store_async(self, s: ir.StoreAsync, m: np.ndarray) -> None:
+        """Each active lane's values into its destination block's shared memory, completing on that
+        block's mbarrier (``semantics.cluster``): a landing as a copy's (what was read or written
+        there before must be ordered before the store; a read before the waited phase is a race),
+        whose completion also releases what the storing thread did before it (``sim.ordering``)."""
+        run = self.run
+        dst, bmem = run.memory(s.dst), run.memory(s.bar)
+        d = run.mem.access(dst, [run.eval(i, m) for i in s.dst_indices], m, s, STORE, steps=False, ref=s.dst)
+        b = run.mem.access(bmem, [run.eval(i, m) for i in s.bar_indices], m, s, STORE, steps=False, ref=s.bar)
+        d, b = paired(d, b)
+        state = self.barriers.state(bmem)
+        if not len(d.lanes) or not self.barriers.ready(s, b, state, "st_async"):
+            return
+        n, itemsize = len(s.values), dst.data.dtype.itemsize
+        values = [np.broadcast_to(np.asarray(run.eval(v, m)), (run.lanes,)) for v in s.values]
+        order = run.mem.races.order if run.mem.races is not None else None
+        for k, lane in enumerate(d.lanes.tolist()):
+            block, bblock = int(d.where[k] // dst.size), int(b.where[k] // bmem.size)
+            if run.check and block != bblock:
+                run.report(
+                    OutOfBoundsError,
+                    f"{run.who(lane)} stores into the shared memory of the block of rank "
+                    f"{int(run.clusters.rank[block])} but completes on an mbarrier of the block of rank "
+                    f"{int(run.clusters.rank[bblock])}: store_async's mbarrier is in the block it stores into",
+                    s,
+                    (lane,),
+                )
+                continue
+            start = int(d.offsets[k])
+            if run.check and start % n:
+                run.report(
+                    MisalignedAccessError,
+                    f"{run.who(lane)} stores {n} elements of {itemsize} bytes from element {start} of "
+                    f"{dst.name!r}: store_async's destination is aligned to its {n * itemsize} bytes",
+                    s,
+                    (lane,),
+                )
+                continue
+            if run.check and start + n > dst.size:
+                run.report(OutOfBoundsError, f"{run.who(lane)} stores past the end of {dst.name!r}", s, (lane,))
+                continue
+            if order is not None:  # (the completion releases what the storing thread did before)
+                order.arrive(bmem, np.array([int(b.where[k])]), np.array([lane]))
+            within = d.where[k] + np.arange(n)
+            if block != int(run.block_of[lane]):
+                where = int(b.where[k])
+                self.stored.append((block, bmem, where % bmem.size, int(state.phase[where]), lane, s))
+            one = Access(bmem, s, STORE, b.lanes[k : k + 1], b.offsets[k : k + 1], b.where[k : k + 1], 1, [])
+            data = np.array([v[lane] for v in values], dst.data.dtype)
+            self.land(s, dst, within, data, lane, (bmem, state, one), block, n * itemsize)
+
+    def finish(self) -> None:
+        """At the end of the launch: a store_async into another block whose phase no thread of that block
+        waited for -- on a GPU the block may have exited before the bytes came, its shared memory gone."""
+        run = self.run
+        for block, bmem, at, phase, lane, node in self.stored:
+            mine = run.block_of == block
+            if not (self.barriers.seen[bmem][mine, at] > phase).any():
+                run.report(
+                    DataRaceError,
+                    f"{run.who(lane)} stores into the shared memory of the block of rank "
+                    f"{int(run.clusters.rank[block])} "
+                    f"(store_async), which never waits for phase {phase} of mbarrier {bmem.name}[{at}] that the "
+                    "store completes: on a GPU that block may have exited before the bytes came; wait for them there",
+                    node,
+                    (lane,),
+                )
+                return
 
     def bulk_range(self, s: ir.BulkCopy, shared: Memory, start: int, glob: Memory, g: int, n: int, lane: int) -> bool:
         """Whether a bulk copy of ``n`` elements fits both arrays, 16-byte aligned (else reported)."""

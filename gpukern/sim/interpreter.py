@@ -701,6 +701,9 @@ class _Run:
     def s_BulkWait(self, s: ir.BulkWait, m: np.ndarray) -> None:
         self.mem.copies.bulk_wait(m, s.pending)
 
+    def s_StoreAsync(self, s: ir.StoreAsync, m: np.ndarray) -> None:
+        self.mem.copies.store_async(s, m)
+
     def s_BulkCopy(self, s: ir.BulkCopy, m: np.ndarray) -> None:
         if s.bar is not None:
             self.mem.copies.bulk_load(s, m)
@@ -862,6 +865,7 @@ class SimBackend(Backend):
                 run.run_block(fd.body, run.all)
                 if run._clusters is not None and checked:
                     run._clusters.finish()
+                    run.mem.copies.finish()
             if run._warps is not None and run._warps.reach is not None and checked:
                 run._warps.reach.finish()
         finally:

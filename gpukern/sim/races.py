@@ -513,7 +513,13 @@ class Races:
         by_whom = run.who(other) if other != NONE else "another thread"
         loc, here = self.sites[site], a.loc
         at = f" at line {loc.lineno}" if loc is not None else ""
-        if other != NONE and run.block_of[other] != run.block_of[lane]:
+        if other != NONE and run.block_of[other] != run.block_of[lane] and mem.space == "shared":
+            fix = (  # (another block of the cluster: peer, store_async)
+                "blocks of a cluster are ordered by a cluster_barrier(), or by an mbarrier phase one waits for "
+                "that the other's store_async completes: put one between the two accesses (a second buffer lets "
+                "a block run a row ahead)"
+            )
+        elif other != NONE and run.block_of[other] != run.block_of[lane]:
             fix = (
                 "threads of different blocks are ordered only by a grid_sync() (a cooperative launch): make "
                 "each element one block's, or put a grid_sync() between the two accesses"

@@ -262,3 +262,121 @@ def test_multicast_spells_the_ptx():
 @needs_nvcc
 def test_nvcc_compiles_multicast():
     nvcc_compile(multicast_rows.source(Array[float32, 2], Array[float32, 2], 3, line_directives=True), "sm_90")
+
+
+# ---------------------------------------------------------------- store_async
+@gk.kernel
+def swap_halves(a: Array[float32], out: Array[float32], MODE: Const[int] = 0):
+    """Each block of a pair stores its four elements into the other's shared memory by store_async
+    (two pieces of two), completing on the other's mbarrier, and writes what it received.  MODE 1
+    reads before waiting; 2 never waits (nor reads); 3 stores one piece into its own memory; 4 stores a
+    piece into the peer's memory but completes it on its own mbarrier."""
+    gk.cluster_dims(2)
+    got = gk.shared(float32, 4)
+    bars = gk.shared(gk.mbarrier, 1)
+    t = gk.thread_idx.x
+    rank = gk.cluster_rank()
+    other = 1 - rank
+    if t == 0:
+        gk.mbarrier_init(bars[0], 1)
+        gk.fence_mbarrier_init()
+    gk.cluster_barrier()
+    if t == 0:
+        if MODE != 2:
+            gk.mbarrier_arrive_expect_tx(bars[0], 16)
+        gk.store_async(gk.peer(got, other)[0], (a[rank * 4], a[rank * 4 + 1]), gk.peer(bars, other)[0])
+        if MODE == 3:
+            gk.store_async(got[2], (a[rank * 4 + 2], a[rank * 4 + 3]), bars[0])  # own
+        elif MODE == 4:  # (the data to the peer, the bytes counted on this block's barrier)
+            gk.store_async(gk.peer(got, other)[2], (a[rank * 4 + 2], a[rank * 4 + 3]), gk.peer(bars, rank)[0])
+        else:
+            gk.store_async(gk.peer(got, other)[2], (a[rank * 4 + 2], a[rank * 4 + 3]), gk.peer(bars, other)[0])
+    if MODE == 1 and t < 4:
+        out[gk.block_idx.x * 4 + t] = got[t]  # early
+    if MODE != 2:
+        gk.mbarrier_wait(bars[0], 0)
+    if MODE == 0 and t < 4:
+        out[gk.block_idx.x * 4 + t] = got[t]
+
+
+def test_store_async_fills_a_peers_shared_memory(backend):
+    need_sm90(backend, "clusters")
+    a = np.arange(8, dtype=np.float32) + 1
+    out = gk.to_device(np.zeros(8, np.float32))
+    swap_halves[2, 32](gk.to_device(a), out)
+    np.testing.assert_array_equal(out.get(), np.r_[a[4:], a[:4]])
+    if backend == "sim":
+        assert gk.sanitize(swap_halves[2, 32], a, np.zeros(8, np.float32)) == []
+
+
+@pytest.mark.parametrize(
+    "mode, fault, words",
+    [
+        (1, gk.DataRaceError, "before it has waited for that phase"),
+        (2, gk.DataRaceError, "never waits for phase 0"),
+        (4, gk.OutOfBoundsError, "store_async's mbarrier is in the block it stores into"),
+    ],
+)
+def test_store_async_misuses_are_reported(mode, fault, words):
+    faults = gk.sanitize(swap_halves[2, 32], np.ones(8, np.float32), np.zeros(8, np.float32), mode)
+    assert [type(f) for f in faults][:1] == [fault] and words in str(faults[0])
+
+
+def test_store_async_completes_in_the_block_it_stores_into():
+    """(A store into the block itself, completing on its own barrier, is fine: each block then gets 8
+    of the 16 bytes it waits for from its peer and 8 from itself.)"""
+    faults = gk.sanitize(swap_halves[2, 32], np.ones(8, np.float32), np.zeros(8, np.float32), 3)
+    assert faults == []
+
+
+_STORE_HEADER = "import gpukern as gk\nfrom gpukern import Array, float32, float64\n"
+
+
+@pytest.mark.parametrize(
+    "body, match",
+    [
+        ("gk.store_async(gk.peer(buf, 1)[0], (x, x, x), gk.peer(bars, 1)[0])", "1, 2 or 4 elements of 4 bytes"),
+        ("gk.store_async(gk.peer(buf, 1)[0], x, bars[0])", "reach both through peer"),
+        ("gk.store_async(out[0], x, bars[0])", "stores into an element of a shared array"),
+        ("gk.store_async(gk.peer(buf, 1)[0], x, gk.peer(buf, 1)[1])", "complete on an mbarrier"),
+        ("gk.store_async(gk.peer(wide, 1)[0], (y, y, y, y), gk.peer(bars, 1)[0])", "not 4 of float64"),
+    ],
+)
+def test_store_async_is_refused_at_the_line(body, match):
+    src = f"""{_STORE_HEADER}
+@gk.kernel
+def k(out: Array[float32]):
+    gk.cluster_dims(2)
+    buf = gk.shared(float32, 8)
+    wide = gk.shared(float64, 8)
+    bars = gk.shared(gk.mbarrier, 1)
+    x = out[1]
+    y = float64(x)
+    {body}
+"""
+    with pytest.raises(gk.KernelTypeError, match=match) as e:
+        load_kernel(src).source(Array[float32])
+    assert e.value.loc.lineno == src.splitlines().index(f"    {body}") + 1
+
+
+def test_store_async_spells_the_ptx_and_its_waits_acquire_at_cluster_scope():
+    src = swap_halves.source(Array[float32], Array[float32], 0)
+    for text in (
+        "gk_st_async(&got[0], (unsigned int)other, &bars[0], a[rank * 4], a[rank * 4 + 1]);",
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes",
+        "mapa.shared::cluster.u32",
+        "gk_mbar_wait_cluster(&bars[0], 0u);",
+    ):
+        assert text in src, text
+    plain = multicast_rows.source(Array[float32, 2], Array[float32, 2], 3)  # (no store_async: the CTA's waits)
+    assert "gk_mbar_wait(&" in plain and "gk_mbar_wait_cluster(&" not in plain
+
+
+@needs_nvcc
+def test_nvcc_compiles_store_async():
+    nvcc_compile(swap_halves.source(Array[float32], Array[float32], 0, line_directives=True), "sm_90")
+
+
+def test_store_async_is_refused_by_other_dialects():
+    with pytest.raises(gk.CompileError, match="cannot be compiled to opencl"):
+        swap_halves.source(Array[float32], Array[float32], 0, backend="opencl")
