@@ -41,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sweep", action="store_true", help="time other ways of spreading the rows too (a plan each)")
     p.add_argument("--staged", action="store_true", help="time plans holding the row in shared memory too")
     p.add_argument(
-        "--pipelined", action="store_true", help="time persistent plans (the next row landing while this one works)"
+        "--pipelined",
+        type=int,
+        nargs="*",
+        help="time persistent plans (later rows landing while this one works), with these buffers (default 1)",
     )
     p.add_argument("--out", type=_common.Path, default=_common.DEFAULT_OUT)
     args = p.parse_args(argv)
@@ -125,7 +128,7 @@ def _one_length(
                 fit = min(227 * 1024 // (span + 1024), 65536 // (threads * 80), 8)  # (shared memory; 80 registers)
                 if 1 <= cluster <= 16 and 16 // item <= per <= 128:
                     plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
-    if args.pipelined:  # persistent: parts landing in shared memory (1 or 2 at once), worked on in registers
+    if args.pipelined is not None:  # persistent: parts landing in shared memory (1 or 2 at once), worked on in registers
         for threads in (128, 256, 512, 1024):
             for per in (16, 32, 64):
                 cluster, span = n // (threads * per), threads * per * item
@@ -135,7 +138,7 @@ def _one_length(
                 plans += [
                     rw.Plan(threads, 1, cluster, per, m, False, stages)
                     for m in (1, 2, 4, 8)
-                    for stages in (1, 2)
+                    for stages in args.pipelined or (1,)
                     if threads * m * regs <= 65536 and m * (stages * span + 2048) <= 227 * 1024 and threads * m <= 2048
                 ]
         plans = list(dict.fromkeys(plans))
