@@ -128,7 +128,7 @@ def _one_length(
                 fit = min(227 * 1024 // (span + 1024), 65536 // (threads * 80), 8)  # (shared memory; 80 registers)
                 if 1 <= cluster <= 16 and 16 // item <= per <= 128:
                     plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
-    if args.pipelined is not None:  # persistent: parts landing in shared memory (1 or 2 at once), worked on in registers
+    if args.pipelined is not None:  # persistent: parts landing in shared memory, worked on in registers
         for threads in (128, 256, 512, 1024):
             for per in (16, 32, 64):
                 cluster, span = n // (threads * per), threads * per * item
