@@ -4,15 +4,18 @@ matrix, each row read once from global memory and written once.
 Every thread holds V elements of its row in registers (``local`` arrays indexed by unrolled loop
 variables), or, in a *staged* plan, the block's part of the row sits in shared memory, brought by one
 bulk copy (no registers held while it flies, so more blocks a multiprocessor), and is read from there
-for each pass; a row longer than one block holds runs on a *cluster* of CLUSTER blocks, each holding
-its part, which meet through distributed shared memory instead of a second pass over global memory.
-A row's statistics are one pair per thread, combined by the op's own rule: (maximum, sum of
-exp(x - maximum)) for softmax (the online-softmax merge), (mean, sum of squared deviations) for
-LayerNorm (Chan's merge of equal counts), the sum of squares for RMSNorm.  The pairs meet across a
-warp by shuffles, across the block's warps through shared memory, across the cluster's blocks by
-each block writing its pair into every block's shared memory (``gk.peer``: after a first
-``cluster_barrier()``, passed while the loads fly, which says every block has started) before a
-second; then every thread writes its elements.
+for each pass; a *pipelined* plan is persistent: each block loops over rows, working on one row's
+part in registers while the next row's lands in shared memory (the grid: as many blocks as the device
+runs at once, ``Kernel.resident_blocks``).  A row longer than one block holds runs on a *cluster* of
+CLUSTER blocks, each holding its part, which meet through distributed shared memory instead of a
+second pass over global memory.  A row's statistics are one pair per thread, combined by the op's own
+rule: (maximum, sum of exp(x - maximum)) for softmax (the online-softmax merge), (mean, sum of squared
+deviations) for LayerNorm (Chan's merge of equal counts), the sum of squares for RMSNorm.  The pairs
+meet across a warp by shuffles, across the block's warps through shared memory, across the cluster's
+blocks by each block storing its pair into every block's shared memory with ``gk.store_async``
+(after one ``cluster_barrier()`` at the start, passed while the loads fly, which says every block has
+started), each block waiting on its own mbarrier for the pairs -- no cluster barrier a row, whose
+release would wait for the block's last row's stores; then every thread writes its elements.
 
 Rows are FP32 or BF16 in and out (the math in float32; BF16 moved 8 elements a 16-byte ``vload``),
 compiled with ``fastmath`` (the hardware's exp2, reciprocal and square root).
@@ -65,54 +68,68 @@ _BF16_PLANS = {
     262144: Plan(512, 1, 8, 64, 1),
 }
 
-# Rows held in shared memory (``staged``) where that was faster than registers: per (op, element
-# size, length), the plan measured best on an H200 (``benchmarks/norms.py --staged``, session 18's
-# call 3; the fraction of the copy's bandwidth it reached there).
-_STAGED_PLANS = {
-    ("layernorm", 4, 16384): Plan(128, 1, 1, 128, 3, True),  # 0.925
-    ("softmax", 4, 16384): Plan(128, 1, 2, 64, 6, True),  # 0.966
-    ("layernorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.945
-    ("rmsnorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.963
-    ("softmax", 4, 32768): Plan(256, 1, 1, 128, 1, True),  # 0.962
-    ("rmsnorm", 4, 65536): Plan(128, 1, 4, 128, 3, True),  # 0.904
-    ("softmax", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.912
-    ("layernorm", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.793
-    ("softmax", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.860
-    ("layernorm", 4, 262144): Plan(512, 1, 8, 64, 1, True),  # 0.744
-    ("rmsnorm", 4, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.803
-    ("softmax", 4, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.826
-    ("layernorm", 2, 8192): Plan(128, 1, 1, 64, 1, True),  # 0.950
-    ("softmax", 2, 8192): Plan(128, 1, 1, 64, 6, True),  # 0.925
-    ("layernorm", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.898
-    ("rmsnorm", 2, 16384): Plan(512, 1, 1, 32, 1, True),  # 0.933
-    ("softmax", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.925
-    ("layernorm", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.806
-    ("rmsnorm", 2, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.919
-    ("softmax", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.929
-    ("layernorm", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.743
-    ("rmsnorm", 2, 65536): Plan(512, 1, 2, 64, 1, True),  # 0.878
-    ("softmax", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.828
-    ("layernorm", 2, 131072): Plan(256, 1, 4, 128, 1, True),  # 0.721
-    ("rmsnorm", 2, 131072): Plan(512, 1, 4, 64, 1, True),  # 0.838
-    ("softmax", 2, 131072): Plan(128, 1, 8, 128, 1, True),  # 0.794
-    ("layernorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.667
-    ("rmsnorm", 2, 262144): Plan(512, 1, 8, 64, 1, True),  # 0.773
-    ("softmax", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.746
+# Per (op, element size, length), the plan measured best on an H200 where it beat the defaults: rows
+# held in shared memory (``staged``) or pipelined through it (``pipelined``), the cluster's blocks
+# meeting by store_async (``benchmarks/norms.py --staged``, ``--pipelined``: session 19's calls 4 and 5;
+# the fraction of the copy's bandwidth it reached there).
+_OP_PLANS = {
+    ("layernorm", 4, 16384): Plan(128, 1, 1, 128, 3, True),  # 0.925 (session 18)
+    ("softmax", 4, 16384): Plan(128, 1, 2, 64, 6, True),  # 0.966 (session 18)
+    ("layernorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.953
+    ("rmsnorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.919
+    ("softmax", 4, 32768): Plan(256, 1, 1, 128, 1, True),  # 0.970
+    ("layernorm", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.896
+    ("rmsnorm", 4, 65536): Plan(512, 1, 2, 64, 1, True),  # 0.946
+    ("softmax", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.968
+    ("layernorm", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.843
+    ("rmsnorm", 4, 131072): Plan(512, 1, 8, 32, 1, False, 1),  # 0.903
+    ("softmax", 4, 131072): Plan(512, 1, 8, 32, 1, False, 1),  # 0.926
+    ("layernorm", 4, 262144): Plan(256, 1, 16, 64, 3, True),  # 0.797
+    ("rmsnorm", 4, 262144): Plan(1024, 1, 16, 16, 1, False, 1),  # 0.848
+    ("softmax", 4, 262144): Plan(256, 1, 16, 64, 2, False, 1),  # 0.884
+    ("layernorm", 2, 2048): Plan(128, 1, 1, 16, 4, False, 1),  # 0.889
+    ("softmax", 2, 2048): Plan(128, 1, 1, 16, 8, False, 1),  # 0.852
+    ("layernorm", 2, 4096): Plan(128, 1, 1, 32, 1, False, 1),  # 0.886
+    ("layernorm", 2, 8192): Plan(128, 1, 1, 64, 1, True),  # 0.950 (session 18)
+    ("softmax", 2, 8192): Plan(128, 1, 1, 64, 6, True),  # 0.925 (session 18)
+    ("layernorm", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.898 (session 18)
+    ("rmsnorm", 2, 16384): Plan(512, 1, 1, 32, 1, True),  # 0.933 (session 18)
+    ("softmax", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.925 (session 18)
+    ("layernorm", 2, 32768): Plan(512, 1, 1, 64, 1, False, 1),  # 0.912
+    ("rmsnorm", 2, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.947
+    ("softmax", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.954
+    ("layernorm", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.855
+    ("rmsnorm", 2, 65536): Plan(256, 1, 2, 128, 3, True),  # 0.925
+    ("softmax", 2, 65536): Plan(128, 1, 4, 128, 1, True),  # 0.919
+    ("layernorm", 2, 131072): Plan(128, 1, 8, 128, 1, True),  # 0.802
+    ("rmsnorm", 2, 131072): Plan(256, 1, 4, 128, 1, True),  # 0.895
+    ("softmax", 2, 131072): Plan(128, 1, 8, 128, 6, True),  # 0.901
+    ("layernorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.762
+    ("rmsnorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.869
+    ("softmax", 2, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.877
 }
 
 
-def plan(n: int, itemsize: int = 4, op: str | None = None) -> Plan:
+def hopper_here() -> bool:
+    """Whether the current backend runs sm_90's machinery (bulk copies, mbarriers, clusters) that the
+    staged and pipelined plans use: the simulator, or CUDA on an sm_90 device."""
+    b = gk.get_backend()
+    return b.name == "sim" or getattr(b, "arch", "") == "sm_90"
+
+
+def plan(n: int, itemsize: int = 4, op: str | None = None, hopper: bool | None = None) -> Plan:
     """Float32 rows up to 2048 elements: a warp each, four to a block (no barrier: shuffles alone);
     up to 16384: a block each, 32 elements a thread (256-thread blocks budgeted for two a
     multiprocessor); longer: clusters of blocks of 512 threads, 32 elements each, budgeted for two a
     multiprocessor (a cluster of 2 to 8), and at 262,144 elements (8 blocks of 1024 threads) the most
     a portable cluster holds.  Measured on an H200 (``benchmarks/norms.py --sweep``).  BF16 rows
     (``itemsize`` 2) of those lengths: ``_BF16_PLANS``; other lengths as float32's.  Given the ``op``,
-    a row held in shared memory where that was measured faster (``_STAGED_PLANS``)."""
+    a row held in shared memory or pipelined through it where that was measured faster (``_OP_PLANS``),
+    if the device runs them (``hopper``; None: ``hopper_here()``)."""
     if n % 1024:
         raise ValueError(f"rows of a multiple of 1024 elements, not {n}")
-    if (op, itemsize, n) in _STAGED_PLANS:
-        return _STAGED_PLANS[op, itemsize, n]
+    if (op, itemsize, n) in _OP_PLANS and (hopper_here() if hopper is None else hopper):
+        return _OP_PLANS[op, itemsize, n]
     if itemsize == 2 and n in _BF16_PLANS:
         return _BF16_PLANS[n]
     if n <= 2048:
@@ -436,7 +453,8 @@ def _measure(op: str, kern: Any, how: Plan, dtype_name: str, n: int, rows: int, 
     good = bool(np.allclose(dy.get()[pick].astype(np.float64), reference(op, x[pick], w, b), rtol=rtol, atol=atol))
     print(
         f"{op}: {rows} rows x {n} {dtype_name} ({how.threads * how.rows} threads a block, {how.cluster} a "
-        f"cluster{', held in shared memory' if how.staged else ''})  {t * 1e3:9.3f} ms  "
+        f"cluster{', held in shared memory' if how.staged else ''}{', pipelined' if how.pipelined else ''})  "
+        f"{t * 1e3:9.3f} ms  "
         f"{2 * x.nbytes / t / 1e12:6.3f} TB/s = {t_copy / t:.2f} of a copy's "
         f"{2 * x.nbytes / t_copy / 1e12:.3f}  on {backend.device_name()}  {'OK' if good else 'WRONG'}"
     )
