@@ -252,7 +252,8 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             gk.cluster_barrier()
         v = local(float32, V)  # the block's part in registers (not staged)
         k = 0  # rows done: the set of ``part`` and ``pairs`` a row uses, and the phase its part lands in
-        for r0 in range(first, stop, stride):
+        r0 = first
+        while r0 < stop:  # (one row but in a pipelined plan: a loop nvcc sees run once, ``k`` 0)
             row = r0 + thread_idx.x // THREADS
             s = k & 1
             st = k % STAGES  # (the buffer this row's part landed in, in its phase ``k // STAGES``)
@@ -364,6 +365,9 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                     for j in unroll(range(VEC)):
                         e[j] = v[i * VEC + j]
                     put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
+            if not PIPE:
+                break
+            r0 += stride
             k += 1
 
     rows.shared_bytes = STAGES * SPAN * ITEM if LAND else 0
