@@ -1,4 +1,4 @@
-pip install -q --no-index --no-deps --target /tmp/site .gpu-wheels/*.whl  # (the wheels carried in) 2>&1 | grep -v WARNING | tail -2
+pip install -q --no-index --no-deps --target /tmp/site .gpu-wheels/*.whl 2>&1 | grep -v WARNING | tail -2  # (the wheels carried in)
 export PYTHONPATH=/tmp/site:$PWD
 S="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats"
 run() { name=$1; shift; timeout 100 ncu --launch-skip 2 --launch-count 1 $S python benchmarks/results/2026-11-29-h200-session19/call3/ncu_rows.py "$@" > $OUT/$name.txt 2>&1; echo "$name rc $?"; }
