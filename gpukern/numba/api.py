@@ -140,11 +140,39 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
         k = _kernel(**kept)(fn)
         k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
         k.py_func = fn  # the Python function, as a Numba dispatcher names it
+        k.overloads = Overloads(k)
         return k
 
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
         return make(func_or_sig)
     return make
+
+
+class Overload:
+    """A kernel at one signature, as Numba's ``dispatcher.overloads[sig]`` gives it: what the device's
+    occupancy allows of it."""
+
+    def __init__(self, kernel: Any, args: tuple[Any, ...]) -> None:
+        self.kernel, self.args = kernel, args
+
+    def max_cooperative_grid_blocks(self, blockdim: Any, dynsmemsize: int = 0) -> int:
+        """The most blocks of ``blockdim`` threads (and ``dynsmemsize`` dynamic shared bytes) a grid that
+        calls ``cg.this_grid().sync()`` may have: all of them resident at once
+        (``gk.Kernel.resident_blocks``: CUDA's occupancy calculator; other backends say why not)."""
+        return int(self.kernel.resident_blocks(*self.args, block=blockdim, shared=dynsmemsize))
+
+
+class Overloads:
+    """``dispatcher.overloads[sig]``: the kernel at a signature, a tuple of argument types
+    (``(int32[:, ::1],)``), as Numba keys it."""
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+
+    def __getitem__(self, sig: Any) -> Overload:
+        if not isinstance(sig, (tuple, list)):
+            raise KeyError(f"overloads[...] takes a tuple of argument types, such as (int32[:, ::1],), not {sig!r}")
+        return Overload(self.kernel, tuple(sig))
 
 
 def vectorize(signatures: Any = None, **options: Any) -> Any:

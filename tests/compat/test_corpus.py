@@ -26,13 +26,15 @@ def kernels(tree: ast.Module) -> set[str]:
     """The kernels a file defines: decorated functions (each definition: tests define their own ``f``),
     and functions passed to ``cuda.jit(...)`` (each function once, however many tests jit it)."""
     found: set[str] = set()
+    functions = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}  # (cuda.jit(sig): no kernel)
     for n in ast.walk(tree):
         if isinstance(n, ast.FunctionDef) and any(_is_jit(d) for d in n.decorator_list):
             found.add(f"{n.name}@{n.lineno}")
-        if isinstance(n, ast.Call) and _is_jit(n.func) and n.args and isinstance(n.args[0], ast.Name):
-            found.add(n.args[0].id)  # cuda.jit(sig)(fn)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Call) and _is_jit(n.func) and n.args:
+            if isinstance(n.args[0], ast.Name):
+                found.add(n.args[0].id)  # cuda.jit(sig)(fn)
         if isinstance(n, ast.Call) and ast.unparse(n.func) == "cuda.jit" and n.args:
-            if isinstance(n.args[0], ast.Name) and not n.keywords:
+            if isinstance(n.args[0], ast.Name) and not n.keywords and n.args[0].id in functions:
                 found.add(n.args[0].id)  # cuda.jit(fn)
     return found
 
@@ -116,13 +118,14 @@ def test_counting_sees_refusals():
         "@pytest.mark.finds('y', error=E)\ndef test_b(backend): pass\n"
         "@cuda.jit\ndef k(a): pass\n"
         "def test_c(backend): cuda.jit('void()')(g)\n"
+        "def test_d(): cuda.jit(sig)(h); cuda.jit(kernel)\n"
     )
     assert cases(tree) == [
         ("test_a", "sim", "pass"), ("test_a", "opencl", "refused"),
         ("test_b", "sim", "finds"), ("test_b", "opencl", "finds"),
         ("test_c", "sim", "pass"), ("test_c", "opencl", "pass"),
     ]  # fmt: skip
-    assert kernels(tree) == {"k@6", "g"}
+    assert kernels(tree) == {"k@6", "g", "h"}  # (not the signature sig, nor kernel: no function of the file)
 
 
 if __name__ == "__main__":  # the numbers README.md states

@@ -56,3 +56,20 @@ def test_cuda_counts_blocks_and_whole_clusters():
             assert whole % 2 == 0 and alone % 2 == 0 and sms >= alone and whole > alone > 0
     finally:
         gk.set_backend(None)
+
+
+def test_numba_overloads_say_what_a_cooperative_grid_may_have(on_simulator):
+    """``dispatcher.overloads[sig].max_cooperative_grid_blocks`` is ``resident_blocks`` (the corpus
+    checks it on a GPU); the simulator says why it cannot tell."""
+    from gpukern.numba import cuda, int32
+
+    @cuda.jit
+    def grid_rows(m):
+        cuda.cg.this_grid().sync()
+        m[0, 0] = 1
+
+    sig = (int32[:, ::1],)
+    with pytest.raises(gk.BackendError, match="cannot say how many blocks of grid_rows run at once"):
+        grid_rows.overloads[sig].max_cooperative_grid_blocks(256)
+    with pytest.raises(KeyError, match="a tuple of argument types"):
+        grid_rows.overloads["void(int32[:, ::1])"]
