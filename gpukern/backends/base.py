@@ -176,6 +176,10 @@ class Backend:
         """A TMA descriptor of the array at ``pointer`` (``ir.TensorMap`` ``m``): backends with TMA say how."""
         raise LaunchError(f"{self.name} has no TMA copies (gk.tensor_map)")
 
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of the device's memory: backends that can tell say."""
+        raise BackendError(f"the {self.name} backend cannot say how much device memory is free")
+
     def resident_blocks(self, variant: Variant, block: tuple[int, int, int], shared: int = 0) -> int:
         """How many blocks of ``variant`` the device runs at once: backends with an occupancy calculator say."""
         raise BackendError(

@@ -208,6 +208,9 @@ class CUDABackend(Backend):
             return _Spread(run, fn.gk_split, shared if variant.dynamic_shared else None)
         return run
 
+    def memory_info(self) -> tuple[int, int]:
+        return self.driver.memory_info()
+
     def resident_blocks(self, variant: Any, block: tuple[int, int, int], shared: int = 0) -> int:
         """How many blocks of ``variant`` (``block`` threads, ``shared`` dynamic bytes each) the device runs
         at once, whole clusters for a kernel of clusters (``cuda_driver.Function.resident``)."""

@@ -255,6 +255,12 @@ class Driver:
     def synchronize(self) -> None:
         self.call("cuCtxSynchronize")
 
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of the device's memory (``cuMemGetInfo``)."""
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        self.call("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return free.value, total.value
+
     def tensor_map(
         self, pointer: int, data_type: int, shape: tuple[int, ...], itemsize: int, box: tuple[int, ...], swizzle: int
     ) -> bytes:

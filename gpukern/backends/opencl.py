@@ -376,6 +376,12 @@ class OpenCLBackend(Backend):
             self.cl.enqueue_copy(self.queue, out, array.handle)
         return out
 
+    def memory_info(self) -> tuple[int, int]:
+        raise BackendError(
+            f"OpenCL tells a device's total memory ({self.device.global_mem_size} bytes), not how much is free; "
+            "run on CUDA or the simulator to know"
+        )
+
     def synchronize(self) -> None:
         self.queue.finish()
 

@@ -13,8 +13,9 @@ stream calls are gpukern's.  docs/numba.md lists every name: supported, how, or 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from ..backends import available_backends as _available_backends
 from ..backends import current_device as _current_device
 from ..backends import devices as _devices
 from ..backends import empty as _empty
+from ..backends import from_dlpack as _from_dlpack
 from ..backends import get_backend as _get_backend
 from ..backends import to_device as _to_device
 from ..errors import BackendError as _BackendError
@@ -261,11 +263,12 @@ def select_device(index: int) -> Any:
     """``cuda.select_device(i)``: device ``i`` of the current backend, made current."""
     d = _devices()[index]
     d.__enter__()
-    return d
+    return NumbaDevice(d)
 
 
 def get_current_device() -> Any:
-    return _current_device()
+    """``cuda.get_current_device()``: the device launches go to (``id``, ``name``, ``compute_capability``)."""
+    return NumbaDevice(_current_device())
 
 
 def close() -> None:
@@ -278,3 +281,166 @@ def current_backend() -> str:
 
 
 to_device = to_device_array  # Numba's name for the call above
+
+
+# ---------------------------------------------------------------- devices and contexts
+class NumbaDevice:
+    """A device as ``cuda.gpus[i]`` and ``cuda.get_current_device()`` give it in Numba: ``id``,
+    ``name`` (bytes, as Numba's), ``compute_capability`` (CUDA's; None on the simulator and OpenCL),
+    ``with cuda.gpus[i]:`` (gpukern's ``with gk.Device(i):``), ``reset()``."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+
+    @property
+    def id(self) -> int:
+        return int(self.device.index)
+
+    @property
+    def name(self) -> bytes:
+        return self.device.name.encode()
+
+    @property
+    def compute_capability(self) -> tuple[int, int] | None:
+        cc = getattr(self.device.backend(), "cc", None)
+        return None if cc is None else (cc // 10, cc % 10)
+
+    def reset(self) -> None:
+        """Numba frees the device's context; gpukern frees its arrays as they are collected."""
+        self.device.synchronize()
+
+    def __enter__(self) -> NumbaDevice:
+        self.device.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.device.__exit__(*exc)
+
+    def __repr__(self) -> str:
+        return f"<gpukern device {self.id} '{self.device.name}'>"
+
+
+class _Gpus:
+    """``cuda.gpus``: the current backend's devices (``len``, index, iterate; ``.current``)."""
+
+    def _all(self) -> list[NumbaDevice]:
+        return [NumbaDevice(d) for d in _devices()]
+
+    def __len__(self) -> int:
+        return len(_devices())
+
+    def __getitem__(self, i: int) -> NumbaDevice:
+        return self._all()[i]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    @property
+    def current(self) -> NumbaDevice:
+        return NumbaDevice(_current_device())
+
+
+gpus = _Gpus()
+
+
+def list_devices() -> list[NumbaDevice]:
+    """``cuda.list_devices()``: ``list(cuda.gpus)``."""
+    return list(gpus)
+
+
+def detect() -> bool:
+    """``cuda.detect()``: print the devices kernels run on here (the current backend's) and whether
+    any does; with no GPU that is the simulator, which runs every kernel."""
+    found = list(gpus)
+    b = _get_backend()
+    print(f"Found {len(found)} device{'s' if len(found) != 1 else ''} on gpukern's {b.name} backend")
+    for d in found:
+        cc = d.compute_capability
+        print(f"id {d.id}    {d.name!r:40} [SUPPORTED]")
+        if cc is not None:
+            print(f"{'':>22}Compute Capability: {cc[0]}.{cc[1]}")
+    print(f"Summary:\n\t{len(found)}/{len(found)} devices are supported")
+    return bool(found)
+
+
+class MemoryInfo(NamedTuple):
+    free: int
+    total: int
+
+
+class Context:
+    """``cuda.current_context()``: the current device's ``get_memory_info()`` (free, total bytes: CUDA's
+    ``cuMemGetInfo``; on the simulator this machine's memory, where its arrays live), ``synchronize()``,
+    ``device``, ``reset()``."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = NumbaDevice(device)
+
+    def get_memory_info(self) -> MemoryInfo:
+        return MemoryInfo(*self.device.device.backend().memory_info())
+
+    def synchronize(self) -> None:
+        self.device.device.synchronize()
+
+    def reset(self) -> None:
+        self.device.reset()
+
+
+def current_context(devnum: int | None = None) -> Context:
+    """``cuda.current_context()`` (or device ``devnum``'s)."""
+    return Context(_current_device() if devnum is None else _devices()[devnum])
+
+
+def require_context(fn: Any) -> Any:
+    """``@cuda.require_context``: gpukern opens a device's context when it is first used."""
+    return fn
+
+
+@contextlib.contextmanager
+def defer_cleanup() -> Any:
+    """``with cuda.defer_cleanup():``: gpukern frees a device array when it is collected; nothing to defer."""
+    yield
+
+
+@contextlib.contextmanager
+def pinned(*arylist: Any) -> Any:
+    """``with cuda.pinned(a, b):``: Numba page-locks the arrays for the block; gpukern copies them as
+    they are (``cuda.pinned_array`` gives page-locked memory)."""
+    yield
+
+
+def profile_start() -> None:
+    """``cuda.profile_start()``: a profiler's capture range starts at the program's first launch here."""
+
+
+def profile_stop() -> None:
+    """``cuda.profile_stop()``: see ``profile_start``."""
+
+
+def is_cuda_array(obj: Any) -> bool:
+    """``cuda.is_cuda_array(obj)``: whether ``obj`` exposes ``__cuda_array_interface__`` (or is gpukern's)."""
+    return isinstance(obj, _DeviceArray) or hasattr(obj, "__cuda_array_interface__")
+
+
+def as_cuda_array(obj: Any, sync: bool = True) -> Any:
+    """``cuda.as_cuda_array(obj)``: another library's device array as a gpukern one, without a copy
+    (DLPack: CuPy's, PyTorch's); an object with only ``__cuda_array_interface__`` is returned as it
+    is (kernels take it so)."""
+    if isinstance(obj, _DeviceArray):
+        return obj
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray):
+        return _from_dlpack(obj)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return obj
+    raise _BackendError(
+        f"cuda.as_cuda_array() takes a device array (__cuda_array_interface__ or DLPack), not {type(obj).__name__}; "
+        "copy a host array with cuda.to_device()"
+    )
+
+
+def per_thread_default_stream() -> _streams.Stream:
+    """``cuda.per_thread_default_stream()``: gpukern's default stream (``cuda.default_stream()``)."""
+    return _streams.default_stream()
+
+
+legacy_default_stream = per_thread_default_stream

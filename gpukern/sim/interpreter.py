@@ -924,6 +924,14 @@ class SimBackend(Backend):
             start = offset // root.dtype.itemsize
             self.unwritten[view] = flags[start : start + view.size]
 
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes: the simulator's arrays live in this machine's memory."""
+        try:
+            page = os.sysconf("SC_PAGE_SIZE")
+            return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+        except (AttributeError, ValueError, OSError):  # (no sysconf, or not these names: Windows, macOS)
+            return super().memory_info()
+
     def synchronize(self) -> None:
         pass
 
