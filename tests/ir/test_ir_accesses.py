@@ -82,6 +82,14 @@ def bulk(a: Array[gk.float32], out: Array[gk.float32]):
     gk.bulk_store(out[thread_idx.x * 64], buf[0], 64)
 
 
+@kernel
+def pairs(a: Array[gk.float32]):
+    gk.cluster_dims(2)
+    got = shared(gk.float32, 4)
+    bars = shared(gk.mbarrier, 1)
+    gk.store_async(gk.peer(got, 1)[2], (a[0], a[1]), gk.peer(bars, 1)[0])
+
+
 def _variant(k: gk.Kernel, *args: object):
     return k.variant(k.signature_of(args))
 
@@ -206,6 +214,15 @@ def test_bulk_copies_write_their_destination_and_read_their_source():
     assert "out" in v.written and "a" not in v.written
 
 
+def test_store_async_writes_its_elements_and_updates_the_barrier():
+    v = _variant(pairs, np.zeros(4, np.float32))
+    (st,) = _by_kind(v)[ir.StoreAsync]
+    dst, bar = st.accesses()
+    _expect(dst, "got", False, True, 8, 8)  # (two float32s in one piece)
+    _expect(bar, "bars", True, True, 8, 8)
+    assert dst.array.peer is not None and bar.array.peer is not None
+
+
 def test_what_the_passes_read_of_it():
     v = _every_access()
     assert v.written == {"y", "z", "hist", "s"}
@@ -236,6 +253,7 @@ KINDS = {
     ir.TmaLoad,
     ir.TmaStore,
     ir.BulkCopy,
+    ir.StoreAsync,
 }
 
 
