@@ -159,15 +159,15 @@ def merge(op: int, a0: float32, a1: float32, na: float32, b0: float32, b1: float
 
 
 @func
-def weights(op: int, vec: int, w, b, col, g, h, at: Const[int]):
-    """LayerNorm's weights and biases (RMSNorm's weights) of columns ``col`` on, ``vec`` of them, into
-    ``g`` and ``h`` from element ``at``: loaded ahead of their use, several in flight at once."""
+def weights(op: int, vec: int, w, wc, b, bc, g, h, at: Const[int]):
+    """LayerNorm's weights and biases (RMSNorm's weights), ``vec`` of them from ``w[wc]`` and ``b[bc]``
+    on, into ``g`` and ``h`` from element ``at``: loaded ahead of their use, several in flight at once."""
     if op != 0:
-        gq = vload(w, col, vec)
+        gq = vload(w, wc, vec)
         for j in unroll(range(vec)):
             g[at + j] = float32(gq[j])
     if op == 1:
-        hq = vload(b, col, vec)
+        hq = vload(b, bc, vec)
         for j in unroll(range(vec)):
             h[at + j] = float32(hq[j])
 
@@ -209,6 +209,9 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     WARPS = THREADS // 32  # a row's warps
     SPAN = THREADS * V  # the elements of a row a block holds
     GROUP = 4 if (V // VEC) % 4 == 0 else 1  # (staged: the output loop's loads issued together)
+    # a pipelined block's weights (and biases), the same for all its rows: held in shared memory after
+    # its parts, brought once (where they fit)
+    HELD = bool(PIPE) and OP != 0 and (STAGES + (2 if OP == 1 else 1)) * SPAN * ITEM <= 200 * 1024
 
     @kernel(fastmath=fast)
     def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
@@ -230,18 +233,23 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             stride = 1
         if LAND:
             buf = gk.dynamic_shared(T)  # the parts landing
-            landed = shared(gk.mbarrier, STAGES)  # (a part has landed)
+            landed = shared(gk.mbarrier, STAGES + 1)  # (a part has landed; [STAGES]: the weights have)
         if CLUSTER > 1:
             came = shared(gk.mbarrier, 2)  # per set of ``pairs``: every block's pair has come
         if LAND or CLUSTER > 1:  # the barriers initialised, and the block's (first STAGES) parts on their way
             if thread_idx.x == 0:
                 if LAND:
-                    for st in unroll(range(STAGES)):
+                    for st in unroll(range(STAGES + 1)):
                         gk.mbarrier_init(landed[st], 1)
                 if CLUSTER > 1:
                     gk.mbarrier_init(came[0], 1)
                     gk.mbarrier_init(came[1], 1)
                 gk.fence_mbarrier_init()
+                if HELD:  # the block's weights and biases, once
+                    gk.mbarrier_arrive_expect_tx(landed[STAGES], (2 if OP == 1 else 1) * SPAN * ITEM)
+                    gk.bulk_load(buf[STAGES * SPAN], w[base], SPAN, landed[STAGES])
+                    if OP == 1:
+                        gk.bulk_load(buf[(STAGES + 1) * SPAN], b[base], SPAN, landed[STAGES])
                 if LAND:
                     for st in unroll(range(STAGES)):
                         if first + st * stride < stop:
@@ -346,13 +354,16 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                 scale = gk.rsqrt(p1 / n + eps)
             else:
                 scale = gk.rsqrt(p0 / n + eps)
+            if HELD:
+                gk.mbarrier_wait(landed[STAGES], 0)  # (passes at once after the first row)
             e = local(float32, GROUP * VEC)  # elements on their way out, GROUP loads' worth at a time
             g = local(float32, GROUP * VEC)  # (their weights)
             h = local(float32, GROUP * VEC)  # (and biases)
             if STAGED:  # (a loop: the elements come from shared memory again)
                 for i0 in range(V // VEC // GROUP):
                     for u in unroll(range(GROUP)):  # the group's weights first: GROUP loads in flight at once
-                        weights(OP, VEC, w, b, base + ((i0 * GROUP + u) * THREADS + t) * VEC, g, h, u * VEC)
+                        col = base + ((i0 * GROUP + u) * THREADS + t) * VEC
+                        weights(OP, VEC, w, col, b, col, g, h, u * VEC)
                     for u in unroll(range(GROUP)):
                         q = vload(buf, ((i0 * GROUP + u) * THREADS + t) * VEC, VEC)
                         for j in unroll(range(VEC)):
@@ -361,7 +372,12 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                         put(OP, VEC, y, row, col, e, g, h, u * VEC, p0, scale)
             else:
                 for i in unroll(range(V // VEC)):
-                    weights(OP, VEC, w, b, base + (i * THREADS + t) * VEC, g, h, 0)
+                    if HELD:  # (from shared memory, where they landed once)
+                        wc = (STAGES + 0) * SPAN + (i * THREADS + t) * VEC
+                        weights(OP, VEC, buf, wc, buf, wc + SPAN, g, h, 0)
+                    else:
+                        col = base + (i * THREADS + t) * VEC
+                        weights(OP, VEC, w, col, b, col, g, h, 0)
                     for j in unroll(range(VEC)):
                         e[j] = v[i * VEC + j]
                     put(OP, VEC, y, row, base + (i * THREADS + t) * VEC, e, g, h, 0, p0, scale)
@@ -370,7 +386,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
             r0 += stride
             k += 1
 
-    rows.shared_bytes = STAGES * SPAN * ITEM if LAND else 0
+    rows.shared_bytes = (STAGES + (2 if OP == 1 else 1) * HELD) * SPAN * ITEM if LAND else 0
     return rows, how
 
 

@@ -101,8 +101,8 @@ def test_a_row_held_in_shared_memory_by_a_cluster_of_16(on_simulator, op):
 def test_a_pipelined_cluster_loops_over_rows(on_simulator, op, dtype, stages):
     """A pipelined plan: 3 persistent clusters of 2 blocks over 7 rows, each block working on one row's
     part in registers while the next rows' land in shared memory (``stages`` buffers; a bulk copy into
-    one started once every thread has read it); checked by the sanitizer too (a copy started before
-    that would be a race)."""
+    one started once every thread has read it), its weights and biases brought there once; checked by
+    the sanitizer too (a copy started before that would be a race)."""
     n, how = 4096, rw.Plan(64, 1, 2, 32, 1, False, stages)
     T, host = rw.TYPES[dtype], rw.host_dtype(dtype)
     kern, how = rw.make_rows(op, T, n, how)
@@ -113,5 +113,6 @@ def test_a_pipelined_cluster_loops_over_rows(on_simulator, op, dtype, stages):
     rw.run(op, kern, how, gk.to_device(x), y, gk.to_device(w), gk.to_device(b), clusters=3)
     rtol, atol = rw.tolerance(op, T, n)
     np.testing.assert_allclose(y.get().astype(np.float64), rw.reference(op, x, w, b), rtol=rtol, atol=atol)
-    assert kern.shared_bytes == stages * 64 * 32 * np.dtype(host).itemsize
+    held = {"softmax": 0, "rmsnorm": 1, "layernorm": 2}[op]  # (a block's weights and biases, brought once)
+    assert kern.shared_bytes == (stages + held) * 64 * 32 * np.dtype(host).itemsize
     assert gk.sanitize(kern[6, 64, kern.shared_bytes], x, np.zeros_like(x), w, b, 1e-5) == []
