@@ -51,6 +51,7 @@ class Plan(NamedTuple):
     # persistent (where not 0): a cluster loops over rows, the next rows' parts landing in shared memory
     # (one bulk copy each, into this many buffers) while the block works on this one's in registers
     pipelined: int = 0
+    held: bool = False  # (pipelined) the block's weights and biases held in shared memory, brought once
 
 
 # BF16 rows: chosen per length by ``benchmarks/norms.py --dtype bfloat16 --sweep`` on an H200 (a BF16
@@ -198,7 +199,7 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     OP = OPS.index(op)
     ITEM = np.dtype(T.dtype).itemsize
     how = how or plan(n, ITEM, op)
-    THREADS, ROWS, CLUSTER, V, MINB, STAGED, PIPE = how
+    THREADS, ROWS, CLUSTER, V, MINB, STAGED, PIPE, HOLD = how
     STAGES = int(PIPE) or 1  # the parts a block has landing at once (a pipelined plan's buffers)
     if (STAGED or PIPE) and ROWS != 1:
         raise ValueError("a staged or pipelined plan is a block (or a cluster) a row: rows 1")
@@ -210,8 +211,10 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
     SPAN = THREADS * V  # the elements of a row a block holds
     GROUP = 4 if (V // VEC) % 4 == 0 else 1  # (staged: the output loop's loads issued together)
     # a pipelined block's weights (and biases), the same for all its rows: held in shared memory after
-    # its parts, brought once (where they fit)
-    HELD = bool(PIPE) and OP != 0 and (STAGES + (2 if OP == 1 else 1)) * SPAN * ITEM <= 200 * 1024
+    # its parts, brought once, where the plan says (LayerNorm, RMSNorm)
+    HELD = bool(HOLD) and bool(PIPE) and OP != 0
+    if HOLD and not PIPE:
+        raise ValueError("a plan holding its weights in shared memory is a pipelined one")
 
     @kernel(fastmath=fast)
     def rows(x, y, w, b, eps: float32):  # (x, y: rows x n of T; w, b: n of T)
