@@ -64,8 +64,9 @@ class Copies:
         self.reading: dict[Memory, np.ndarray] = {}
         self.reading_group: dict[Memory, np.ndarray] = {}
         self.committed: dict[int, int] = {}
-        # store_async's into another block: (its block, barrier array, element, phase, lane, node), for ``finish``
-        self.stored: list[tuple[int, Memory, int, int, int, ir.Node]] = []
+        # store_async's into another block, for ``finish``: per (its block, barrier array, element, phase)
+        # it completes, the first storing lane and its node
+        self.stored: dict[tuple[int, Memory, int, int], tuple[int, ir.Node]] = {}
 
     # ------------------------------------------------------------ loads
     def tma_load(self, s: ir.TmaLoad, m: np.ndarray, maps: dict[str, Memory]) -> None:
@@ -279,7 +280,7 @@ class Copies:
             within = d.where[k] + np.arange(n)
             if block != int(run.block_of[lane]):
                 where = int(b.where[k])
-                self.stored.append((block, bmem, where % bmem.size, int(state.phase[where]), lane, s))
+                self.stored.setdefault((block, bmem, where % bmem.size, int(state.phase[where])), (lane, s))
             one = Access(bmem, s, STORE, b.lanes[k : k + 1], b.offsets[k : k + 1], b.where[k : k + 1], 1, [])
             data = np.array([v[lane] for v in values], dst.data.dtype)
             self.land(s, dst, within, data, lane, (bmem, state, one), block, n * itemsize)
@@ -288,8 +289,8 @@ class Copies:
         """At the end of the launch: a store_async into another block whose phase no thread of that block
         waited for -- on a GPU the block may have exited before the bytes came, its shared memory gone."""
         run = self.run
-        for block, bmem, at, phase, lane, node in self.stored:
-            mine = run.block_of == block
+        for (block, bmem, at, phase), (lane, node) in self.stored.items():
+            mine = slice(block * run.tpb, (block + 1) * run.tpb)  # (the block's lanes)
             if not (self.barriers.seen[bmem][mine, at] > phase).any():
                 run.report(
                     DataRaceError,
