@@ -400,17 +400,18 @@ def run(
     A pipelined plan runs ``clusters`` clusters (default: as many as the device runs at once, where the
     backend can say, else one a row), each looping over its rows."""
     rows = x.shape[0] // how.rows
-    if how.pipelined:
-        if clusters is None:
-            clusters = getattr(kern, "resident_clusters", None)
-        if clusters is None:
+    if how.pipelined and clusters is None:
+        known = kern.__dict__.setdefault("resident_clusters", {})  # per device
+        device = gk.get_backend().key
+        if device not in known:
             try:
-                block = how.threads * how.rows
-                clusters = kern.resident_blocks(x, y, w, b, eps, block=block, shared=kern.shared_bytes) // how.cluster
+                fit = kern.resident_blocks(x, y, w, b, eps, block=how.threads * how.rows, shared=kern.shared_bytes)
+                known[device] = fit // how.cluster
             except gk.BackendError:  # (the simulator: any grid runs)
-                clusters = rows
-            kern.resident_clusters = clusters
-        rows = min(rows, clusters)
+                known[device] = None
+        clusters = known[device]
+    if how.pipelined and clusters is not None:
+        rows = min(rows, max(clusters, 1))
     kern[rows * how.cluster, how.threads * how.rows, kern.shared_bytes](x, y, w, b, eps)
 
 
