@@ -20,6 +20,7 @@ from ..language.core import func
 from . import api as cuda
 from . import random as _random
 from . import types
+from .gufunc import guvectorize
 from .types import (
     b1,
     bool_,
@@ -51,7 +52,7 @@ from .types import (
     uintp,
     void,
 )
-from .vectorize import guvectorize, vectorize
+from .vectorize import vectorize
 
 # ``gpukern.numba.cuda`` is a name, not a file: numba-cuda's import redirector (installed with it)
 # takes every module name containing "numba.cuda" for its own and recurses on ours; a module found

@@ -47,10 +47,10 @@ from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
 from ..semantics import ops as _ops
 from . import types  # noqa: F401 - numba.cuda.types
+from .gufunc import guvectorize  # noqa: F401 - cuda.guvectorize
 from .reduce import Reduce, reduce  # noqa: F401 - cuda.reduce, and its class for isinstance
 from .rules import NUMBA_RULES
 from .types import *  # noqa: F403 - numba.cuda's scalar type names (``from numba.cuda import float32``)
-from .vectorize import guvectorize  # noqa: F401 - cuda.guvectorize: refused, saying what to write
 from .vectorize import vectorize as _vectorize
 
 # ---------------------------------------------------------------- inside kernels

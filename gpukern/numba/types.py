@@ -27,8 +27,8 @@ complex128 = c16 = _t.complex128
 class _Void:
     """``void``: a kernel's result type in a signature (``void(float32[:])``)."""
 
-    def __call__(self, *args: object) -> str:
-        return "void"
+    def __call__(self, *args: object) -> _t.Signature:
+        return _t.Signature(self, tuple(args))  # (guvectorize reads the arguments' types)
 
     def __repr__(self) -> str:
         return "void"

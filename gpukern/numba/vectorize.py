@@ -43,15 +43,15 @@ def parse(sig: Any) -> tuple[np.dtype, tuple[np.dtype, ...]]:
     return np.dtype(parsed.result.dtype), tuple(np.dtype(a.dtype) for a in parsed.args)
 
 
-def _python_number(a: Any) -> bool:
+def python_number(a: Any) -> bool:
     return isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic)
 
 
-def _takes(a: Any, want: np.dtype, weak: bool) -> bool:
+def takes(a: Any, want: np.dtype, weak: bool) -> bool:
     """Whether argument ``a`` converts safely to ``want``: an array's (or NumPy scalar's) type by
     ``np.can_cast``; a Python number beside arrays by its kind alone, as NumPy 2 resolves a ufunc's
     types (a weak scalar: an int fits any number type, a float any inexact one)."""
-    if weak and _python_number(a):
+    if weak and python_number(a):
         kind = "b" if isinstance(a, bool) else "iu" if isinstance(a, int) else "f" if isinstance(a, float) else "c"
         order = {"b": "biufc", "iu": "iufc", "f": "fc", "c": "c"}[kind]
         return want.kind in order
@@ -105,11 +105,11 @@ class CUDAUFunc:
         self._reduce: Reduce | None = None  # (made at the first .reduce: its kernels are kept in it)
 
     def _pick(self, args: tuple[Any, ...]) -> tuple[np.dtype, tuple[np.dtype, ...]]:
-        weak = not all(_python_number(a) for a in args)  # (Python numbers alone: NumPy's default types)
+        weak = not all(python_number(a) for a in args)  # (Python numbers alone: NumPy's default types)
         for result, want in self.types:
-            if all(_takes(a, w, weak) for a, w in zip(args, want)):
+            if all(takes(a, w, weak) for a, w in zip(args, want)):
                 return result, want
-        have = ", ".join(type(a).__name__ if _python_number(a) else str(np.asarray(a).dtype) for a in args)
+        have = ", ".join(type(a).__name__ if python_number(a) else str(np.asarray(a).dtype) for a in args)
         sigs = ", ".join(f"{r}({', '.join(map(str, w))})" for r, w in self.types)
         raise LaunchError(
             f"{self.__name__}: no signature takes arguments of ({have}); it has {sigs}: convert the arguments "
@@ -183,11 +183,3 @@ def vectorize(signatures: Any = None, target: str = "cpu", **options: Any) -> An
         raise LaunchError(f"vectorize: target 'cuda', 'cpu' or 'parallel', not {target!r}")
 
     return make
-
-
-def guvectorize(*args: Any, **options: Any) -> Any:
-    """``numba.guvectorize``: not in gpukern yet; refused where it is written, saying what to write."""
-    raise LaunchError(
-        "guvectorize (generalized ufuncs) is not supported by gpukern yet: write the core as a @cuda.jit "
-        "kernel, a thread an output element (i = cuda.grid(1)), looping over the core dimensions itself"
-    )

@@ -15,9 +15,13 @@ LICENCES = ("BSD-2-Clause", "MIT", "Apache-2.0")
 
 
 def _is_jit(call: ast.expr) -> bool:
-    """``cuda.jit``/``cuda.jit(...)``/``jit.rawkernel(...)`` that makes a kernel (not device=True)."""
+    """``cuda.jit``/``cuda.jit(...)``/``jit.rawkernel(...)`` that makes a kernel (not device=True), or
+    ``vectorize(..., target="cuda")`` / ``guvectorize(..., target="cuda")``, whose function runs in one."""
     target = call.func if isinstance(call, ast.Call) else call
-    if ast.unparse(target) not in ("cuda.jit", "jit.rawkernel"):
+    name = ast.unparse(target)
+    if name.split(".")[-1] in ("vectorize", "guvectorize") and isinstance(call, ast.Call):  # (target="cuda": a kernel)
+        return any(k.arg == "target" and ast.literal_eval(k.value) == "cuda" for k in call.keywords)
+    if name not in ("cuda.jit", "jit.rawkernel"):
         return False
     return not any(k.arg == "device" and ast.literal_eval(k.value) for k in getattr(call, "keywords", []))
 

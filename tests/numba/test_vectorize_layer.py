@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpukern as gk
-from gpukern.numba import cuda, float32, float64, guvectorize, int32, vectorize
+from gpukern.numba import cuda, float32, float64, int32, vectorize
 
 
 @vectorize(["float32(float32, float32, float32)", "float64(float64, float64, float64)"], target="cuda")
@@ -68,7 +68,6 @@ def test_the_cpu_target_is_numpys_vectorize():
          lambda f: f(np.ones(3, np.int32)), r"takes 2 argument"),
         (lambda: discriminant, lambda f: f(*[np.ones(3, np.float32)] * 3, out=np.zeros(4, np.float32)),
          r"out is float32\[4\], the result float32\[3\]"),
-        (lambda: guvectorize(["void(f4[:], f4[:])"], "(n)->(n)", target="cuda"), None, r"write the core as a"),
     ],
 )
 def test_misuse_is_a_clear_error(make, call, message):
