@@ -86,6 +86,8 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
         raise KernelTypeError(f"math.{name}() takes real numbers, as in Python", x.loc(node), f"use cmath.{name}()")
     if mf is not None:
         lower = {"float": math_call, "abs": abs_call, "same": min_max, "bits": bits_call, "int": bits_call}
+        if mf.typing == "int" and mf.nargs > 1:
+            return ints_call(x, node, mf, args)
         return lower[mf.typing](x, node, mf, args)
     if fn is len:
         if len(args) == 1 and isinstance(args[0], ShapeOf):  # len(a.shape): its entries need not be known
@@ -392,6 +394,23 @@ def bits_of(x: Any, node: ast.AST, mf: ops.MathFunc, v: Value, what: str | None 
     if isinstance(v, Static):
         return Static(mf.evaluate([v.value], t)[()].astype(result.dtype)[()])
     return ir.MathCall(mf.name, [v], result, loc=x.loc(node))
+
+
+def ints_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:
+    """An integer function of several operands (``sad``): integers only, computed in their promoted type."""
+    x.nargs(node, mf.nargs, mf.name)
+    values = [scalar(x.loc(node), a, f"{mf.name}() argument") for a in args]
+    kinds = [materialize(x.type_of(v)) for v in values]
+    for t in kinds:
+        if not t.is_int or t == bool_:
+            raise KernelTypeError(f"{mf.name}() takes an integer, not {t.name}", x.loc(node), "convert it: int32(...)")
+    t = kinds[0]
+    for u in kinds[1:]:
+        t = materialize(promote(t, u))
+    loc = x.loc(node)
+    if all(isinstance(v, Static) for v in values):
+        return Static(mf.evaluate([np.asarray(v.value, t.dtype) for v in values], t)[()])
+    return ir.MathCall(mf.name, [coerce(loc, v, t) for v in values], t, loc=loc)
 
 
 def abs_call(x: Any, node: ast.Call, mf: ops.MathFunc, args: list[Value]) -> Value:

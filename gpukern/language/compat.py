@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
 from ..semantics.values import Static, Value
-from ..types import float16, float32, float64, int32, int64
+from ..types import float16, float32, float64, int32, int64, uint32
 from . import core as lang
 
 
@@ -312,7 +312,7 @@ def libdevice_names(math: dict[str, Any]) -> dict[str, Typed]:
     floats = ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos",
               "cosh", "erf", "erfc", "exp", "exp10", "exp2", "expm1", "fabs", "floor", "fma", "fmod", "hypot",
               "lgamma", "log", "log10", "log1p", "log2", "nextafter", "pow", "remainder", "rint", "rsqrt", "sin",
-              "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc"]  # fmt: skip
+              "sinh", "sqrt", "tan", "tanh", "tgamma", "trunc", "sincos", "frexp", "modf"]  # fmt: skip
     names: dict[str, Typed] = {}
     for f in floats:
         n = math[f].nargs
@@ -326,6 +326,8 @@ def libdevice_names(math: dict[str, Any]) -> dict[str, Typed]:
     for bits in ("popc", "clz", "ffs", "brev"):
         names[bits] = Typed(bits, math[bits], int32, 1)
         names[bits + "ll"] = Typed(bits + "ll", math[bits], int64, 1)
+    names["sad"] = Typed("sad", math["sad"], int32, 3)  # (|x - y| + z: CUDA's __sad, __usad)
+    names["usad"] = Typed("usad", math["sad"], uint32, 3)
     names["nearbyint"], names["nearbyintf"] = (
         Typed("nearbyint", math["rint"], float64, 1),
         Typed("nearbyintf", math["rint"], float32, 1),

@@ -709,7 +709,9 @@ atomic_nanmin = _Atomic(
 
 # Math functions Python has no name for (CUDA's intrinsics): the entries of ``ops.MATH``
 # themselves, so a kernel names them as ``gk.popc`` and the host can call them too.
-popc, clz, ffs, brev, fma, rsqrt, exp10 = (ops.MATH[n] for n in ("popc", "clz", "ffs", "brev", "fma", "rsqrt", "exp10"))
+popc, clz, ffs, brev, fma, rsqrt, exp10, sad = (
+    ops.MATH[n] for n in ("popc", "clz", "ffs", "brev", "fma", "rsqrt", "exp10", "sad")
+)
 sincos = ops.MATH["sincos"]  # (sin(x), cos(x)): a function of two results, unpacked like a @func's tuple
 
 

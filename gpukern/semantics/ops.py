@@ -731,6 +731,19 @@ def _c_sincos(t: ScalarType, c: CText) -> str:
     return f"    {c.math_text('sincos', t, ['a', '&r.v0', '&r.v1'])};"
 
 
+def _sad(a: Any, b: Any, c: Any) -> Any:
+    """|a - b| + c in the operands' integer type (wrapping as C's integers do)."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    with np.errstate(over="ignore"):
+        return (np.where(a > b, a - b, b - a) + c).astype(a.dtype)
+
+
+def _c_sad(t: ScalarType, c: CText) -> str:
+    """In the unsigned type: C's signed overflow is undefined, NumPy's (and the hardware's) wraps."""
+    U = c.unsigned(t)
+    return f"    return ({c.type(t)})((a > b ? ({U})a - ({U})b : ({U})b - ({U})a) + ({U})c);"
+
+
 def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc:
     return MathFunc(name, nargs, fn, **kw)
 
@@ -785,6 +798,7 @@ MATH: dict[str, MathFunc] = {
         _m("clz", _clz, typing="bits", doc="clz(x): the number of zero bits above the highest set bit (an int32)."),
         _m("ffs", _ffs, typing="bits", int_helper=_c_ffs, doc="ffs(x): 1 + the index of the lowest set bit; 0 for 0."),
         _m("brev", _brev, typing="int", int_helper=_c_brev, doc="brev(x): the bits of an integer in reverse order."),
+        _m("sad", _sad, 3, typing="int", int_helper=_c_sad, doc="sad(a, b, c): |a - b| + c of integers (CUDA __sad)."),
         _m("frexp", np.frexp, results=("same", "int32"), tuple_helper=_c_frexp),  # (mantissa, exponent)
         _m("modf", np.modf, results=("same", "same"), tuple_helper=_c_modf),  # (fraction, whole part)
         _m(

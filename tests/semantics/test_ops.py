@@ -625,7 +625,7 @@ def test_bit_functions_take_integers_only(name):
     for t in (bool_, float32, float64):
         spelled = "bool_" if t == bool_ else t.name
         text = f"import gpukern as gk\n\n@gk.kernel\ndef k(a: gk.Array[gk.{spelled}], out: gk.Array[gk.int64]):\n"
-        k = load_kernel(text + f"    out[0] = gk.{name}(a[0])\n")
+        k = load_kernel(text + f"    out[0] = gk.{name}({', '.join(['a[0]'] * ops.MATH[name].nargs)})\n")
         with pytest.raises(gk.KernelTypeError, match=f"{name}\\(\\) takes an integer, not {t.name}"):
             k.source(np.zeros(1, t.dtype), np.zeros(1, np.int64))
 
