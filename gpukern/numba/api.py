@@ -439,8 +439,17 @@ def as_cuda_array(obj: Any, sync: bool = True) -> Any:
 
 
 def per_thread_default_stream() -> _streams.Stream:
-    """``cuda.per_thread_default_stream()``: gpukern's default stream (``cuda.default_stream()``)."""
-    return _streams.default_stream()
+    """``cuda.per_thread_default_stream()``: CUDA's per-thread default stream (handle 2); elsewhere the
+    default stream, the one there is."""
+    return _streams.Stream.from_handle(2) if _get_backend().name == "cuda" else _streams.default_stream()
 
 
-legacy_default_stream = per_thread_default_stream
+def legacy_default_stream() -> _streams.Stream:
+    """``cuda.legacy_default_stream()``: CUDA's legacy default stream (handle 1); elsewhere the default stream."""
+    return _streams.Stream.from_handle(1) if _get_backend().name == "cuda" else _streams.default_stream()
+
+
+def external_stream(ptr: int) -> _streams.Stream:
+    """``cuda.external_stream(ptr)``: a stream made elsewhere, by its CUstream handle, as a ``gk.Stream``
+    (``gk.Stream.from_handle``: the caller keeps it alive; CUDA's)."""
+    return _streams.Stream.from_handle(ptr)

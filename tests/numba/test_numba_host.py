@@ -58,7 +58,11 @@ def test_names_a_program_keeps_as_written(on_simulator):
         a = run(np.zeros(4, np.float32))
     cuda.profile_stop()
     np.testing.assert_array_equal(a, np.ones(4, np.float32))
-    assert cuda.per_thread_default_stream() is cuda.default_stream() or cuda.legacy_default_stream() is not None
+    default = cuda.default_stream()
+    for s in (cuda.per_thread_default_stream(), cuda.legacy_default_stream()):  # (the simulator's one stream)
+        assert s.backend is default.backend and s.handle == default.handle
+    with pytest.raises(gk.LaunchError, match="takes no streams of other libraries"):
+        cuda.external_stream(12345)  # (a CUstream handle: CUDA's)
 
 
 def test_other_libraries_arrays(on_simulator):
