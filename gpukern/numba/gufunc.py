@@ -59,47 +59,29 @@ def _arg(t: Any, sig: Any) -> tuple[np.dtype, int | None]:
         return np.dtype(t.elem.dtype), t.ndim
     if isinstance(t, _t.ScalarType):
         return np.dtype(t.dtype), None
-    if isinstance(t, str):
-        m = re.fullmatch(r"\s*(\w+)\s*(\[([:,\s]*(::1)?[:,\s]*)\])?\s*", t)
-        named = getattr(types, m.group(1), None) if m else None
-        if isinstance(named, _t.ScalarType):
-            if m.group(2) is None:
-                return np.dtype(named.dtype), None
-            return np.dtype(named.dtype), m.group(3).count(":") - m.group(3).count("::")  # ("::1": one dimension)
-    raise LaunchError(f"guvectorize: {sig!r} has an argument type it cannot read: {t!r}")
+    found = types.type_text(t) if isinstance(t, str) else None
+    if found is None:
+        raise LaunchError(f"guvectorize: {sig!r} has an argument type it cannot read: {t!r}")
+    return np.dtype(found[0].dtype), found[1]
 
 
 def parse_signature(sig: Any) -> list[tuple[np.dtype, int | None]]:
     """``void(float32[:, :], int64)``, ``"void(float32[:, :], int64)"`` or ``"(f8, f8[:])"``: each
     argument's (dtype, dimensions or None)."""
-    if isinstance(sig, _t.Signature):
-        if isinstance(sig.result, _t.ScalarType):
-            raise LaunchError(
-                f"guvectorized functions cannot return values: {sig!r} specifies {sig.result.name} return type; "
-                "write the results into the output arguments"
-            )
-        return [_arg(a, sig) for a in sig.args]
     if isinstance(sig, (tuple, list)):
         return [_arg(a, sig) for a in sig]
-    if isinstance(sig, str) and "(" in sig and sig.rstrip().endswith(")"):
-        head = sig[: sig.index("(")].strip()
-        if head not in ("", "void", "none"):
-            raise LaunchError(
-                f"guvectorized functions cannot return values: {sig!r} specifies {head} return type; write the "
-                "results into the output arguments"
-            )
-        inner = sig[sig.index("(") + 1 : sig.rstrip().rindex(")")]
-        parts, depth, cur = [], 0, ""
-        for ch in inner:
-            depth += (ch == "[") - (ch == "]")
-            if ch == "," and depth == 0:
-                parts.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        if cur.strip():
-            parts.append(cur)
-        return [_arg(p, sig) for p in parts]
+    split = types.split_signature(sig)
+    result = sig.result if isinstance(sig, _t.Signature) else None if split is None else split[0]
+    if isinstance(result, _t.ScalarType) or result not in (None, "", "void", "none") and split is not None:
+        name = result.name if isinstance(result, _t.ScalarType) else result
+        raise LaunchError(
+            f"guvectorized functions cannot return values: {sig!r} specifies {name} return type; write the "
+            "results into the output arguments"
+        )
+    if isinstance(sig, _t.Signature):
+        return [_arg(a, sig) for a in sig.args]
+    if split is not None:
+        return [_arg(p, sig) for p in split[1]]
     raise LaunchError(f"guvectorize: a signature is written 'void(float32[:], float32[:])', not {sig!r}")
 
 

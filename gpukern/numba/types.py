@@ -4,6 +4,7 @@ gpukern's own types, so a cast ``float32(x)`` or a signature's name means the on
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .. import types as _t
@@ -37,14 +38,9 @@ class _Void:
 void = none = _Void()
 
 
-def signature(sig: Any) -> _t.Signature | None:
-    """A Numba signature -- ``"int32(int32, float32[:])"`` or the object ``int32(int32, float32)`` --
-    as a ``Signature`` whose result and arguments are gpukern's scalar types, or None where one names
-    an array or no type this module knows (commas inside ``[...]`` are an array type's); None for
-    anything that is no signature.  The one reading of the string form (``cuda.jit``, ``vectorize``)."""
-    if isinstance(sig, _t.Signature):
-        scalar = [t if isinstance(t, _t.ScalarType) else None for t in (sig.result, *sig.args)]
-        return _t.Signature(scalar[0], tuple(scalar[1:]))
+def split_signature(sig: Any) -> tuple[str, list[str]] | None:
+    """``"void(float32[:, :], int64)"``: its result's text and each argument's (a comma inside ``[...]``
+    is an array type's); None for anything that is no signature text."""
     if not isinstance(sig, str) or "(" not in sig or not sig.rstrip().endswith(")"):
         return None
     head, inner = sig.split("(", 1)
@@ -58,12 +54,38 @@ def signature(sig: Any) -> _t.Signature | None:
             cur += ch
     if cur.strip():
         parts.append(cur)
+    return head.strip(), [p.strip() for p in parts]
+
+
+def type_text(text: str) -> tuple[_t.ScalarType, int | None] | None:
+    """A type as a signature string writes it: ``"float32"`` -> (float32, None), ``"f4[:, ::1]"`` ->
+    (float32, 2) (``::1`` is one dimension); None for a name this module does not know."""
+    m = re.fullmatch(r"\s*(\w+)\s*(\[([:,\s]*(::1)?[:,\s]*)\])?\s*", text)
+    t = globals().get(m.group(1)) if m else None
+    if not isinstance(t, _t.ScalarType):
+        return None
+    return t, None if m.group(2) is None else m.group(3).count(":") - m.group(3).count("::")
+
+
+def signature(sig: Any) -> _t.Signature | None:
+    """A Numba signature -- ``"int32(int32, float32[:])"`` or the object ``int32(int32, float32)`` --
+    as a ``Signature`` whose result and arguments are gpukern's scalar types, or None where one names
+    an array or no type this module knows; None for anything that is no signature.  The one reading
+    of the string form (``cuda.jit``, ``vectorize``; ``guvectorize`` reads its array types too)."""
+    if isinstance(sig, _t.Signature):
+        scalar = [t if isinstance(t, _t.ScalarType) else None for t in (sig.result, *sig.args)]
+        return _t.Signature(scalar[0], tuple(scalar[1:]))
+    split = split_signature(sig)
+    if split is None:
+        return None
 
     def named(text: str) -> Any:
-        t = globals().get(text.strip())
-        return t if "[" not in text and isinstance(t, _t.ScalarType) else None
+        found = type_text(text)
+        return found[0] if found is not None and found[1] is None else None
 
+    head, parts = split
     return _t.Signature(named(head), tuple(named(p) for p in parts))
+
 
 __all__ = [
     "float16", "float32", "f4", "float64", "f8", "double", "int8", "i1", "int16", "i2", "int32", "i4",
