@@ -17,8 +17,9 @@ from ..errors import KernelSyntaxError, KernelTypeError
 from ..ir import nodes as ir
 from ..semantics import cluster as cl
 from ..semantics.values import Static, Value, coerce, scalar, store_value
-from ..types import BarrierType, bool_, int32, uint32
+from ..types import bool_, int32, uint32
 from .core import Intrinsic, Lowering, Statement
+from .hopper import barrier_element, shared_element
 
 
 class _ClusterDims(Intrinsic):
@@ -82,23 +83,10 @@ class _StoreAsync(Intrinsic):
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 3, self.name)
         d_arg, v_arg, b_arg = node.args
-        dst = cx.visit(d_arg) if isinstance(d_arg, ast.Subscript) else None
-        if not isinstance(dst, ir.Load) or dst.array.type.space != "shared" or dst.array.record_field is not None:
-            raise KernelTypeError(
-                f"{self.name}() stores into an element of a shared array (a peer's, or the block's own), not "
-                f"{ast.unparse(d_arg)}",
-                cx.loc(d_arg),
-                f"write {self.EXAMPLE}",
-            )
-        bar = cx.visit(b_arg) if isinstance(b_arg, ast.Subscript) else None
-        if not isinstance(bar, ir.Load) or not isinstance(bar.array.type.elem, BarrierType):
-            raise KernelTypeError(
-                f"{self.name}()'s bytes complete on an mbarrier (an element of a shared array of them), not "
-                f"{ast.unparse(b_arg)}",
-                cx.loc(b_arg),
-                f"write {self.EXAMPLE}",
-            )
-        if (dst.array.peer is None) != (bar.array.peer is None):
+        what = f"{self.name}() stores into an element of a shared array (a peer's, or the block's own)"
+        dst = shared_element(cx, d_arg, what, self.EXAMPLE)
+        bar_array, bar_indices = barrier_element(cx, b_arg, self.name)
+        if (dst.array.peer is None) != (bar_array.peer is None):
             raise KernelTypeError(
                 f"{self.name}(): the mbarrier is in the block the value goes to: reach both through peer(..., "
                 "rank) with the same rank, or neither",
@@ -120,7 +108,7 @@ class _StoreAsync(Intrinsic):
             for p in parts
         ]
         cx.emit(
-            ir.StoreAsync(dst.array, dst.indices, values, bar.array, bar.indices, loc=cx.loc(node))
+            ir.StoreAsync(dst.array, dst.indices, values, bar_array, bar_indices, loc=cx.loc(node))
         )  # fmt: skip
         return Static(None)
 

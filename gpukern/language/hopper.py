@@ -23,7 +23,7 @@ from ..types import BarrierType, bool_, int32, uint32, uint64
 from .core import Intrinsic, Lowering
 
 
-def _barrier(cx: Lowering, arg: ast.expr, name: str) -> tuple[ir.ArrayRef, list[ir.Expr]]:
+def barrier_element(cx: Lowering, arg: ast.expr, name: str) -> tuple[ir.ArrayRef, list[ir.Expr]]:
     """The mbarrier ``arg`` names (``bars[s]``), without reading it."""
     v = cx.visit(arg) if isinstance(arg, ast.Subscript) else None
     if not isinstance(v, ir.Load) or not isinstance(v.array.type.elem, BarrierType):
@@ -60,7 +60,7 @@ class _BarrierOp(Intrinsic):
 
     def lower(self, cx: Lowering, node: ast.Call) -> Value:
         cx.nargs(node, 2 if self.operand else 1, self.name)
-        bar, indices = _barrier(cx, node.args[0], self.name)
+        bar, indices = barrier_element(cx, node.args[0], self.name)
         args = [_count(cx, node.args[1], f"{self.name}()'s {self.operand}", self.limit)] if self.operand else []
         e = ir.Mbarrier(self.op, bar, indices, args, self.result, loc=cx.loc(node))  # type: ignore[arg-type]
         if self.result is None:
@@ -118,17 +118,19 @@ class _BoxBytes(Intrinsic):
         return Static(tma.box_elements(m.box) * m.array.type.elem.itemsize)
 
 
-def _tile(cx: Lowering, arg: ast.expr, name: str, example: str) -> ir.Load:
-    """The shared element ``arg`` names (a box's first element in shared memory), without reading it."""
+def shared_element(cx: Lowering, arg: ast.expr, what: str, example: str) -> ir.Load:
+    """The shared element ``arg`` names (a peer's too), without reading it; else a KernelTypeError
+    saying ``what`` the function takes there, and ``example``."""
     tile = cx.visit(arg) if isinstance(arg, ast.Subscript) else None
     if not isinstance(tile, ir.Load) or tile.array.type.space != "shared" or tile.array.record_field is not None:
-        raise KernelTypeError(
-            f"{name}() copies between a global array and a shared one, named at the box's first element, not "
-            f"{ast.unparse(arg)}",
-            cx.loc(arg),
-            f"write {example}",
-        )
+        raise KernelTypeError(f"{what}, not {ast.unparse(arg)}", cx.loc(arg), f"write {example}")
     return tile
+
+
+def _tile(cx: Lowering, arg: ast.expr, name: str, example: str) -> ir.Load:
+    """A box's first element in shared memory."""
+    what = f"{name}() copies between a global array and a shared one, named at the box's first element"
+    return shared_element(cx, arg, what, example)
 
 
 def _map_and_coords(
@@ -172,7 +174,7 @@ class _TmaLoad(Intrinsic):
         assert dst_ is not None and map_ is not None and coords_ is not None and bar_ is not None
         dst = _tile(cx, dst_, self.name, "tma_load(tile[0, 0], amap, (row, col), bars[s])")
         m, cs = _map_and_coords(cx, node, self.name, dst, map_, coords_)
-        bar, indices = _barrier(cx, bar_, self.name)
+        bar, indices = barrier_element(cx, bar_, self.name)
         mask = None if mask_ is None else _count(cx, mask_, f"{self.name}()'s multicast mask", 0xFFFF)
         cx.emit(ir.TmaLoad(dst.array, dst.indices, m, cs, bar, indices, loc=cx.loc(node), multicast=mask))
         return Static(None)
@@ -222,7 +224,7 @@ class _BulkCopy(Intrinsic):
         if not self.load:
             cx.check_writable(node, dst.array)  # type: ignore[attr-defined]
         n = _bulk_count(cx, node.args[2], self.name, tile.array.type.elem)
-        bar, indices = _barrier(cx, node.args[3], self.name) if self.load else (None, [])
+        bar, indices = barrier_element(cx, node.args[3], self.name) if self.load else (None, [])
         cx.emit(ir.BulkCopy(dst.array, dst.indices, src.array, src.indices, n, bar, indices, loc=cx.loc(node)))
         return Static(None)
 

@@ -338,7 +338,7 @@ _STORE_HEADER = "import gpukern as gk\nfrom gpukern import Array, float32, float
         ("gk.store_async(gk.peer(buf, 1)[0], (x, x, x), gk.peer(bars, 1)[0])", "1, 2 or 4 elements of 4 bytes"),
         ("gk.store_async(gk.peer(buf, 1)[0], x, bars[0])", "reach both through peer"),
         ("gk.store_async(out[0], x, bars[0])", "stores into an element of a shared array"),
-        ("gk.store_async(gk.peer(buf, 1)[0], x, gk.peer(buf, 1)[1])", "complete on an mbarrier"),
+        ("gk.store_async(gk.peer(buf, 1)[0], x, gk.peer(buf, 1)[1])", "takes an mbarrier as an element"),
         ("gk.store_async(gk.peer(wide, 1)[0], (y, y, y, y), gk.peer(bars, 1)[0])", "not 4 of float64"),
     ],
 )
