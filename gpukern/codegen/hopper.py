@@ -38,16 +38,21 @@ __device__ __forceinline__ void gk_mbar_expect_tx(unsigned long long* b, unsigne
     asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
                  :: "r"(gk_smem(b)), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ bool gk_mbar_try_wait(unsigned long long* b, unsigned parity) {
-    unsigned done;
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(gk_smem(b)), "r"(parity & 1u) : "memory");
-    return done != 0;
-}
-__device__ __forceinline__ void gk_mbar_wait(unsigned long long* b, unsigned parity) {
-    while (!gk_mbar_try_wait(b, parity)) {}
-}
+// a wait's two forms: the CTA's acquire, and (_cluster) the cluster's, which what another block's
+// store_async completed needs
+#define GK_MBAR_WAITS(suffix, sem)                                                                        \
+    __device__ __forceinline__ bool gk_mbar_try_wait##suffix(unsigned long long* b, unsigned parity) {    \
+        unsigned done;                                                                                    \
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity" sem ".shared::cta.b64 p, [%1], %2;\n" \
+                     " selp.u32 %0, 1, 0, p;\n}\n"                                                         \
+                     : "=r"(done) : "r"(gk_smem(b)), "r"(parity & 1u) : "memory");                        \
+        return done != 0;                                                                                 \
+    }                                                                                                     \
+    __device__ __forceinline__ void gk_mbar_wait##suffix(unsigned long long* b, unsigned parity) {        \
+        while (!gk_mbar_try_wait##suffix(b, parity)) {}                                                   \
+    }
+GK_MBAR_WAITS(, "")
+GK_MBAR_WAITS(_cluster, ".acquire.cluster")
 __device__ __forceinline__ void gk_tma_load_1d(void* d, const gk_tensor_map* m, int c0, unsigned long long* b) {
     asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
                  " [%0], [%1, {%2}], [%3];\n"
@@ -141,16 +146,6 @@ template <class T> __device__ __forceinline__ T* gk_peer(T* p, unsigned rank) { 
     unsigned long long q;
     asm("mapa.u64 %0, %1, %2;\n" : "=l"(q) : "l"(p), "r"(rank));
     return reinterpret_cast<T*>(q);
-}
-__device__ __forceinline__ bool gk_mbar_try_wait_cluster(unsigned long long* b, unsigned parity) {  // (cluster scope)
-    unsigned done;
-    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-                 " selp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(gk_smem(b)), "r"(parity & 1u) : "memory");
-    return done != 0;
-}
-__device__ __forceinline__ void gk_mbar_wait_cluster(unsigned long long* b, unsigned parity) {
-    while (!gk_mbar_try_wait_cluster(b, parity)) {}
 }
 __device__ __forceinline__ unsigned gk_mapa(const void* p, unsigned rank) {  // p's place in block rank
     unsigned a;
