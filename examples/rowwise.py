@@ -375,8 +375,8 @@ def make_rows(op: str, T: Any, n: int, how: Plan | None = None, fast: bool = Tru
                         put(OP, VEC, y, row, col, e, g, h, u * VEC, p0, scale)
             else:
                 for i in unroll(range(V // VEC)):
-                    if HELD:  # (from shared memory, where they landed once)
-                        wc = (STAGES + 0) * SPAN + (i * THREADS + t) * VEC
+                    if HELD:  # (from shared memory: the weights after the parts, the biases after them)
+                        wc = STAGES * SPAN + (i * THREADS + t) * VEC
                         weights(OP, VEC, buf, wc, buf, wc + SPAN, g, h, 0)
                     else:
                         col = base + (i * THREADS + t) * VEC
