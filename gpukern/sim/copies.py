@@ -109,6 +109,7 @@ class Copies:
                 at = tuple(int(c[k]) for c in coords)
                 nb, sectors = tma.traffic(box, at, src.shape, itemsize, True, start * itemsize)
                 run.prof.bulk(s.loc, True, nb, sectors * len(blocks))
+                self.read_global(s, src, flat[inside], flat[inside], int(lane))
             within = offsets.ravel()  # (in its block's copy: the block's start added per block)
             for block in blocks:
                 self.land(s, dst, within + block * dst.size, values, int(lane), bar, block, nbytes)
@@ -135,7 +136,15 @@ class Copies:
             if run.prof is not None:
                 moved = tma.bulk_traffic(int(a.where[k]) * itemsize, n * itemsize, int(d.offsets[k]) * itemsize)
                 run.prof.bulk(s.loc, True, n * itemsize, moved)
+                span = np.arange(n)
+                self.read_global(s, src, int(a.offsets[k]) + span, int(a.where[k]) + span, int(lane))
             self.land(s, dst, within + block * dst.size, values, int(lane), bar, block, n * itemsize)
+
+    def read_global(self, s: ir.Node, src: Memory, offsets: np.ndarray, where: np.ndarray, lane: int) -> None:
+        """A bulk load's reads of global memory, which the profiler counts as DRAM traffic like any
+        other first touch of a sector (the TMA unit's, through no load instruction: ``bulk``)."""
+        if len(offsets):
+            self.run.prof.access(Access(src, s, LOAD, np.full(len(offsets), lane), offsets, where, 1, [], bulk=True))
 
     def inner_aligned(self, s: ir.Node, name: str, col: int, itemsize: int, lane: int) -> bool:
         """Whether a box's first element along the last dimension lies on a 16-byte boundary of its row
