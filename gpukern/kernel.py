@@ -185,6 +185,9 @@ class Kernel(lang.KernelObject):
         self.variants: dict[tuple[Any, ...], Variant] = {}
         self._launches: dict[Any, Launch] = {}
         self._sized_launches: dict[Any, Launch] = {}  # k[grid, block, shared_bytes] and the 4-item form
+        # a compatibility layer's conversion of the launch's arguments before they are typed (Numba's
+        # declared signature: a scalar converted to the type it names); None: taken as given
+        self.convert_args: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
         _all_kernels.add(self)
 
     def __repr__(self) -> str:
@@ -227,8 +230,16 @@ class Kernel(lang.KernelObject):
         _ = self.params  # (parsed on first use: it sets the defaults)
         return self._defaults
 
+    @property
+    def completes(self) -> bool:
+        """Whether a launch first completes (``complete``) its arguments."""
+        return bool(self.defaults) or self.convert_args is not None
+
     def complete(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """``args`` with the defaults of the parameters they leave out (as a Python call would take them)."""
+        """``args`` with the defaults of the parameters they leave out (as a Python call would take them),
+        converted by ``convert_args`` where a compatibility layer set it."""
+        if self.convert_args is not None:
+            args = self.convert_args(args)
         n, d = len(self.params), self._defaults
         if len(args) >= n or len(args) < n - len(d):
             return args  # (signature_of says what is wrong with a count that does not fit)
@@ -347,7 +358,7 @@ class Kernel(lang.KernelObject):
         dims = (_dims(config[0], "grid"), _dims(config[1], "block"))
         launch = self._launches.get(dims)
         if launch is None:
-            launch = (CompletingLaunch if self.defaults else Launch)(self, *dims)
+            launch = (CompletingLaunch if self.completes else Launch)(self, *dims)
         if len(self._launches) < 256:
             self._launches[dims] = launch
             if _plain(config[0]) and _plain(config[1]):
@@ -381,7 +392,7 @@ class Kernel(lang.KernelObject):
                 f"must be a non-negative int, not {nbytes!r}"
             )
         shared = None if nbytes is None else int(nbytes)
-        cls = CompletingLaunch if self.defaults else Launch
+        cls = CompletingLaunch if self.completes else Launch
         launch = cls(self, _dims(config[0], "grid"), _dims(config[1], "block"), shared, stream)
         if len(self._sized_launches) < 256 and _plain(config[0]) and _plain(config[1]):
             try:

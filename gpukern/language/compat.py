@@ -158,6 +158,11 @@ def _negate(cx: lang.Lowering, node: ast.Call, values: list[Value]) -> Value:
     return Static(-v.value) if isinstance(v, Static) else ir.Unary("-", v, v.type, loc=cx.loc(node))
 
 
+def _reciprocal(cx: lang.Lowering, node: ast.Call, values: list[Value]) -> Value:
+    """``1 / x`` of a float16 value: the front end's division (``ops.BINARY['/']``), rounded once."""
+    return cx.binop(node, ast.Div, Static(1.0), values[0])
+
+
 def _function(fn: Any) -> Any:
     return lambda cx, node, values: cx.call(fn, node, values)
 
@@ -174,6 +179,7 @@ def fp16_names(math: dict[str, Any]) -> dict[str, Half]:
     names |= {n: Half(n, 2, _comparison(op)) for n, op in compare.items()}
     names |= {n: Half(n, 1, _function(math[f])) for n, f in unary.items()}
     names["hneg"] = Half("hneg", 1, _negate)
+    names["hrcp"] = Half("hrcp", 1, _reciprocal)
     names["hfma"] = Half("hfma", 3, _function(math["fma"]))
     names["hmax"] = Half("hmax", 2, _function(math["max"]))
     names["hmin"] = Half("hmin", 2, _function(math["min"]))

@@ -14,6 +14,7 @@ Layer: with ``tools``, the top; it imports the face and the layers below, and no
 from __future__ import annotations
 
 import sys
+from types import ModuleType
 from typing import Any
 
 from ..language.core import func
@@ -27,6 +28,7 @@ from .types import (
     boolean,
     complex64,
     complex128,
+    f2,
     f4,
     f8,
     float16,
@@ -59,7 +61,12 @@ from .vectorize import vectorize
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
+for _name in ("fp16", "libdevice", "cg"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
+    sys.modules[f"{__name__}.cuda.{_name}"] = getattr(cuda, _name)
 sys.modules[f"{__name__}.cuda.types"] = types  # numba.cuda.types: the same names as numba.types
+# numba.core.types: where Numba defines them (programs import f2, the half type, from there)
+sys.modules[f"{__name__}.core"] = core = ModuleType(f"{__name__}.core", "numba.core's names programs import")
+sys.modules[f"{__name__}.core.types"] = core.types = types
 
 
 def jit(fn: Any = None, **options: Any) -> Any:

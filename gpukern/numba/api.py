@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import streams as _streams
 from .. import timing as _timing
+from .. import types as _types
 from ..backends import available_backends as _available_backends
 from ..backends import current_device as _current_device
 from ..backends import devices as _devices
@@ -140,6 +142,9 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
             f.arg_types = _signature_args(func_or_sig)
             return f
         k = _kernel(**kept)(fn)
+        declared = _declared_scalars(func_or_sig)
+        if declared is not None and any(t is not None for t in declared):
+            k.convert_args = lambda args, d=declared: _convert_scalars(args, d)
         k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
         k.py_func = fn  # the Python function, as a Numba dispatcher names it
         k.overloads = Overloads(k)
@@ -188,6 +193,33 @@ def _signature_args(sig: Any) -> tuple[Any, ...] | None:
     as Numba does (None for an array parameter: it takes its argument as it is); None without one."""
     parsed = types.signature(sig)
     return None if parsed is None else parsed.args
+
+
+def _declared_scalars(sig: Any) -> tuple[Any, ...] | None:
+    """The scalar parameter types a kernel's one signature declares (None for an array parameter):
+    ``"void(int32[:], uint32)"``, ``void(int32[:], uint32)`` or the tuple ``(int32[:], uint32)``;
+    None without a signature, or with several (the arguments' own types choose, as before)."""
+    if isinstance(sig, tuple) and not any(isinstance(t, str) for t in sig):
+        return tuple(t if isinstance(t, _types.ScalarType) else None for t in sig)
+    parsed = types.signature(sig)
+    return None if parsed is None else parsed.args
+
+
+def _convert_scalars(args: tuple[Any, ...], declared: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Numba's launch with a signature: each scalar argument converted to the type declared for it, an
+    integer wrapping as a C conversion does (0xFFFFFFFF into int32 is -1), as Numba passes it."""
+    out = list(args)
+    for i, (a, t) in enumerate(zip(args, declared)):
+        if t is None or isinstance(a, np.ndarray) or not isinstance(a, (numbers.Number, np.generic)):
+            continue
+        dt = np.dtype(t.dtype)
+        if dt.kind in "iu" and isinstance(a, numbers.Integral):
+            out[i] = np.uint64(int(a) & 0xFFFFFFFFFFFFFFFF).astype(dt)
+        elif dt.kind == "b":
+            out[i] = np.bool_(a)
+        elif dt.kind in "fc" or isinstance(a, numbers.Real):
+            out[i] = dt.type(a)
+    return tuple(out)
 
 
 def to_device_array(ary: Any, stream: Any = None, copy: bool = True, to: _DeviceArray | None = None) -> _DeviceArray:

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import types as _t
 
-float16 = _t.float16
+float16 = f2 = half = _t.float16
 float32 = f4 = _t.float32
 float64 = f8 = double = _t.float64
 int8 = i1 = _t.int8
@@ -88,7 +88,7 @@ def signature(sig: Any) -> _t.Signature | None:
 
 
 __all__ = [
-    "float16", "float32", "f4", "float64", "f8", "double", "int8", "i1", "int16", "i2", "int32", "i4",
+    "float16", "f2", "half", "float32", "f4", "float64", "f8", "double", "int8", "i1", "int16", "i2", "int32", "i4",
     "int64", "i8", "intp", "uint8", "u1", "uint16", "u2", "uint32", "u4", "uint64", "u8", "uintp",
     "boolean", "b1", "bool_", "complex64", "c8", "complex128", "c16", "void", "none",
 ]

@@ -1,0 +1,89 @@
+"""A kernel compiled with a Numba signature takes its scalar arguments as the signature declares them
+(Numba converts each one, wrapping integers as C does), and the module paths programs import Numba's
+names from (``numba.core.types``, ``numba.cuda.fp16``)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from gpukern.numba import cuda, float32, int32, int64, uint32, void
+
+
+def clz_of(out, c):
+    out[0] = cuda.clz(c)
+
+
+def brev_of(out, c):
+    out[0] = cuda.brev(c)
+
+
+def store(out, c):
+    out[0] = c
+
+
+@pytest.mark.parametrize(
+    "sig, value, expected",
+    [
+        ("void(int32[:], int32)", 0x00100000, 11),  # clz of a 32-bit value (of int64 it would be 43)
+        ("void(int32[:], int32)", 0xFFFFFFFF, 0),  # wraps to -1: no zero bit leads
+        ("void(int32[:], int64)", 0x00010000, 47),
+        ("void(int32[:], uint32)", 0x80000000, 0),
+    ],
+)
+def test_a_signature_gives_a_scalar_its_declared_width(backend, sig, value, expected):
+    k = cuda.jit(sig)(clz_of)
+    out = np.full(1, -7, np.int32)
+    k[1, 1](out, value)
+    assert out[0] == expected
+
+
+@pytest.mark.parametrize("sig", ["void(uint32[:], uint32)", void(uint32[:], uint32), (uint32[:], uint32)])
+def test_every_spelling_of_a_signature_converts(backend, sig):
+    k = cuda.jit(sig)(brev_of)
+    out = np.zeros(1, np.uint32)
+    k[1, 1](out, 0x000030F0)
+    assert out[0] == 0x0F0C0000  # reversed in 32 bits, not 64
+
+
+def test_integers_wrap_and_floats_round_to_the_declared_type(backend):
+    k = cuda.jit("void(int64[:], int32)")(store)
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, 0x80000000)
+    assert out[0] == -(2**31)
+    f = cuda.jit((float32[:], float32))(store)
+    out32 = np.zeros(1, np.float32)
+    f[1, 1](out32, 1 / 3)
+    assert out32[0] == np.float32(1 / 3)
+
+
+def test_without_a_signature_or_with_several_the_values_choose(backend):
+    k = cuda.jit(store)
+    out = np.zeros(1, np.int64)
+    k[1, 1](out, 0x80000000)
+    assert out[0] == 0x80000000
+    several = cuda.jit(["void(int64[:], int32)", "void(int64[:], int64)"])(store)
+    several[1, 1](out, 2**40)
+    assert out[0] == 2**40
+
+
+def test_hrcp_is_the_float16_reciprocal(backend):
+    @cuda.jit("void(f2[:], f2[:])")
+    def rcp(r, x):
+        i = cuda.grid(1)
+        if i < len(r):
+            r[i] = cuda.fp16.hrcp(x[i])
+
+    x = np.random.default_rng(0).integers(1, 65505, 32).astype(np.float16)
+    r = np.zeros_like(x)
+    rcp[1, 32](r, x)
+    np.testing.assert_array_equal(r, np.reciprocal(x, dtype=np.float16))
+
+
+def test_numba_module_paths():
+    assert importlib.import_module("gpukern.numba.core.types").f2 is importlib.import_module("gpukern.numba").float16
+    for name in ("fp16", "libdevice", "cg"):
+        assert importlib.import_module(f"gpukern.numba.cuda.{name}") is getattr(cuda, name)
+    assert int32 is importlib.import_module("gpukern.numba.core").types.int32 and int64 is not None
