@@ -91,6 +91,7 @@ __all__ = [
     "bool_",
     "complex64",
     "complex128",
+    "f2",
     "f4",
     "f8",
     "float16",
