@@ -63,6 +63,12 @@ sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
 for _name in ("fp16", "libdevice", "cg"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
     sys.modules[f"{__name__}.cuda.{_name}"] = getattr(cuda, _name)
+# numba.np.numpy_support (numba.cuda.np.numpy_support): from_dtype, as_dtype
+_np = ModuleType(f"{__name__}.np", "numba.np's names programs import")
+_np.numpy_support = ModuleType(f"{__name__}.np.numpy_support", "from_dtype and as_dtype")
+_np.numpy_support.from_dtype, _np.numpy_support.as_dtype = types.from_dtype, types.as_dtype
+for _base in (__name__, f"{__name__}.cuda"):
+    sys.modules[f"{_base}.np"], sys.modules[f"{_base}.np.numpy_support"] = _np, _np.numpy_support
 sys.modules[f"{__name__}.cuda.types"] = types  # numba.cuda.types: the same names as numba.types
 # numba.core.types: where Numba defines them (programs import f2, the half type, from there)
 sys.modules[f"{__name__}.core"] = core = ModuleType(f"{__name__}.core", "numba.core's names programs import")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 from .. import types as _t
 
 float16 = f2 = half = _t.float16
@@ -85,6 +87,16 @@ def signature(sig: Any) -> _t.Signature | None:
 
     head, parts = split
     return _t.Signature(named(head), tuple(named(p) for p in parts))
+
+
+def from_dtype(dtype: Any) -> Any:
+    """``numba.np.numpy_support.from_dtype``: the type of a NumPy dtype (a record dtype's record type)."""
+    return _t.array_element(np.dtype(dtype), "from_dtype")
+
+
+def as_dtype(t: Any) -> np.dtype:
+    """``numba.np.numpy_support.as_dtype``: a type's NumPy dtype."""
+    return np.dtype(t.dtype)
 
 
 __all__ = [
