@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import operator
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,37 @@ from . import views
 from .reductions import reduce_call, reduction_of
 
 
+# Python's operator module: a named spelling of an operator, which means what the operator means
+# (``operator.add(a, b)`` is ``a + b``, its in-place form too: a scalar has no place to update)
+OPERATOR_BINARY: dict[Any, type] = {
+    operator.add: ast.Add, operator.sub: ast.Sub, operator.mul: ast.Mult, operator.truediv: ast.Div,
+    operator.floordiv: ast.FloorDiv, operator.mod: ast.Mod, operator.pow: ast.Pow, operator.lshift: ast.LShift,
+    operator.rshift: ast.RShift, operator.and_: ast.BitAnd, operator.or_: ast.BitOr, operator.xor: ast.BitXor,
+    operator.iadd: ast.Add, operator.isub: ast.Sub, operator.imul: ast.Mult, operator.itruediv: ast.Div,
+    operator.ifloordiv: ast.FloorDiv, operator.imod: ast.Mod, operator.ipow: ast.Pow, operator.ilshift: ast.LShift,
+    operator.irshift: ast.RShift, operator.iand: ast.BitAnd, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
+}  # fmt: skip
+OPERATOR_COMPARE = {operator.lt: "<", operator.le: "<=", operator.eq: "==", operator.ne: "!=", operator.ge: ">=",
+                    operator.gt: ">"}  # fmt: skip
+OPERATOR_UNARY: dict[Any, type] = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,
+                                   operator.inv: ast.Invert, operator.not_: ast.Not}  # fmt: skip
+
+
+def operator_call(x: Any, node: ast.Call, fn: Any, values: list[Value] | None) -> Value:
+    """``operator.add(a, b)``, ``operator.lt(a, b)``, ``operator.neg(a)``: the operator itself."""
+    n = 1 if fn in OPERATOR_UNARY else 2
+    name = f"operator.{fn.__name__}"
+    x.nargs(node, n, name)
+    if fn in OPERATOR_UNARY:
+        if values is not None:  # (already lowered: the operator's expression on a placeholder is not needed)
+            raise KernelTypeError(f"{name} passed through a function is not supported", x.loc(node), "call it directly")
+        return x.visit(ast.copy_location(ast.UnaryOp(OPERATOR_UNARY[fn](), node.args[0]), node))
+    a, b = values if values is not None else [x.visit(v) for v in node.args]
+    if fn in OPERATOR_COMPARE:
+        return x.compare(node, OPERATOR_COMPARE[fn], a, b)
+    return x.binop(node, OPERATOR_BINARY[fn], a, b)
+
+
 def lower_call(x: Any, node: ast.Call) -> Value:
     """A call in a kernel; ``x`` is the ``ExpressionLowering`` of the function being lowered."""
     callee = x.visit(node.func)
@@ -64,6 +96,12 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
             raise KernelSyntaxError(f"{name}() takes {what} in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
         return fn.lower(x, node)
+    if getattr(fn, "__module__", None) == "_operator" and (
+        fn in OPERATOR_BINARY or fn in OPERATOR_COMPARE or fn in OPERATOR_UNARY
+    ):
+        return operator_call(x, node, fn, values)
+    if fn is operator.abs:
+        fn = builtins.abs
     if fn is np.dtype:  # np.dtype(t).type(v), as CuPy kernels write a cast: the dtype now, at compile time
         return dtype_call(x, node)
     args = values if values is not None else [x.visit(a) for a in node.args]

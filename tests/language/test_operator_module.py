@@ -1,0 +1,69 @@
+"""Python's ``operator`` module in a kernel: ``operator.add(a, b)`` means ``a + b`` (one meaning: the
+front end lowers it as the operator), and so for every arithmetic, bitwise, comparison and unary one."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import gpukern as gk
+from gpukern import Array, float64, int64
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+          operator.pow, operator.iadd, operator.imul, operator.lt, operator.le, operator.eq, operator.ne,
+          operator.ge, operator.gt]  # fmt: skip
+BITS = [operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift, operator.ixor]
+UNARY = [operator.neg, operator.pos, operator.abs, operator.not_]
+
+
+def make(op):
+    @gk.kernel
+    def k(a: Array[float64], b: Array[float64], out: Array[float64]):
+        i = gk.global_id(0)
+        out[i] = op(a[i], b[i])
+
+    return k
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda o: o.__name__)
+def test_binary_operator_functions_are_the_operators(backend, op):
+    a = np.array([1.5, -2.0, 7.0, 3.0])
+    b = np.array([0.5, 3.0, 2.0, 3.0])
+    out = np.zeros(4)
+    make(op)[1, 4](a, b, out)
+    np.testing.assert_allclose(out, [float(op(x, y)) for x, y in zip(a, b)])
+
+
+@pytest.mark.parametrize("op", BITS, ids=lambda o: o.__name__)
+def test_bitwise_operator_functions(backend, op):
+    @gk.kernel
+    def k(a: Array[int64], b: Array[int64], out: Array[int64]):
+        i = gk.global_id(0)
+        out[i] = op(a[i], b[i])
+
+    a, b, out = np.array([12, 7, -5, 1 << 20]), np.array([3, 1, 2, 4]), np.zeros(4, np.int64)
+    k[1, 4](a, b, out)
+    np.testing.assert_array_equal(out, [op(int(x), int(y)) for x, y in zip(a, b)])
+
+
+@pytest.mark.parametrize("op", UNARY, ids=lambda o: o.__name__)
+def test_unary_operator_functions(backend, op):
+    @gk.kernel
+    def k(a: Array[float64], out: Array[float64]):
+        i = gk.global_id(0)
+        out[i] = op(a[i])
+
+    a, out = np.array([1.5, -2.0, 0.0]), np.zeros(3)
+    k[1, 3](a, out)
+    np.testing.assert_array_equal(out, [float(op(x)) for x in a])
+
+
+def test_an_operator_function_takes_its_operands_count():
+    @gk.kernel
+    def k(a: Array[float64]):
+        a[0] = operator.add(a[0])
+
+    with pytest.raises(gk.KernelTypeError, match="operator.add"):
+        k.source(np.zeros(1))
