@@ -494,8 +494,6 @@ class InferredParam(ArrayParam):
         if is_array(a):
             return super().key(a)
         if isinstance(a, tuple):
-            if not a:
-                raise LaunchError(f"argument {self.name!r} is an empty tuple: pass at least one item")
             fields = getattr(type(a), "_fields", None)
             names = [f".{f}" for f in fields] if fields else [f"[{i}]" for i in range(len(a))]
             return TupleKey(type(a), tuple(InferredParam(self.name + n, "infer").key(v) for n, v in zip(names, a)))
