@@ -195,6 +195,72 @@ def _signature_args(sig: Any) -> tuple[Any, ...] | None:
     return None if parsed is None else parsed.args
 
 
+def compile_ptx(
+    pyfunc: Any, sig: Any, debug: bool = False, lineinfo: bool = False, device: bool = False,
+    fastmath: bool = False, cc: tuple[int, int] | None = None, opt: Any = None, abi: Any = None,
+    abi_info: Any = None, output: str = "ptx",
+) -> tuple[str, Any]:  # fmt: skip
+    """``cuda.compile_ptx(pyfunc, sig)``: the PTX of the kernel ``pyfunc`` at the signature's types
+    (``"void(float32[:], int32)"``, ``void(...)`` or a tuple of types), for ``cc`` (default: the
+    current CUDA device's, else sm_80), as gpukern writes it: its CUDA C (``kernel.source()``) through
+    NVRTC; and the result type (void).  A device function alone has no PTX of its own here: it is
+    compiled into each kernel that calls it."""
+    from ..backends.cuda_compile import kernel_arch
+    from ..backends.nvrtc import library
+
+    if device:
+        raise _BackendError(
+            f"compile_ptx({getattr(pyfunc, '__name__', pyfunc)!r}, device=True): gpukern compiles a device function "
+            "into each kernel that calls it, and has no PTX of it alone; compile a kernel that calls it "
+            "(kernel.source() gives the CUDA C)"
+        )
+    if output != "ptx":
+        raise _BackendError(f"compile_ptx(output={output!r}): gpukern gives PTX only (output='ptx')")
+    args = _signature_types(sig)
+    if args is None:
+        raise _BackendError(f"compile_ptx: a signature such as 'void(float32[:], int32)', not {sig!r}")
+    k = jit(fastmath=fastmath, lineinfo=lineinfo)(getattr(pyfunc, "py_func", pyfunc))
+    variant = k.specialise(*args)
+    if cc is None:
+        b = _get_backend()
+        arch = getattr(b, "arch", None) if b.name == "cuda" else None
+        arch = arch or "sm_80"
+    else:
+        arch = f"sm_{cc[0]}{cc[1]}"
+    target = kernel_arch(arch, variant.matrix_capability)
+    if target is None:
+        raise _BackendError(f"compile_ptx: {k.__name__} needs matrix units {arch} lacks")
+    lib = library()
+    if lib is None:
+        raise _BackendError("compile_ptx needs NVRTC: pip install nvidia-cuda-nvrtc")
+    return lib.ptx(variant.source("cuda"), target, variant.options.flags("cuda")), types.void
+
+
+def compile_ptx_for_current_device(pyfunc: Any, sig: Any, **options: Any) -> tuple[str, Any]:
+    """``cuda.compile_ptx_for_current_device``: ``compile_ptx`` for the current device."""
+    options.pop("cc", None)
+    return compile_ptx(pyfunc, sig, **options)
+
+
+def _signature_types(sig: Any) -> tuple[Any, ...] | None:
+    """Every parameter type of a signature, arrays included (``Array[float32, 1]``), as
+    ``Kernel.specialise`` takes types; None for what is no signature."""
+    if isinstance(sig, _types.Signature):
+        return tuple(sig.args)
+    if isinstance(sig, (tuple, list)) and not any(isinstance(t, str) for t in sig):
+        return tuple(sig)
+    split = types.split_signature(sig)
+    if split is None:
+        return None
+    out = []
+    for part in split[1]:
+        found = types.type_text(part)
+        if found is None:
+            return None
+        out.append(found[0] if found[1] is None else _types.ArrayType(found[0], found[1]))
+    return tuple(out)
+
+
 def _declared_scalars(sig: Any) -> tuple[Any, ...] | None:
     """The scalar parameter types a kernel's one signature declares (None for an array parameter):
     ``"void(int32[:], uint32)"``, ``void(int32[:], uint32)`` or the tuple ``(int32[:], uint32)``;

@@ -87,3 +87,30 @@ def test_numba_module_paths():
     for name in ("fp16", "libdevice", "cg"):
         assert importlib.import_module(f"gpukern.numba.cuda.{name}") is getattr(cuda, name)
     assert int32 is importlib.import_module("gpukern.numba.core").types.int32 and int64 is not None
+
+
+def scale(a, n):
+    i = cuda.grid(1)
+    if i < n:
+        a[i] = a[i] * 2
+
+
+@pytest.mark.parametrize("sig", ["void(float32[:], int32)", (float32[:], int32), void(float32[:], int32)])
+def test_compile_ptx_gives_the_kernels_ptx(sig):
+    from gpukern.backends.nvrtc import library
+
+    if library() is None:
+        pytest.skip("NVRTC is not installed")
+    ptx, resty = cuda.compile_ptx(scale, sig, cc=(9, 0))
+    assert resty is void
+    assert ".target sm_90" in ptx and ".entry scale(" in ptx and ".param .u32" in ptx  # (n: an int32)
+    assert "mul.f32" in ptx or "add.f32" in ptx
+
+
+def test_compile_ptx_of_a_device_function_says_what_to_do_instead():
+    import gpukern as gk
+
+    with pytest.raises(gk.BackendError, match="compile a kernel that calls it"):
+        cuda.compile_ptx(scale, (float32,), device=True)
+    with pytest.raises(gk.BackendError, match="PTX only"):
+        cuda.compile_ptx(scale, (float32[:], int32), output="ltoir")
