@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import numpy as np
+
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
 from ..semantics.values import Static, Value
@@ -134,7 +136,9 @@ class Half(lang.Intrinsic):
     def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
         cx.nargs(node, self.nargs, f"fp16.{self.name}")
         values = [cx.visit(a) for a in node.args]
-        for a, v in zip(node.args, values):
+        for k, (a, v) in enumerate(zip(node.args, values)):
+            if isinstance(v, Static) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                values[k] = v = Static(np.float16(v.value))  # a Python literal takes float16, as in Numba
             if cx.type_of(v) != float16:
                 raise KernelTypeError(
                     f"cuda.fp16.{self.name}() takes float16 values, not {cx.type_of(v)!r}",
