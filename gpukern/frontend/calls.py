@@ -40,7 +40,6 @@ from ..types import (
 from . import views
 from .reductions import reduce_call, reduction_of
 
-
 # Python's operator module: a named spelling of an operator, which means what the operator means
 # (``operator.add(a, b)`` is ``a + b``, its in-place form too: a scalar has no place to update)
 OPERATOR_BINARY: dict[Any, type] = {
