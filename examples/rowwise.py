@@ -72,21 +72,22 @@ _BF16_PLANS = {
 # Per (op, element size, length), the plan measured best on an H200 where it beat the defaults: rows
 # held in shared memory (``staged``) or pipelined through it (``pipelined``), the cluster's blocks
 # meeting by store_async (``benchmarks/norms.py --staged``, ``--pipelined``: session 19's calls 4 and 5;
-# the fraction of the copy's bandwidth it reached there).
+# the fraction of the copy's bandwidth it reached there); LayerNorm's and RMSNorm's long rows pipelined
+# with their weights held in shared memory (``held``: session 20's call 1).
 _OP_PLANS = {
     ("layernorm", 4, 16384): Plan(128, 1, 1, 128, 3, True),  # 0.925 (session 18)
     ("softmax", 4, 16384): Plan(128, 1, 2, 64, 6, True),  # 0.966 (session 18)
-    ("layernorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.953
+    ("layernorm", 4, 32768): Plan(256, 1, 8, 16, 2, False, 1, True),  # 0.918 (session 20, call 1)
     ("rmsnorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.919
     ("softmax", 4, 32768): Plan(256, 1, 1, 128, 1, True),  # 0.970
-    ("layernorm", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.896
-    ("rmsnorm", 4, 65536): Plan(512, 1, 2, 64, 1, True),  # 0.946
+    ("layernorm", 4, 65536): Plan(512, 1, 4, 32, 1, False, 1, True),  # 0.916 (session 20, call 1)
+    ("rmsnorm", 4, 65536): Plan(512, 1, 8, 16, 2, False, 1, True),  # 0.923 (session 20, call 1)
     ("softmax", 4, 65536): Plan(256, 1, 4, 64, 3, True),  # 0.968
-    ("layernorm", 4, 131072): Plan(256, 1, 8, 64, 3, True),  # 0.843
-    ("rmsnorm", 4, 131072): Plan(512, 1, 8, 32, 1, False, 1),  # 0.903
+    ("layernorm", 4, 131072): Plan(1024, 1, 8, 16, 1, False, 1, True),  # 0.918 (session 20, call 1)
+    ("rmsnorm", 4, 131072): Plan(256, 1, 8, 64, 1, False, 1, True),  # 0.919 (session 20, call 1)
     ("softmax", 4, 131072): Plan(512, 1, 8, 32, 1, False, 1),  # 0.926
-    ("layernorm", 4, 262144): Plan(256, 1, 16, 64, 3, True),  # 0.797
-    ("rmsnorm", 4, 262144): Plan(1024, 1, 16, 16, 1, False, 1),  # 0.848
+    ("layernorm", 4, 262144): Plan(512, 1, 16, 32, 1, False, 1, True),  # 0.899 (session 20, call 1)
+    ("rmsnorm", 4, 262144): Plan(256, 1, 16, 64, 1, False, 1, True),  # 0.913 (session 20, call 1)
     ("softmax", 4, 262144): Plan(256, 1, 16, 64, 2, False, 1),  # 0.884
     ("layernorm", 2, 2048): Plan(128, 1, 1, 16, 4, False, 1),  # 0.889
     ("softmax", 2, 2048): Plan(128, 1, 1, 16, 8, False, 1),  # 0.852
@@ -96,17 +97,17 @@ _OP_PLANS = {
     ("layernorm", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.898 (session 18)
     ("rmsnorm", 2, 16384): Plan(512, 1, 1, 32, 1, True),  # 0.933 (session 18)
     ("softmax", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.925 (session 18)
-    ("layernorm", 2, 32768): Plan(512, 1, 1, 64, 1, False, 1),  # 0.912
+    ("layernorm", 2, 32768): Plan(512, 1, 1, 64, 1, False, 1, True),  # 0.893 (session 20, call 1: 0.878 unheld)
     ("rmsnorm", 2, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.947
     ("softmax", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.954
-    ("layernorm", 2, 65536): Plan(256, 1, 2, 128, 1, True),  # 0.855
+    ("layernorm", 2, 65536): Plan(512, 1, 2, 64, 1, False, 1, True),  # 0.896 (session 20, call 1)
     ("rmsnorm", 2, 65536): Plan(256, 1, 2, 128, 3, True),  # 0.925
     ("softmax", 2, 65536): Plan(128, 1, 4, 128, 1, True),  # 0.919
-    ("layernorm", 2, 131072): Plan(128, 1, 8, 128, 1, True),  # 0.802
-    ("rmsnorm", 2, 131072): Plan(256, 1, 4, 128, 1, True),  # 0.895
+    ("layernorm", 2, 131072): Plan(128, 1, 16, 64, 1, False, 1, True),  # 0.877 (session 20, call 1)
+    ("rmsnorm", 2, 131072): Plan(256, 1, 8, 64, 1, False, 1, True),  # 0.898 (session 20, call 1)
     ("softmax", 2, 131072): Plan(128, 1, 8, 128, 6, True),  # 0.901
-    ("layernorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.762
-    ("rmsnorm", 2, 262144): Plan(256, 1, 8, 128, 3, True),  # 0.869
+    ("layernorm", 2, 262144): Plan(512, 1, 8, 64, 1, False, 1, True),  # 0.878 (session 20, call 1)
+    ("rmsnorm", 2, 262144): Plan(256, 1, 16, 64, 1, False, 1, True),  # 0.883 (session 20, call 1)
     ("softmax", 2, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.877
 }
 
