@@ -77,7 +77,7 @@ _BF16_PLANS = {
 _OP_PLANS = {
     ("layernorm", 4, 16384): Plan(128, 1, 1, 128, 3, True),  # 0.925 (session 18)
     ("softmax", 4, 16384): Plan(128, 1, 2, 64, 6, True),  # 0.966 (session 18)
-    ("layernorm", 4, 32768): Plan(256, 1, 8, 16, 2, False, 1, True),  # 0.918 (session 20, call 1)
+    ("layernorm", 4, 32768): Plan(256, 1, 2, 64, 3, True),  # 0.928 (session 20, call 2: held 0.908)
     ("rmsnorm", 4, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.919
     ("softmax", 4, 32768): Plan(256, 1, 1, 128, 1, True),  # 0.970
     ("layernorm", 4, 65536): Plan(512, 1, 4, 32, 1, False, 1, True),  # 0.916 (session 20, call 1)
@@ -100,14 +100,14 @@ _OP_PLANS = {
     ("layernorm", 2, 32768): Plan(512, 1, 1, 64, 1, False, 1, True),  # 0.893 (session 20, call 1: 0.878 unheld)
     ("rmsnorm", 2, 32768): Plan(512, 1, 1, 64, 1, True),  # 0.947
     ("softmax", 2, 32768): Plan(256, 1, 1, 128, 3, True),  # 0.954
-    ("layernorm", 2, 65536): Plan(512, 1, 2, 64, 1, False, 1, True),  # 0.896 (session 20, call 1)
+    ("layernorm", 2, 65536): Plan(256, 1, 4, 64, 1, False, 2, True),  # 0.914 (session 20, call 2)
     ("rmsnorm", 2, 65536): Plan(256, 1, 2, 128, 3, True),  # 0.925
     ("softmax", 2, 65536): Plan(128, 1, 4, 128, 1, True),  # 0.919
     ("layernorm", 2, 131072): Plan(128, 1, 16, 64, 1, False, 1, True),  # 0.877 (session 20, call 1)
     ("rmsnorm", 2, 131072): Plan(256, 1, 8, 64, 1, False, 1, True),  # 0.898 (session 20, call 1)
     ("softmax", 2, 131072): Plan(128, 1, 8, 128, 6, True),  # 0.901
     ("layernorm", 2, 262144): Plan(512, 1, 8, 64, 1, False, 1, True),  # 0.878 (session 20, call 1)
-    ("rmsnorm", 2, 262144): Plan(256, 1, 16, 64, 1, False, 1, True),  # 0.883 (session 20, call 1)
+    ("rmsnorm", 2, 262144): Plan(512, 1, 16, 32, 1, False, 2, True),  # 0.909 (session 20, call 2)
     ("softmax", 2, 262144): Plan(256, 1, 8, 128, 1, True),  # 0.877
 }
 
