@@ -111,8 +111,10 @@ def _one_length(
     out = []
     plans: list = []  # (beside each op's own plan: rw.plan)
     item = 4 if args.dtype == "float32" else 2
-    if args.sweep and n <= 2048:  # a warp a row: 4 or 8 rows a block
+    if args.sweep and n <= 2048:  # a warp a row: 4 or 8 rows a block; or a block of 64 to 256 threads a row
         plans += [rw.Plan(32, rows, 1, n // 32, m) for rows in (4, 8) for m in (1, 2, 4)]
+        plans += [rw.Plan(t, 1, 1, n // t, m) for t in (64, 128, 256) if (n // t) * item >= 16
+                  for m in (2, 4, 8, 16) if t * m <= 2048]  # fmt: skip
     if args.sweep and n >= 4096:  # blocks of 64 to 1024 threads, 32 (or 64) elements each, and the clusters that needs
         for threads in (64, 128, 256, 512, 1024):
             for per in (32, 64) if args.dtype == "bfloat16" else (32,):
@@ -129,8 +131,8 @@ def _one_length(
                 if 1 <= cluster <= 16 and 16 // item <= per <= 128:
                     plans += [rw.Plan(threads, 1, cluster, per, m, True) for m in sorted({1, max(fit, 1)})]
     if args.pipelined is not None:  # persistent: parts landing in shared memory, worked on in registers
-        for threads in (128, 256, 512, 1024):
-            for per in (16, 32, 64):
+        for threads in (64, 128, 256, 512, 1024):
+            for per in (8, 16, 32, 64):
                 cluster, span = n // (threads * per), threads * per * item
                 regs = per + 40  # (about what a thread needs: its part and the rest)
                 if per * item < 16 or not 1 <= cluster <= 16 or cluster * threads * per != n:
