@@ -88,10 +88,10 @@ _OP_PLANS = {
     ("softmax", 4, 131072): Plan(512, 1, 8, 32, 1, False, 1),  # 0.926
     ("layernorm", 4, 262144): Plan(512, 1, 16, 32, 1, False, 1, True),  # 0.899 (session 20, call 1)
     ("rmsnorm", 4, 262144): Plan(256, 1, 16, 64, 1, False, 1, True),  # 0.913 (session 20, call 1)
-    ("softmax", 4, 262144): Plan(256, 1, 16, 64, 2, False, 1),  # 0.884
-    ("layernorm", 2, 2048): Plan(128, 1, 1, 16, 4, False, 1),  # 0.889
-    ("softmax", 2, 2048): Plan(128, 1, 1, 16, 8, False, 1),  # 0.852
-    ("layernorm", 2, 4096): Plan(128, 1, 1, 32, 1, False, 1),  # 0.886
+    ("softmax", 4, 262144): Plan(512, 1, 8, 64, 1, False, 1),  # 0.902 (session 20, call 3)
+    ("layernorm", 2, 2048): Plan(64, 1, 1, 32, 1, False, 1),  # 0.919 (session 20, call 3)
+    ("softmax", 2, 2048): Plan(64, 1, 1, 32, 16),  # 0.981 (session 20, call 3)
+    ("layernorm", 2, 4096): Plan(64, 1, 2, 32, 1, False, 1, True),  # 0.893 (session 20, call 3)
     ("layernorm", 2, 8192): Plan(128, 1, 1, 64, 1, True),  # 0.950 (session 18)
     ("softmax", 2, 8192): Plan(128, 1, 1, 64, 6, True),  # 0.925 (session 18)
     ("layernorm", 2, 16384): Plan(256, 1, 1, 64, 3, True),  # 0.898 (session 18)
@@ -103,7 +103,7 @@ _OP_PLANS = {
     ("layernorm", 2, 65536): Plan(256, 1, 4, 64, 1, False, 2, True),  # 0.914 (session 20, call 2)
     ("rmsnorm", 2, 65536): Plan(256, 1, 2, 128, 3, True),  # 0.925
     ("softmax", 2, 65536): Plan(128, 1, 4, 128, 1, True),  # 0.919
-    ("layernorm", 2, 131072): Plan(128, 1, 16, 64, 1, False, 1, True),  # 0.877 (session 20, call 1)
+    ("layernorm", 2, 131072): Plan(256, 1, 8, 64, 1, False, 1, True),  # 0.898 (session 20, call 3)
     ("rmsnorm", 2, 131072): Plan(256, 1, 8, 64, 1, False, 1, True),  # 0.898 (session 20, call 1)
     ("softmax", 2, 131072): Plan(128, 1, 8, 128, 6, True),  # 0.901
     ("layernorm", 2, 262144): Plan(512, 1, 8, 64, 1, False, 1, True),  # 0.878 (session 20, call 1)
