@@ -23,7 +23,7 @@ from ..ir import nodes as ir
 from ..ir.source import ParsedFunction, parse_function
 from ..semantics import ops
 from ..semantics.values import Rules, Static, Value, describe, scalar, store_value
-from ..types import ArrayType, Const, ScalarType, StorageType, Type, bool_, int32, type_named, value_type
+from ..types import ArrayType, Const, RecordType, ScalarType, StorageType, Type, bool_, int32, type_named, value_type
 
 
 class Lowering(Protocol):
@@ -298,11 +298,15 @@ class _ArrayDecl(Intrinsic):
         space = self.space
         cx.nargs(node, 2, space)
         t = node.args[0]  # a type, or a dtype's name as a string literal ("int32", as Numba takes)
-        elem = type_named(_dtype_named(t.value) if isinstance(t, ast.Constant) else cx.static_value(t, default=None))
+        named = _dtype_named(t.value) if isinstance(t, ast.Constant) else cx.static_value(t, default=None)
+        elem = type_named(named)
         if elem is None:
+            record = isinstance(named, RecordType) or getattr(getattr(named, "dtype", None), "names", None)
             raise KernelTypeError(
-                f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}",
+                f"{space}() needs an element type such as float32, not {ast.unparse(node.args[0])}"
+                + (" (a record type: records live in global arrays only)" if record else ""),
                 cx.loc(node.args[0]),
+                f"a {space}() array per field of the record" if record else None,
             )
         shape = cx.static_value(node.args[1], default=None)
         if shape is None:

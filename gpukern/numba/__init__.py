@@ -17,6 +17,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
+from .. import errors as _errors
 from ..language.core import func
 from . import api as cuda
 from . import random as _random
@@ -61,7 +62,7 @@ from .vectorize import vectorize
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
-for _name in ("fp16", "libdevice", "cg"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
+for _name in ("fp16", "libdevice", "cg", "config"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
     sys.modules[f"{__name__}.cuda.{_name}"] = getattr(cuda, _name)
 # numba.np.numpy_support (numba.cuda.np.numpy_support): from_dtype, as_dtype
 _np = ModuleType(f"{__name__}.np", "numba.np's names programs import")
@@ -73,6 +74,12 @@ sys.modules[f"{__name__}.cuda.types"] = types  # numba.cuda.types: the same name
 # numba.core.types: where Numba defines them (programs import f2, the half type, from there)
 sys.modules[f"{__name__}.core"] = core = ModuleType(f"{__name__}.core", "numba.core's names programs import")
 sys.modules[f"{__name__}.core.types"] = core.types = types
+# numba.core.errors (numba.cuda.core.errors): a program that expects a typing error catches gpukern's
+core.errors = ModuleType(f"{__name__}.core.errors", "numba.core.errors' names: gpukern's errors")
+core.errors.TypingError = core.errors.NumbaError = _errors.KernelTypeError
+core.errors.NumbaValueError = core.errors.UnsupportedError = _errors.CompileError
+sys.modules[f"{__name__}.core.errors"] = sys.modules[f"{__name__}.cuda.core.errors"] = core.errors
+sys.modules[f"{__name__}.cuda.core"] = core
 
 
 def jit(fn: Any = None, **options: Any) -> Any:

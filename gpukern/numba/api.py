@@ -118,6 +118,8 @@ cbrt = math.cbrt if hasattr(math, "cbrt") else np.cbrt
 selp = Select("selp", "cuda.selp(cond, a, b): a if cond else b")
 fp16 = Namespace("fp16", **fp16_names(_ops.MATH))
 libdevice = Namespace("libdevice", **libdevice_names(_ops.MATH))
+# numba.cuda.config: what a program tests before choosing a path (gpukern is not Numba's simulator)
+config = Namespace("config", ENABLE_CUDASIM=False, CUDA_LOW_OCCUPANCY_WARNINGS=False, CUDA_WARN_ON_IMPLICIT_COPY=False)
 cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=Group("this_thread_block", grid=False))
 
 
