@@ -62,7 +62,9 @@ from .vectorize import vectorize
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
-for _name in ("fp16", "libdevice", "cg", "config"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
+sys.modules[f"{__name__}.cuda.cudadrv"] = _cudadrv = ModuleType(f"{__name__}.cuda.cudadrv", "numba.cuda.cudadrv")
+_cudadrv.devicearray = sys.modules[f"{__name__}.cuda.cudadrv.devicearray"] = cuda.devicearray
+for _name in ("fp16", "libdevice", "cg", "config", "devicearray"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
     sys.modules[f"{__name__}.cuda.{_name}"] = getattr(cuda, _name)
 # numba.np.numpy_support (numba.cuda.np.numpy_support): from_dtype, as_dtype
 _np = ModuleType(f"{__name__}.np", "numba.np's names programs import")

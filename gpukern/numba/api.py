@@ -178,6 +178,10 @@ class Overloads:
     def __init__(self, kernel: Any) -> None:
         self.kernel = kernel
 
+    def __len__(self) -> int:
+        """How many variants are compiled (one per kind of argument a launch gave, as Numba's overloads)."""
+        return len(self.kernel.variants)
+
     def __getitem__(self, sig: Any) -> Overload:
         if not isinstance(sig, (tuple, list)):
             raise KeyError(f"overloads[...] takes a tuple of argument types, such as (int32[:, ::1],), not {sig!r}")
@@ -315,19 +319,60 @@ def device_array(
     return _empty(shape, dtype)
 
 
+def _like(ary: Any, make: Any) -> Any:
+    """An array of ``ary``'s shape and dtype laid out as NumPy's ``empty_like`` lays it out (its axes
+    in the order of ``ary``'s strides, contiguous: Fortran order stays Fortran, a view becomes
+    dense), made by ``make(shape, dtype)`` in C order and transposed into that order."""
+    shape, dtype = tuple(np.shape(ary)), np.dtype(ary.dtype)
+    strides = getattr(ary, "strides", None)
+    if strides is None or len(shape) <= 1:
+        return make(shape, dtype)
+    dense = np.empty_like(np.lib.stride_tricks.as_strided(np.empty(1, dtype), shape, strides, writeable=False))
+    order = sorted(range(len(shape)), key=lambda d: -dense.strides[d])  # the axes, outermost first
+    if order == list(range(len(shape))):
+        return make(shape, dtype)
+    base = make(tuple(shape[d] for d in order), dtype)
+    return base.transpose(*np.argsort(order))
+
+
 def device_array_like(ary: Any, stream: Any = None) -> _DeviceArray:
-    return _empty(np.shape(ary), ary.dtype)
+    """``cuda.device_array_like``: a device array of ``ary``'s shape and dtype, laid out as NumPy's
+    ``empty_like`` would (C or Fortran order kept; a strided view's axes in its order, dense)."""
+    return _like(ary, _empty)
 
 
 def pinned_array(shape: Any, dtype: Any = np.float64, strides: Any = None, order: str = "C") -> np.ndarray:
-    """``cuda.pinned_array``: ``gk.pinned_empty``."""
-    if order != "C" or strides is not None:
-        raise _BackendError("cuda.pinned_array(): C order only")
+    """``cuda.pinned_array``: ``gk.pinned_empty``; Fortran order is the transposed view of a C array."""
+    if order not in ("C", "F") or strides is not None:
+        raise _BackendError("cuda.pinned_array(): order='C' or 'F', without strides")
+    if order == "F":
+        dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        return _streams.pinned_empty(dims[::-1], dtype).T
     return _streams.pinned_empty(shape, dtype)
 
 
 def pinned_array_like(ary: Any) -> np.ndarray:
-    return _streams.pinned_empty(np.shape(ary), ary.dtype)
+    """``cuda.pinned_array_like``: as ``device_array_like``, in page-locked host memory."""
+    return _like(ary, _streams.pinned_empty)
+
+
+def auto_device(obj: Any, stream: Any = None, copy: bool = True, user_explicit: bool = False) -> tuple[Any, bool]:
+    """``cuda.devicearray.auto_device(obj)``: ``(device array, whether it was copied)``: a device array
+    as it is, anything else (a contiguous NumPy array, a number) copied to the device; a strided
+    NumPy view is a ``ValueError``, as in Numba."""
+    if isinstance(obj, _DeviceArray):
+        return obj, False
+    if hasattr(obj, "__cuda_array_interface__"):
+        return as_cuda_array(obj), False
+    host = np.asarray(obj)
+    if not (host.flags.c_contiguous or host.flags.f_contiguous):
+        raise ValueError("auto_device: the array is not contiguous; pass np.ascontiguousarray(a)")
+    if not copy:
+        return _empty(host.shape, host.dtype), True
+    return _to_device(np.ascontiguousarray(host), stream=stream or None), True
+
+
+devicearray = Namespace("devicearray", auto_device=auto_device, DeviceNDArray=_DeviceArray)
 
 
 def synchronize() -> None:

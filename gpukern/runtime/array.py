@@ -130,6 +130,17 @@ class DeviceArray:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Byte strides, as NumPy's (a view's are its base array's steps)."""
+        return tuple(self._place()[2])
+
+    @property
+    def flags(self) -> Any:
+        """NumPy's flags of an array of this geometry (``flags["C_CONTIGUOUS"]``, ``flags.f_contiguous``),
+        read-only: what a program asks of an array's layout."""
+        return np.lib.stride_tricks.as_strided(np.empty(1, self.dtype), self.shape, self.strides, writeable=False).flags
+
     def get(self, stream: Any = None) -> np.ndarray:
         """Copy to a new NumPy array, after the work queued on ``stream`` (None: the default
         stream) so far; returns when the copy is done."""

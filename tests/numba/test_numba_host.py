@@ -77,3 +77,53 @@ def test_other_libraries_arrays(on_simulator):
     assert cuda.is_cuda_array(obj) and cuda.as_cuda_array(obj) is obj
     with pytest.raises(gk.BackendError, match="copy a host array with cuda.to_device"):
         cuda.as_cuda_array(np.zeros(3))
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape, view", [(10, np.s_[:]), ((10, 12), np.s_[:]), ((10, 12, 14), np.s_[:]),
+                                         (10, np.s_[::2]), ((10, 12), np.s_[::2, ::2])])  # fmt: skip
+def test_array_likes_are_laid_out_as_numpys_empty_like(backend, order, shape, view):
+    """device_array(order=) and the *_array_like calls: strides and flags as NumPy gives them (a
+    Fortran array stays Fortran, a strided view becomes dense in its axes' order)."""
+    d = cuda.device_array(shape, order=order)[view]
+    h = np.zeros(shape, order=order)[view]
+    assert d.strides == h.strides and d.flags["C_CONTIGUOUS"] == h.flags["C_CONTIGUOUS"]
+    for like in (cuda.device_array_like, cuda.pinned_array_like):
+        a, ref = like(d), np.empty_like(h)
+        assert (a.shape, a.dtype, a.strides) == (ref.shape, ref.dtype, ref.strides), like
+        assert a.flags["F_CONTIGUOUS"] == ref.flags["F_CONTIGUOUS"] and a.flags.c_contiguous == ref.flags.c_contiguous
+
+
+def test_a_fortran_device_array_takes_a_kernels_writes(backend):
+    a = cuda.device_array((3, 4), dtype=np.float64, order="F")
+    a.copy_to_device(np.zeros((3, 4)))
+
+    @cuda.jit
+    def fill(x):
+        i, j = cuda.grid(2)
+        if i < x.shape[0] and j < x.shape[1]:
+            x[i, j] = 10 * i + j
+
+    fill[(1, 1), (3, 4)](a)
+    np.testing.assert_array_equal(a.copy_to_host(), np.add.outer(10 * np.arange(3), np.arange(4)))
+
+
+def test_auto_device_and_overload_count(backend):
+    d, copied = cuda.devicearray.auto_device(np.arange(4.0))
+    assert copied and isinstance(d, gk.DeviceArray) and list(d.copy_to_host()) == [0, 1, 2, 3]
+    assert cuda.devicearray.auto_device(d) == (d, False)
+    assert cuda.devicearray.auto_device(2)[0].copy_to_host() == 2
+    with pytest.raises(ValueError, match="not contiguous"):
+        cuda.devicearray.auto_device(np.arange(10.0)[::2])
+
+    @cuda.jit
+    def twice(a, out):
+        i = cuda.grid(1)
+        out[i] = a[i] * 2
+
+    out = np.zeros(8)
+    twice[1, 8](np.ones(8), out)
+    twice[1, 8](cuda.to_device(np.ones(8)), out)  # (a device array is the same kind of argument)
+    assert len(twice.overloads) == 1
+    twice[1, 8](np.ones(8, np.float32), out)
+    assert len(twice.overloads) == 2
