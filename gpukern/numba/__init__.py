@@ -64,7 +64,8 @@ sys.modules[f"{__name__}.cuda"] = cuda
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
 sys.modules[f"{__name__}.cuda.cudadrv"] = _cudadrv = ModuleType(f"{__name__}.cuda.cudadrv", "numba.cuda.cudadrv")
 _cudadrv.devicearray = sys.modules[f"{__name__}.cuda.cudadrv.devicearray"] = cuda.devicearray
-for _name in ("fp16", "libdevice", "cg", "config", "devicearray"):  # (``import numba.cuda.fp16``: namespaces of the cuda module)
+# ``import numba.cuda.fp16``: namespaces of the cuda module
+for _name in ("fp16", "libdevice", "cg", "config", "devicearray"):
     sys.modules[f"{__name__}.cuda.{_name}"] = getattr(cuda, _name)
 # numba.np.numpy_support (numba.cuda.np.numpy_support): from_dtype, as_dtype
 _np = ModuleType(f"{__name__}.np", "numba.np's names programs import")
