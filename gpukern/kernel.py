@@ -329,6 +329,7 @@ class Kernel(lang.KernelObject):
             bools=self.options["bools"],
             negative_indices=self.options["negative_indices"],
             unbound=self.options["unbound"],
+            literals=self.options["literals"],
             lanes=lanes,
         )
         program = Compiler(rules).lower_kernel(self.parsed, bindings, description)

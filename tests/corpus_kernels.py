@@ -200,13 +200,15 @@ def syn_for_list(a: Array[float32], ai: Array[int32], x: float32, n: int32):
 
 @gk.kernel
 def syn_for_array(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    for v in a:  # E028
+    for v in x:  # E028
         a[0] = v
 
 
 @gk.kernel
 def syn_for_tuple(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    for v in (1, 2):  # E029
+    for v in (1, 2):
+        if v == n:
+            break  # E029
         a[v] = x
 
 

@@ -79,6 +79,7 @@ def rawkernel(*, mode: str = "cuda", device: bool = False) -> Any:
         raise KernelTypeError(f"jit.rawkernel(mode={mode!r}): gpukern compiles the 'cuda' mode's kernels only")
 
     def make(fn: Any) -> Any:
-        return _lang.func(fn) if device else RawKernel(_kernel(casting="unsafe", bools="python", unbound="check")(fn))
+        rules = {"casting": "unsafe", "bools": "python", "unbound": "check", "literals": "wide"}
+        return _lang.func(fn) if device else RawKernel(_kernel(**rules)(fn))
 
     return make

@@ -48,7 +48,6 @@ from ..types import (
     array_element,
     bool_,
     join,
-    materialize,
     type_named,
     value_type,
 )
@@ -276,11 +275,11 @@ class FunctionLowering(ast.NodeVisitor):
         params += list(self.captured.values())  # after the kernel's own
         ret = None
         if self.optional_return:
-            ret = TupleType((materialize(self.ret_type), bool_))  # type: ignore[arg-type]
+            ret = TupleType((self.x.rules.materialize(self.ret_type), bool_))  # type: ignore[arg-type]
         elif self.returns_value and isinstance(self.ret_type, tuple):
-            ret = TupleType(tuple(materialize(t) for t in self.ret_type))
+            ret = TupleType(tuple(self.x.rules.materialize(t) for t in self.ret_type))
         elif self.returns_value:
-            ret = materialize(self.ret_type) if self.ret_type is not None else None
+            ret = self.x.rules.materialize(self.ret_type) if self.ret_type is not None else None
         fd = ir.FuncDef(
             name=self.parsed.name,
             params=params,
@@ -590,7 +589,7 @@ class FunctionLowering(ast.NodeVisitor):
         else:
             t_join = join(self.var_types.get(name), new_t)
             self.set_type(name, t_join)
-            t = materialize(t_join)
+            t = self.local_type(t_join)
             stored = coerce(self.loc(node), value, t)
         var = ir.Var(name, t, loc=self.loc(target))
         self.env[name] = var
@@ -753,8 +752,10 @@ class FunctionLowering(ast.NodeVisitor):
                 raise self.syntax_error(it, "unroll() takes one range(...)", "write: for i in unroll(range(n))")
             it = it.args[0]
         looped = self.x.static_value(it.func, default=None) if isinstance(it, ast.Call) else None
+        if not unrolled and not (looped is range or isinstance(looped, RangeLike)):
+            return self.iterate(node)
         if not (looped is range or isinstance(looped, RangeLike)):
-            raise self.syntax_error(it, "a kernel can only loop over range(...) or unroll(range(...))")
+            raise self.syntax_error(it, "unroll() takes one range(...)", "write: for i in unroll(range(n))")
         allowed = RangeLike.keywords if isinstance(looped, RangeLike) else ()
         if any(k.arg not in allowed for k in it.keywords) or not 1 <= len(it.args) <= 3:
             raise self.syntax_error(it, "range() takes 1 to 3 positional arguments")
@@ -786,7 +787,7 @@ class FunctionLowering(ast.NodeVisitor):
         if name in self.pinned:
             t_join = self.pinned[name]
         self.set_type(name, t_join)
-        t = materialize(t_join)
+        t = self.local_type(t_join)
         var = ir.Var(name, t, loc=self.loc(node.target))
         self.env[name] = var
         bounds = [coerce(self.loc(a), v, t) for a, v in zip([node.iter] * 3, (start, stop, step))]
@@ -801,6 +802,106 @@ class FunctionLowering(ast.NodeVisitor):
             if reads & assigned or impure:
                 bounds[i] = self.hold(node, b, f"{name}_{'stop' if i == 1 else 'step'}")
         self.emit(ir.For(var, bounds[0], bounds[1], bounds[2], sign, body, loc=self.loc(node)))
+
+    def local_type(self, t: Any) -> ScalarType:
+        """The type a local of joined type ``t`` is stored as: a weak one (only literals assigned) as
+        the rules say (``Rules.literals``: int32/float32, or Python's int64/float64)."""
+        return self.x.rules.materialize(t)
+
+    def iterate(self, node: ast.For) -> None:
+        """``for v in a`` (a 1-D array, or a tuple), ``for i, v in enumerate(a)``, ``for x, y in
+        zip(a, b)``, nested (``enumerate(zip(a, b))``), with ``range(...)`` among them: the loop Python
+        runs, written as a loop over ``range(n)`` whose body first assigns the items (``v = a[k]``);
+        over tuples only, the body once per item (a tuple's items may differ in type)."""
+        count, item = self.iteration(node.iter)
+        loc = dict(lineno=node.lineno, col_offset=node.col_offset)
+        if isinstance(count, int):  # tuples: known items
+            for s in node.body:
+                for n in ast.walk(s):
+                    if isinstance(n, (ast.Break, ast.Continue)):
+                        raise self.syntax_error(n, "break and continue cannot be used in a loop over a tuple")
+            for k in range(count):
+                self.assign(node.target, self.x.visit(item(ast.Constant(k, **loc))), node)
+                for s in node.body:
+                    self.visit(s)
+            return
+        index = f"_gk_k{self.fresh_iteration()}"
+        at = ast.Name(index, ast.Load(), **loc)
+        body = [ast.Assign([node.target], item(at), **loc), *node.body]
+        loop = ast.For(ast.Name(index, ast.Store(), **loc), self._call("range", [count], loc), body, [], **loc)
+        self.visit_For(ast.fix_missing_locations(loop))
+
+    def fresh_iteration(self) -> int:
+        self.iterations = getattr(self, "iterations", 0) + 1
+        return self.iterations
+
+    @staticmethod
+    def _call(name: str, args: list[ast.expr], loc: dict[str, int]) -> ast.Call:
+        return ast.Call(ast.Name(name, ast.Load(), **loc), args, [], **loc)
+
+    def iteration(self, it: ast.expr) -> tuple[Any, Any]:
+        """(how many items, as an int where known or an expression; a function giving item k's
+        expression) of an iterable ``for`` loops over."""
+        loc = dict(lineno=it.lineno, col_offset=it.col_offset)
+        fn = self.x.static_value(it.func, default=None) if isinstance(it, ast.Call) else None
+        if fn is enumerate or fn is zip:
+            many = fn is enumerate and not 1 <= len(it.args) <= 2
+            if any(k.arg != "start" or fn is zip for k in it.keywords) or many:
+                raise self.syntax_error(it, f"{fn.__name__}() takes the iterables only" if fn is zip
+                                        else "enumerate(iterable, start=0)")  # fmt: skip
+            parts = [self.iteration(a) for a in (it.args[:1] if fn is enumerate else it.args)]
+            if not parts:
+                raise self.syntax_error(it, "zip() of nothing")
+            counts = [c for c, _ in parts]
+            if all(isinstance(c, int) for c in counts):
+                count: Any = min(counts)
+            elif any(isinstance(c, int) for c in counts):
+                raise self.type_error(it, "a loop over a tuple and an array together is not supported",
+                                      "index the tuple with a constant, or loop over range()")  # fmt: skip
+            else:
+                count = counts[0] if len(counts) == 1 else self._call("min", counts, loc)
+            if fn is zip:
+                return count, lambda k: ast.Tuple([f(k) for _, f in parts], ast.Load(), **loc)
+            start = it.args[1] if len(it.args) > 1 else next((k.value for k in it.keywords), None)
+            first = parts[0][1]
+
+            def numbered(k: ast.expr) -> ast.expr:
+                i = k if start is None else ast.BinOp(k, ast.Add(), start, **loc)
+                return ast.Tuple([i, first(k)], ast.Load(), **loc)
+
+            return count, numbered
+        if fn is range:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.syntax_error(it, "range() takes 1 to 3 positional arguments")
+            lo, hi = (ast.Constant(0, **loc), it.args[0]) if len(it.args) == 1 else (it.args[0], it.args[1])
+            step = it.args[2] if len(it.args) == 3 else ast.Constant(1, **loc)
+            c = self.x.static_value(step, default=None)
+            if not isinstance(c, int) or isinstance(c, bool) or c <= 0:
+                raise self.type_error(step, "a range() zipped or enumerated needs a positive constant step")
+            span = ast.BinOp(hi, ast.Sub(), lo, **loc)
+            if c != 1:
+                span = ast.BinOp(ast.BinOp(span, ast.Add(), ast.Constant(c - 1, **loc), **loc), ast.FloorDiv(),
+                                 ast.Constant(c, **loc), **loc)  # fmt: skip
+            count = self._call("max", [span, ast.Constant(0, **loc)], loc)
+            return count, lambda k: ast.BinOp(lo, ast.Add(), ast.BinOp(k, ast.Mult(), step, **loc), **loc)
+        if not isinstance(it, ast.Name):  # evaluated once, as Python does: a name for it first
+            name = f"_gk_it{self.fresh_iteration()}"
+            self.visit(ast.Assign([ast.Name(name, ast.Store(), **loc)], it, **loc))
+            it = ast.Name(name, ast.Load(), **loc)
+        value = self.x.visit(it)
+        items = self.x.items_of(it, value)
+        if items is not None:
+            return len(items), lambda k: ast.Subscript(it, k, ast.Load(), **loc)
+        if isinstance(value, ir.ArrayRef):
+            if value.type.ndim != 1:
+                raise self.type_error(it, f"a loop over the {value.type.ndim}-dimensional array {it.id!r}",
+                                      "loop over range(a.shape[0]) and index it")  # fmt: skip
+            return self._call("len", [it], loc), lambda k: ast.Subscript(it, k, ast.Load(), **loc)
+        raise self.syntax_error(
+            it,
+            f"a kernel loops over range(...), unroll(range(...)), a 1-D array, a tuple, enumerate() or zip(), "
+            f"not {describe(value)}",
+        )
 
     def unroll_loop(self, node: ast.For, it: ast.Call, args: list[Value]) -> None:
         """``for i in unroll(range(...))``: the body once per value, with ``i`` a constant in each
@@ -866,7 +967,7 @@ class FunctionLowering(ast.NodeVisitor):
         if self.ret_type is not None and ret_type != self.ret_type:
             self.unsettled = True  # an earlier return was converted to the narrower type
         self.ret_type = ret_type
-        t = materialize(self.ret_type, value.value if isinstance(value, Static) else None)
+        t = self.x.rules.materialize(self.ret_type, value.value if isinstance(value, Static) else None)
         self.emit(ir.Return(coerce(self.loc(node), value, t), loc=self.loc(node)))
 
     def return_optional(self, node: ast.Return, has_value: bool) -> None:
@@ -893,7 +994,7 @@ class FunctionLowering(ast.NodeVisitor):
         if self.ret_type is not None and ret_type != self.ret_type:
             self.unsettled = True  # an earlier return was converted to the narrower type
         self.ret_type = ret_type
-        t = materialize(ret_type, value.value if isinstance(value, Static) else None)
+        t = self.x.rules.materialize(ret_type, value.value if isinstance(value, Static) else None)
         loc = self.loc(node)
         pair = TupleType((t, bool_))
         made = ir.MakeTuple([coerce(loc, value, t), ir.Lit(True, bool_, loc=loc)], pair, loc=loc)
@@ -901,7 +1002,7 @@ class FunctionLowering(ast.NodeVisitor):
 
     def none_return(self, node: ast.AST) -> ir.Return:
         loc = self.loc(node)
-        t = materialize(self.ret_type)  # type: ignore[arg-type]
+        t = self.x.rules.materialize(self.ret_type)  # type: ignore[arg-type]
         pair = TupleType((t, bool_))
         return ir.Return(ir.MakeTuple([ir.Lit(0, t, loc=loc), ir.Lit(False, bool_, loc=loc)], pair, loc=loc), loc=loc)
 
@@ -980,7 +1081,7 @@ class FunctionLowering(ast.NodeVisitor):
         if self.ret_type is not None and ret_type != self.ret_type:
             self.unsettled = True  # an earlier return was converted to narrower types
         self.ret_type = ret_type
-        t = TupleType(tuple(materialize(x) for x in ret_type))
+        t = TupleType(tuple(self.x.rules.materialize(x) for x in ret_type))
         loc = self.loc(node)
         made = ir.MakeTuple([coerce(loc, v, x) for v, x in zip(items, t.items)], t, loc=loc)
         self.emit(ir.Return(made, loc=loc))

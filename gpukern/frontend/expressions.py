@@ -33,7 +33,7 @@ from ..semantics.values import (
     scalar,
     static_type,
 )
-from ..types import Type, WeakType, bool_, int64, materialize, promote, true_divide_type, value_type
+from ..types import Type, WeakType, bool_, int64, promote, true_divide_type, value_type
 from . import views
 from .calls import call_of, complex_attribute, int_attribute, lower_call
 from .reductions import REDUCTIONS
@@ -396,7 +396,7 @@ class ExpressionLowering(ast.NodeVisitor):
         if op in ("-", "//", "%", "**") and lt == bool_ and rt == bool_:  # NumPy refuses - (and leaves bools then)
             raise KernelTypeError(f"the {op} operator is not defined on two bools", loc, "convert one to int32 first")
         # two run-time values of literal-only locals compute at their materialised width; bools shift as int64
-        t = materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
+        t = self.rules.materialize(true_divide_type(lt, rt) if op == "/" else promote(lt, rt))
         literals = all(isinstance(v, Static) and _is_python(v.value) for v in (left, right))  # Python's meaning
         if t == bool_ and op in ("+", "*") and not literals:
             warn_at(
@@ -545,7 +545,7 @@ class ExpressionLowering(ast.NodeVisitor):
         """``a op b`` (``op`` a key of ``ops.COMPARE``) of two numbers, not both constants: compared in
         their promoted type."""
         loc = self.loc(node)
-        t = materialize(promote(self.type_of(a), self.type_of(b)))
+        t = self.rules.materialize(promote(self.type_of(a), self.type_of(b)))
         if t.is_complex and ops.COMPARE[op].complex_helper is None:
             raise KernelTypeError(
                 f"complex numbers are not ordered: {op} is not defined on {t.name}", loc, "compare abs(z)"
@@ -568,7 +568,7 @@ class ExpressionLowering(ast.NodeVisitor):
             )
         a = scalar(self.loc(node.body), a_)
         b = scalar(self.loc(node.orelse), b_)
-        t = materialize(promote(self.type_of(a), self.type_of(b)))
+        t = self.rules.materialize(promote(self.type_of(a), self.type_of(b)))
         loc = self.loc(node)
         return ir.Select(cond, coerce(loc, a, t), coerce(loc, b, t), t, loc=loc)
 

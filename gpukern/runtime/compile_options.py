@@ -125,6 +125,14 @@ OPTIONS: dict[str, Option] = {
             choices=("error", "check"),
         ),
         Option(
+            "literals", "choice", "narrow",
+            "the type of a local only Python literals are assigned: 'narrow' (int32, float32) or 'wide' "
+            "(int64, float64: Python's int and float, as Numba and CuPy type them)",
+            _ignored, _ignored,
+            "the same types (semantics.values.Rules)",
+            choices=("narrow", "wide"),
+        ),
+        Option(
             "cuda_options", "flags", (),
             "more flags for NVRTC and nvcc, verbatim",
             _verbatim, _ignored,

@@ -15,7 +15,20 @@ import numpy as np
 
 from ..errors import KernelTypeError, Loc, warn_at
 from ..ir import nodes as ir
-from ..types import WEAK_COMPLEX, WEAK_FLOAT, WEAK_INT, ScalarType, Type, WeakType, bool_, from_dtype, materialize
+from ..types import (
+    WEAK_COMPLEX,
+    WEAK_FLOAT,
+    WEAK_INT,
+    ScalarType,
+    Type,
+    WeakType,
+    bool_,
+    complex128,
+    float64,
+    from_dtype,
+    int64,
+    materialize,
+)
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,9 @@ class Rules:
     refused at compile time) or ``"check"`` (compiled, starting at 0 in C; the simulator reports a
     thread that reads it unassigned, as Python's UnboundLocalError would: Numba's programs rely on
     paths the compiler cannot prove, ``if i % 4 == 0: ... elif i % 4 == 3: ...``).
+    ``literals``: the type of a local (or loop variable) that only Python literals are assigned:
+    ``"narrow"`` (gpukern's default: int32, float32, complex64, the GPU's natural widths) or ``"wide"``
+    (int64, float64, complex128: Python's int and float, as Numba and CuPy type them).
     ``lanes``: the threads of a warp the variant is compiled for: 32 (NVIDIA's; gpukern's HIP and
     OpenCL keep 32-lane warps too) or 64 (AMD CDNA's wavefront, which the simulator runs to find
     code that assumes 32): ``warp_size()``, the width of masks and ballots (uint32 or uint64)."""
@@ -160,7 +176,16 @@ class Rules:
     bools: str = "numpy"
     negative_indices: str = "error"
     unbound: str = "error"
+    literals: str = "narrow"
     lanes: int = 32
+
+    def materialize(self, t: Type, value: Any = None) -> ScalarType:
+        """The concrete type of a weak value held at run time (a local only literals are assigned, an
+        operation on such locals): ``types.materialize``'s, or Python's widths where ``literals`` is
+        ``"wide"``."""
+        if self.literals == "wide" and isinstance(t, WeakType):
+            return {"f": float64, "c": complex128}.get(t.kind, int64)
+        return materialize(t, value)
 
 
 NUMPY_RULES = Rules()
