@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import cmath
 import inspect
+import math
 import operator
 from typing import Any
 
@@ -71,6 +73,37 @@ def operator_call(x: Any, node: ast.Call, fn: Any, values: list[Value] | None) -
     return x.binop(node, OPERATOR_BINARY[fn], a, b)
 
 
+# cmath's functions that are compositions of the parts' (no rounding of their own): a complex number
+# is NaN (infinite) where a part is, finite where both are; its phase is atan2 of its parts
+CMATH_PARTS = {cmath.isnan: ("or", math.isnan), cmath.isinf: ("or", math.isinf), cmath.isfinite: ("and", math.isfinite)}
+
+
+def cmath_call(x: Any, node: ast.Call, fn: Any, args: list[Value]) -> Value:
+    """``cmath.isnan/isinf/isfinite(z)``, ``cmath.phase(z)`` and ``cmath.polar(z)`` (``(abs(z),
+    phase(z))``) of a complex or real number, from ``z.real``, ``z.imag`` and the math functions."""
+    x.nargs(node, 1, f"cmath.{fn.__name__}")
+    (z,) = args
+    if not (is_number(z) or isinstance(z, ir.Expr)):
+        raise KernelTypeError(f"cmath.{fn.__name__}() takes a number, not {describe(z)}", x.loc(node))
+    loc = x.loc(node)
+    if x.type_of(z).is_complex:
+        re = ir.MathCall("real", [z], ops.COMPLEX["real"].result_type(z.type), loc=loc)
+        im = ir.MathCall("imag", [views._copy(z)], ops.COMPLEX["imag"].result_type(z.type), loc=loc)
+    else:
+        re, im = z, Static(0.0)
+    if fn in CMATH_PARTS:
+        op, part = CMATH_PARTS[fn]
+        a, b = call_of(x, part, node, [re]), call_of(x, part, node, [im])
+        if isinstance(b, Static) or isinstance(a, Static):  # (a real number: its imaginary part is 0)
+            return a if isinstance(b, Static) and (b.value if op == "and" else not b.value) else b
+        return ir.Logic(op, a, b, bool_, loc=loc)
+    pair = ast.copy_location(ast.Call(node.func, [node.args[0]] * 2, []), node)  # (atan2's two operands)
+    phase = call_of(x, math.atan2, pair, [im, views._copy(re) if isinstance(re, ir.Expr) else re])
+    if fn is cmath.phase:
+        return phase
+    return (call_of(x, builtins.abs, node, [views._copy(z) if isinstance(z, ir.Expr) else z]), phase)
+
+
 def lower_call(x: Any, node: ast.Call) -> Value:
     """A call in a kernel; ``x`` is the ``ExpressionLowering`` of the function being lowered."""
     callee = x.visit(node.func)
@@ -84,7 +117,15 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
     ``Lowering.call``), its arguments ``node``'s, or ``values`` already lowered (for a function,
     a type or a math function; an intrinsic reads its argument nodes itself)."""
     if any(isinstance(a, ast.Starred) for a in node.args):
-        raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
+        if isinstance(fn, lang.Intrinsic) or values is not None:
+            raise KernelSyntaxError("*args in calls are not supported in kernels", x.loc(node))
+        values = []  # f(*t) of a tuple t: its items, as Python spreads them
+        for a in node.args:
+            v = x.visit(a.value if isinstance(a, ast.Starred) else a)
+            items = x.items_of(a, v) if isinstance(a, ast.Starred) else [v]
+            if items is None:
+                raise KernelSyntaxError(f"*{ast.unparse(a.value)}: only a tuple can be spread", x.loc(a))
+            values += list(items)
     name = getattr(fn, "__name__", None) or getattr(fn, "name", repr(fn))
     if fn is builtins.print:
         return print_call(x, node)
@@ -104,6 +145,8 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
     if fn is np.dtype:  # np.dtype(t).type(v), as CuPy kernels write a cast: the dtype now, at compile time
         return dtype_call(x, node)
     args = values if values is not None else [x.visit(a) for a in node.args]
+    if getattr(fn, "__module__", None) == "cmath" and (fn in CMATH_PARTS or fn is cmath.phase or fn is cmath.polar):
+        return cmath_call(x, node, fn, args)
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
     if fn is builtins.round:
@@ -113,6 +156,8 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
             raise KernelTypeError("pow(a, b, mod) is not supported in kernels", x.loc(node), "write a ** b % mod")
         x.nargs(node, 2, "pow")
         return x.binop(node, ast.Pow, args[0], args[1])
+    if fn in (int, float, complex) and x.rules.literals == "wide":  # Python's widths (Numba's, CuPy's)
+        return cast(x, node, {int: int64, float: float64, complex: complex128}[fn], args)
     if type_named(fn) is not None:
         return cast(x, node, type_named(fn), args)
     reduction = reduction_of(fn)
@@ -146,6 +191,12 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
         raise KernelSyntaxError("range() can only be used as the iterable of a for loop", x.loc(node))
     if inspect.isfunction(fn) and all(isinstance(a, Static) for a in args):
         return factory_call(x, node, fn, name, args)
+    if getattr(fn, "__module__", None) == "cmath":
+        raise KernelTypeError(
+            f"cmath.{name}() is not supported in kernels: of cmath, kernels have exp, isnan, isinf, isfinite, "
+            "phase and polar (and abs(z), z ** w, z.conjugate())",
+            x.loc(node),
+        )
     raise KernelTypeError(
         f"cannot call {ast.unparse(node.func)} in a kernel: it is not a @func, intrinsic, math function or type",
         x.loc(node),

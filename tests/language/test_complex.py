@@ -586,3 +586,60 @@ def test_cuda_arguments_are_packed_at_their_c_alignment():
     assert _arg_format(list("iF")) == "=i4xff"
     assert _arg_format(list("PqifBd")) == "=QqifB7xd"  # what the struct module's native alignment gives
     assert struct.calcsize(_arg_format(list("PqifBd"))) == struct.calcsize("PqifBd")
+
+
+@gk.kernel
+def classified(a, nan, inf, fin, ph, r, p2):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        nan[i] = cmath.isnan(a[i])
+        inf[i] = cmath.isinf(a[i])
+        fin[i] = cmath.isfinite(a[i])
+        ph[i] = cmath.phase(a[i])
+        r[i], p2[i] = cmath.polar(a[i])
+
+
+@pytest.mark.parametrize("dt", COMPLEX, ids=lambda d: d.__name__)
+def test_cmath_classification_phase_and_polar(backend, dt):
+    """cmath.isnan/isinf/isfinite as Python's (on the parts), phase as atan2 of the parts, polar as
+    (abs, phase), on every edge value."""
+    a = edge_values(dt)
+    f = np.float32 if dt == np.complex64 else np.float64
+    n = len(a)
+    nan, inf, fin = (np.zeros(n, bool) for _ in range(3))
+    ph, r, p2 = (np.zeros(n, f) for _ in range(3))
+    classified[(n + 63) // 64, 64](a, nan, inf, fin, ph, r, p2)
+    z = [complex(v) for v in a]
+    assert list(nan) == [cmath.isnan(v) for v in z]
+    assert list(inf) == [cmath.isinf(v) for v in z]
+    assert list(fin) == [cmath.isfinite(v) for v in z]
+    ulps = 0 if backend == "sim" else ULPS[f]
+    with np.errstate(all="ignore"):
+        assert_same(ph, np.arctan2(a.imag, a.real), "cmath.phase(z)", (a,), ulps)
+        assert_same(p2, np.arctan2(a.imag, a.real), "cmath.polar(z)[1]", (a,), ulps)
+        assert_same(r, np.abs(a), "cmath.polar(z)[0]", (a,), ulps)
+
+
+def test_cmath_of_a_real_number_and_a_spread_tuple(backend):
+    @gk.kernel
+    def k(x, out, back):
+        i = gk.global_id(0)
+        out[i] = cmath.phase(x[i]) + cmath.isnan(x[i])
+        back[i] = complex(*cmath.polar(x[i]))  # f(*t): the tuple's items
+
+    x = np.array([-1.0, 2.0, np.nan, -0.0])
+    out, back = np.zeros(4), np.zeros(4, np.complex128)
+    k[1, 4](x, out, back)
+    np.testing.assert_array_equal(out[[0, 1, 3]], [cmath.phase(v) + cmath.isnan(v) for v in x[[0, 1, 3]]])
+    assert np.isnan(out[2])
+    # (complex(...) is a complex64 in gpukern's language, Python's width in the Numba and CuPy layers)
+    np.testing.assert_allclose(back[[0, 1]], [complex(*cmath.polar(v)) for v in x[[0, 1]]], rtol=1e-7)
+
+
+def test_cmath_beyond_those_says_which_it_has():
+    @gk.kernel
+    def k(a):
+        a[0] = cmath.log(a[0])
+
+    with pytest.raises(gk.KernelTypeError, match="of cmath, kernels have exp, isnan"):
+        k.source(np.zeros(1, np.complex64))

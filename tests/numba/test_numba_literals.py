@@ -36,3 +36,25 @@ def test_gpukerns_own_literals_stay_narrow():
 
 def test_cupy_keeps_pythons_widths():
     assert "double c = " in jit.rawkernel()(tenths).kernel.source(np.zeros(2))
+
+
+def casts(x, out):
+    out[0] = float(x[0]) / 3
+    out[1] = int(x[0]) * 2**40
+    z = complex(x[0], 1 / 3)
+    out[2] = z.imag
+
+
+def test_python_type_names_are_pythons_widths_in_numba(backend):
+    x, out = np.array([1.0], np.float32), np.zeros(3)
+    cuda.jit(casts)[1, 1](x, out)
+    assert out[0] == 1 / 3 and out[1] == 2.0**40 and out[2] == 1 / 3  # float64, int64, complex128
+
+    @gk.kernel
+    def narrow(x, out):
+        out[0] = float(x[0]) / 3
+        z = complex(x[0], 1 / 3)
+        out[2] = z.imag
+
+    narrow[1, 1](x, out)
+    assert out[0] == np.float32(1) / np.float32(3) and out[2] == np.float32(1 / 3)  # gpukern's: float32
