@@ -61,6 +61,7 @@ from .vectorize import vectorize
 # takes every module name containing "numba.cuda" for its own and recurses on ours; a module found
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
+cuda.api = cuda  # (numba.cuda.api: where numba.cuda's host functions are defined, external_stream among them)
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
 sys.modules[f"{__name__}.cuda.cudadrv"] = _cudadrv = ModuleType(f"{__name__}.cuda.cudadrv", "numba.cuda.cudadrv")
 _cudadrv.devicearray = sys.modules[f"{__name__}.cuda.cudadrv.devicearray"] = cuda.devicearray
