@@ -28,6 +28,11 @@ shfl_sync = _warp.shfl_sync
 shfl_up_sync = _warp.shfl_up_sync
 shfl_down_sync = _warp.shfl_down_sync
 shfl_xor_sync = _warp.shfl_xor_sync
+activemask = _warp.activemask
+match_any_sync = _warp.match_any
+match_all_sync = _warp.match_all  # (the pair CuPy's returns: the matching lanes, whether all match)
+popc = _lang.popc
+ffs = _lang.ffs
 
 atomic_add = _lang.atomic_add
 atomic_sub = _lang.atomic_sub
