@@ -52,16 +52,24 @@ OPERATOR_BINARY: dict[Any, type] = {
     operator.ifloordiv: ast.FloorDiv, operator.imod: ast.Mod, operator.ipow: ast.Pow, operator.ilshift: ast.LShift,
     operator.irshift: ast.RShift, operator.iand: ast.BitAnd, operator.ior: ast.BitOr, operator.ixor: ast.BitXor,
 }  # fmt: skip
+OPERATOR_BINARY.update({  # NumPy's ufuncs of the operators: np.add(a, b) is a + b
+    np.add: ast.Add, np.subtract: ast.Sub, np.multiply: ast.Mult, np.true_divide: ast.Div,
+    np.floor_divide: ast.FloorDiv, np.remainder: ast.Mod, np.power: ast.Pow, np.left_shift: ast.LShift,
+    np.right_shift: ast.RShift, np.bitwise_and: ast.BitAnd, np.bitwise_or: ast.BitOr, np.bitwise_xor: ast.BitXor,
+})  # fmt: skip
 OPERATOR_COMPARE = {operator.lt: "<", operator.le: "<=", operator.eq: "==", operator.ne: "!=", operator.ge: ">=",
                     operator.gt: ">"}  # fmt: skip
+OPERATOR_COMPARE.update({np.less: "<", np.less_equal: "<=", np.equal: "==", np.not_equal: "!=",
+                         np.greater_equal: ">=", np.greater: ">"})  # fmt: skip
 OPERATOR_UNARY: dict[Any, type] = {operator.neg: ast.USub, operator.pos: ast.UAdd, operator.invert: ast.Invert,
-                                   operator.inv: ast.Invert, operator.not_: ast.Not}  # fmt: skip
+                                   operator.inv: ast.Invert, operator.not_: ast.Not, np.negative: ast.USub,
+                                   np.positive: ast.UAdd, np.invert: ast.Invert}  # fmt: skip
 
 
 def operator_call(x: Any, node: ast.Call, fn: Any, values: list[Value] | None) -> Value:
     """``operator.add(a, b)``, ``operator.lt(a, b)``, ``operator.neg(a)``: the operator itself."""
     n = 1 if fn in OPERATOR_UNARY else 2
-    name = f"operator.{fn.__name__}"
+    name = f"{'np' if isinstance(fn, np.ufunc) else 'operator'}.{fn.__name__}"
     x.nargs(node, n, name)
     if fn in OPERATOR_UNARY:
         if values is not None:  # (already lowered: the operator's expression on a placeholder is not needed)
@@ -136,7 +144,7 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
             raise KernelSyntaxError(f"{name}() takes {what} in a kernel", x.loc(node))
     if isinstance(fn, lang.Intrinsic):
         return fn.lower(x, node)
-    if getattr(fn, "__module__", None) == "_operator" and (
+    if (getattr(fn, "__module__", None) == "_operator" or isinstance(fn, np.ufunc)) and (
         fn in OPERATOR_BINARY or fn in OPERATOR_COMPARE or fn in OPERATOR_UNARY
     ):
         return operator_call(x, node, fn, values)

@@ -431,6 +431,8 @@ class FunctionLowering(ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return  # docstring or comment string
+        if isinstance(node.value, ast.Call) and self.ufunc_into(node.value):
+            return
         v = self.x.visit(node.value)
         if isinstance(v, ir.Expr):
             self.emit(ir.ExprStmt(v, loc=self.loc(node)))
@@ -807,6 +809,47 @@ class FunctionLowering(ast.NodeVisitor):
         """The type a local of joined type ``t`` is stored as: a weak one (only literals assigned) as
         the rules say (``Rules.literals``: int32/float32, or Python's int64/float64)."""
         return self.x.rules.materialize(t)
+
+    def ufunc_into(self, call: ast.Call) -> bool:
+        """``np.sin(x, out)`` (or ``out=out``) as a statement, ``x`` and ``out`` 1-D arrays: the thread
+        computes every element, as NumPy's ufunc with an output array (Numba's kernels may call one):
+        the loop ``for k in range(len(out)): out[k] = np.sin(x[k])``.  False where it is no such call."""
+        fn = self.x.static_value(call.func, default=None)
+        if not isinstance(fn, np.ufunc) or fn.nout != 1:
+            return False
+        outs = [k.value for k in call.keywords if k.arg == "out"]
+        if len(call.args) == fn.nin + 1 and not call.keywords:
+            args, out = call.args[:-1], call.args[-1]
+        elif len(call.args) == fn.nin and len(outs) == 1 and len(call.keywords) == 1:
+            args, out = call.args, outs[0]
+        else:
+            return False
+        loc = dict(lineno=call.lineno, col_offset=call.col_offset)
+        names = []
+        for a in [*args, out]:
+            if not isinstance(a, ast.Name):  # evaluated once, before the loop
+                name = f"_gk_uf{self.fresh_iteration()}"
+                self.visit(ast.Assign([ast.Name(name, ast.Store(), **loc)], a, **loc))
+                a = ast.Name(name, ast.Load(), **loc)
+            names.append(a)
+        values = [self.x.visit(a) for a in names]
+        if not isinstance(values[-1], ir.ArrayRef):
+            raise self.type_error(out, f"np.{fn.__name__}(..., out): the output must be an array")
+        for a, v in zip(names, values):
+            if isinstance(v, ir.ArrayRef) and v.type.ndim != 1:
+                raise self.type_error(a, f"np.{fn.__name__} of whole arrays in a kernel takes 1-D arrays, "
+                                      f"not the {v.type.ndim}-dimensional {a.id!r}",
+                                      "loop over its elements")  # fmt: skip
+        index = f"_gk_k{self.fresh_iteration()}"
+        k = ast.Name(index, ast.Load(), **loc)
+        items = [ast.Subscript(a, k, ast.Load(), **loc) if isinstance(v, ir.ArrayRef) else a
+                 for a, v in zip(names[:-1], values[:-1])]  # fmt: skip
+        element = ast.Subscript(names[-1], k, ast.Store(), **loc)
+        body = ast.Assign([element], ast.Call(call.func, items, [], **loc), **loc)
+        count = self._call("range", [self._call("len", [names[-1]], loc)], loc)
+        loop = ast.For(ast.Name(index, ast.Store(), **loc), count, [body], [], **loc)
+        self.visit_For(ast.fix_missing_locations(loop))
+        return True
 
     def iterate(self, node: ast.For) -> None:
         """``for v in a`` (a 1-D array, or a tuple), ``for i, v in enumerate(a)``, ``for x, y in

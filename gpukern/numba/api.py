@@ -168,6 +168,8 @@ class Overload:
         """The most blocks of ``blockdim`` threads (and ``dynsmemsize`` dynamic shared bytes) a grid that
         calls ``cg.this_grid().sync()`` may have: all of them resident at once
         (``gk.Kernel.resident_blocks``: CUDA's occupancy calculator; other backends say why not)."""
+        if _get_backend().name == "sim":  # (the simulator runs a grid-synchronising launch of any size)
+            return 2**31 - 1
         return int(self.kernel.resident_blocks(*self.args, block=blockdim, shared=dynsmemsize))
 
 

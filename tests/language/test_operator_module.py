@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gpukern as gk
-from gpukern import Array, float64, int64
+from gpukern import Array, float32, float64, int64
 
 BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
           operator.pow, operator.iadd, operator.imul, operator.lt, operator.le, operator.eq, operator.ne,
@@ -67,3 +67,43 @@ def test_an_operator_function_takes_its_operands_count():
 
     with pytest.raises(gk.KernelTypeError, match="operator.add"):
         k.source(np.zeros(1))
+
+
+@gk.kernel
+def numpy_named(a: Array[float64], b: Array[float64], out: Array[float64], lt: Array[gk.bool_]):
+    i = gk.global_id(0)
+    out[i] = np.subtract(np.multiply(a[i], b[i]), np.negative(b[i]))
+    lt[i] = np.less(a[i], b[i])
+
+
+def test_numpys_operator_ufuncs_are_the_operators(backend):
+    a, b = np.array([1.5, -2.0, 3.0]), np.array([2.0, 0.5, 3.0])
+    out, lt = np.zeros(3), np.zeros(3, bool)
+    numpy_named[1, 3](a, b, out, lt)
+    np.testing.assert_array_equal(out, a * b + b)
+    np.testing.assert_array_equal(lt, a < b)
+
+
+@gk.kernel
+def whole(x: Array[float32], y: Array[float32], r: Array[float32], s: Array[float32]):
+    np.sin(x, r)  # every element, by the calling thread (NumPy's ufunc with an output array)
+    np.add(x, y, out=s)
+    np.multiply(s, 2.0, s)
+
+
+def test_a_ufunc_into_an_output_array_computes_every_element(backend):
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    y = np.ones(7, np.float32)
+    r, s = np.zeros(7, np.float32), np.zeros(7, np.float32)
+    whole[1, 1](x, y, r, s)
+    np.testing.assert_allclose(r, np.sin(x), rtol=1e-6)
+    np.testing.assert_array_equal(s, (x + y) * 2)
+
+
+def test_a_ufunc_into_a_2d_array_is_refused():
+    @gk.kernel
+    def k(m: Array[float32, 2], out: Array[float32, 2]):
+        np.sin(m, out)
+
+    with pytest.raises(gk.KernelTypeError, match="takes 1-D arrays"):
+        k.source(np.zeros((2, 2), np.float32), np.zeros((2, 2), np.float32))

@@ -537,3 +537,70 @@ def test_ex_globals_device_array_capture(backend):
 
     expected = np.array([20.0, 50.0, 10.0, 30.0, 60.0], dtype=np.float32)
     np.testing.assert_allclose(d_totals.get(), expected)
+
+
+# ---------------------------------------------------------------- doc_examples/test_ufunc.py
+
+
+def test_ex_cuda_ufunc(backend):
+    import numpy as np
+
+    from gpukern.numba import cuda
+
+    # A kernel calling a ufunc (sin, in this case)
+    @cuda.jit
+    def f(r, x):
+        # Compute sin(x) with result written to r
+        np.sin(x, r)
+
+    # Declare input and output arrays
+    x = np.arange(10, dtype=np.float32) - 5
+    r = np.zeros_like(x)
+
+    # Launch kernel that calls the ufunc
+    f[1, 1](r, x)
+
+    # A quick sanity check demonstrating equality of the sine computed by
+    # the sin ufunc inside the kernel, and NumPy's sin ufunc
+    np.testing.assert_allclose(r, np.sin(x))
+
+
+# ---------------------------------------------------------------- doc_examples/test_cg.py
+
+
+@pytest.mark.refused("a grid-synchronising kernel on OpenCL (no cooperative launch there)", on=("opencl",))
+def test_ex_grid_sync(backend):
+    import numpy as np
+
+    from gpukern.numba import cuda, int32
+
+    sig = (int32[:, ::1],)
+
+    @cuda.jit(sig)
+    def sequential_rows(M):
+        col = cuda.grid(1)
+        g = cuda.cg.this_grid()
+
+        rows = M.shape[0]
+        cols = M.shape[1]
+
+        for row in range(1, rows):
+            opposite = cols - col - 1
+            # Each row's elements are one greater than the previous row
+            M[row, col] = M[row - 1, opposite] + 1
+            # Wait until all threads have written their column element,
+            # and that the write is visible to all other threads
+            g.sync()
+
+    A = np.zeros((64, 64), dtype=np.int32)  # scaled (1024 x 1024 in the source)
+    blockdim = 32
+    griddim = A.shape[1] // blockdim
+
+    mb = sequential_rows.overloads[sig].max_cooperative_grid_blocks(blockdim)
+    if mb < griddim:
+        pytest.skip("Device does not support a large enough coop grid")
+
+    sequential_rows[griddim, blockdim](A)
+
+    reference = np.tile(np.arange(64), (64, 1)).T
+    np.testing.assert_equal(A, reference)
