@@ -170,8 +170,7 @@ def syn_slice(a: Array[float32], ai: Array[int32], x: float32, n: int32):
 
 @gk.kernel
 def syn_starred(a: Array[float32], ai: Array[int32], x: float32, n: int32):
-    t = (x, x)
-    a[0] = math.atan2(*t)  # E023
+    a[0] = math.atan2(*ai)  # E023
 
 
 @gk.kernel

@@ -79,7 +79,7 @@ COMPILE_CASES = [
     C("dict", K.syn_dict, SYN, "E020", "dict"),
     C("set", K.syn_set, SYN, "E021", "set"),
     C("slice", K.syn_slice, SYN, "E022", "slice"),
-    C("starred-args", K.syn_starred, SYN, "E023", "*args"),
+    C("starred-args", K.syn_starred, SYN, "E023", "*ai", "only a tuple can be spread"),
     C("walrus", K.syn_walrus, SYN, "E024", ":="),
     C("match", K.syn_match, SYN, "E025", "match"),
     C("async-def", K.syn_async, SYN, "E026", "async"),

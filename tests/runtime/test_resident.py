@@ -60,7 +60,8 @@ def test_cuda_counts_blocks_and_whole_clusters():
 
 def test_numba_overloads_say_what_a_cooperative_grid_may_have(on_simulator):
     """``dispatcher.overloads[sig].max_cooperative_grid_blocks`` is ``resident_blocks`` (the corpus
-    checks it on a GPU); the simulator says why it cannot tell."""
+    checks it on a GPU); on the simulator, which runs a grid-synchronising launch of any size, the
+    largest grid."""
     from gpukern.numba import cuda, int32
 
     @cuda.jit
@@ -69,7 +70,8 @@ def test_numba_overloads_say_what_a_cooperative_grid_may_have(on_simulator):
         m[0, 0] = 1
 
     sig = (int32[:, ::1],)
+    assert grid_rows.overloads[sig].max_cooperative_grid_blocks(256) == 2**31 - 1
     with pytest.raises(gk.BackendError, match="cannot say how many blocks of grid_rows run at once"):
-        grid_rows.overloads[sig].max_cooperative_grid_blocks(256)
+        grid_rows.resident_blocks(np.zeros((2, 2), np.int32), block=256)  # (gk.Kernel's own: no guess)
     with pytest.raises(KeyError, match="a tuple of argument types"):
         grid_rows.overloads["void(int32[:, ::1])"]
