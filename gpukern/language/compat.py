@@ -203,6 +203,22 @@ class RangeLike:
     def __repr__(self) -> str:
         return f"<gpukern {self.name}>"
 
+    def __call__(self, *args: int) -> range:
+        """On the host (a ``numba.njit`` function run as Python): Python's range."""
+        return range(*args)
+
+
+class Identity(lang.Intrinsic):
+    """A name for its argument (Numba's ``literal_unroll(t)``: a loop over a tuple is unrolled here
+    anyway); on the host, the argument itself."""
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        cx.nargs(node, 1, self.name)
+        return cx.visit(node.args[0])
+
+    def __call__(self, value: Any) -> Any:
+        return value
+
 
 class Group(lang.Intrinsic):
     """``cg.this_thread_block()`` / ``cg.this_grid()`` (Numba's and CuPy's cooperative groups): a

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import errors as _errors
+from ..language.compat import Identity, RangeLike
 from ..language.core import func
 from . import api as cuda
 from . import random as _random
@@ -95,11 +96,21 @@ def jit(fn: Any = None, **options: Any) -> Any:
 
 
 njit = jit
+prange = RangeLike("numba.prange")  # (a kernel's loop over it is a range loop; on the host, range)
+literal_unroll = Identity("literal_unroll", "literal_unroll(t): t (a loop over a tuple is unrolled)")
+config = cuda.config
+errors = core.errors
+from_dtype = types.from_dtype
 
 __all__ = [
     "cuda",
     "jit",
     "njit",
+    "prange",
+    "literal_unroll",
+    "config",
+    "errors",
+    "from_dtype",
     "types",
     "vectorize",
     "guvectorize",

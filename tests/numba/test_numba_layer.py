@@ -424,3 +424,33 @@ def test_event_elapsed_time(backend):
     np.testing.assert_array_equal(a.copy_to_host(), np.arange(64) * 2)
     with pytest.raises(gk.GpukernError):
         cuda.event_elapsed_time(cuda.event(), end)
+
+
+def test_numba_top_level_names_prange_literal_unroll(backend):
+    """``numba.prange`` (a range loop in a kernel, Python's range on the host), ``literal_unroll``
+    (its tuple), ``numba.config``, ``numba.errors``, ``numba.from_dtype``."""
+    import gpukern.numba as numba
+
+    @numba.njit
+    def scaled(x):
+        s = 0.0
+        for i in numba.prange(3):
+            s += x * i
+        return s
+
+    weights = (1, 2.5, 3)
+
+    @numba.cuda.jit
+    def k(out):
+        i = numba.cuda.grid(1)
+        acc = 0.0
+        for v in numba.literal_unroll(weights):
+            acc += v
+        out[i] = scaled(2.0) + acc
+
+    out = np.zeros(2)
+    k[1, 2](out)
+    assert list(out) == [scaled(2.0) + sum(weights)] * 2 and scaled(2.0) == 6.0
+    assert numba.literal_unroll(weights) is weights and list(numba.prange(2, 5)) == [2, 3, 4]
+    assert numba.config.ENABLE_CUDASIM is False and numba.errors.TypingError is gk.KernelTypeError
+    assert numba.from_dtype(np.float32) is numba.float32
