@@ -601,6 +601,7 @@ class FunctionLowering(ast.NodeVisitor):
         """``t = (a, b)``: a tuple local is one variable per item (``t_0``, ``t_1``: their types the join
         of what each position is assigned, as any local's), so ``t`` keeps the values it was given."""
         name, loc = target.id, self.loc(node)
+        kind = type(items)._make if hasattr(type(items), "_fields") else tuple  # (a named tuple keeps its names)
         items = tuple(scalar(loc, v, f"an item of the tuple assigned to {name!r}") for v in items)
         names = self.tuple_locals.get(name)
         if names is None:
@@ -620,7 +621,7 @@ class FunctionLowering(ast.NodeVisitor):
         items = tuple(self.hold(node, v) for v in items[: last + 1]) + items[last + 1 :]
         for item, v in zip(names, items):
             self.assign_var(item, v, node, target)
-        self.env[name] = tuple(self.env[item] for item in names)
+        self.env[name] = kind(self.env[item] for item in names)
 
     def bind_declaration(self, target: ast.Name, value: ir.ArrayRef, node: ast.AST) -> None:
         """``s = shared(...)`` in an if or loop body (or twice): the one hoisted declaration takes the
@@ -927,6 +928,8 @@ class FunctionLowering(ast.NodeVisitor):
                                  ast.Constant(c, **loc), **loc)  # fmt: skip
             count = self._call("max", [span, ast.Constant(0, **loc)], loc)
             return count, lambda k: ast.BinOp(lo, ast.Add(), ast.BinOp(k, ast.Mult(), step, **loc), **loc)
+        if isinstance(it, ast.Tuple):  # a tuple written out: each item where the loop reaches it
+            return len(it.elts), lambda k: it.elts[k.value]
         if not isinstance(it, ast.Name):  # evaluated once, as Python does: a name for it first
             name = f"_gk_it{self.fresh_iteration()}"
             self.visit(ast.Assign([ast.Name(name, ast.Store(), **loc)], it, **loc))

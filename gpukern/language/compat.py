@@ -8,14 +8,15 @@ names (``cuda.atomic``).  Nothing here defines an operation: each lowers to what
 from __future__ import annotations
 
 import ast
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from ..errors import KernelTypeError
 from ..ir import nodes as ir
-from ..semantics.values import Static, Value
-from ..types import float16, float32, float64, int32, int64, uint32
+from ..semantics.values import Static, Value, store_value
+from ..types import ScalarType, float16, float32, float64, from_dtype, int32, int64, uint32
 from . import core as lang
 
 
@@ -218,6 +219,44 @@ class Identity(lang.Intrinsic):
 
     def __call__(self, value: Any) -> Any:
         return value
+
+
+class VectorType(lang.Intrinsic):
+    """A CUDA vector type (Numba's ``cuda.float32x4``, alias ``cuda.float4``): ``v = float32x4(a, b, c,
+    d)`` makes a value with ``.x``, ``.y``, ``.z``, ``.w`` -- a named tuple of ``n`` numbers of the base
+    type, each argument converted as a store converts (a vector argument gives its components)."""
+
+    def __init__(self, name: str, base: ScalarType, n: int):
+        super().__init__(name, f"cuda.{name}(...): a vector of {n} {base.name}")
+        self.base, self.n = base, n
+        self.make = namedtuple(name, list("xyzw"[:n]))  # type: ignore[misc]  # (a tuple: kernels' tuples hold it)
+
+    def lower(self, cx: lang.Lowering, node: ast.Call) -> Value:
+        parts: list[tuple[ast.AST, Value]] = []
+        for a in node.args:
+            v = cx.visit(a)
+            parts += [(a, item) for item in v] if isinstance(v, tuple) else [(a, v)]
+        if len(parts) != self.n:
+            raise KernelTypeError(
+                f"cuda.{self.name}() takes {self.n} components (numbers, or vectors giving theirs), not {len(parts)}",
+                cx.loc(node),
+            )
+        return self.make(*(store_value(cx.loc(a), v, self.base, f"a {self.name} component", cx.rules) for a, v in parts))
+
+
+def vector_types() -> dict[str, VectorType]:
+    """Numba's CUDA vector types: ``int8x1`` ... ``float64x4`` and CUDA C's names for the same objects
+    (``char1``, ``short2``, ``int3``, ``long4`` and ``longlong4`` (64-bit), ``uchar1``..., ``float4``, ``double2``)."""
+    c_names = {"int8": ["char"], "int16": ["short"], "int32": ["int"], "int64": ["long", "longlong"],
+               "uint8": ["uchar"], "uint16": ["ushort"], "uint32": ["uint"], "uint64": ["ulong", "ulonglong"],
+               "float32": ["float"], "float64": ["double"]}  # fmt: skip
+    out: dict[str, VectorType] = {}
+    for base, aliases in c_names.items():
+        for n in (1, 2, 3, 4):
+            v = VectorType(f"{base}x{n}", from_dtype(np.dtype(base)), n)
+            out[v.name] = v
+            out.update({f"{alias}{n}": v for alias in aliases})
+    return out
 
 
 class Group(lang.Intrinsic):

@@ -44,6 +44,7 @@ from ..language.compat import (
     Select,
     fp16_names,
     libdevice_names,
+    vector_types,
 )
 from ..language.core import func as _func
 from ..runtime.array import DeviceArray as _DeviceArray
@@ -118,6 +119,9 @@ cbrt = math.cbrt if hasattr(math, "cbrt") else np.cbrt
 selp = Select("selp", "cuda.selp(cond, a, b): a if cond else b")
 fp16 = Namespace("fp16", **fp16_names(_ops.MATH))
 libdevice = Namespace("libdevice", **libdevice_names(_ops.MATH))
+# CUDA's vector types (cuda.float32x4, cuda.float4, ...): named tuples of numbers in kernels
+globals().update(vector_types())
+
 # numba.cuda.config: what a program tests before choosing a path (gpukern is not Numba's simulator)
 config = Namespace("config", ENABLE_CUDASIM=False, CUDA_LOW_OCCUPANCY_WARNINGS=False, CUDA_WARN_ON_IMPLICIT_COPY=False)
 cg = Namespace("cg", this_grid=Group("this_grid", grid=True), this_thread_block=Group("this_thread_block", grid=False))

@@ -454,3 +454,41 @@ def test_numba_top_level_names_prange_literal_unroll(backend):
     assert numba.literal_unroll(weights) is weights and list(numba.prange(2, 5)) == [2, 3, 4]
     assert numba.config.ENABLE_CUDASIM is False and numba.errors.TypingError is gk.KernelTypeError
     assert numba.from_dtype(np.float32) is numba.float32
+
+
+VECTOR_BASES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+C_NAMES = {"int8": "char", "int16": "short", "int32": "int", "int64": "longlong", "uint8": "uchar", "uint16": "ushort",
+           "uint32": "uint", "uint64": "ulonglong", "float32": "float", "float64": "double"}  # fmt: skip
+
+
+@pytest.mark.parametrize("base", VECTOR_BASES)
+def test_cuda_vector_types(backend, base):
+    """``cuda.float32x4(...)`` and CUDA C's name for it (``cuda.float4``): the components converted to
+    the base type, ``.x``..``.w``; a vector among the arguments gives its components."""
+    v2, v4 = getattr(cuda, f"{base}x2"), getattr(cuda, f"{base}x4")
+    assert getattr(cuda, f"{C_NAMES[base]}4") is v4 and getattr(cuda, f"{C_NAMES[base]}2") is v2
+    t = np.dtype(base).type
+
+    @cuda.jit
+    def k(res):
+        a = v2(t(2.0), 3)
+        b = v4(1, a, t(4.0))
+        res[0] = b.x
+        res[1] = b.y
+        res[2] = b.z
+        res[3] = b.w
+        res[4] = a.y
+
+    res = np.zeros(5)
+    k[1, 1](res)
+    assert list(res) == [1, 2, 3, 4, 3]
+
+
+def test_a_vector_of_the_wrong_count_says_so():
+    @cuda.jit
+    def k(res):
+        v = cuda.float32x3(1.0, 2.0)
+        res[0] = v.x
+
+    with pytest.raises(gk.KernelTypeError, match="takes 3 components"):
+        k.source(np.zeros(1))
