@@ -241,7 +241,8 @@ class VectorType(lang.Intrinsic):
                 f"cuda.{self.name}() takes {self.n} components (numbers, or vectors giving theirs), not {len(parts)}",
                 cx.loc(node),
             )
-        return self.make(*(store_value(cx.loc(a), v, self.base, f"a {self.name} component", cx.rules) for a, v in parts))
+        what = f"a {self.name} component"
+        return self.make(*(store_value(cx.loc(a), v, self.base, what, cx.rules) for a, v in parts))
 
 
 def vector_types() -> dict[str, VectorType]:
