@@ -15,7 +15,9 @@ the constant folder and the devices agree bit for bit where the parts are comput
   the dialect's ``mul_rn`` (CUDA ``__fmul_rn``) and OpenCL helpers turn contraction off.
 - ``/`` is NumPy's variant of Smith's algorithm (the larger part of the divisor divides the
   smaller; a zero divisor divides each part by +0, giving NumPy's infinities and NaNs).
-- ``abs`` is ``hypot`` of the parts and ``exp`` is C99's ``cexp`` (Annex G special cases),
+- ``abs`` is ``hypot`` of the parts, ``exp`` is C99's ``cexp`` and ``sqrt`` C99's ``csqrt`` (Annex G
+  special cases; the square root by Friedland's Algorithm 312, CACM 10 (1967), the parts scaled by
+  1/4 where the sum could overflow),
   from the device's library as the other math functions are (a few ulps on finite values;
   NaN, infinities and signed zeros in NumPy's places).
 - ``a ** b`` and ``pow(a, b)`` follow NumPy's ``npy_cpow``: ``b == 0`` gives 1, ``a == 0`` gives
@@ -275,4 +277,46 @@ def c_exp(t: ScalarType, c: Any) -> str:
         "    }\n"
         f"    if (x > 0) return {make_('x', 'y - y')};\n"
         f"    return {make_(zero, fn('copysign', zero, 'y'))};"
+    )
+
+
+def c_sqrt(t: ScalarType, c: Any) -> str:
+    """C99's csqrt: ``sqrt(x + i inf)`` is ``inf + i inf`` (whatever x), a NaN real part gives NaN,
+    ``sqrt(-inf + iy)`` is ``0 + i inf``, ``sqrt(inf + iy)`` is ``inf + i0`` (the imaginary part's
+    sign kept throughout); else ``t = sqrt((|x| + hypot(x, y)) / 2)`` and ``(t, y / 2t)`` for
+    ``x >= 0``, ``(|y| / 2t, copysign(t, y))`` otherwise, no part cancelling another.  Parts so
+    large that the sum could overflow are divided by 4 first, and parts below the smallest normal
+    number multiplied by ``4**m`` (exact), the result scaled back by 2 or ``2**-m``."""
+    F, make_, _ = _spell(t, c)
+    f = component(t)
+
+    def fn(name: str, *args: str) -> str:
+        return c.math_text(name, f, list(args))
+
+    fi = np.finfo(f.dtype)
+    big = float(fi.max) / (1 + math.sqrt(2))  # above it |x| + hypot(x, y) may overflow
+    m = fi.nmant + 1  # 4**m lifts the smallest subnormal to a normal number
+    h, half = fn("hypot", "x", "y"), f"({F})0.5"
+    return (
+        f"    {F} x = a.x, y = a.y;\n"
+        f"    if (x == 0 && y == 0) return {make_(f'({F})0', 'y')};\n"
+        f"    if ({fn('isinf', 'y')}) return {make_(fn('fabs', 'y'), 'y')};\n"
+        f"    if ({fn('isnan', 'x')}) return {make_('x', 'x')};\n"
+        f"    if ({fn('isinf', 'x')}) return x < 0 ? {make_(fn('fabs', 'y - y'), fn('copysign', 'x', 'y'))} : "
+        f"{make_('x', fn('copysign', 'y - y', 'y'))};\n"
+        f"    {F} back = ({F})1;\n"
+        f"    if ({fn('fabs', 'x')} >= ({F}){big!r} || {fn('fabs', 'y')} >= ({F}){big!r}) {{\n"
+        f"        x *= ({F})0.25; y *= ({F})0.25; back = ({F})2;\n"
+        f"    }} else if ({fn('fabs', 'x')} < ({F}){float(fi.tiny)!r} && {fn('fabs', 'y')} < ({F}){float(fi.tiny)!r}) {{\n"
+        f"        x *= ({F}){float(4.0**m)!r}; y *= ({F}){float(4.0**m)!r}; back = ({F}){float(2.0**-m)!r};\n"
+        "    }\n"
+        f"    {F} r, i;\n"
+        "    if (x >= 0) {\n"
+        f"        {F} s = {fn('sqrt', f'(x + {h}) * {half}')};\n"
+        "        r = s; i = y / (2 * s);\n"
+        "    } else {\n"
+        f"        {F} s = {fn('sqrt', f'(-x + {h}) * {half}')};\n"
+        f"        r = {fn('fabs', 'y')} / (2 * s); i = {fn('copysign', 's', 'y')};\n"
+        "    }\n"
+        f"    return {make_('r * back', 'i * back')};"
     )

@@ -751,7 +751,7 @@ def _m(name: str, fn: Callable[..., Any], nargs: int = 1, **kw: Any) -> MathFunc
 MATH: dict[str, MathFunc] = {
     f.name: f
     for f in [
-        _m("sqrt", np.sqrt),
+        _m("sqrt", np.sqrt, complex_helper=cx.c_sqrt),
         _m("exp", np.exp, complex_helper=cx.c_exp),
         _m("exp2", np.exp2),
         _m("expm1", np.expm1),

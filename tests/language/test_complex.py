@@ -478,7 +478,7 @@ REFUSED = {
     "~a[i]": "needs an integer",
     "gk.float32(a[i])": "cannot convert a complex number",
     "min(a[i], b[i])": "not ordered",
-    "np.sqrt(a[i])": "not defined on complex",
+    "np.log2(a[i])": "not defined on complex",
     "math.sqrt(a[i])": "takes real numbers",
     "math.exp(a[i])": r"math.exp\(\) takes real numbers",
     "gk.atomic_add(a, i, b[i])": "atomics support",
@@ -571,7 +571,7 @@ def test_every_entry_with_a_complex_form_is_tested_here():
     assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/", "**"}
     assert {s for s, op in ops.COMPARE.items() if op.complex_helper} == {"==", "!="}
     assert {s for s, op in ops.UNARY.items() if op.complex_helper} == {"-"}
-    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp", "pow"}
+    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp", "pow", "sqrt"}
     assert set(ops.COMPLEX) == {"real", "imag", "conj", "complex"}
 
 
@@ -641,5 +641,32 @@ def test_cmath_beyond_those_says_which_it_has():
     def k(a):
         a[0] = cmath.log(a[0])
 
-    with pytest.raises(gk.KernelTypeError, match="of cmath, kernels have exp, isnan"):
+    with pytest.raises(gk.KernelTypeError, match="of cmath, kernels have exp, sqrt, isnan"):
         k.source(np.zeros(1, np.complex64))
+
+
+@gk.kernel
+def roots(a, r, r2):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        r[i] = cmath.sqrt(a[i])
+        r2[i] = np.sqrt(a[i])
+
+
+@pytest.mark.parametrize("dt", COMPLEX, ids=lambda d: d.__name__)
+def test_sqrt_on_edge_and_random_values(backend, dt):
+    """C99's csqrt: NaNs, infinities and signed zeros where NumPy has them, finite values within the
+    library's ulps (NumPy's own on the simulator), the largest and the subnormal parts included."""
+    f = np.float32 if dt == np.complex64 else np.float64
+    rng = np.random.default_rng(7)
+    scale = 10.0 ** rng.integers(-30, 30, (2, 1000))
+    random = (rng.standard_normal(1000) * scale[0] + 1j * rng.standard_normal(1000) * scale[1]).astype(dt)
+    a = np.concatenate([edge_values(dt), random])
+    n = len(a)
+    r, r2 = np.zeros(n, dt), np.zeros(n, dt)
+    roots[(n + 63) // 64, 64](a, r, r2)
+    ulps = 0 if backend == "sim" else ULPS[f]
+    with np.errstate(all="ignore"):
+        want = np.sqrt(a)
+    assert_same(r, want, "cmath.sqrt(z)", (a,), ulps)
+    assert_same(r2, want, "np.sqrt(z)", (a,), ulps)
