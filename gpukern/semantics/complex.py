@@ -296,7 +296,7 @@ def c_sqrt(t: ScalarType, c: Any) -> str:
     fi = np.finfo(f.dtype)
     big = float(fi.max) / (1 + math.sqrt(2))  # above it |x| + hypot(x, y) may overflow
     m = fi.nmant + 1  # 4**m lifts the smallest subnormal to a normal number
-    h, half = fn("hypot", "x", "y"), f"({F})0.5"
+    h, half, tiny = fn("hypot", "x", "y"), f"({F})0.5", f"({F}){float(fi.tiny)!r}"
     return (
         f"    {F} x = a.x, y = a.y;\n"
         f"    if (x == 0 && y == 0) return {make_(f'({F})0', 'y')};\n"
@@ -307,7 +307,7 @@ def c_sqrt(t: ScalarType, c: Any) -> str:
         f"    {F} back = ({F})1;\n"
         f"    if ({fn('fabs', 'x')} >= ({F}){big!r} || {fn('fabs', 'y')} >= ({F}){big!r}) {{\n"
         f"        x *= ({F})0.25; y *= ({F})0.25; back = ({F})2;\n"
-        f"    }} else if ({fn('fabs', 'x')} < ({F}){float(fi.tiny)!r} && {fn('fabs', 'y')} < ({F}){float(fi.tiny)!r}) {{\n"
+        f"    }} else if ({fn('fabs', 'x')} < {tiny} && {fn('fabs', 'y')} < {tiny}) {{\n"
         f"        x *= ({F}){float(4.0**m)!r}; y *= ({F}){float(4.0**m)!r}; back = ({F}){float(2.0**-m)!r};\n"
         "    }\n"
         f"    {F} r, i;\n"
