@@ -201,8 +201,8 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
         return factory_call(x, node, fn, name, args)
     if getattr(fn, "__module__", None) == "cmath":
         raise KernelTypeError(
-            f"cmath.{name}() is not supported in kernels: of cmath, kernels have exp, sqrt, isnan, isinf, "
-            "isfinite, phase and polar (and abs(z), z ** w, z.conjugate())",
+            f"cmath.{name}() is not supported in kernels: of cmath, kernels have exp, sqrt, log, log10, isnan, "
+            "isinf, isfinite, phase and polar (and abs(z), z ** w, z.conjugate())",
             x.loc(node),
         )
     raise KernelTypeError(

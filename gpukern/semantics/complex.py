@@ -320,3 +320,51 @@ def c_sqrt(t: ScalarType, c: Any) -> str:
         "    }\n"
         f"    return {make_('r * back', 'i * back')};"
     )
+
+
+def c_log(t: ScalarType, c: Any) -> str:
+    """C99's clog: ``(log |z|, atan2(y, x))``; an infinite part gives ``+inf`` (whatever the other),
+    a NaN part NaN, zero ``-inf`` (the angle from ``atan2``, so ``log(-0 + 0j)`` is ``-inf + i pi``).
+    ``log |z|`` is ``log(big) + log1p((small / big)**2) / 2`` (no overflow, no lost subnormal), and
+    near the unit circle (``1/2 <= big < 2``) ``log1p(x*x + y*y - 1) / 2``, where the plain formula
+    would cancel: each square split exactly into two words (``fma``), the five words summed as in
+    three times the precision (Ogita, Rump and Oishi's SumK, K = 3: two passes of error-free
+    two-sums, then the sum)."""
+    F, make_, _ = _spell(t, c)
+    f = component(t)
+
+    def fn(name: str, *args: str) -> str:
+        return c.math_text(name, f, list(args))
+
+    words = ["lb", "ls", "m1", "hs", "hb"]  # (each pass carries the errors toward the last word)
+    passes = ""
+    for _ in range(2):
+        for a, b in zip(words, words[1:]):  # (b, a) = two_sum(b, a): b the sum, a the error
+            passes += (f"        {{ {F} s = {b} + {a}, v = s - {b}; {a} = ({b} - (s - v)) + ({a} - v); {b} = s; }}\n")
+    inf_part = fn("fabs", f"{fn('isinf', 'x')} ? x : y")
+    near = fn("log1p", "((((lb + ls) + m1) + hs) + hb)")
+    plain = f"{fn('log', 'big')} + {fn('log1p', 'ratio * ratio')} * ({F})0.5"
+    return (
+        f"    {F} x = a.x, y = a.y, ax = {fn('fabs', 'x')}, ay = {fn('fabs', 'y')};\n"
+        f"    {F} im = {fn('atan2', 'y', 'x')};\n"
+        f"    if ({fn('isinf', 'x')} || {fn('isinf', 'y')}) return {make_(inf_part, 'im')};\n"
+        f"    if ({fn('isnan', 'x')} || {fn('isnan', 'y')}) return {make_('x + y', 'x + y')};\n"
+        f"    if (ax == 0 && ay == 0) return {make_(f'-({F})1 / ax', 'im')};\n"
+        f"    {F} big = ax >= ay ? ax : ay, small = ax >= ay ? ay : ax;\n"
+        f"    if (big >= ({F})0.5 && big < ({F})2) {{\n"
+        f"        {F} hb = big * big, lb = {fn('fma', 'big', 'big', '-hb')};\n"
+        f"        {F} hs = small * small, ls = {fn('fma', 'small', 'small', '-hs')}, m1 = -({F})1;\n"
+        + passes
+        + f"        return {make_(f'{near} * ({F})0.5', 'im')};\n"
+        "    }\n"
+        f"    {F} ratio = small / big;\n"
+        f"    return {make_(plain, 'im')};"
+    )
+
+
+def c_log10(t: ScalarType, c: Any) -> str:
+    """NumPy's complex ``log10``: ``log(z)``'s parts times ``log10(e)``."""
+    F, make_, _ = _spell(t, c)
+    log = c.complex_helper("log", t, 1, c_log)
+    e = f"({F}){math.log10(math.e)!r}"
+    return f"    {c.type(t)} r = {log}(a);\n    return {make_(f'r.x * {e}', f'r.y * {e}')};"

@@ -571,7 +571,7 @@ def test_every_entry_with_a_complex_form_is_tested_here():
     assert {s for s, op in ops.BINARY.items() if op.complex_helper} == {"+", "-", "*", "/", "**"}
     assert {s for s, op in ops.COMPARE.items() if op.complex_helper} == {"==", "!="}
     assert {s for s, op in ops.UNARY.items() if op.complex_helper} == {"-"}
-    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp", "pow", "sqrt"}
+    assert {n for n, f in ops.MATH.items() if f.complex_helper} == {"abs", "exp", "pow", "sqrt", "log", "log10"}
     assert set(ops.COMPLEX) == {"real", "imag", "conj", "complex"}
 
 
@@ -639,9 +639,9 @@ def test_cmath_of_a_real_number_and_a_spread_tuple(backend):
 def test_cmath_beyond_those_says_which_it_has():
     @gk.kernel
     def k(a):
-        a[0] = cmath.log(a[0])
+        a[0] = cmath.acos(a[0])
 
-    with pytest.raises(gk.KernelTypeError, match="of cmath, kernels have exp, sqrt, isnan"):
+    with pytest.raises(gk.KernelTypeError, match="of cmath, kernels have exp, sqrt, log, log10, isnan"):
         k.source(np.zeros(1, np.complex64))
 
 
@@ -670,3 +670,34 @@ def test_sqrt_on_edge_and_random_values(backend, dt):
         want = np.sqrt(a)
     assert_same(r, want, "cmath.sqrt(z)", (a,), ulps)
     assert_same(r2, want, "np.sqrt(z)", (a,), ulps)
+
+
+@gk.kernel
+def logs(a, r, r2, r10):
+    i = gk.global_id(0)
+    if i < a.shape[0]:
+        r[i] = cmath.log(a[i])
+        r2[i] = np.log(a[i])
+        r10[i] = cmath.log10(a[i])
+
+
+@pytest.mark.parametrize("dt", COMPLEX, ids=lambda d: d.__name__)
+def test_log_on_edge_random_and_near_unit_values(backend, dt):
+    """C99's clog (and NumPy's log10: its parts times log10(e)): infinities, NaNs and zeros where
+    NumPy has them, finite values within the library's ulps -- near the unit circle too, where
+    log |z| is tiny and a plain formula would cancel (``|z| = 1 + 1e-16 ... 1e-2``)."""
+    f = np.float32 if dt == np.complex64 else np.float64
+    rng = np.random.default_rng(11)
+    scale = 10.0 ** rng.integers(-30, 30, (2, 500))
+    random = rng.standard_normal(500) * scale[0] + 1j * rng.standard_normal(500) * scale[1]
+    near = (1 + rng.standard_normal(500) * 10.0 ** rng.integers(-16, -1, 500)) * np.exp(2j * np.pi * rng.random(500))
+    a = np.concatenate([edge_values(dt), random.astype(dt), near.astype(dt)])
+    n = len(a)
+    r, r2, r10 = np.zeros(n, dt), np.zeros(n, dt), np.zeros(n, dt)
+    logs[(n + 63) // 64, 64](a, r, r2, r10)
+    ulps = 0 if backend == "sim" else ULPS[f]
+    with np.errstate(all="ignore"):
+        want, want10 = np.log(a), np.log10(a)
+    assert_same(r, want, "cmath.log(z)", (a,), ulps)
+    assert_same(r2, want, "np.log(z)", (a,), ulps)
+    assert_same(r10, want10, "cmath.log10(z)", (a,), ulps)
