@@ -155,6 +155,9 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
     args = values if values is not None else [x.visit(a) for a in node.args]
     if getattr(fn, "__module__", None) == "cmath" and (fn in CMATH_PARTS or fn is cmath.phase or fn is cmath.polar):
         return cmath_call(x, node, fn, args)
+    if (fn is cmath.log or fn is math.log) and len(args) == 2:  # log(z, base): log(z) / log(base), as Python
+        one = ast.copy_location(ast.Call(node.func, [node.args[0]], []), node)
+        return x.binop(node, ast.Div, call_of(x, fn, one, args[:1]), call_of(x, fn, one, args[1:]))
     if isinstance(fn, lang.DeviceFunction):
         return device_call(x, node, fn, args)
     if fn is builtins.round:
@@ -201,8 +204,8 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
         return factory_call(x, node, fn, name, args)
     if getattr(fn, "__module__", None) == "cmath":
         raise KernelTypeError(
-            f"cmath.{name}() is not supported in kernels: of cmath, kernels have exp, sqrt, log, log10, isnan, "
-            "isinf, isfinite, phase and polar (and abs(z), z ** w, z.conjugate())",
+            f"cmath.{name}() is not supported in kernels: of cmath, kernels have exp, sqrt, log (and log(z, base)), "
+            "log10, isnan, isinf, isfinite, phase and polar (and abs(z), z ** w, z.conjugate())",
             x.loc(node),
         )
     raise KernelTypeError(
