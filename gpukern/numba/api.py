@@ -31,6 +31,8 @@ from ..backends import from_dlpack as _from_dlpack
 from ..backends import get_backend as _get_backend
 from ..backends import to_device as _to_device
 from ..errors import BackendError as _BackendError
+from ..errors import GpukernError as _GpukernError
+from ..errors import user_frames as _user_frames
 from ..kernel import kernel as _kernel
 from ..language import core as _lang
 from ..language import warp as _warp
@@ -151,6 +153,12 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
         declared = _declared_scalars(func_or_sig)
         if declared is not None and any(t is not None for t in declared):
             k.convert_args = lambda args, d=declared: _convert_scalars(args, d)
+        typed = None if isinstance(func_or_sig, list) else _signature_types(func_or_sig)
+        if typed is not None:  # compiled now, as Numba compiles a kernel given its signature: errors here
+            try:
+                k.specialise(*typed)
+            except _GpukernError as e:  # the user's frames and the message (errors.user_frames)
+                raise _user_frames(e) from e.__cause__
         k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
         k.py_func = fn  # the Python function, as a Numba dispatcher names it
         k.overloads = Overloads(k)

@@ -114,3 +114,20 @@ def test_compile_ptx_of_a_device_function_says_what_to_do_instead():
         cuda.compile_ptx(scale, (float32,), device=True)
     with pytest.raises(gk.BackendError, match="PTX only"):
         cuda.compile_ptx(scale, (float32[:], int32), output="ltoir")
+
+
+def shared_of_an_element(a):
+    sa = cuda.shared.array(shape=a[0], dtype=float32)
+    a[0] = sa[0]
+
+
+def test_a_kernel_with_a_signature_is_compiled_when_decorated():
+    """As Numba: ``cuda.jit(sig)(f)`` compiles at once, so a kernel's error is raised there (and the
+    launch finds the variant made); without a signature, at the first launch."""
+    import gpukern as gk
+
+    with pytest.raises(gk.KernelTypeError, match="compile-time shape"):
+        cuda.jit((float32[:],))(shared_of_an_element)
+    lazy = cuda.jit(shared_of_an_element)  # (no error until launched)
+    k = cuda.jit("void(float32[:], int32)")(scale)
+    assert len(k.variants) == 1 and lazy is not None
