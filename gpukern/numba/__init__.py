@@ -62,6 +62,9 @@ from .vectorize import vectorize
 # takes every module name containing "numba.cuda" for its own and recurses on ours; a module found
 # in sys.modules is never looked for
 sys.modules[f"{__name__}.cuda"] = cuda
+sys.modules[f"{__name__}.cuda.compiler"] = cuda.compiler = ModuleType(f"{__name__}.cuda.compiler", "compile_ptx")
+cuda.compiler.compile_ptx = cuda.compile_ptx
+cuda.compiler.compile_ptx_for_current_device = cuda.compile_ptx_for_current_device
 cuda.api = cuda  # (numba.cuda.api: where numba.cuda's host functions are defined, external_stream among them)
 sys.modules[f"{__name__}.cuda.random"] = cuda.random = _random
 sys.modules[f"{__name__}.cuda.cudadrv"] = _cudadrv = ModuleType(f"{__name__}.cuda.cudadrv", "numba.cuda.cudadrv")

@@ -141,7 +141,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
     ``opt``, ``cache``, ``inline`` and ``link`` change nothing here (``link`` of PTX is refused)."""
     if options.get("link"):
         raise _BackendError("cuda.jit(link=...): linking PTX or CUDA C files is not supported by gpukern")
-    kept = {k: options[k] for k in ("fastmath", "lineinfo") if options.get(k) is not None}
+    kept = {k: options[k] for k in ("fastmath", "lineinfo", "fma") if options.get(k) is not None}
     kept.update(NUMBA_RULES)
 
     def make(fn: Any) -> Any:
@@ -162,6 +162,7 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
         k.device_function = _func(fn)  # a kernel another kernel calls is a device function, as in Numba
         k.py_func = fn  # the Python function, as a Numba dispatcher names it
         k.overloads = Overloads(k)
+        k.inspect_asm = lambda signature=None: _inspect_asm(fn, signature or func_or_sig, kept)
         return k
 
     if callable(func_or_sig) and not isinstance(func_or_sig, (str, list, tuple)):
@@ -218,7 +219,7 @@ def _signature_args(sig: Any) -> tuple[Any, ...] | None:
 def compile_ptx(
     pyfunc: Any, sig: Any, debug: bool = False, lineinfo: bool = False, device: bool = False,
     fastmath: bool = False, cc: tuple[int, int] | None = None, opt: Any = None, abi: Any = None,
-    abi_info: Any = None, output: str = "ptx",
+    abi_info: Any = None, output: str = "ptx", fma: bool | None = None,
 ) -> tuple[str, Any]:  # fmt: skip
     """``cuda.compile_ptx(pyfunc, sig)``: the PTX of the kernel ``pyfunc`` at the signature's types
     (``"void(float32[:], int32)"``, ``void(...)`` or a tuple of types), for ``cc`` (default: the
@@ -239,7 +240,7 @@ def compile_ptx(
     args = _signature_types(sig)
     if args is None:
         raise _BackendError(f"compile_ptx: a signature such as 'void(float32[:], int32)', not {sig!r}")
-    k = jit(fastmath=fastmath, lineinfo=lineinfo)(getattr(pyfunc, "py_func", pyfunc))
+    k = jit(fastmath=fastmath, lineinfo=lineinfo, fma=fma)(getattr(pyfunc, "py_func", pyfunc))
     variant = k.specialise(*args)
     if cc is None:
         b = _get_backend()
@@ -254,6 +255,14 @@ def compile_ptx(
     if lib is None:
         raise _BackendError("compile_ptx needs NVRTC: pip install nvidia-cuda-nvrtc")
     return lib.ptx(variant.source("cuda"), target, variant.options.flags("cuda")), types.void
+
+
+def _inspect_asm(fn: Any, signature: Any, options: dict[str, Any]) -> str:
+    """``kernel.inspect_asm(sig)``: the PTX of the kernel at that signature (``compile_ptx``'s)."""
+    if signature is None or callable(signature) and not isinstance(signature, _types.Signature):
+        raise _BackendError("inspect_asm(): give the signature, as (float32[:], int32) or 'void(float32[:], int32)'")
+    keep = {k: v for k, v in options.items() if k in ("fastmath", "lineinfo", "fma")}
+    return compile_ptx(fn, signature, **keep)[0]
 
 
 def compile_ptx_for_current_device(pyfunc: Any, sig: Any, **options: Any) -> tuple[str, Any]:

@@ -131,3 +131,22 @@ def test_a_kernel_with_a_signature_is_compiled_when_decorated():
     lazy = cuda.jit(shared_of_an_element)  # (no error until launched)
     k = cuda.jit("void(float32[:], int32)")(scale)
     assert len(k.variants) == 1 and lazy is not None
+
+
+def muladd(r, x, y, z):
+    r[0] = x * y + z
+
+
+def test_fma_option_and_inspect_asm():
+    """``cuda.jit(sig, fma=False)`` is gpukern's ``fma`` compile option; ``kernel.inspect_asm(sig)``
+    and ``numba.cuda.compiler.compile_ptx_for_current_device`` give the PTX (numba-cuda's test_fma)."""
+    from gpukern.backends.nvrtc import library
+    from gpukern.numba.cuda.compiler import compile_ptx_for_current_device
+
+    if library() is None:
+        pytest.skip("NVRTC is not installed")
+    sig = (float32[::1], float32, float32, float32)
+    fused, plain = cuda.jit(sig)(muladd), cuda.jit(sig, fma=False)(muladd)
+    assert "fma.rn.f32" in fused.inspect_asm(sig) and "fma.rn.f32" not in plain.inspect_asm(sig)
+    assert "fma.rn.f32" in fused.inspect_asm()  # (the signature it was given)
+    assert "fma.rn.f32" not in compile_ptx_for_current_device(muladd, sig, fma=False)[0]
