@@ -140,8 +140,9 @@ def muladd(r, x, y, z):
 def test_fma_option_and_inspect_asm():
     """``cuda.jit(sig, fma=False)`` is gpukern's ``fma`` compile option; ``kernel.inspect_asm(sig)``
     and ``numba.cuda.compiler.compile_ptx_for_current_device`` give the PTX (numba-cuda's test_fma)."""
-    from gpukern.backends.nvrtc import library
     from gpukern.numba.cuda.compiler import compile_ptx_for_current_device
+
+    from gpukern.backends.nvrtc import library
 
     if library() is None:
         pytest.skip("NVRTC is not installed")
