@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..backends import get_backend as _get_backend
 from ..backends import to_device as _to_device
 from ..errors import BackendError as _BackendError
 from ..errors import GpukernError as _GpukernError
+from ..errors import LaunchError as _LaunchError
 from ..errors import user_frames as _user_frames
 from ..kernel import kernel as _kernel
 from ..language import core as _lang
@@ -308,12 +310,20 @@ def _convert_scalars(args: tuple[Any, ...], declared: tuple[Any, ...]) -> tuple[
         if t is None or isinstance(a, np.ndarray) or not isinstance(a, (numbers.Number, np.generic)):
             continue
         dt = np.dtype(t.dtype)
-        if dt.kind in "iu" and isinstance(a, numbers.Integral):
-            out[i] = np.uint64(int(a) & 0xFFFFFFFFFFFFFFFF).astype(dt)
-        elif dt.kind == "b":
-            out[i] = np.bool_(a)
-        elif dt.kind in "fc" or isinstance(a, numbers.Real):
-            out[i] = dt.type(a)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (1e40 into float32 is inf, as Numba passes it)
+                if dt.kind in "iu" and isinstance(a, numbers.Integral):
+                    out[i] = np.uint64(int(a) & 0xFFFFFFFFFFFFFFFF).astype(dt)
+                elif dt.kind == "b":
+                    out[i] = np.bool_(a)
+                elif dt.kind in "fc" or isinstance(a, numbers.Real):
+                    out[i] = dt.type(a)
+        except (TypeError, ValueError, OverflowError):
+            raise _LaunchError(
+                f"argument {i + 1} is {a!r}, which does not convert to {t.name}, the type the kernel's signature "
+                f"declares for it: pass a {t.name}"
+            ) from None
     return tuple(out)
 
 

@@ -151,3 +151,11 @@ def test_fma_option_and_inspect_asm():
     assert "fma.rn.f32" in fused.inspect_asm(sig) and "fma.rn.f32" not in plain.inspect_asm(sig)
     assert "fma.rn.f32" in fused.inspect_asm()  # (the signature it was given)
     assert "fma.rn.f32" not in compile_ptx_for_current_device(muladd, sig, fma=False)[0]
+
+
+def test_an_argument_the_signature_cannot_take_is_a_launch_error(backend):
+    import gpukern as gk
+
+    k = cuda.jit("void(int64[:], float32)")(store)
+    with pytest.raises(gk.LaunchError, match="argument 2 is 1j, which does not convert to float32"):
+        k[1, 1](np.zeros(1, np.int64), 1j)
