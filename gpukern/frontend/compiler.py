@@ -591,7 +591,7 @@ class FunctionLowering(ast.NodeVisitor):
         else:
             t_join = join(self.var_types.get(name), new_t)
             self.set_type(name, t_join)
-            t = self.local_type(t_join)
+            t = self.x.rules.materialize(t_join)  # (Rules.literals: a literal-only local's width)
             stored = coerce(self.loc(node), value, t)
         var = ir.Var(name, t, loc=self.loc(target))
         self.env[name] = var
@@ -790,7 +790,7 @@ class FunctionLowering(ast.NodeVisitor):
         if name in self.pinned:
             t_join = self.pinned[name]
         self.set_type(name, t_join)
-        t = self.local_type(t_join)
+        t = self.x.rules.materialize(t_join)  # (Rules.literals: a literal-only local's width)
         var = ir.Var(name, t, loc=self.loc(node.target))
         self.env[name] = var
         bounds = [coerce(self.loc(a), v, t) for a, v in zip([node.iter] * 3, (start, stop, step))]
@@ -805,16 +805,6 @@ class FunctionLowering(ast.NodeVisitor):
             if reads & assigned or impure:
                 bounds[i] = self.hold(node, b, f"{name}_{'stop' if i == 1 else 'step'}")
         self.emit(ir.For(var, bounds[0], bounds[1], bounds[2], sign, body, loc=self.loc(node)))
-
-    def fresh_iteration(self) -> int:
-        """A number for the hidden names of a loop over an iterable (``loops``), new each time."""
-        self.iterations = getattr(self, "iterations", 0) + 1
-        return self.iterations
-
-    def local_type(self, t: Any) -> ScalarType:
-        """The type a local of joined type ``t`` is stored as: a weak one (only literals assigned) as
-        the rules say (``Rules.literals``: int32/float32, or Python's int64/float64)."""
-        return self.x.rules.materialize(t)
 
     def unroll_loop(self, node: ast.For, it: ast.Call, args: list[Value]) -> None:
         """``for i in unroll(range(...))``: the body once per value, with ``i`` a constant in each

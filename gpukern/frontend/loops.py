@@ -40,7 +40,7 @@ def ufunc_into(f: Any, call: ast.Call) -> bool:
     names = []
     for a in [*args, out]:
         if not isinstance(a, ast.Name):  # evaluated once, before the loop
-            name = f"_gk_uf{f.fresh_iteration()}"
+            name = f.fresh("_gk_uf")
             f.visit(ast.Assign([ast.Name(name, ast.Store(), **loc)], a, **loc))
             a = ast.Name(name, ast.Load(), **loc)
         names.append(a)
@@ -52,7 +52,7 @@ def ufunc_into(f: Any, call: ast.Call) -> bool:
             raise f.type_error(a, f"np.{fn.__name__} of whole arrays in a kernel takes 1-D arrays, "
                                   f"not the {v.type.ndim}-dimensional {a.id!r}",
                                   "loop over its elements")  # fmt: skip
-    index = f"_gk_k{f.fresh_iteration()}"
+    index = f.fresh("_gk_k")
     k = ast.Name(index, ast.Load(), **loc)
     items = [ast.Subscript(a, k, ast.Load(), **loc) if isinstance(v, ir.ArrayRef) else a
              for a, v in zip(names[:-1], values[:-1])]  # fmt: skip
@@ -80,7 +80,7 @@ def iterate(f: Any, node: ast.For) -> None:
             for s in node.body:
                 f.visit(s)
         return
-    index = f"_gk_k{f.fresh_iteration()}"
+    index = f.fresh("_gk_k")
     at = ast.Name(index, ast.Load(), **loc)
     body = [ast.Assign([node.target], item(at), **loc), *node.body]
     loop = ast.For(ast.Name(index, ast.Store(), **loc), _call("range", [count], loc), body, [], **loc)
@@ -134,7 +134,7 @@ def iteration(f: Any, it: ast.expr) -> tuple[Any, Any]:
     if isinstance(it, ast.Tuple):  # a tuple written out: each item where the loop reaches it
         return len(it.elts), lambda k: it.elts[k.value]
     if not isinstance(it, ast.Name):  # evaluated once, as Python does: a name for it first
-        name = f"_gk_it{f.fresh_iteration()}"
+        name = f.fresh("_gk_it")
         f.visit(ast.Assign([ast.Name(name, ast.Store(), **loc)], it, **loc))
         it = ast.Name(name, ast.Load(), **loc)
     value = f.x.visit(it)
