@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import math
 import numbers
-import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -152,10 +151,11 @@ def jit(func_or_sig: Any = None, device: bool = False, **options: Any) -> Any:
             f.arg_types = _signature_args(func_or_sig)
             return f
         k = _kernel(**kept)(fn)
-        declared = _declared_scalars(func_or_sig)
-        if declared is not None and any(t is not None for t in declared):
-            k.convert_args = lambda args, d=declared: _convert_scalars(args, d)
-        typed = None if isinstance(func_or_sig, list) else _signature_types(func_or_sig)
+        declared = None if isinstance(func_or_sig, list) else types.argument_types(func_or_sig)
+        converters = tuple(_converter(t) for t in declared or ())
+        if any(converters):
+            k.convert_args = lambda args, c=converters: _convert_scalars(args, c)
+        typed = _signature_types(func_or_sig)
         if typed is not None:  # compiled now, as Numba compiles a kernel given its signature: errors here
             try:
                 k.specialise(*typed)
@@ -274,55 +274,49 @@ def compile_ptx_for_current_device(pyfunc: Any, sig: Any, **options: Any) -> tup
 
 
 def _signature_types(sig: Any) -> tuple[Any, ...] | None:
-    """Every parameter type of a signature, arrays included (``Array[float32, 1]``), as
-    ``Kernel.specialise`` takes types; None for what is no signature."""
-    if isinstance(sig, _types.Signature):
-        return tuple(sig.args)
-    if isinstance(sig, (tuple, list)) and not any(isinstance(t, str) for t in sig):
-        return tuple(sig)
-    split = types.split_signature(sig)
-    if split is None:
+    """Every parameter type of a kernel's one signature (``types.argument_types``), as
+    ``Kernel.specialise`` takes types; None without one, with several (a list), or where a type is
+    unknown."""
+    args = None if isinstance(sig, list) else types.argument_types(sig)
+    return None if args is None or any(t is None for t in args) else args
+
+
+def _converter(t: Any) -> Any:
+    """The conversion of a scalar argument to the declared type ``t`` (None for an array parameter),
+    made once per kernel: an integer wraps as a C conversion does (0xFFFFFFFF into int32 is -1), a
+    float beyond ``t``'s range becomes inf, as Numba passes them."""
+    if not isinstance(t, _types.ScalarType):
         return None
-    out = []
-    for part in split[1]:
-        found = types.type_text(part)
-        if found is None:
-            return None
-        out.append(found[0] if found[1] is None else _types.ArrayType(found[0], found[1]))
-    return tuple(out)
+    dt = np.dtype(t.dtype)
+    big = float(np.finfo(dt).max) if dt.kind in "fc" else math.inf
+
+    def convert(a: Any) -> Any:
+        if dt.kind in "iu" and isinstance(a, numbers.Integral):
+            return np.uint64(int(a) & 0xFFFFFFFFFFFFFFFF).astype(dt)
+        if dt.kind == "b":
+            return np.bool_(a)
+        if abs(a) <= big:  # (NumPy warns of an overflowing cast: only those pay for silencing it)
+            return dt.type(a)
+        with np.errstate(over="ignore"):
+            return dt.type(a)
+
+    convert.declared = t.name  # type: ignore[attr-defined]  # (for the message of one it cannot take)
+    return convert
 
 
-def _declared_scalars(sig: Any) -> tuple[Any, ...] | None:
-    """The scalar parameter types a kernel's one signature declares (None for an array parameter):
-    ``"void(int32[:], uint32)"``, ``void(int32[:], uint32)`` or the tuple ``(int32[:], uint32)``;
-    None without a signature, or with several (the arguments' own types choose, as before)."""
-    if isinstance(sig, tuple) and not any(isinstance(t, str) for t in sig):
-        return tuple(t if isinstance(t, _types.ScalarType) else None for t in sig)
-    parsed = types.signature(sig)
-    return None if parsed is None else parsed.args
-
-
-def _convert_scalars(args: tuple[Any, ...], declared: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Numba's launch with a signature: each scalar argument converted to the type declared for it, an
-    integer wrapping as a C conversion does (0xFFFFFFFF into int32 is -1), as Numba passes it."""
+def _convert_scalars(args: tuple[Any, ...], converters: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Numba's launch with a signature: each scalar argument converted to the type declared for it."""
     out = list(args)
-    for i, (a, t) in enumerate(zip(args, declared)):
-        if t is None or isinstance(a, np.ndarray) or not isinstance(a, (numbers.Number, np.generic)):
+    for i, (a, convert) in enumerate(zip(args, converters)):
+        if convert is None or not isinstance(a, (numbers.Number, np.generic)):
             continue
-        dt = np.dtype(t.dtype)
         try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # (1e40 into float32 is inf, as Numba passes it)
-                if dt.kind in "iu" and isinstance(a, numbers.Integral):
-                    out[i] = np.uint64(int(a) & 0xFFFFFFFFFFFFFFFF).astype(dt)
-                elif dt.kind == "b":
-                    out[i] = np.bool_(a)
-                elif dt.kind in "fc" or isinstance(a, numbers.Real):
-                    out[i] = dt.type(a)
+            out[i] = convert(a)
         except (TypeError, ValueError, OverflowError):
+            t = convert.declared
             raise _LaunchError(
-                f"argument {i + 1} is {a!r}, which does not convert to {t.name}, the type the kernel's signature "
-                f"declares for it: pass a {t.name}"
+                f"argument {i + 1} is {a!r}, which does not convert to {t}, the type the kernel's signature "
+                f"declares for it: pass a {t}"
             ) from None
     return tuple(out)
 

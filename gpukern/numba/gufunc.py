@@ -53,23 +53,9 @@ def parse_layout(layout: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ..
     return groups[0], groups[1]
 
 
-def _arg(t: Any, sig: Any) -> tuple[np.dtype, int | None]:
-    """One argument type: (its dtype, its dimensions; None for a scalar)."""
-    if isinstance(t, _t.ArrayType):
-        return np.dtype(t.elem.dtype), t.ndim
-    if isinstance(t, _t.ScalarType):
-        return np.dtype(t.dtype), None
-    found = types.type_text(t) if isinstance(t, str) else None
-    if found is None:
-        raise LaunchError(f"guvectorize: {sig!r} has an argument type it cannot read: {t!r}")
-    return np.dtype(found[0].dtype), found[1]
-
-
 def parse_signature(sig: Any) -> list[tuple[np.dtype, int | None]]:
     """``void(float32[:, :], int64)``, ``"void(float32[:, :], int64)"`` or ``"(f8, f8[:])"``: each
-    argument's (dtype, dimensions or None)."""
-    if isinstance(sig, (tuple, list)):
-        return [_arg(a, sig) for a in sig]
+    argument's (dtype, dimensions or None) (``types.argument_types``)."""
     split = types.split_signature(sig)
     result = sig.result if isinstance(sig, _t.Signature) else None if split is None else split[0]
     if isinstance(result, _t.ScalarType) or result not in (None, "", "void", "none") and split is not None:
@@ -78,11 +64,18 @@ def parse_signature(sig: Any) -> list[tuple[np.dtype, int | None]]:
             f"guvectorized functions cannot return values: {sig!r} specifies {name} return type; write the "
             "results into the output arguments"
         )
-    if isinstance(sig, _t.Signature):
-        return [_arg(a, sig) for a in sig.args]
-    if split is not None:
-        return [_arg(p, sig) for p in split[1]]
-    raise LaunchError(f"guvectorize: a signature is written 'void(float32[:], float32[:])', not {sig!r}")
+    args = types.argument_types(sig)
+    if args is None:
+        raise LaunchError(f"guvectorize: a signature is written 'void(float32[:], float32[:])', not {sig!r}")
+    out = []
+    for t in args:
+        if isinstance(t, _t.ArrayType):
+            out.append((np.dtype(t.elem.dtype), t.ndim))
+        elif isinstance(t, _t.ScalarType):
+            out.append((np.dtype(t.dtype), None))
+        else:
+            raise LaunchError(f"guvectorize: {sig!r} has an argument type it cannot read")
+    return out
 
 
 def _loop_kernel(core: Any, ranks: list[int | None], name: str) -> Any:

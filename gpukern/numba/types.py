@@ -69,24 +69,45 @@ def type_text(text: str) -> tuple[_t.ScalarType, int | None] | None:
     return t, None if m.group(2) is None else m.group(3).count(":") - m.group(3).count("::")
 
 
+def _read(text: str) -> Any:
+    """One type as a signature string writes it: a scalar type, ``Array[T, n]`` for ``"T[:, :]"``, or
+    None for a name this module does not know."""
+    found = type_text(text)
+    if found is None:
+        return None
+    return found[0] if found[1] is None else _t.ArrayType(found[0], found[1])
+
+
+def argument_types(sig: Any) -> tuple[Any, ...] | None:
+    """Each argument's type in a Numba signature -- ``"void(float32[:], int32)"``, the object
+    ``void(float32[:], int32)`` or a tuple of types (``(float32[:], int32)``, strings among them) --
+    a scalar type, an ``ArrayType``, or None where it names no type this module knows; None for
+    anything that is no signature.  The one reading of a signature's arguments (``cuda.jit``,
+    ``compile_ptx``, ``guvectorize``; ``signature`` keeps the scalar ones)."""
+    if isinstance(sig, _t.Signature):
+        return tuple(sig.args)
+    if isinstance(sig, (tuple, list)):
+        return tuple(_read(t) if isinstance(t, str) else t for t in sig)
+    split = split_signature(sig)
+    return None if split is None else tuple(_read(p) for p in split[1])
+
+
 def signature(sig: Any) -> _t.Signature | None:
     """A Numba signature -- ``"int32(int32, float32[:])"`` or the object ``int32(int32, float32)`` --
     as a ``Signature`` whose result and arguments are gpukern's scalar types, or None where one names
-    an array or no type this module knows; None for anything that is no signature.  The one reading
-    of the string form (``cuda.jit``, ``vectorize``; ``guvectorize`` reads its array types too)."""
-    if isinstance(sig, _t.Signature):
-        scalar = [t if isinstance(t, _t.ScalarType) else None for t in (sig.result, *sig.args)]
-        return _t.Signature(scalar[0], tuple(scalar[1:]))
-    split = split_signature(sig)
-    if split is None:
+    an array or no type this module knows; None for anything that is no signature (``cuda.jit(...,
+    device=True)``, ``vectorize``)."""
+    if not isinstance(sig, (str, _t.Signature)):
         return None
+    args = argument_types(sig)
+    if args is None:
+        return None
+    head = sig.result if isinstance(sig, _t.Signature) else _read(split_signature(sig)[0])  # type: ignore[index]
 
-    def named(text: str) -> Any:
-        found = type_text(text)
-        return found[0] if found is not None and found[1] is None else None
+    def scalar(t: Any) -> Any:
+        return t if isinstance(t, _t.ScalarType) else None
 
-    head, parts = split
-    return _t.Signature(named(head), tuple(named(p) for p in parts))
+    return _t.Signature(scalar(head), tuple(scalar(t) for t in args))
 
 
 def from_dtype(dtype: Any) -> Any:
