@@ -167,10 +167,9 @@ def call_of(x: Any, fn: Any, node: ast.Call, values: list[Value] | None = None) 
             raise KernelTypeError("pow(a, b, mod) is not supported in kernels", x.loc(node), "write a ** b % mod")
         x.nargs(node, 2, "pow")
         return x.binop(node, ast.Pow, args[0], args[1])
-    if fn in (int, float, complex) and x.rules.literals == "wide":  # Python's widths (Numba's, CuPy's)
-        return cast(x, node, {int: int64, float: float64, complex: complex128}[fn], args)
-    if type_named(fn) is not None:
-        return cast(x, node, type_named(fn), args)
+    cast_to = x.rules.type_named(fn)  # (int(x): the literals' width, Python's in the Numba and CuPy layers)
+    if cast_to is not None:
+        return cast(x, node, cast_to, args)
     reduction = reduction_of(fn)
     if reduction is not None:
         return reduce_call(x, node, reduction, args)

@@ -28,6 +28,7 @@ from ..types import (
     from_dtype,
     int64,
     materialize,
+    type_named,
 )
 
 
@@ -186,6 +187,15 @@ class Rules:
         if self.literals == "wide" and isinstance(t, WeakType):
             return {"f": float64, "c": complex128}.get(t.kind, int64)
         return materialize(t, value)
+
+    def type_named(self, obj: Any) -> ScalarType | None:
+        """``types.type_named``'s type for a cast ``obj(x)``, but Python's ``int``, ``float`` and
+        ``complex`` at the literals' width (``materialize`` of their weak type): int32/float32/complex64,
+        or Python's int64/float64/complex128 where ``literals`` is ``"wide"``."""
+        for py, weak in ((int, WEAK_INT), (float, WEAK_FLOAT), (complex, WEAK_COMPLEX)):
+            if obj is py:
+                return self.materialize(weak)
+        return type_named(obj)
 
 
 NUMPY_RULES = Rules()
