@@ -96,7 +96,7 @@ def cmath_call(x: Any, node: ast.Call, fn: Any, args: list[Value]) -> Value:
     loc = x.loc(node)
     if x.type_of(z).is_complex:
         re = ir.MathCall("real", [z], ops.COMPLEX["real"].result_type(z.type), loc=loc)
-        im = ir.MathCall("imag", [views._copy(z)], ops.COMPLEX["imag"].result_type(z.type), loc=loc)
+        im = ir.MathCall("imag", [ir.copy_tree(z)], ops.COMPLEX["imag"].result_type(z.type), loc=loc)
     else:
         re, im = z, Static(0.0)
     if fn in CMATH_PARTS:
@@ -106,10 +106,10 @@ def cmath_call(x: Any, node: ast.Call, fn: Any, args: list[Value]) -> Value:
             return a if isinstance(b, Static) and (b.value if op == "and" else not b.value) else b
         return ir.Logic(op, a, b, bool_, loc=loc)
     pair = ast.copy_location(ast.Call(node.func, [node.args[0]] * 2, []), node)  # (atan2's two operands)
-    phase = call_of(x, math.atan2, pair, [im, views._copy(re) if isinstance(re, ir.Expr) else re])
+    phase = call_of(x, math.atan2, pair, [im, ir.copy_tree(re)])
     if fn is cmath.phase:
         return phase
-    return (call_of(x, builtins.abs, node, [views._copy(z) if isinstance(z, ir.Expr) else z]), phase)
+    return (call_of(x, builtins.abs, node, [ir.copy_tree(z)]), phase)
 
 
 def lower_call(x: Any, node: ast.Call) -> Value:

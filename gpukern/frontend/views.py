@@ -37,15 +37,7 @@ def has_slice(index: ast.expr) -> bool:
 # ---------------------------------------------------------------- int64 arithmetic, folded where known
 def _lit(v: _Int) -> ir.Expr:
     """``v`` as an expression of its own, each use a fresh tree (a node stands in one place only)."""
-    return _copy(v) if isinstance(v, ir.Expr) else ir.Lit(int(v), int64)
-
-
-def _copy(e: Any) -> Any:
-    if isinstance(e, list):
-        return [_copy(v) for v in e]
-    if not isinstance(e, ir.Expr):  # an array, a callee: shared
-        return e
-    return dataclasses.replace(e, **{name: _copy(getattr(e, name)) for name in e.CHILDREN})
+    return ir.copy_tree(v) if isinstance(v, ir.Expr) else ir.Lit(int(v), int64)
 
 
 def _binop(op: str, a: _Int, b: _Int) -> _Int:

@@ -13,7 +13,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ..errors import Loc
@@ -1083,6 +1083,16 @@ def child_blocks(s: Stmt) -> list[list[Stmt]]:
     if isinstance(s, (For, While)):
         return [s.body]
     return []
+
+
+def copy_tree(e: Any) -> Any:
+    """An expression (or a list of them) as a tree of its own: a node stands in one place only, so an
+    expression used twice is copied (arrays and callees, not expressions, are shared)."""
+    if isinstance(e, list):
+        return [copy_tree(v) for v in e]
+    if not isinstance(e, Expr):
+        return e
+    return replace(e, **{name: copy_tree(getattr(e, name)) for name in e.CHILDREN})
 
 
 def walk(node: Any) -> Iterator[Any]:
