@@ -139,7 +139,7 @@ class Half(lang.Intrinsic):
         values = [cx.visit(a) for a in node.args]
         for k, (a, v) in enumerate(zip(node.args, values)):
             if isinstance(v, Static) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
-                values[k] = v = Static(np.float16(v.value))  # a Python literal takes float16, as in Numba
+                values[k] = v = store_value(cx.loc(a), v, float16, f"cuda.fp16.{self.name}()", cx.rules)  # as Numba
             if cx.type_of(v) != float16:
                 raise KernelTypeError(
                     f"cuda.fp16.{self.name}() takes float16 values, not {cx.type_of(v)!r}",
