@@ -87,7 +87,8 @@ def test_numba_module_paths():
     for name in ("fp16", "libdevice", "cg"):
         assert importlib.import_module(f"gpukern.numba.cuda.{name}") is getattr(cuda, name)
     assert importlib.import_module("gpukern.numba.core").types.int32 is int32
-    assert importlib.import_module("gpukern.numba.core.errors").TypingError is importlib.import_module("gpukern").KernelTypeError
+    errors = importlib.import_module("gpukern.numba.core.errors")
+    assert errors.TypingError is importlib.import_module("gpukern").KernelTypeError
 
 
 def scale(a, n):
